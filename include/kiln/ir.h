@@ -1,0 +1,269 @@
+/* kiln/ir.h: the graph IR. Building, reading, verifying and printing modules.
+ *
+ * A kiln_module owns everything reachable from it: its inputs and constants
+ * (module-level values), its functions, their nodes, results, attributes and
+ * names. All of it lives in the module's arena and dies with
+ * kiln_module_destroy(); pointers returned by accessors stay valid until then
+ * (or until the node holding them is removed by a pass).
+ *
+ * A function is a DAG of nodes in topological order: a node may only use
+ * module values and results of nodes before it. Its outputs are named
+ * bindings of values ("output %y = %a" in the text form).
+ *
+ *   kiln_module *m; kiln_value *x, *r; kiln_node *n; kiln_function *f;
+ *   kiln_type t; int64_t dims[] = {2, 3};
+ *   KILN_TRY(kiln_type_make(KILN_F32, 2, dims, &t));
+ *   KILN_TRY(kiln_module_create(NULL, "net", &m));
+ *   KILN_TRY(kiln_module_add_input(m, "x", &t, &x));
+ *   KILN_TRY(kiln_module_add_function(m, "main", &f));
+ *   KILN_TRY(kiln_function_add_node(f, KILN_NODE_Relu, NULL, &x, 1, NULL, 0, 0, &n));
+ *   KILN_TRY(kiln_function_add_output(f, "y", kiln_node_result(n, 0)));
+ *
+ * Thread safety: a module may be read from several threads at once; building
+ * or changing it needs exclusive access. */
+#ifndef KILN_IR_H
+#define KILN_IR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "kiln/status.h"
+#include "kiln/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Node kinds, from node_kinds.def. The numbering is part of the ABI. */
+typedef enum kiln_node_kind {
+#define KILN_NODE(name, min_in, max_in, min_out, max_out, flags) KILN_NODE_##name,
+#include "kiln/node_kinds.def"
+#undef KILN_NODE
+  KILN_NODE_KIND_COUNT
+} kiln_node_kind;
+
+/* Flags of a node kind (see node_kinds.def). */
+enum {
+  KILN_NK_UNARY = 1u << 0,
+  KILN_NK_BINARY = 1u << 1,
+  KILN_NK_VARIADIC = 1u << 2,
+  KILN_NK_PRIMITIVE = 1u << 3,
+};
+
+typedef struct kiln_node_kind_info {
+  const char *name;
+  uint32_t min_inputs, max_inputs, min_results, max_results, flags;
+} kiln_node_kind_info;
+
+/* Static table entry; NULL for an out-of-range kind. */
+const kiln_node_kind_info *kiln_node_kind_get_info(kiln_node_kind k);
+const char *kiln_node_kind_name(kiln_node_kind k); /* "?" if invalid */
+bool kiln_node_kind_from_name(const char *name, kiln_node_kind *out);
+
+typedef struct kiln_module kiln_module;
+typedef struct kiln_function kiln_function;
+typedef struct kiln_node kiln_node;
+typedef struct kiln_value kiln_value;
+
+/* ------------------------------------------------------------------------
+ * Attributes. A node's (and an instruction's) attributes are a set of named
+ * values, kept sorted by name. */
+typedef enum kiln_attr_kind {
+  KILN_ATTR_INT = 0,    /* int64 */
+  KILN_ATTR_FLOAT = 1,  /* double */
+  KILN_ATTR_STRING = 2, /* NUL-terminated */
+  KILN_ATTR_INTS = 3,   /* int64 list */
+  KILN_ATTR_FLOATS = 4, /* double list */
+  KILN_ATTR_TYPE = 5,   /* an element type */
+} kiln_attr_kind;
+
+/* What a builder call passes in. Everything is copied; only the fields of
+ * `kind` are read. */
+typedef struct kiln_attr_desc {
+  const char *name;
+  kiln_attr_kind kind;
+  int64_t i;
+  double f;
+  const char *s;
+  const int64_t *ints;
+  const double *floats;
+  uint32_t len; /* entries of ints / floats */
+  kiln_elem type;
+} kiln_attr_desc;
+
+/* Convenience initializers for kiln_attr_desc arrays. */
+#define KILN_ATTR_I(n, v) ((kiln_attr_desc){.name = (n), .kind = KILN_ATTR_INT, .i = (v)})
+#define KILN_ATTR_F(n, v) ((kiln_attr_desc){.name = (n), .kind = KILN_ATTR_FLOAT, .f = (v)})
+#define KILN_ATTR_S(n, v) ((kiln_attr_desc){.name = (n), .kind = KILN_ATTR_STRING, .s = (v)})
+#define KILN_ATTR_IS(n, p, l) \
+  ((kiln_attr_desc){.name = (n), .kind = KILN_ATTR_INTS, .ints = (p), .len = (l)})
+#define KILN_ATTR_FS(n, p, l) \
+  ((kiln_attr_desc){.name = (n), .kind = KILN_ATTR_FLOATS, .floats = (p), .len = (l)})
+#define KILN_ATTR_T(n, v) ((kiln_attr_desc){.name = (n), .kind = KILN_ATTR_TYPE, .type = (v)})
+
+typedef struct kiln_attrs kiln_attrs; /* an immutable attribute set */
+typedef struct kiln_attr kiln_attr;   /* one attribute */
+
+uint32_t kiln_attrs_count(const kiln_attrs *a);          /* NULL -> 0 */
+const kiln_attr *kiln_attrs_at(const kiln_attrs *a, uint32_t i);
+const kiln_attr *kiln_attrs_find(const kiln_attrs *a, const char *name); /* NULL if absent */
+const char *kiln_attr_name(const kiln_attr *a);
+kiln_attr_kind kiln_attr_get_kind(const kiln_attr *a);
+int64_t kiln_attr_int(const kiln_attr *a);       /* INT (FLOAT truncated) */
+double kiln_attr_float(const kiln_attr *a);      /* FLOAT (INT converted) */
+const char *kiln_attr_string(const kiln_attr *a);/* STRING, else "" */
+uint32_t kiln_attr_len(const kiln_attr *a);      /* INTS / FLOATS length */
+const int64_t *kiln_attr_ints(const kiln_attr *a);   /* INTS, else NULL */
+const double *kiln_attr_floats(const kiln_attr *a);  /* FLOATS, else NULL; an empty INTS list reads as empty FLOATS */
+kiln_elem kiln_attr_type(const kiln_attr *a);    /* TYPE */
+/* Lookups with a default for an absent attribute. */
+int64_t kiln_attrs_int_or(const kiln_attrs *a, const char *name, int64_t dflt);
+double kiln_attrs_float_or(const kiln_attrs *a, const char *name, double dflt);
+const char *kiln_attrs_string_or(const kiln_attrs *a, const char *name, const char *dflt);
+kiln_elem kiln_attrs_type_or(const kiln_attrs *a, const char *name, kiln_elem dflt);
+
+/* ------------------------------------------------------------------------
+ * Modules and values. */
+
+/* Create an empty module. alloc NULL = kiln_default_allocator(); the
+ * allocator must outlive the module. Caller owns *out (kiln_module_destroy). */
+KILN_NODISCARD kiln_status kiln_module_create(const kiln_allocator *alloc, const char *name,
+                                              kiln_module **out);
+void kiln_module_destroy(kiln_module *m); /* NULL accepted */
+const char *kiln_module_name(const kiln_module *m);
+const kiln_allocator *kiln_module_allocator(const kiln_module *m);
+/* Copy a whole module (into a fresh arena with the same allocator). */
+KILN_NODISCARD kiln_status kiln_module_clone(const kiln_module *m, kiln_module **out);
+
+typedef enum kiln_value_kind {
+  KILN_VALUE_INPUT = 0,    /* a module input placeholder */
+  KILN_VALUE_CONSTANT = 1, /* a module constant (weight) with data */
+  KILN_VALUE_RESULT = 2,   /* result of a node */
+} kiln_value_kind;
+
+/* Add a module input. Names are unique among the module's values; the
+ * value is owned by the module. */
+KILN_NODISCARD kiln_status kiln_module_add_input(kiln_module *m, const char *name,
+                                                 const kiln_type *type, kiln_value **out);
+/* Add a constant; `data` (kiln_type_bytes(type) bytes, row-major,
+ * little-endian) is copied. name may be NULL for an automatic name. */
+KILN_NODISCARD kiln_status kiln_module_add_constant(kiln_module *m, const char *name,
+                                                    const kiln_type *type, const void *data,
+                                                    kiln_value **out);
+uint32_t kiln_module_input_count(const kiln_module *m);
+kiln_value *kiln_module_input(const kiln_module *m, uint32_t i);
+uint32_t kiln_module_constant_count(const kiln_module *m);
+kiln_value *kiln_module_constant(const kiln_module *m, uint32_t i);
+/* Any module value or node result by name; NULL if none. */
+kiln_value *kiln_module_find_value(const kiln_module *m, const char *name);
+
+kiln_value_kind kiln_value_get_kind(const kiln_value *v);
+const char *kiln_value_name(const kiln_value *v);
+const kiln_type *kiln_value_type(const kiln_value *v);
+/* Constant data (KILN_VALUE_CONSTANT), else NULL. Owned by the module. */
+const void *kiln_value_data(const kiln_value *v);
+/* Producing node of a RESULT value and which result it is; NULL otherwise. */
+kiln_node *kiln_value_producer(const kiln_value *v, uint32_t *out_index);
+/* Number of node inputs and function outputs that use v. */
+uint32_t kiln_value_use_count(const kiln_value *v);
+
+/* ------------------------------------------------------------------------
+ * Functions and nodes. */
+KILN_NODISCARD kiln_status kiln_module_add_function(kiln_module *m, const char *name,
+                                                    kiln_function **out);
+uint32_t kiln_module_function_count(const kiln_module *m);
+kiln_function *kiln_module_function(const kiln_module *m, uint32_t i);
+kiln_function *kiln_module_find_function(const kiln_module *m, const char *name);
+const char *kiln_function_name(const kiln_function *f);
+kiln_module *kiln_function_module(const kiln_function *f);
+
+/* Append a node. `inputs` has n_inputs entries, NULL for an absent optional
+ * input; each must be a module value or a result of a node already in f.
+ * Attributes are copied. n_results = 0 asks for the kind's minimum number of
+ * results. result_names may be NULL (automatic names) or hold n_results
+ * names (a NULL entry = automatic). Result types are inferred from the
+ * input types and attributes; a failure names the node and the reason and
+ * leaves f unchanged. name (may be NULL) is kept for messages (e.g. the
+ * ONNX node name). *out may be NULL. */
+KILN_NODISCARD kiln_status kiln_function_add_node(kiln_function *f, kiln_node_kind kind,
+                                                  const char *name, kiln_value *const *inputs,
+                                                  uint32_t n_inputs, const kiln_attr_desc *attrs,
+                                                  uint32_t n_attrs, uint32_t n_results,
+                                                  kiln_node **out);
+/* Like kiln_function_add_node, naming the results. */
+KILN_NODISCARD kiln_status kiln_function_add_node_named(
+    kiln_function *f, kiln_node_kind kind, const char *name, kiln_value *const *inputs,
+    uint32_t n_inputs, const kiln_attr_desc *attrs, uint32_t n_attrs, uint32_t n_results,
+    const char *const *result_names, kiln_node **out);
+
+/* Bind an output name to a value. Output names are unique per function. */
+KILN_NODISCARD kiln_status kiln_function_add_output(kiln_function *f, const char *name,
+                                                    kiln_value *v);
+uint32_t kiln_function_output_count(const kiln_function *f);
+const char *kiln_function_output_name(const kiln_function *f, uint32_t i);
+kiln_value *kiln_function_output_value(const kiln_function *f, uint32_t i);
+
+/* Nodes in topological order. */
+uint32_t kiln_function_node_count(const kiln_function *f);
+kiln_node *kiln_function_node(const kiln_function *f, uint32_t i);
+
+kiln_node_kind kiln_node_get_kind(const kiln_node *n);
+const char *kiln_node_name(const kiln_node *n); /* given name, else first result's name */
+kiln_function *kiln_node_function(const kiln_node *n);
+uint32_t kiln_node_input_count(const kiln_node *n);
+kiln_value *kiln_node_input(const kiln_node *n, uint32_t i); /* NULL = absent */
+uint32_t kiln_node_result_count(const kiln_node *n);
+kiln_value *kiln_node_result(const kiln_node *n, uint32_t i);
+const kiln_attrs *kiln_node_attrs(const kiln_node *n);
+
+/* ------------------------------------------------------------------------
+ * Changing a function (for passes). */
+
+/* Make every use of `from` in f (node inputs and outputs) use `to`. Types
+ * must be equal. */
+KILN_NODISCARD kiln_status kiln_function_replace_uses(kiln_function *f, kiln_value *from,
+                                                      kiln_value *to);
+/* Remove a node none of whose results is used. */
+KILN_NODISCARD kiln_status kiln_function_remove_node(kiln_function *f, kiln_node *n);
+/* New nodes are inserted before `n` (NULL: appended at the end, the
+ * default). */
+void kiln_function_set_insert_point(kiln_function *f, kiln_node *n);
+
+/* ------------------------------------------------------------------------
+ * Shape and type inference, as the builder runs it: results of a node of
+ * `kind` on inputs of the given types (NULL entries = absent) with these
+ * attributes. Writes n_results types to out (n_results 0 = minimum; the
+ * count used is written to *out_n). Fails naming the reason. */
+KILN_NODISCARD kiln_status kiln_infer_types(kiln_node_kind kind, const kiln_type *const *inputs,
+                                            uint32_t n_inputs, const kiln_attrs *attrs,
+                                            uint32_t n_results, kiln_type *out,
+                                            uint32_t *out_n);
+
+/* ------------------------------------------------------------------------
+ * Verification: types, shapes, attributes, arity, order (acyclicity) and
+ * names of every node of every function. Reports every problem in one
+ * status (one line each, naming the function and node). */
+KILN_NODISCARD kiln_status kiln_module_verify(const kiln_module *m);
+
+/* ------------------------------------------------------------------------
+ * Text form (.kir) and DOT. */
+
+/* Parse a module from text. filename is used in messages
+ * ("file:line:col: expected ..."). alloc NULL = default. Caller owns *out. */
+KILN_NODISCARD kiln_status kiln_module_parse(const char *text, size_t len, const char *filename,
+                                             const kiln_allocator *alloc, kiln_module **out);
+/* Read and parse a file. */
+KILN_NODISCARD kiln_status kiln_module_load_text(const char *path, const kiln_allocator *alloc,
+                                                 kiln_module **out);
+/* Print the module as text into a NUL-terminated string allocated with the
+ * module's allocator; release it with kiln_module_free_string(m, s). */
+KILN_NODISCARD kiln_status kiln_module_print(const kiln_module *m, char **out_text);
+void kiln_module_free_string(const kiln_module *m, char *s);
+/* Write Graphviz DOT of every function. */
+KILN_NODISCARD kiln_status kiln_module_write_dot(const kiln_module *m, FILE *f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,149 @@
+/* kiln/kiln.h: the runtime API an embedding program uses.
+ *
+ *   kiln_context *ctx; kiln_module *m; kiln_executable *exe;
+ *   KILN_TRY(kiln_context_create(&ctx));                  // finds plugins
+ *   KILN_TRY(kiln_module_load_text("net.kir", NULL, &m)); // or kiln_onnx_load
+ *   KILN_TRY(kiln_compile(ctx, m, NULL, "interpreter", NULL, &exe));
+ *   const void *in[] = {x};  void *out[] = {y};
+ *   KILN_TRY(kiln_run(exe, in, out));                      // as often as needed
+ *   kiln_executable_destroy(exe); kiln_module_destroy(m); kiln_context_destroy(ctx);
+ *
+ * Lifetimes: an executable does not borrow the module (it keeps its own
+ * copy), but it does need its context: destroy executables first.
+ * Thread safety: contexts and modules are not thread-safe for changes;
+ * kiln_run on one executable may be called from several threads at once,
+ * each with its own buffers (or bindings). */
+#ifndef KILN_KILN_H
+#define KILN_KILN_H
+
+#include "kiln/instr.h"
+#include "kiln/ir.h"
+#include "kiln/plugin.h"
+#include "kiln/status.h"
+#include "kiln/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct kiln_context kiln_context;
+typedef struct kiln_executable kiln_executable;
+
+/* Create a context and discover plugins: the build tree's plugin folder,
+ * the installed plugin folder, then each folder in KILN_PLUGIN_PATH
+ * (colon-separated). Refused plugins are recorded, not fatal. */
+KILN_NODISCARD kiln_status kiln_context_create(kiln_context **out);
+void kiln_context_destroy(kiln_context *ctx);
+
+typedef struct kiln_backend_info {
+  const char *name, *version, *description, *path; /* owned by the context */
+  uint32_t abi_major, abi_minor;
+  uint32_t supported_kinds; /* node kinds with at least one supported probe */
+  uint32_t device_count;
+} kiln_backend_info;
+
+uint32_t kiln_context_backend_count(const kiln_context *ctx);
+KILN_NODISCARD kiln_status kiln_context_backend(const kiln_context *ctx, uint32_t i,
+                                                kiln_backend_info *out);
+/* The descriptor of a backend by name; NULL if none. Owned by the context. */
+const kiln_plugin *kiln_context_find_backend(const kiln_context *ctx, const char *name);
+/* Plugins that were found but refused: path and reason (owned by ctx). */
+uint32_t kiln_context_refused_count(const kiln_context *ctx);
+void kiln_context_refused(const kiln_context *ctx, uint32_t i, const char **out_path,
+                          const char **out_reason);
+
+/* Compile function `function` (NULL = the first) of module m for the named
+ * backend. m is not changed. opts may be NULL. Caller owns *out. */
+KILN_NODISCARD kiln_status kiln_compile(kiln_context *ctx, const kiln_module *m,
+                                        const char *function, const char *backend,
+                                        const kiln_compile_options *opts,
+                                        kiln_executable **out);
+void kiln_executable_destroy(kiln_executable *exe); /* NULL accepted */
+
+typedef struct kiln_io_info {
+  const char *name; /* owned by the executable */
+  kiln_type type;
+} kiln_io_info;
+uint32_t kiln_executable_input_count(const kiln_executable *exe);
+uint32_t kiln_executable_output_count(const kiln_executable *exe);
+void kiln_executable_input(const kiln_executable *exe, uint32_t i, kiln_io_info *out);
+void kiln_executable_output(const kiln_executable *exe, uint32_t i, kiln_io_info *out);
+/* Index of an input / output by name, or -1. */
+int32_t kiln_executable_find_input(const kiln_executable *exe, const char *name);
+int32_t kiln_executable_find_output(const kiln_executable *exe, const char *name);
+/* The instruction IR the executable was compiled from (for --stats,
+ * dumps). Owned by the executable. */
+const kiln_ir *kiln_executable_ir(const kiln_executable *exe);
+const char *kiln_executable_backend(const kiln_executable *exe);
+
+/* Run with buffers in input / output order, each exactly its type's size. */
+KILN_NODISCARD kiln_status kiln_run(kiln_executable *exe, const void *const *inputs,
+                                    void *const *outputs);
+
+/* Bindings: buffers attached by name, checked for size, then run. A
+ * bindings object belongs to one thread at a time; buffers are borrowed. */
+typedef struct kiln_bindings kiln_bindings;
+KILN_NODISCARD kiln_status kiln_bindings_create(const kiln_executable *exe, kiln_bindings **out);
+void kiln_bindings_destroy(kiln_bindings *b);
+KILN_NODISCARD kiln_status kiln_bind_input(kiln_bindings *b, const char *name, const void *data,
+                                           size_t bytes);
+KILN_NODISCARD kiln_status kiln_bind_output(kiln_bindings *b, const char *name, void *data,
+                                            size_t bytes);
+/* Fails listing every unbound input/output with its type. */
+KILN_NODISCARD kiln_status kiln_run_bindings(kiln_executable *exe, const kiln_bindings *b);
+
+/* ------------------------------------------------------------------------
+ * Tensors and tensor files. A kiln_tensor owns `data` (release with
+ * kiln_tensor_free, which also frees name). */
+typedef struct kiln_tensor {
+  kiln_type type;
+  void *data;
+  char *name; /* may be NULL */
+} kiln_tensor;
+void kiln_tensor_free(kiln_tensor *t); /* frees data and name, zeroes t */
+
+/* .npy (format 1.0-3.0, little-endian, C order; dtypes f8 f4 f2 i1 u1 i2
+ * u2 i4 u4 i8 u8 b1; bf16 not representable and refused). */
+KILN_NODISCARD kiln_status kiln_tensor_read_npy(const char *path, kiln_tensor *out);
+KILN_NODISCARD kiln_status kiln_tensor_write_npy(const char *path, const kiln_tensor *t);
+/* ONNX TensorProto (.pb), as in ONNX test data (loaders/onnx). */
+KILN_NODISCARD kiln_status kiln_tensor_read_pb(const char *path, kiln_tensor *out);
+KILN_NODISCARD kiln_status kiln_tensor_write_pb(const char *path, const kiln_tensor *t);
+
+/* ------------------------------------------------------------------------
+ * ONNX models (loaders/onnx). */
+typedef struct kiln_onnx_options {
+  /* Symbolic dimension bindings (--dim NAME=VALUE). */
+  const char *const *dim_names;
+  const int64_t *dim_values;
+  uint32_t dim_count;
+  /* Values for graph inputs that the compiler needs at compile time (a
+   * Reshape's shape fed as an input, say): such an input becomes a
+   * constant when a value is given here; other inputs stay inputs. */
+  const kiln_tensor *known_inputs;
+  uint32_t known_input_count;
+  /* Context used to evaluate compile-time values computed by the graph
+   * (Shape -> Gather -> Concat chains) on the interpreter. May be NULL:
+   * then only constants and known inputs count as known. */
+  kiln_context *ctx;
+} kiln_onnx_options;
+
+/* Load an ONNX model file into a new module (caller owns *out). External
+ * data is read relative to the model's folder. opts may be NULL. */
+KILN_NODISCARD kiln_status kiln_onnx_load(const char *path, const kiln_onnx_options *opts,
+                                          kiln_module **out);
+KILN_NODISCARD kiln_status kiln_onnx_load_memory(const void *data, size_t size,
+                                                 const char *base_dir, const char *name_for_errors,
+                                                 const kiln_onnx_options *opts,
+                                                 kiln_module **out);
+
+/* Evaluate a value of a module whose inputs are all constants (the cone
+ * feeding it has no module inputs) on the interpreter backend. Used for
+ * constant folding. Caller owns *out. */
+KILN_NODISCARD kiln_status kiln_evaluate_value(kiln_context *ctx, const kiln_module *m,
+                                               const kiln_value *v, kiln_tensor *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
