@@ -105,6 +105,13 @@ typedef struct kiln_attr_desc {
 typedef struct kiln_attrs kiln_attrs; /* an immutable attribute set */
 typedef struct kiln_attr kiln_attr;   /* one attribute */
 
+/* Make a standalone attribute set (copied, sorted by name; a duplicate
+ * name is an error). Caller owns *out: kiln_attrs_destroy(alloc, *out).
+ * alloc NULL = default. Nodes and instructions own their sets. */
+KILN_NODISCARD kiln_status kiln_attrs_create(const kiln_allocator *alloc,
+                                             const kiln_attr_desc *descs, uint32_t n,
+                                             kiln_attrs **out);
+void kiln_attrs_destroy(const kiln_allocator *alloc, kiln_attrs *a);
 uint32_t kiln_attrs_count(const kiln_attrs *a);          /* NULL -> 0 */
 const kiln_attr *kiln_attrs_at(const kiln_attrs *a, uint32_t i);
 const kiln_attr *kiln_attrs_find(const kiln_attrs *a, const char *name); /* NULL if absent */
