@@ -1,0 +1,1 @@
+/* onnx_attrs.c: part of the ONNX loader (being written). */

@@ -1,0 +1,1 @@
+/* onnx_const.c: part of the ONNX loader (being written). */

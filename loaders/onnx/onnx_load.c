@@ -1,0 +1,1 @@
+/* onnx_load.c: part of the ONNX loader (being written). */

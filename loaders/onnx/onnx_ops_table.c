@@ -1,0 +1,1 @@
+/* onnx_ops_table.c: part of the ONNX loader (being written). */

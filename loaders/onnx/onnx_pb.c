@@ -1,0 +1,1 @@
+/* onnx_pb.c: part of the ONNX loader (being written). */

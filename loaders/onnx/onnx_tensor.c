@@ -1,0 +1,1 @@
+/* onnx_tensor.c: part of the ONNX loader (being written). */

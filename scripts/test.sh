@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# scripts/test.sh: set up, build, and run every kiln test suite in two build
+# configurations (gcc release-with-asserts, and clang-19 with ASan + UBSan),
+# the unit suites under valgrind, and the ONNX conformance suites on every
+# backend. Ends with one line "N passed, N failed, N skipped" summed over all.
+set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+set +e
+kiln_install_packages || exit 1
+
+cd "$KILN_ROOT"
+LOGDIR="$BUILD/test-logs"
+ASAN_BUILD="${KILN_ASAN_BUILD:-$KILN_ROOT/build-asan}"
+status=0
+step() { echo; echo "=== $*"; }
+
+step "build (gcc)"
+kiln_build "$BUILD" || { echo "kiln test: build failed"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
+mkdir -p "$LOGDIR"
+
+step "build (clang-19, ASan + UBSan)"
+CC=clang-19 kiln_build "$ASAN_BUILD" -Db_sanitize=address,undefined -Db_lundef=false \
+  -Dc_args=-fno-sanitize-recover=all || { echo "kiln test: sanitizer build failed"; status=1; }
+
+step "unit and integration suites (gcc build)"
+meson test -C "$BUILD" --no-rebuild --print-errorlogs --num-processes 2 >"$LOGDIR/meson-gcc.txt" 2>&1
+tail -n 25 "$LOGDIR/meson-gcc.txt"
+cp "$BUILD/meson-logs/testlog.json" "$LOGDIR/gcc.json" 2>/dev/null
+
+step "unit and integration suites (ASan + UBSan build)"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  meson test -C "$ASAN_BUILD" --no-rebuild --print-errorlogs --num-processes 2 \
+  --timeout-multiplier 4 >"$LOGDIR/meson-asan.txt" 2>&1
+tail -n 25 "$LOGDIR/meson-asan.txt"
+cp "$ASAN_BUILD/meson-logs/testlog.json" "$LOGDIR/asan.json" 2>/dev/null
+
+step "unit suites under valgrind (leak check)"
+CK_FORK=no meson test -C "$BUILD" --no-rebuild --suite unit --num-processes 2 --timeout-multiplier 10 \
+  --wrapper 'valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=99' \
+  >"$LOGDIR/meson-valgrind.txt" 2>&1
+tail -n 15 "$LOGDIR/meson-valgrind.txt"
+cp "$BUILD/meson-logs/testlog.json" "$LOGDIR/valgrind.json" 2>/dev/null
+
+if [ -x "$KILN_ROOT/tests/conformance/run.sh" ]; then
+  step "ONNX conformance"
+  bash "$KILN_ROOT/tests/conformance/run.sh" "$BUILD" "$LOGDIR" 2>&1 | tee "$LOGDIR/conformance.txt"
+fi
+
+step "summary"
+python3 "$KILN_ROOT/tests/summarize.py" "$LOGDIR"
+rc=$?
+[ $status = 0 ] || rc=1
+exit $rc
