@@ -1,1 +1,273 @@
-/* placeholder */
+/* ir/types.c: element types, tensor types (checked construction, sizes,
+ * strides, text form) and float16 / bfloat16 conversions. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kiln/types.h"
+
+static const struct {
+  const char *name;
+  size_t size;
+} elem_table[KILN_ELEM_COUNT] = {
+    [KILN_F64] = {"f64", 8},   [KILN_F32] = {"f32", 4}, [KILN_F16] = {"f16", 2},
+    [KILN_BF16] = {"bf16", 2}, [KILN_I8] = {"i8", 1},   [KILN_U8] = {"u8", 1},
+    [KILN_I16] = {"i16", 2},   [KILN_U16] = {"u16", 2}, [KILN_I32] = {"i32", 4},
+    [KILN_U32] = {"u32", 4},   [KILN_I64] = {"i64", 8}, [KILN_U64] = {"u64", 8},
+    [KILN_BOOL] = {"bool", 1},
+};
+
+static bool elem_valid(kiln_elem e) {
+  return (int)e >= 0 && e < KILN_ELEM_COUNT;
+}
+
+size_t kiln_elem_size(kiln_elem e) {
+  return elem_valid(e) ? elem_table[e].size : 0;
+}
+
+const char *kiln_elem_name(kiln_elem e) {
+  return elem_valid(e) ? elem_table[e].name : "?";
+}
+
+bool kiln_elem_from_name(const char *name, kiln_elem *out) {
+  if (!name)
+    return false;
+  for (int i = 0; i < KILN_ELEM_COUNT; i++) {
+    if (strcmp(name, elem_table[i].name) == 0) {
+      if (out)
+        *out = (kiln_elem)i;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool kiln_elem_is_float(kiln_elem e) {
+  return e == KILN_F64 || e == KILN_F32 || e == KILN_F16 || e == KILN_BF16;
+}
+
+bool kiln_elem_is_signed_int(kiln_elem e) {
+  return e == KILN_I8 || e == KILN_I16 || e == KILN_I32 || e == KILN_I64;
+}
+
+bool kiln_elem_is_unsigned_int(kiln_elem e) {
+  return e == KILN_U8 || e == KILN_U16 || e == KILN_U32 || e == KILN_U64;
+}
+
+static kiln_status type_make(kiln_elem elem, uint32_t rank, const int64_t *dims, kiln_type *out) {
+  memset(out, 0, sizeof *out);
+  if (!elem_valid(elem))
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "type: invalid element type %d", (int)elem);
+  if (rank > KILN_MAX_RANK)
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "type: rank %u exceeds the maximum of %d", rank,
+                            KILN_MAX_RANK);
+  if (rank > 0 && !dims)
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "type: rank %u but no dimensions given", rank);
+  /* The limit is 2^63 - 1 for both numel and bytes; checking before each
+   * multiply keeps the arithmetic itself from overflowing. */
+  const int64_t limit = INT64_MAX;
+  int64_t numel = 1;
+  bool empty = false;
+  for (uint32_t i = 0; i < rank; i++) {
+    if (dims[i] < 0)
+      return kiln_status_make(KILN_INVALID_ARGUMENT, "type: dimension %u is negative (%lld)", i,
+                              (long long)dims[i]);
+    if (dims[i] == 0)
+      empty = true;
+  }
+  if (!empty) {
+    for (uint32_t i = 0; i < rank; i++) {
+      if (numel > limit / dims[i])
+        return kiln_status_make(KILN_OUT_OF_RANGE,
+                                "type: element count overflows 63 bits at dimension %u", i);
+      numel *= dims[i];
+    }
+    int64_t es = (int64_t)elem_table[elem].size;
+    if (numel > limit / es)
+      return kiln_status_make(KILN_OUT_OF_RANGE,
+                              "type: byte size of %lld %s elements overflows 63 bits",
+                              (long long)numel, elem_table[elem].name);
+  }
+  out->elem = elem;
+  out->rank = rank;
+  for (uint32_t i = 0; i < rank; i++)
+    out->dims[i] = dims[i];
+  return NULL;
+}
+
+kiln_status kiln_type_make(kiln_elem elem, uint32_t rank, const int64_t *dims, kiln_type *out) {
+  if (!out)
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "type: no output");
+  return type_make(elem, rank, dims, out);
+}
+
+kiln_status kiln_type_make_quantized(kiln_elem elem, uint32_t rank, const int64_t *dims,
+                                     float scale, int32_t zero_point, kiln_type *out) {
+  if (!out)
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "type: no output");
+  memset(out, 0, sizeof *out);
+  if (elem != KILN_I8 && elem != KILN_U8 && elem != KILN_I32)
+    return kiln_status_make(KILN_INVALID_ARGUMENT,
+                            "type: quantized element type must be i8, u8 or i32, not %s",
+                            kiln_elem_name(elem));
+  if (!isfinite(scale) || scale <= 0.0f)
+    return kiln_status_make(KILN_INVALID_ARGUMENT,
+                            "type: quantization scale must be finite and positive, got %g",
+                            (double)scale);
+  kiln_status s = type_make(elem, rank, dims, out);
+  if (s)
+    return s;
+  out->quantized = true;
+  out->scale = scale;
+  out->zero_point = zero_point;
+  return NULL;
+}
+
+int64_t kiln_type_numel(const kiln_type *t) {
+  int64_t n = 1;
+  for (uint32_t i = 0; i < t->rank && i < KILN_MAX_RANK; i++)
+    n *= t->dims[i];
+  return n;
+}
+
+int64_t kiln_type_bytes(const kiln_type *t) {
+  return kiln_type_numel(t) * (int64_t)kiln_elem_size(t->elem);
+}
+
+void kiln_type_strides(const kiln_type *t, int64_t *out) {
+  int64_t s = 1;
+  for (uint32_t i = 0; i < KILN_MAX_RANK; i++)
+    out[i] = 0;
+  for (uint32_t i = t->rank; i-- > 0;) {
+    out[i] = s;
+    s *= t->dims[i];
+  }
+}
+
+bool kiln_type_same_shape(const kiln_type *a, const kiln_type *b) {
+  if (a->elem != b->elem || a->rank != b->rank)
+    return false;
+  for (uint32_t i = 0; i < a->rank; i++)
+    if (a->dims[i] != b->dims[i])
+      return false;
+  return true;
+}
+
+bool kiln_type_equal(const kiln_type *a, const kiln_type *b) {
+  if (!kiln_type_same_shape(a, b) || a->quantized != b->quantized)
+    return false;
+  if (a->quantized && (a->scale != b->scale || a->zero_point != b->zero_point))
+    return false;
+  return true;
+}
+
+/* Shortest %g form that reads back as the same float, so that printing and
+ * parsing a quantized type is lossless. */
+static void format_float_shortest(float f, char *buf, size_t n) {
+  for (int prec = 1; prec <= 9; prec++) {
+    snprintf(buf, n, "%.*g", prec, (double)f);
+    if (strtof(buf, NULL) == f)
+      return;
+  }
+  snprintf(buf, n, "%.9g", (double)f);
+}
+
+int kiln_type_format(const kiln_type *t, char *buf, size_t n) {
+  char tmp[64 + KILN_MAX_RANK * 24];
+  size_t len = 0;
+  len += (size_t)snprintf(tmp + len, sizeof tmp - len, "%s", kiln_elem_name(t->elem));
+  if (t->quantized) {
+    char sc[32];
+    format_float_shortest(t->scale, sc, sizeof sc);
+    len += (size_t)snprintf(tmp + len, sizeof tmp - len, "q(%s,%d)", sc, (int)t->zero_point);
+  }
+  tmp[len++] = '[';
+  for (uint32_t i = 0; i < t->rank && i < KILN_MAX_RANK; i++)
+    len += (size_t)snprintf(tmp + len, sizeof tmp - len, "%s%lld", i ? "," : "",
+                            (long long)t->dims[i]);
+  tmp[len++] = ']';
+  tmp[len] = '\0';
+  if (buf && n) {
+    size_t c = len < n - 1 ? len : n - 1;
+    memcpy(buf, tmp, c);
+    buf[c] = '\0';
+  }
+  return (int)len;
+}
+
+/* ---- half precision ---- */
+
+static uint32_t f32_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+
+static float bits_f32(uint32_t u) {
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+float kiln_f16_to_f32(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1f;
+  uint32_t mant = h & 0x3ffu;
+  if (exp == 0x1f) /* inf / NaN: keep the payload's top bits */
+    return bits_f32(sign | 0x7f800000u | (mant << 13));
+  if (exp == 0) {
+    if (mant == 0)
+      return bits_f32(sign);
+    /* subnormal: value = mant * 2^-24, exact in f32 */
+    float v = (float)mant * 0x1p-24f;
+    return sign ? -v : v;
+  }
+  return bits_f32(sign | ((exp + 112) << 23) | (mant << 13));
+}
+
+uint16_t kiln_f32_to_f16(float f) {
+  uint32_t u = f32_bits(f);
+  uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+  uint32_t abs = u & 0x7fffffffu;
+  if (abs >= 0x7f800000u) {
+    if (abs > 0x7f800000u) /* NaN stays NaN (quiet) */
+      return (uint16_t)(sign | 0x7e00u | ((abs >> 13) & 0x3ffu));
+    return (uint16_t)(sign | 0x7c00u);
+  }
+  /* 65520 and above round to infinity */
+  if (abs >= 0x477ff000u)
+    return (uint16_t)(sign | 0x7c00u);
+  int32_t exp = (int32_t)(abs >> 23) - 127;
+  if (exp < -14) {
+    /* subnormal or zero in f16: value / 2^-24, rounded to nearest even */
+    if (exp < -25)
+      return sign;
+    uint32_t mant = (abs & 0x7fffffu) | 0x800000u; /* 24-bit significand */
+    uint32_t shift = (uint32_t)(-exp - 14 + 13);   /* bits to drop */
+    uint32_t q = mant >> shift;
+    uint32_t rem = mant & ((1u << shift) - 1);
+    uint32_t half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (q & 1)))
+      q++;
+    return (uint16_t)(sign | q);
+  }
+  uint32_t mant = abs & 0x7fffffu;
+  uint32_t q = ((uint32_t)(exp + 15) << 10) | (mant >> 13);
+  uint32_t rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (q & 1)))
+    q++; /* a carry into the exponent is the correct rounding */
+  return (uint16_t)(sign | q);
+}
+
+float kiln_bf16_to_f32(uint16_t h) {
+  return bits_f32((uint32_t)h << 16);
+}
+
+uint16_t kiln_f32_to_bf16(float f) {
+  uint32_t u = f32_bits(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u)
+    return (uint16_t)((u >> 16) | 0x40u); /* quiet NaN, never rounds to inf */
+  uint32_t rounding = 0x7fffu + ((u >> 16) & 1u);
+  return (uint16_t)((u + rounding) >> 16);
+}

@@ -1,1 +1,107 @@
-/* onnx_ops_compat.c: part of the ONNX loader (being written). */
+/* onnx_ops_compat.c: importers for older opsets whose semantics differ from
+ * the newest one that kiln's node kinds follow (Softmax family < 13, Clip
+ * < 11, Pad < 11). */
+#include <float.h>
+#include <string.h>
+
+#include "loaders/onnx/onnx_internal.h"
+
+/* Softmax, LogSoftmax, Hardmax before opset 13 work on the input flattened
+ * to 2-D at `axis` (default 1): flatten, normalize the last axis, reshape
+ * back. When axis is already the last one the two meanings agree. */
+kiln_status onnx_imp_softmax_old(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op) {
+  kiln_value *x;
+  KILN_TRY(onnx_input(L, n, 0, &x));
+  if (!x)
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "%s: node %s: input 0 is missing", L->file,
+                            onnx_node_desc(n));
+  const kiln_type *xt = kiln_value_type(x);
+  int64_t r = xt->rank, axis = onnx_attr_int_or(n, "axis", 1);
+  if (axis < 0)
+    axis += r;
+  if (axis < 0 || axis > r || (r > 0 && axis == r))
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "%s: node %s: axis %lld out of range for rank %lld",
+                            L->file, onnx_node_desc(n), (long long)onnx_attr_int_or(n, "axis", 1),
+                            (long long)r);
+  onnx_attr_list al = {0};
+  kiln_status s;
+  if (r == 0 || axis == r - 1) {
+    s = onnx_attrs_set_int(&al, "axis", -1);
+    if (!s)
+      s = onnx_emit(L, n, op->kind, &x, 1, &al, 0);
+    onnx_attrs_free(&al);
+    return s;
+  }
+  kiln_node *flat, *norm;
+  kiln_attr_desc fa = KILN_ATTR_I("axis", axis);
+  KILN_TRY(onnx_emit_helper(L, n, KILN_NODE_Flatten, &x, 1, &fa, 1, &flat));
+  kiln_value *fv = kiln_node_result(flat, 0);
+  kiln_attr_desc sa = KILN_ATTR_I("axis", 1);
+  KILN_TRY(onnx_emit_helper(L, n, op->kind, &fv, 1, &sa, 1, &norm));
+  kiln_value *nv = kiln_node_result(norm, 0);
+  s = onnx_attrs_set_ints(&al, "shape", xt->dims, xt->rank);
+  if (!s)
+    s = onnx_emit(L, n, KILN_NODE_Reshape, &nv, 1, &al, 0);
+  onnx_attrs_free(&al);
+  return s;
+}
+
+/* A scalar constant of element type e holding v. */
+static kiln_status scalar_const(onnx_loader *L, kiln_elem e, double v, kiln_value **out) {
+  union {
+    double f64;
+    float f32;
+    uint16_t u16;
+    int8_t i8;
+    uint8_t u8;
+    int16_t i16;
+    int32_t i32;
+    uint32_t u32;
+    int64_t i64;
+    uint64_t u64;
+  } u = {0};
+  switch (e) {
+  case KILN_F64: u.f64 = v; break;
+  case KILN_F32: u.f32 = (float)v; break;
+  case KILN_F16: u.u16 = kiln_f32_to_f16((float)v); break;
+  case KILN_BF16: u.u16 = kiln_f32_to_bf16((float)v); break;
+  default:
+    return kiln_status_make(KILN_UNIMPLEMENTED, "%s: Clip before opset 11 on %s", L->file,
+                            kiln_elem_name(e));
+  }
+  kiln_type t;
+  KILN_TRY(kiln_type_make(e, 0, NULL, &t));
+  return onnx_add_constant(L, &t, &u, out);
+}
+
+/* Clip before opset 11 has min and max as attributes; now they are inputs. */
+kiln_status onnx_imp_clip_old(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op) {
+  kiln_value *ins[3] = {0};
+  KILN_TRY(onnx_input(L, n, 0, &ins[0]));
+  if (!ins[0])
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "%s: node %s: input 0 is missing", L->file,
+                            onnx_node_desc(n));
+  kiln_elem e = kiln_value_type(ins[0])->elem;
+  /* Opset 6 defaults are the float range: the same as no bound. */
+  if (onnx_node_attr(n, "min"))
+    KILN_TRY(scalar_const(L, e, onnx_attr_float_or(n, "min", -FLT_MAX), &ins[1]));
+  if (onnx_node_attr(n, "max"))
+    KILN_TRY(scalar_const(L, e, onnx_attr_float_or(n, "max", FLT_MAX), &ins[2]));
+  return onnx_emit(L, n, op->kind, ins, ins[2] ? 3 : ins[1] ? 2 : 1, NULL, 0);
+}
+
+/* Pad before opset 11: pads (opset 1: paddings), mode, value attributes. */
+kiln_status onnx_imp_pad_old(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op) {
+  kiln_value *x;
+  KILN_TRY(onnx_input(L, n, 0, &x));
+  static const char *const skip[] = {"paddings", NULL};
+  onnx_attr_list al = {0};
+  kiln_status s = onnx_attrs_from_node(L, n, skip, &al);
+  const Onnx__AttributeProto *p = onnx_node_attr(n, "paddings");
+  if (!s && p && !onnx_attrs_has(&al, "pads"))
+    s = onnx_attrs_set_ints(&al, "pads", p->ints, (uint32_t)p->n_ints);
+  if (!s)
+    s = onnx_emit(L, n, op->kind, &x, 1, &al, 0);
+  onnx_attrs_free(&al);
+  return s;
+}

@@ -21,14 +21,13 @@ typedef struct interp_tensor {
 } interp_tensor;
 
 typedef kiln_status (*interp_kernel_fn)(const kiln_attrs *attrs, interp_tensor *outs,
-                                        uint32_t n_outs, const interp_tensor *ins,
-                                        uint32_t n_ins);
+                                        uint32_t n_outs, const interp_tensor *ins, uint32_t n_ins);
 
 /* One kernel per node kind: kiln_status interp_<Name>(...). Declared weak so
  * that a missing kernel shows up as an UNIMPLEMENTED status, and a test
  * (tests/interp) checks that none is missing. */
-#define KILN_NODE(name, a, b, c, d, e)                                                        \
-  kiln_status interp_##name(const kiln_attrs *attrs, interp_tensor *outs, uint32_t n_outs,   \
+#define KILN_NODE(name, a, b, c, d, e)                                                             \
+  kiln_status interp_##name(const kiln_attrs *attrs, interp_tensor *outs, uint32_t n_outs,         \
                             const interp_tensor *ins, uint32_t n_ins) __attribute__((weak));
 #include <kiln/node_kinds.def>
 #undef KILN_NODE
@@ -55,5 +54,24 @@ void interp_unravel(const kiln_type *t, int64_t i, int64_t *coords);
 int64_t interp_ravel(const kiln_type *t, const int64_t *coords);
 /* Normalize a possibly negative axis for a given rank; fails if out of range. */
 kiln_status interp_axis(int64_t axis, uint32_t rank, uint32_t *out);
+
+/* ---- helpers added by D1 (tensor.c) ---- */
+
+/* Element count of a tensor (1 for a scalar, 0 when any dim is 0). */
+int64_t interp_numel(const interp_tensor *t);
+
+/* How a kernel computes on an element type: floats in double, signed
+ * integers in int64, unsigned in uint64, bool as 0/1. */
+typedef enum interp_class {
+  INTERP_FLOAT = 0,
+  INTERP_SIGNED = 1,
+  INTERP_UNSIGNED = 2,
+  INTERP_BOOL = 3
+} interp_class;
+interp_class interp_class_of(kiln_elem e);
+
+/* Whether the kernel of `kind` runs on this element type of its first
+ * input (dispatch.c; every type for kinds it does not restrict). */
+bool interp_elem_supported(kiln_node_kind kind, kiln_elem first_input);
 
 #endif

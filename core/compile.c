@@ -1,0 +1,235 @@
+/* core/compile.c: the compile driver, kiln_compile. Runs the pipeline of
+ * DESIGN.md on a private copy of the module: verify, (passes and lowering,
+ * once passes/ provides them), the support check against the backend,
+ * IRGen, IR verification, and the plugin's compile; then wraps the result
+ * in a kiln_executable. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/context.h"
+
+/* "f32[1,3,8,8], f32[4,3,3,3]": the input types of a node, for messages. */
+static void compile_format_inputs(const kiln_node *n, char *buf, size_t size) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (uint32_t i = 0; i < kiln_node_input_count(n) && used + 1 < size; i++) {
+    const kiln_value *v = kiln_node_input(n, i);
+    char t[160];
+    if (v)
+      kiln_type_format(kiln_value_type(v), t, sizeof t);
+    else
+      snprintf(t, sizeof t, "_");
+    int w = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", t);
+    if (w < 0)
+      break;
+    used += (size_t)w;
+  }
+}
+
+static bool compile_node_is_quantized(const kiln_node *n) {
+  for (uint32_t i = 0; i < kiln_node_input_count(n); i++) {
+    const kiln_value *v = kiln_node_input(n, i);
+    if (v && kiln_value_type(v)->quantized)
+      return true;
+  }
+  for (uint32_t i = 0; i < kiln_node_result_count(n); i++)
+    if (kiln_value_type(kiln_node_result(n, i))->quantized)
+      return true;
+  return false;
+}
+
+/* Every node must be declared by the backend: lowering (when it lands)
+ * runs before this, so what is left here has no way to run. */
+static kiln_status compile_check_support(const kiln_plugin *p, const kiln_function *f) {
+  for (uint32_t i = 0; i < kiln_function_node_count(f); i++) {
+    const kiln_node *n = kiln_function_node(f, i);
+    bool quant = compile_node_is_quantized(n);
+    bool ok = p->supports_node(p->state, n);
+    if (ok && quant)
+      ok = p->supports_quantized && p->supports_quantized(p->state, n);
+    if (!ok) {
+      char types[1024];
+      compile_format_inputs(n, types, sizeof types);
+      return kiln_status_make(KILN_UNIMPLEMENTED,
+                              "backend '%s' does not run node '%s' (%s %s)%s and kiln has no "
+                              "lowering for it yet",
+                              p->name, kiln_node_name(n),
+                              kiln_node_kind_name(kiln_node_get_kind(n)), types,
+                              quant ? " on quantized types" : "");
+    }
+  }
+  return NULL;
+}
+
+static kiln_status compile_pick_function(const kiln_module *m, const char *name,
+                                         kiln_function **out) {
+  uint32_t n = kiln_module_function_count(m);
+  if (!name) {
+    if (n == 0)
+      return kiln_status_make(KILN_NOT_FOUND, "module '%s' has no function to compile",
+                              kiln_module_name(m));
+    *out = kiln_module_function(m, 0);
+    return NULL;
+  }
+  *out = kiln_module_find_function(m, name);
+  if (*out)
+    return NULL;
+  char list[512] = "";
+  size_t used = 0;
+  for (uint32_t i = 0; i < n && used + 1 < sizeof list; i++) {
+    int w = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
+                     kiln_function_name(kiln_module_function(m, i)));
+    if (w < 0)
+      break;
+    used += (size_t)w;
+  }
+  return kiln_status_make(KILN_NOT_FOUND, "module '%s' has no function '%s' (it has: %s)",
+                          kiln_module_name(m), name, n ? list : "none");
+}
+
+static kiln_status compile_no_backend(const kiln_context *ctx, const char *backend) {
+  char list[512] = "";
+  size_t used = 0;
+  for (uint32_t i = 0; i < ctx->backend_count && used + 1 < sizeof list; i++) {
+    int w = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
+                     ctx->backends[i].desc.name);
+    if (w < 0)
+      break;
+    used += (size_t)w;
+  }
+  /* A refused plugin of that name is the likely story: say why. */
+  char want[300];
+  snprintf(want, sizeof want, "/kiln-%s.so", backend);
+  for (uint32_t i = 0; i < ctx->refused_count; i++) {
+    const char *p = ctx->refused[i].path;
+    size_t lp = strlen(p), lw = strlen(want);
+    if (lp >= lw && strcmp(p + lp - lw, want) == 0)
+      return kiln_status_make(KILN_NOT_FOUND, "no backend '%s': %s was refused: %s (available: %s)",
+                              backend, p, ctx->refused[i].reason, used ? list : "none");
+  }
+  return kiln_status_make(KILN_NOT_FOUND,
+                          "no backend '%s' (available: %s; see `kiln backends` for where kiln "
+                          "looks and what it refused)",
+                          backend, used ? list : "none");
+}
+
+static kiln_status compile_io(kiln_executable *exe, const kiln_function *f) {
+  const kiln_ir *ir = exe->ir;
+  exe->input_count = kiln_ir_input_count(ir);
+  exe->output_count = kiln_ir_output_count(ir);
+  exe->inputs = calloc(exe->input_count ? exe->input_count : 1, sizeof *exe->inputs);
+  exe->outputs = calloc(exe->output_count ? exe->output_count : 1, sizeof *exe->outputs);
+  if (!exe->inputs || !exe->outputs)
+    return kiln_status_make(KILN_OUT_OF_MEMORY, "out of memory building executable io");
+  /* Output buffers are indexed like the function's outputs, whose names
+   * (not the names of the values bound to them) are what users see. */
+  bool named_outputs = kiln_function_output_count(f) == exe->output_count;
+  for (uint32_t i = 0; i < exe->input_count; i++) {
+    const kiln_buffer *b = kiln_ir_input(ir, i);
+    exe->inputs[i].type = *kiln_buffer_type(b);
+    exe->inputs[i].name = kiln_core_strdup(kiln_buffer_name(b) ? kiln_buffer_name(b) : "");
+    if (!exe->inputs[i].name)
+      return kiln_status_make(KILN_OUT_OF_MEMORY, "out of memory building executable io");
+  }
+  for (uint32_t i = 0; i < exe->output_count; i++) {
+    const kiln_buffer *b = kiln_ir_output(ir, i);
+    exe->outputs[i].type = *kiln_buffer_type(b);
+    const char *name = named_outputs ? kiln_function_output_name(f, i) : kiln_buffer_name(b);
+    exe->outputs[i].name = kiln_core_strdup(name ? name : "");
+    if (!exe->outputs[i].name)
+      return kiln_status_make(KILN_OUT_OF_MEMORY, "out of memory building executable io");
+  }
+  return NULL;
+}
+
+/* The options a plugin sees: always a full struct, defaults where the
+ * caller's (possibly older, smaller) struct says nothing. */
+static void compile_options(const kiln_compile_options *in, kiln_compile_options *out) {
+  memset(out, 0, sizeof *out);
+  out->struct_size = sizeof *out;
+  out->device = -1;
+  if (!in)
+    return;
+  size_t n = in->struct_size < sizeof *out ? in->struct_size : sizeof *out;
+  if (n > sizeof out->struct_size)
+    memcpy((char *)out + sizeof out->struct_size, (const char *)in + sizeof in->struct_size,
+           n - sizeof in->struct_size);
+}
+
+static kiln_status compile_steps(kiln_context *ctx, const kiln_module *m, const char *function,
+                                 const kiln_registry_backend *be,
+                                 const kiln_compile_options *user_opts, kiln_executable *exe) {
+  const kiln_plugin *p = &be->desc;
+  KILN_TRY_CTX(kiln_module_clone(m, &exe->module), "copying module '%s'", kiln_module_name(m));
+  kiln_function *f = NULL;
+  KILN_TRY(compile_pick_function(exe->module, function, &f));
+  KILN_TRY_CTX(kiln_module_verify(exe->module), "verifying module '%s'", kiln_module_name(m));
+
+  /* ---- PASS PIPELINE CALL SITE (engineer G) ----------------------------
+   * kiln_pass_pipeline (simplify, lowering against p->supports_node,
+   * p->rewrite_graph, simplify again) goes here, on exe->module / f, once
+   * passes/ provides it. Until then the graph reaches the backend as
+   * written, and compile_check_support below reports what it cannot run. */
+
+  /* The backend's own graph rewrite (fusion, layout) comes after lowering;
+   * its result is verified like any pass output. */
+  if (p->rewrite_graph) {
+    KILN_TRY_CTX(p->rewrite_graph(p->state, f), "backend '%s' rewrite_graph", p->name);
+    KILN_TRY_CTX(kiln_module_verify(exe->module),
+                 "verifying module '%s' after backend '%s' "
+                 "rewrote it",
+                 kiln_module_name(m), p->name);
+  }
+
+  KILN_TRY(compile_check_support(p, f));
+
+  KILN_TRY_CTX(kiln_irgen(f, &exe->ir), "generating instructions for function '%s'",
+               kiln_function_name(f));
+  KILN_TRY_CTX(kiln_ir_verify(exe->ir), "verifying instructions of function '%s'",
+               kiln_function_name(f));
+  KILN_TRY(compile_io(exe, f));
+
+  kiln_compile_options opts;
+  compile_options(user_opts, &opts);
+  void *pexe = NULL;
+  kiln_status s = p->compile(p->state, exe->ir, &opts, &pexe);
+  if (s)
+    return kiln_status_wrap(s, "backend '%s' failed to compile function '%s'", p->name,
+                            kiln_function_name(f));
+  if (!pexe)
+    return kiln_status_make(KILN_INTERNAL,
+                            "backend '%s' compile returned success but no executable", p->name);
+  exe->plugin_exe = pexe;
+  (void)ctx;
+  return NULL;
+}
+
+kiln_status kiln_compile(kiln_context *ctx, const kiln_module *m, const char *function,
+                         const char *backend, const kiln_compile_options *opts,
+                         kiln_executable **out) {
+  if (!out)
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "kiln_compile: out is NULL");
+  *out = NULL;
+  if (!ctx || !m || !backend)
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "kiln_compile: %s is NULL",
+                            !ctx ? "ctx"
+                            : !m ? "module"
+                                 : "backend");
+  const kiln_registry_backend *be = kiln_registry_find(ctx, backend);
+  if (!be)
+    return compile_no_backend(ctx, backend);
+  kiln_executable *exe = calloc(1, sizeof *exe);
+  if (!exe)
+    return kiln_status_make(KILN_OUT_OF_MEMORY, "out of memory creating an executable");
+  exe->ctx = ctx;
+  exe->plugin = &be->desc;
+  kiln_status s = compile_steps(ctx, m, function, be, opts, exe);
+  if (s) {
+    kiln_executable_destroy(exe);
+    return kiln_status_wrap(s, "compiling module '%s' for backend '%s'", kiln_module_name(m),
+                            backend);
+  }
+  *out = exe;
+  return NULL;
+}

@@ -1,0 +1,64 @@
+/* core/context.h: the private shape of a kiln_context (the plugin registry)
+ * and of a kiln_executable, shared by the files of core/ that implement
+ * kiln.h. Not installed; plugins and tools never see it. */
+#ifndef KILN_CORE_CONTEXT_H
+#define KILN_CORE_CONTEXT_H
+
+#include "kiln/kiln.h"
+
+/* One loaded backend. The descriptor is our own zero-filled copy, so that
+ * members past the plugin's struct_size read as NULL. */
+typedef struct kiln_registry_backend {
+  kiln_plugin desc;
+  char *path;
+  void *handle; /* dlopen handle; never closed (see registry.c) */
+  /* Lazily probed count of node kinds the backend declares; -1 = not yet. */
+  int64_t supported_kinds;
+} kiln_registry_backend;
+
+typedef struct kiln_registry_refusal {
+  char *path;
+  char *reason;
+} kiln_registry_refusal;
+
+struct kiln_context {
+  kiln_registry_backend *backends;
+  uint32_t backend_count, backend_cap;
+  kiln_registry_refusal *refused;
+  uint32_t refused_count, refused_cap;
+};
+
+/* Discover and load plugins into ctx (registry.c). Failures of single
+ * plugins are recorded as refusals; only running out of memory fails. */
+kiln_status kiln_registry_discover(kiln_context *ctx);
+/* Record a refusal (copies path and reason). */
+kiln_status kiln_registry_refuse(kiln_context *ctx, const char *path, const char *reason);
+/* Free what the registry allocated (the plugins stay loaded). */
+void kiln_registry_release(kiln_context *ctx);
+/* The registry entry for a backend name, or NULL. */
+kiln_registry_backend *kiln_registry_find(const kiln_context *ctx, const char *name);
+/* Count the node kinds for which the backend accepts at least one probe
+ * node (probe.c). */
+uint32_t kiln_registry_probe_kinds(const kiln_plugin *p);
+
+/* A compiled function: the core's half (module copy, IR, io names) and
+ * the plugin's opaque half. */
+typedef struct kiln_exe_io {
+  char *name;
+  kiln_type type;
+} kiln_exe_io;
+
+struct kiln_executable {
+  kiln_context *ctx;
+  const kiln_plugin *plugin;
+  kiln_module *module; /* the clone the IR borrows constants from */
+  kiln_ir *ir;
+  void *plugin_exe;
+  kiln_exe_io *inputs, *outputs;
+  uint32_t input_count, output_count;
+};
+
+/* Duplicate a string with malloc (NULL on failure or NULL input). */
+char *kiln_core_strdup(const char *s);
+
+#endif

@@ -1,0 +1,266 @@
+/* core/evaluate.c: kiln_evaluate_value, used by constant folding and the
+ * ONNX loader: copy the cone of nodes that feeds one value into a fresh
+ * module, compile it for the interpreter and run it. Every leaf of the
+ * cone must be a constant; a module input makes the value unknowable at
+ * compile time and is reported as such. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/context.h"
+
+/* Old value -> new value, by linear probing on the pointer. */
+typedef struct eval_map {
+  const kiln_value **keys;
+  kiln_value **vals;
+  size_t cap;
+} eval_map;
+
+static size_t eval_hash(const void *p, size_t cap) {
+  uintptr_t x = (uintptr_t)p;
+  x ^= x >> 17;
+  x *= 0x9E3779B97F4A7C15ull;
+  return (size_t)(x >> 7) & (cap - 1);
+}
+
+static kiln_value *eval_get(const eval_map *m, const kiln_value *k) {
+  for (size_t i = eval_hash(k, m->cap);; i = (i + 1) & (m->cap - 1)) {
+    if (!m->keys[i])
+      return NULL;
+    if (m->keys[i] == k)
+      return m->vals[i];
+  }
+}
+
+static void eval_put(eval_map *m, const kiln_value *k, kiln_value *v) {
+  size_t i = eval_hash(k, m->cap);
+  while (m->keys[i] && m->keys[i] != k)
+    i = (i + 1) & (m->cap - 1);
+  m->keys[i] = k;
+  m->vals[i] = v;
+}
+
+/* Copy a node's attributes into builder descriptors (borrowing their
+ * storage, which lives as long as the source module). */
+static kiln_attr_desc *eval_attr_descs(const kiln_attrs *as, uint32_t *n) {
+  *n = kiln_attrs_count(as);
+  kiln_attr_desc *d = calloc(*n ? *n : 1, sizeof *d);
+  if (!d)
+    return NULL;
+  for (uint32_t i = 0; i < *n; i++) {
+    const kiln_attr *a = kiln_attrs_at(as, i);
+    d[i].name = kiln_attr_name(a);
+    d[i].kind = kiln_attr_get_kind(a);
+    switch (d[i].kind) {
+    case KILN_ATTR_INT:
+      d[i].i = kiln_attr_int(a);
+      break;
+    case KILN_ATTR_FLOAT:
+      d[i].f = kiln_attr_float(a);
+      break;
+    case KILN_ATTR_STRING:
+      d[i].s = kiln_attr_string(a);
+      break;
+    case KILN_ATTR_INTS:
+      d[i].ints = kiln_attr_ints(a);
+      d[i].len = kiln_attr_len(a);
+      break;
+    case KILN_ATTR_FLOATS:
+      d[i].floats = kiln_attr_floats(a);
+      d[i].len = kiln_attr_len(a);
+      break;
+    case KILN_ATTR_TYPE:
+      d[i].type = kiln_attr_type(a);
+      break;
+    }
+  }
+  return d;
+}
+
+/* Mark the nodes of f that feed v (in_cone[i] for node i); fails naming
+ * the first module input found among the leaves. */
+static kiln_status eval_mark_cone(const kiln_function *f, const kiln_value *v, bool *in_cone,
+                                  eval_map *pos) {
+  uint32_t n = kiln_function_node_count(f);
+  /* Walk backwards in topological order: a node is in the cone when one
+   * of its results is v or is used by a node already in the cone. */
+  eval_map need = {0};
+  need.cap = pos->cap;
+  need.keys = calloc(need.cap, sizeof *need.keys);
+  need.vals = calloc(need.cap, sizeof *need.vals);
+  kiln_status s = NULL;
+  if (!need.keys || !need.vals) {
+    s = kiln_status_make(KILN_OUT_OF_MEMORY, "out of memory evaluating a value");
+    goto done;
+  }
+  eval_put(&need, v, (kiln_value *)v);
+  for (uint32_t i = n; i-- > 0 && !s;) {
+    const kiln_node *nd = kiln_function_node(f, i);
+    bool needed = false;
+    for (uint32_t r = 0; r < kiln_node_result_count(nd) && !needed; r++)
+      needed = eval_get(&need, kiln_node_result(nd, r)) != NULL;
+    if (!needed)
+      continue;
+    in_cone[i] = true;
+    for (uint32_t j = 0; j < kiln_node_input_count(nd); j++) {
+      kiln_value *in = kiln_node_input(nd, j);
+      if (!in)
+        continue;
+      if (kiln_value_get_kind(in) == KILN_VALUE_INPUT) {
+        s = kiln_status_make(KILN_FAILED_PRECONDITION,
+                             "value '%s' is not known at compile time: it depends on module "
+                             "input '%s' (through node '%s')",
+                             kiln_value_name(v), kiln_value_name(in), kiln_node_name(nd));
+        break;
+      }
+      eval_put(&need, in, in);
+    }
+  }
+done:
+  free(need.keys);
+  free(need.vals);
+  return s;
+}
+
+static kiln_status eval_copy_value(kiln_module *dst, eval_map *map, const kiln_value *old) {
+  if (eval_get(map, old))
+    return NULL;
+  kiln_value *nv = NULL;
+  KILN_TRY(kiln_module_add_constant(dst, kiln_value_name(old), kiln_value_type(old),
+                                    kiln_value_data(old), &nv));
+  eval_put(map, old, nv);
+  return NULL;
+}
+
+static kiln_status eval_build(const kiln_function *f, const kiln_value *v, const bool *in_cone,
+                              kiln_module *dst, eval_map *map) {
+  kiln_function *nf = NULL;
+  KILN_TRY(kiln_module_add_function(dst, "evaluate", &nf));
+  if (kiln_value_get_kind(v) == KILN_VALUE_CONSTANT)
+    KILN_TRY(eval_copy_value(dst, map, v));
+  for (uint32_t i = 0; f && i < kiln_function_node_count(f); i++) {
+    if (!in_cone[i])
+      continue;
+    const kiln_node *nd = kiln_function_node(f, i);
+    uint32_t ni = kiln_node_input_count(nd), nr = kiln_node_result_count(nd);
+    kiln_value **ins = calloc(ni ? ni : 1, sizeof *ins);
+    const char **names = calloc(nr ? nr : 1, sizeof *names);
+    uint32_t na = 0;
+    kiln_attr_desc *attrs = eval_attr_descs(kiln_node_attrs(nd), &na);
+    kiln_status s = NULL;
+    if (!ins || !names || !attrs)
+      s = kiln_status_make(KILN_OUT_OF_MEMORY, "out of memory evaluating a value");
+    for (uint32_t j = 0; j < ni && !s; j++) {
+      const kiln_value *in = kiln_node_input(nd, j);
+      if (!in)
+        continue;
+      if (kiln_value_get_kind(in) == KILN_VALUE_CONSTANT)
+        s = eval_copy_value(dst, map, in);
+      if (!s)
+        ins[j] = eval_get(map, in);
+    }
+    for (uint32_t r = 0; r < nr; r++)
+      names[r] = kiln_value_name(kiln_node_result(nd, r));
+    kiln_node *nn = NULL;
+    if (!s)
+      s = kiln_function_add_node_named(nf, kiln_node_get_kind(nd), kiln_node_name(nd), ins, ni,
+                                       attrs, na, nr, names, &nn);
+    for (uint32_t r = 0; r < nr && !s; r++)
+      eval_put(map, kiln_node_result(nd, r), kiln_node_result(nn, r));
+    free(ins);
+    free(names);
+    free(attrs);
+    KILN_TRY(s);
+  }
+  kiln_value *out = eval_get(map, v);
+  if (!out)
+    return kiln_status_make(KILN_INTERNAL, "evaluate: value '%s' was not copied",
+                            kiln_value_name(v));
+  return kiln_function_add_output(nf, "value", out);
+}
+
+static kiln_status eval_run(kiln_context *ctx, kiln_module *dst, kiln_tensor *out) {
+  kiln_executable *exe = NULL;
+  KILN_TRY(kiln_compile(ctx, dst, NULL, "interpreter", NULL, &exe));
+  kiln_status s = NULL;
+  if (kiln_executable_output_count(exe) != 1 || kiln_executable_input_count(exe) != 0)
+    s = kiln_status_make(KILN_INTERNAL, "evaluate: expected 0 inputs and 1 output, got %u and %u",
+                         kiln_executable_input_count(exe), kiln_executable_output_count(exe));
+  kiln_io_info info;
+  void *data = NULL;
+  if (!s) {
+    kiln_executable_output(exe, 0, &info);
+    int64_t bytes = kiln_type_bytes(&info.type);
+    data = malloc(bytes > 0 ? (size_t)bytes : 1);
+    if (!data)
+      s = kiln_status_make(KILN_OUT_OF_MEMORY, "evaluate: out of memory for %lld bytes",
+                           (long long)bytes);
+  }
+  if (!s) {
+    void *outs[1] = {data};
+    s = kiln_run(exe, NULL, outs);
+  }
+  if (!s) {
+    out->type = info.type;
+    out->data = data;
+    data = NULL;
+  }
+  free(data);
+  kiln_executable_destroy(exe);
+  return s;
+}
+
+kiln_status kiln_evaluate_value(kiln_context *ctx, const kiln_module *m, const kiln_value *v,
+                                kiln_tensor *out) {
+  if (!out)
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "kiln_evaluate_value: out is NULL");
+  memset(out, 0, sizeof *out);
+  if (!ctx || !m || !v)
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "kiln_evaluate_value: %s is NULL",
+                            !ctx ? "ctx"
+                            : !m ? "module"
+                                 : "value");
+  kiln_value_kind vk = kiln_value_get_kind(v);
+  if (vk == KILN_VALUE_INPUT)
+    return kiln_status_make(KILN_FAILED_PRECONDITION,
+                            "value '%s' is a module input, not known at compile time",
+                            kiln_value_name(v));
+  const kiln_function *f = NULL;
+  uint32_t n = 0;
+  if (vk == KILN_VALUE_RESULT) {
+    kiln_node *prod = kiln_value_producer(v, NULL);
+    f = prod ? kiln_node_function(prod) : NULL;
+    if (!f)
+      return kiln_status_make(KILN_INVALID_ARGUMENT, "value '%s' has no producing node",
+                              kiln_value_name(v));
+    n = kiln_function_node_count(f);
+  }
+  /* Room for every value the cone can touch (all results of f and all
+   * constants) at most half full. */
+  size_t values = (size_t)kiln_module_constant_count(m) + 1;
+  for (uint32_t i = 0; i < n; i++)
+    values += kiln_node_result_count(kiln_function_node(f, i));
+  size_t cap = 64;
+  while (cap < 2 * values)
+    cap *= 2;
+  eval_map map = {calloc(cap, sizeof(kiln_value *)), calloc(cap, sizeof(kiln_value *)), cap};
+  bool *in_cone = calloc(n ? n : 1, sizeof *in_cone);
+  kiln_module *dst = NULL;
+  kiln_status s = NULL;
+  if (!map.keys || !map.vals || !in_cone)
+    s = kiln_status_make(KILN_OUT_OF_MEMORY, "out of memory evaluating a value");
+  if (!s && f)
+    s = eval_mark_cone(f, v, in_cone, &map);
+  if (!s)
+    s = kiln_module_create(kiln_module_allocator(m), "evaluate", &dst);
+  if (!s)
+    s = eval_build(f, v, in_cone, dst, &map);
+  if (!s)
+    s = eval_run(ctx, dst, out);
+  kiln_module_destroy(dst);
+  free(map.keys);
+  free(map.vals);
+  free(in_cone);
+  if (s)
+    return kiln_status_wrap(s, "evaluating value '%s'", kiln_value_name(v));
+  return NULL;
+}

@@ -1,0 +1,176 @@
+/* kiln/passes.h: the pass API that the compile driver and tools call.
+ *
+ * A pipeline is a comma-separated list of pass names, run left to right:
+ *
+ *   "dce,cse,fold*,simplify*8,dce,lower,plan"
+ *
+ * A step is NAME (run once), NAME* (repeat until the pass makes no change,
+ * at most 16 runs) or NAME*N (same, at most N runs). Hitting the cap is not
+ * an error: it is counted in the report (cap_hits) and noted on opts->log.
+ * Graph passes work on every function of a module; instruction passes work
+ * on a kiln_ir. When the first instruction step comes and no IR was given,
+ * the manager runs kiln_irgen on the target function and hands the IR back.
+ *
+ *   kiln_pass_options o = kiln_pass_options_default();
+ *   kiln_pass_target t = {.module = m};
+ *   KILN_TRY(kiln_pass_run(&t, "dce,cse,fold*,simplify*,dce", &o, NULL));
+ *
+ * Every pass reports how many changes it made; the report sums them per
+ * pass. Nothing here prints unless a FILE* is given in the options.
+ *
+ * Thread safety: passes change the module / IR they are given; the pass
+ * table itself is static and read-only. */
+#ifndef KILN_PASSES_H
+#define KILN_PASSES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "kiln/instr.h"
+#include "kiln/ir.h"
+#include "kiln/kiln.h"
+#include "kiln/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum kiln_pass_level { KILN_PASS_GRAPH = 0, KILN_PASS_INSTR = 1 } kiln_pass_level;
+
+#define KILN_PASS_DEFAULT_CAP 16
+
+/* Evaluates value v of module m whose cone has only constants, writing a
+ * tensor of v's type. The pass releases out->data and out->name with
+ * kiln_free. The compile driver passes one that runs the interpreter
+ * (kiln_evaluate_value). */
+typedef kiln_status (*kiln_pass_evaluate_fn)(void *user, const kiln_module *m, const kiln_value *v,
+                                             kiln_tensor *out);
+
+typedef struct kiln_pass_options {
+  /* fold: evaluator for nodes whose inputs are all constants. NULL: only
+   * the kinds fold knows by itself fold (Shape, Size, reshapes, Concat,
+   * Gather, Transpose, Identity of constants). */
+  kiln_pass_evaluate_fn evaluate;
+  void *evaluate_user;
+  /* lower / fuse: what the backend runs natively. supports_node NULL means
+   * "exactly the primitive set" (kiln_pass_node_is_primitive). */
+  bool (*supports_node)(void *user, const kiln_node *n);
+  bool (*keep_node)(void *user, const kiln_node *n);
+  bool (*supports_fused)(void *user, const kiln_node *n, kiln_node_kind activation);
+  void *backend_user;
+  const char *backend_name; /* for messages; NULL = "primitive set" */
+
+  bool verify;              /* verify after each pass (default true) */
+  FILE *print_to;           /* where print_before / print_after go; NULL = nowhere */
+  const char *print_before; /* a pass name or "all"; NULL = none */
+  const char *print_after;  /* a pass name or "all"; NULL = none */
+  uint32_t stop_after;      /* stop after this step (1-based); 0 = run all */
+  FILE *log;                /* notes (fixed-point cap hit); NULL = none */
+  uint64_t fold_max_bytes;  /* fold makes no constant larger than this; 0 = no limit */
+} kiln_pass_options;
+
+/* Defaults: verify on, everything else off / NULL. */
+kiln_pass_options kiln_pass_options_default(void);
+
+/* What a pipeline runs on. module: the graph (graph steps run on every
+ * function). function: the one IRGen lowers (NULL = first). ir: in/out; when
+ * NULL and an instruction step comes, it is made by kiln_irgen and the
+ * caller then owns it (kiln_ir_destroy). */
+typedef struct kiln_pass_target {
+  kiln_module *module;
+  const char *function;
+  kiln_ir *ir;
+} kiln_pass_target;
+
+#define KILN_PASS_MAX_STATS 48
+
+typedef struct kiln_pass_stat {
+  const char *name; /* static */
+  uint32_t runs;
+  uint64_t changes;
+  double ms;
+} kiln_pass_stat;
+
+typedef struct kiln_pass_report {
+  kiln_pass_stat stats[KILN_PASS_MAX_STATS]; /* in order of first run */
+  uint32_t stat_count;
+  uint32_t steps_run;
+  uint32_t cap_hits; /* fixed-point steps that stopped at their cap */
+} kiln_pass_report;
+
+/* Run a pipeline. report may be NULL; when given it is zeroed first. A
+ * failure names the step, the pass and the reason (a verifier failure
+ * after a pass names the pass that broke the IR). */
+KILN_NODISCARD kiln_status kiln_pass_run(kiln_pass_target *t, const char *pipeline,
+                                         const kiln_pass_options *opts, kiln_pass_report *report);
+/* Check a pipeline string without running it. */
+KILN_NODISCARD kiln_status kiln_pass_parse_check(const char *pipeline);
+/* The report as a table (pass, runs, changes, ms). */
+void kiln_pass_report_print(const kiln_pass_report *r, FILE *f);
+
+/* The pass table, for --help and tests. */
+typedef struct kiln_pass_info {
+  const char *name;
+  kiln_pass_level level;
+  const char *summary;
+} kiln_pass_info;
+uint32_t kiln_pass_count(void);
+const kiln_pass_info *kiln_pass_get_info(uint32_t i);
+
+/* ------------------------------------------------------------------------
+ * Single passes. Graph passes change f in place and add the number of
+ * changes they made to *changes (may be NULL). */
+KILN_NODISCARD kiln_status kiln_pass_dce(kiln_function *f, const kiln_pass_options *o,
+                                         uint32_t *changes);
+KILN_NODISCARD kiln_status kiln_pass_cse(kiln_function *f, const kiln_pass_options *o,
+                                         uint32_t *changes);
+KILN_NODISCARD kiln_status kiln_pass_fold(kiln_function *f, const kiln_pass_options *o,
+                                          uint32_t *changes);
+KILN_NODISCARD kiln_status kiln_pass_simplify(kiln_function *f, const kiln_pass_options *o,
+                                              uint32_t *changes);
+KILN_NODISCARD kiln_status kiln_pass_sink(kiln_function *f, const kiln_pass_options *o,
+                                          uint32_t *changes);
+KILN_NODISCARD kiln_status kiln_pass_fold_bn(kiln_function *f, const kiln_pass_options *o,
+                                             uint32_t *changes);
+
+/* Lowering: rewrite every node the backend (o->supports_node, else the
+ * primitive set) does not run, by its rule, repeatedly, until every node is
+ * run natively. A node with neither is an error naming the node, its kind,
+ * its input types and the backend. */
+KILN_NODISCARD kiln_status kiln_pass_lower(kiln_function *f, const kiln_pass_options *o,
+                                           uint32_t *changes);
+/* Is this node in the primitive set (docs/passes.md)? */
+bool kiln_pass_node_is_primitive(const kiln_node *n);
+/* Does kind k have a lowering rule? */
+bool kiln_pass_has_lowering(kiln_node_kind k);
+
+/* ------------------------------------------------------------------------
+ * Memory planning on the instruction IR. */
+KILN_NODISCARD kiln_status kiln_pass_copy_elim(kiln_ir *ir, const kiln_pass_options *o,
+                                               uint32_t *changes);
+KILN_NODISCARD kiln_status kiln_pass_inplace(kiln_ir *ir, const kiln_pass_options *o,
+                                             uint32_t *changes);
+/* Allocs as late and deallocs as early as possible. */
+KILN_NODISCARD kiln_status kiln_pass_shrink_lifetimes(kiln_ir *ir, const kiln_pass_options *o,
+                                                      uint32_t *changes);
+
+typedef struct kiln_mem_plan_report {
+  uint64_t peak_bytes;   /* arena size chosen */
+  uint64_t lower_bound;  /* max over points of the aligned live bytes */
+  const char *heuristic; /* static name of the winner */
+  uint32_t activations;
+} kiln_mem_plan_report;
+
+/* Static plan: every activation at a 64-byte aligned offset in one arena;
+ * sets kiln_buffer_set_offset and kiln_ir_set_activation_bytes. report may
+ * be NULL. */
+KILN_NODISCARD kiln_status kiln_pass_plan_memory(kiln_ir *ir, kiln_mem_plan_report *report);
+/* Brute force: no two activations whose lifetimes overlap share a byte,
+ * every offset is 64-aligned and inside the arena. Names the two buffers. */
+KILN_NODISCARD kiln_status kiln_pass_validate_plan(const kiln_ir *ir);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,106 @@
+/* ir/infer/create.c: inference of the kinds that make tensors from shapes
+ * or attributes: Shape, Size, ConstantOfShape, EyeLike, Range, Trilu. */
+#include <math.h>
+#include <string.h>
+
+#include "ir/infer/infer.h"
+
+kiln_status kiln_infer_Shape(const kiln_type *const *in, uint32_t n_in, const kiln_attrs *attrs,
+                             uint32_t n_results, kiln_type *out) {
+  (void)n_in, (void)n_results;
+  int64_t r = in[0]->rank;
+  int64_t start = kiln_attrs_int_or(attrs, "start", 0);
+  int64_t end = kiln_attrs_int_or(attrs, "end", r);
+  /* Negative values count from the back; both clamp to [0, rank]. */
+  start = start < 0 ? start + r : start;
+  end = end < 0 ? end + r : end;
+  start = start < 0 ? 0 : start > r ? r : start;
+  end = end < 0 ? 0 : end > r ? r : end;
+  int64_t len = end > start ? end - start : 0;
+  return kiln_infer_make("Shape", KILN_I64, 1, &len, out);
+}
+
+kiln_status kiln_infer_Size(const kiln_type *const *in, uint32_t n_in, const kiln_attrs *attrs,
+                            uint32_t n_results, kiln_type *out) {
+  (void)in, (void)n_in, (void)attrs, (void)n_results;
+  int64_t none[1] = {0};
+  return kiln_infer_make("Size", KILN_I64, 0, none, out);
+}
+
+kiln_status kiln_infer_ConstantOfShape(const kiln_type *const *in, uint32_t n_in,
+                                       const kiln_attrs *attrs, uint32_t n_results,
+                                       kiln_type *out) {
+  (void)in, (void)n_in, (void)n_results;
+  static const char *const k = "ConstantOfShape";
+  const int64_t *shape;
+  uint32_t n;
+  bool present;
+  KILN_TRY(kiln_infer_ints(k, attrs, "shape", &shape, &n, &present));
+  if (!present)
+    return kiln_infer_fail(k, "attribute 'shape' is required");
+  if (n > KILN_MAX_RANK)
+    return kiln_infer_fail(k, "attribute 'shape' %s has rank %u > %d", KILN_INFER_DS(shape, n), n,
+                           KILN_MAX_RANK);
+  for (uint32_t i = 0; i < n; i++) {
+    if (shape[i] < 0)
+      return kiln_infer_fail(k, "attribute 'shape' %s has a negative entry",
+                             KILN_INFER_DS(shape, n));
+  }
+  kiln_elem e;
+  KILN_TRY(kiln_infer_type_attr(k, attrs, "dtype", KILN_F32, &e, NULL));
+  return kiln_infer_make(k, e, n, shape, out);
+}
+
+kiln_status kiln_infer_EyeLike(const kiln_type *const *in, uint32_t n_in, const kiln_attrs *attrs,
+                               uint32_t n_results, kiln_type *out) {
+  (void)n_in, (void)n_results;
+  const kiln_type *x = in[0];
+  KILN_TRY(kiln_infer_check_rank("EyeLike", "input 0", x, 2, false));
+  kiln_elem e;
+  KILN_TRY(kiln_infer_type_attr("EyeLike", attrs, "dtype", x->elem, &e, NULL));
+  return kiln_infer_make("EyeLike", e, 2, x->dims, out);
+}
+
+kiln_status kiln_infer_Range(const kiln_type *const *in, uint32_t n_in, const kiln_attrs *attrs,
+                             uint32_t n_results, kiln_type *out) {
+  (void)in, (void)n_in, (void)n_results;
+  static const char *const names[] = {"start", "limit", "delta"};
+  for (int i = 0; i < 3; i++) {
+    if (!kiln_attrs_find(attrs, names[i]))
+      return kiln_infer_fail("Range", "attribute '%s' is required", names[i]);
+  }
+  kiln_elem e;
+  KILN_TRY(kiln_infer_type_attr("Range", attrs, "dtype", KILN_F32, &e, NULL));
+  kiln_type probe = {.elem = e};
+  uint32_t mask = KILN_INFER_M(KILN_F32) | KILN_INFER_M(KILN_F64) | KILN_INFER_M(KILN_I16) |
+                  KILN_INFER_M(KILN_I32) | KILN_INFER_M(KILN_I64);
+  KILN_TRY(kiln_infer_check_elem("Range", "the result (attribute 'dtype')", &probe, mask));
+  double start = kiln_attrs_float_or(attrs, "start", 0);
+  double limit = kiln_attrs_float_or(attrs, "limit", 0);
+  double delta = kiln_attrs_float_or(attrs, "delta", 1);
+  if (!kiln_elem_is_float(e)) {
+    /* Integer ranges count in integers, as ONNX computes them in T. */
+    start = trunc(start), limit = trunc(limit), delta = trunc(delta);
+  }
+  if (delta == 0 || !isfinite(start) || !isfinite(limit) || !isfinite(delta))
+    return kiln_infer_fail("Range", "start %g, limit %g, delta %g do not make a finite range",
+                           start, limit, delta);
+  double cnt = ceil((limit - start) / delta);
+  if (cnt < 0)
+    cnt = 0;
+  if (cnt > 9.0e18)
+    return kiln_status_make(KILN_OUT_OF_RANGE, "Range: %g elements are too many", cnt);
+  int64_t len = (int64_t)cnt;
+  return kiln_infer_make("Range", e, 1, &len, out);
+}
+
+kiln_status kiln_infer_Trilu(const kiln_type *const *in, uint32_t n_in, const kiln_attrs *attrs,
+                             uint32_t n_results, kiln_type *out) {
+  (void)n_in, (void)attrs, (void)n_results;
+  const kiln_type *x = in[0];
+  KILN_TRY(kiln_infer_check_rank("Trilu", "input 0", x, 2, true));
+  int64_t upper = kiln_attrs_int_or(attrs, "upper", 1);
+  if (upper != 0 && upper != 1)
+    return kiln_infer_fail("Trilu", "attribute 'upper' = %lld must be 0 or 1", (long long)upper);
+  return kiln_infer_make("Trilu", x->elem, x->rank, x->dims, out);
+}

@@ -1,0 +1,89 @@
+/* ir/infer/linalg.c: inference of MatMul (numpy matmul semantics: rank-1
+ * operands are promoted and the added dim dropped, batch dims broadcast)
+ * and Gemm. */
+#include <string.h>
+
+#include "ir/infer/infer.h"
+
+#define MATMUL_TYPES                                                                               \
+  (KILN_INFER_FLOAT | KILN_INFER_M(KILN_I32) | KILN_INFER_M(KILN_I64) | KILN_INFER_M(KILN_U32) |   \
+   KILN_INFER_M(KILN_U64))
+
+kiln_status kiln_infer_matmul_shape(const char *kind, const kiln_type *a, const kiln_type *b,
+                                    int64_t *dims, uint32_t *rank) {
+  if (a->rank == 0 || b->rank == 0)
+    return kiln_infer_fail(kind, "operands must have rank >= 1: input 0 is %s, input 1 is %s",
+                           KILN_INFER_TS(a), KILN_INFER_TS(b));
+  /* Promote rank-1 operands: a as a row [1,K], b as a column [K,1]. */
+  kiln_type pa = *a, pb = *b;
+  if (a->rank == 1) {
+    pa.rank = 2, pa.dims[0] = 1, pa.dims[1] = a->dims[0];
+  }
+  if (b->rank == 1) {
+    pb.rank = 2, pb.dims[0] = b->dims[0], pb.dims[1] = 1;
+  }
+  int64_t k_a = pa.dims[pa.rank - 1], k_b = pb.dims[pb.rank - 2];
+  if (k_a != k_b)
+    return kiln_infer_fail(kind, "inner dimensions differ: input 0 is %s, input 1 is %s",
+                           KILN_INFER_TS(a), KILN_INFER_TS(b));
+  /* Broadcast the batch dims (all but the last two). */
+  kiln_type ba = pa, bb = pb;
+  ba.rank = pa.rank - 2, bb.rank = pb.rank - 2;
+  const kiln_type *batch[2] = {&ba, &bb};
+  int64_t bd[KILN_MAX_RANK];
+  uint32_t br;
+  kiln_status s = kiln_infer_broadcast(kind, batch, 2, bd, &br);
+  if (s) {
+    kiln_status_free(s);
+    return kiln_infer_fail(kind, "batch dimensions do not broadcast: input 0 is %s, input 1 is %s",
+                           KILN_INFER_TS(a), KILN_INFER_TS(b));
+  }
+  uint32_t r = 0;
+  for (uint32_t i = 0; i < br; i++)
+    dims[r++] = bd[i];
+  if (a->rank != 1)
+    dims[r++] = pa.dims[pa.rank - 2];
+  if (b->rank != 1)
+    dims[r++] = pb.dims[pb.rank - 1];
+  *rank = r;
+  return NULL;
+}
+
+kiln_status kiln_infer_MatMul(const kiln_type *const *in, uint32_t n_in, const kiln_attrs *attrs,
+                              uint32_t n_results, kiln_type *out) {
+  (void)n_in, (void)attrs, (void)n_results;
+  KILN_TRY(kiln_infer_check_elem("MatMul", "input 0", in[0], MATMUL_TYPES));
+  KILN_TRY(kiln_infer_same_elem("MatMul", "input 0", in[0], "input 1", in[1]));
+  int64_t dims[KILN_MAX_RANK];
+  uint32_t rank;
+  KILN_TRY(kiln_infer_matmul_shape("MatMul", in[0], in[1], dims, &rank));
+  return kiln_infer_make("MatMul", in[0]->elem, rank, dims, out);
+}
+
+kiln_status kiln_infer_Gemm(const kiln_type *const *in, uint32_t n_in, const kiln_attrs *attrs,
+                            uint32_t n_results, kiln_type *out) {
+  (void)n_results;
+  const kiln_type *a = in[0], *b = in[1];
+  KILN_TRY(kiln_infer_check_elem("Gemm", "input 0", a, MATMUL_TYPES));
+  KILN_TRY(kiln_infer_same_elem("Gemm", "input 0", a, "input 1", b));
+  KILN_TRY(kiln_infer_check_rank("Gemm", "input 0 (A)", a, 2, false));
+  KILN_TRY(kiln_infer_check_rank("Gemm", "input 1 (B)", b, 2, false));
+  bool ta = kiln_attrs_int_or(attrs, "transA", 0) != 0;
+  bool tb = kiln_attrs_int_or(attrs, "transB", 0) != 0;
+  int64_t m = a->dims[ta ? 1 : 0], ka = a->dims[ta ? 0 : 1];
+  int64_t kb = b->dims[tb ? 1 : 0], n = b->dims[tb ? 0 : 1];
+  if (ka != kb)
+    return kiln_infer_fail("Gemm",
+                           "inner dimensions differ: input 0 is %s (transA=%d), input 1 is %s "
+                           "(transB=%d)",
+                           KILN_INFER_TS(a), ta, KILN_INFER_TS(b), tb);
+  int64_t dims[2] = {m, n};
+  KILN_TRY(kiln_infer_make("Gemm", a->elem, 2, dims, out));
+  if (n_in > 2 && in[2]) {
+    KILN_TRY(kiln_infer_same_elem("Gemm", "input 0", a, "input 2 (C)", in[2]));
+    if (!kiln_infer_broadcasts_to(in[2], out))
+      return kiln_infer_fail("Gemm", "input 2 (C) %s does not broadcast to the result [%lld,%lld]",
+                             KILN_INFER_TS(in[2]), (long long)m, (long long)n);
+  }
+  return NULL;
+}

@@ -1,0 +1,180 @@
+/* passes/bnfold.c: fold an inference BatchNormalization into the linear
+ * node before it when that node's weights are constants:
+ *   BN(Conv(x, W, B))          -> Conv(x, W', B')
+ *   BN(MatMul(x, W) [+ b])     -> MatMul(x, W') + b'     (2-D, channel = dim 1)
+ * with s = scale / sqrt(var + eps), W' = W * s (per output channel),
+ * B' = (B - mean) * s + bias. Float constants (f32, f64) only. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "passes/pass_util.h"
+
+static bool is_float_const(const kiln_value *v) {
+  return v && kiln_value_get_kind(v) == KILN_VALUE_CONSTANT &&
+         (kiln_value_type(v)->elem == KILN_F32 || kiln_value_type(v)->elem == KILN_F64);
+}
+
+/* Per-channel factors s and shifts t (y = s * z + t for BN input z). */
+static kiln_status bn_factors(const kiln_node *bn, int64_t c, double **s_out, double **t_out) {
+  for (uint32_t i = 1; i < 5; i++) {
+    const kiln_value *v = kiln_node_input(bn, i);
+    if (!is_float_const(v) || kiln_type_numel(kiln_value_type(v)) != c)
+      return NULL;
+  }
+  double eps = kiln_attrs_float_or(kiln_node_attrs(bn), "epsilon", 1e-5);
+  double *s = malloc(sizeof *s * (size_t)c), *t = malloc(sizeof *t * (size_t)c);
+  if (!s || !t) {
+    free(s);
+    free(t);
+    return kiln_status_make(KILN_OUT_OF_MEMORY, "bnfold: no memory");
+  }
+  const kiln_value *sc = kiln_node_input(bn, 1), *b = kiln_node_input(bn, 2),
+                   *mean = kiln_node_input(bn, 3), *var = kiln_node_input(bn, 4);
+  for (int64_t i = 0; i < c; i++) {
+#define G(v) kiln_pass_elem_get(kiln_value_data(v), kiln_value_type(v)->elem, i)
+    s[i] = G(sc) / sqrt(G(var) + eps);
+    t[i] = G(b) - G(mean) * s[i];
+#undef G
+  }
+  *s_out = s;
+  *t_out = t;
+  return NULL;
+}
+
+/* New constant like w with w'[i] = w[i] * s[channel(i)]; channel(i) =
+ * (i / inner) % c. */
+static kiln_status scaled(kiln_module *m, const kiln_value *w, const double *s, int64_t c,
+                          int64_t inner, kiln_value **out) {
+  const kiln_type *wt = kiln_value_type(w);
+  int64_t n = kiln_type_numel(wt);
+  void *buf = malloc((size_t)kiln_type_bytes(wt) + 1);
+  if (!buf)
+    return kiln_status_make(KILN_OUT_OF_MEMORY, "bnfold: no memory");
+  for (int64_t i = 0; i < n; i++)
+    kiln_pass_elem_set(buf, wt->elem, i,
+                       kiln_pass_elem_get(kiln_value_data(w), wt->elem, i) * s[(i / inner) % c]);
+  kiln_status st = kiln_module_add_constant(m, NULL, wt, buf, out);
+  free(buf);
+  return st;
+}
+
+/* Bias b' = b * s + t (b may be NULL = zeros), shaped like `shape_of`
+ * (or [c] when NULL). */
+static kiln_status bias(kiln_module *m, const kiln_value *b, const double *s, const double *t,
+                        int64_t c, kiln_elem e, kiln_value **out) {
+  kiln_type bt;
+  KILN_TRY(kiln_type_make(e, 1, &c, &bt));
+  void *buf = malloc((size_t)kiln_type_bytes(&bt) + 1);
+  if (!buf)
+    return kiln_status_make(KILN_OUT_OF_MEMORY, "bnfold: no memory");
+  for (int64_t i = 0; i < c; i++) {
+    double bi = b ? kiln_pass_elem_get(kiln_value_data(b), kiln_value_type(b)->elem, i) : 0;
+    kiln_pass_elem_set(buf, e, i, bi * s[i] + t[i]);
+  }
+  kiln_status st = kiln_module_add_constant(m, NULL, &bt, buf, out);
+  free(buf);
+  return st;
+}
+
+static kiln_status fold_conv(kiln_function *f, kiln_node *bn, kiln_node *conv, bool *done) {
+  kiln_value *x = kiln_node_input(conv, 0), *w = kiln_node_input(conv, 1),
+             *b = kiln_node_input_count(conv) > 2 ? kiln_node_input(conv, 2) : NULL;
+  if (!is_float_const(w) || (b && !is_float_const(b)))
+    return NULL;
+  const kiln_type *wt = kiln_value_type(w);
+  int64_t c = wt->dims[0];
+  double *s = NULL, *t = NULL;
+  KILN_TRY(bn_factors(bn, c, &s, &t));
+  if (!s)
+    return NULL;
+  kiln_module *m = kiln_function_module(f);
+  kiln_value *nw = NULL, *nb = NULL, *y = NULL;
+  kiln_status st = scaled(m, w, s, c, kiln_type_numel(wt) / (c ? c : 1), &nw);
+  if (!st)
+    st = bias(m, b, s, t, c, wt->elem, &nb);
+  free(s);
+  free(t);
+  KILN_TRY(st);
+  kiln_attr_desc *d;
+  uint32_t nd;
+  KILN_TRY(kiln_pass_attrs_descs(kiln_node_attrs(conv), 0, &d, &nd));
+  kiln_value *in[3] = {x, nw, nb};
+  st = kiln_pass_emit(f, bn, KILN_NODE_Conv, in, 3, d, nd, &y);
+  free(d);
+  KILN_TRY(st);
+  KILN_TRY(kiln_pass_replace_node(f, bn, &y));
+  *done = true;
+  return NULL;
+}
+
+static kiln_status fold_matmul(kiln_function *f, kiln_node *bn, kiln_node *mm,
+                               const kiln_value *add_b, bool *done) {
+  kiln_value *x = kiln_node_input(mm, 0), *w = kiln_node_input(mm, 1);
+  const kiln_type *wt = kiln_value_type(w);
+  const kiln_type *yt = kiln_value_type(kiln_node_result(mm, 0));
+  if (!is_float_const(w) || wt->rank != 2 || yt->rank != 2)
+    return NULL;
+  int64_t c = wt->dims[1];
+  if (add_b && (!is_float_const(add_b) || kiln_type_numel(kiln_value_type(add_b)) != c ||
+                kiln_value_type(add_b)->dims[kiln_value_type(add_b)->rank - 1] != c))
+    return NULL;
+  double *s = NULL, *t = NULL;
+  KILN_TRY(bn_factors(bn, c, &s, &t));
+  if (!s)
+    return NULL;
+  kiln_module *m = kiln_function_module(f);
+  kiln_value *nw = NULL, *nb = NULL, *y = NULL, *z = NULL;
+  kiln_status st = scaled(m, w, s, c, 1, &nw);
+  if (!st)
+    st = bias(m, add_b, s, t, c, wt->elem, &nb);
+  free(s);
+  free(t);
+  KILN_TRY(st);
+  kiln_value *in[2] = {x, nw};
+  KILN_TRY(kiln_pass_emit(f, bn, KILN_NODE_MatMul, in, 2, NULL, 0, &y));
+  kiln_value *in2[2] = {y, nb};
+  KILN_TRY(kiln_pass_emit(f, bn, KILN_NODE_Add, in2, 2, NULL, 0, &z));
+  if (!kiln_type_equal(kiln_value_type(z), kiln_value_type(kiln_node_result(bn, 0))))
+    return NULL; /* left dead for dce; the BN stays */
+  KILN_TRY(kiln_pass_replace_node(f, bn, &z));
+  *done = true;
+  return NULL;
+}
+
+static kiln_value *single_use_input(const kiln_node *n, uint32_t i, kiln_node **prod) {
+  kiln_value *v = kiln_node_input(n, i);
+  *prod = v ? kiln_value_producer(v, NULL) : NULL;
+  return *prod && kiln_value_use_count(v) == 1 ? v : NULL;
+}
+
+kiln_status kiln_pass_fold_bn(kiln_function *f, const kiln_pass_options *o, uint32_t *changes) {
+  (void)o;
+  kiln_node **nodes;
+  uint32_t n;
+  KILN_TRY(kiln_pass_snapshot(f, &nodes, &n));
+  uint32_t folded = 0;
+  kiln_status s = NULL;
+  for (uint32_t i = 0; i < n && !s; i++) {
+    kiln_node *bn = nodes[i], *p = NULL, *q = NULL;
+    if (kiln_node_get_kind(bn) != KILN_NODE_BatchNormalization)
+      continue;
+    if (!single_use_input(bn, 0, &p))
+      continue;
+    bool done = false;
+    kiln_node_kind pk = kiln_node_get_kind(p);
+    if (pk == KILN_NODE_Conv)
+      s = fold_conv(f, bn, p, &done);
+    else if (pk == KILN_NODE_MatMul)
+      s = fold_matmul(f, bn, p, NULL, &done);
+    else if (pk == KILN_NODE_Add && single_use_input(p, 0, &q) &&
+             kiln_node_get_kind(q) == KILN_NODE_MatMul)
+      s = fold_matmul(f, bn, q, kiln_node_input(p, 1), &done);
+    if (s)
+      s = kiln_status_wrap(s, "bnfold: node '%s'", kiln_node_name(bn));
+    folded += done;
+  }
+  free(nodes);
+  if (changes)
+    *changes += folded;
+  return s;
+}

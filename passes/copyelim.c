@@ -1,0 +1,65 @@
+/* passes/copyelim.c: copy elimination. `copy dst, src` where src is an
+ * activation that dies at the copy is a rename: if dst is an activation
+ * first used by this copy, dst's later uses read src instead; if dst is a
+ * caller output used by nothing else, src is computed straight into the
+ * output. Buffers with views are left alone (a view's base is fixed). */
+#include "kiln/passes.h"
+#include "passes/mem_live.h"
+
+static bool plain_activation(const kiln_buffer *b, const kiln_mem_live *l) {
+  return b && kiln_buffer_get_kind(b) == KILN_BUFFER_ACTIVATION && !l->has_views[kiln_buffer_id(b)];
+}
+
+/* One elimination; *found false when no copy qualifies. */
+static kiln_status elim_one(kiln_ir *ir, bool *found) {
+  *found = false;
+  kiln_mem_live l;
+  KILN_TRY(kiln_mem_live_compute(ir, &l));
+  for (uint32_t i = 0; i < kiln_ir_instr_count(ir); i++) {
+    kiln_instr *in = kiln_ir_instr(ir, i);
+    if (kiln_instr_get_kind(in) != KILN_INSTR_Copy || kiln_instr_operand_count(in) != 2)
+      continue;
+    kiln_buffer *dst = kiln_instr_operand(in, 0), *src = kiln_instr_operand(in, 1);
+    if (!plain_activation(src, &l) || dst == src || !dst ||
+        !kiln_type_equal(kiln_buffer_type(dst), kiln_buffer_type(src)) ||
+        l.last_ref[kiln_buffer_id(src)] != (int64_t)i)
+      continue;
+    uint32_t did = kiln_buffer_id(dst);
+    kiln_buffer_kind dk = kiln_buffer_get_kind(dst);
+    if (plain_activation(dst, &l) && l.first_ref[did] == (int64_t)i) {
+      kiln_mem_live_free(&l);
+      kiln_mem_remove_markers(ir, KILN_INSTR_Dealloc, src);
+      kiln_mem_remove_markers(ir, KILN_INSTR_Alloc, dst);
+      kiln_ir_remove_instr(ir, in);
+      kiln_mem_rename(ir, dst, src);
+      *found = true;
+      return NULL;
+    }
+    if (dk == KILN_BUFFER_OUTPUT && l.refs[did] == 1) {
+      kiln_mem_live_free(&l);
+      kiln_mem_remove_markers(ir, KILN_INSTR_Alloc, src);
+      kiln_mem_remove_markers(ir, KILN_INSTR_Dealloc, src);
+      kiln_ir_remove_instr(ir, in);
+      kiln_mem_rename(ir, src, dst);
+      *found = true;
+      return NULL;
+    }
+  }
+  kiln_mem_live_free(&l);
+  return NULL;
+}
+
+kiln_status kiln_pass_copy_elim(kiln_ir *ir, const kiln_pass_options *o, uint32_t *changes) {
+  (void)o;
+  uint32_t done = 0;
+  for (;;) {
+    bool found;
+    KILN_TRY(elim_one(ir, &found));
+    if (!found)
+      break;
+    done++;
+  }
+  if (changes)
+    *changes += done;
+  return NULL;
+}

@@ -1,0 +1,343 @@
+/* passes/pass_util.c: helpers shared by graph passes and lowering rules. */
+#include "passes/pass_util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+double kiln_pass_elem_get(const void *data, kiln_elem e, int64_t i) {
+  const unsigned char *p = data;
+  switch (e) {
+  case KILN_F64: {
+    double v;
+    memcpy(&v, p + i * 8, 8);
+    return v;
+  }
+  case KILN_F32: {
+    float v;
+    memcpy(&v, p + i * 4, 4);
+    return v;
+  }
+  case KILN_F16: {
+    uint16_t h;
+    memcpy(&h, p + i * 2, 2);
+    return kiln_f16_to_f32(h);
+  }
+  case KILN_BF16: {
+    uint16_t h;
+    memcpy(&h, p + i * 2, 2);
+    return kiln_bf16_to_f32(h);
+  }
+  case KILN_I8:
+    return ((const int8_t *)data)[i];
+  case KILN_U8:
+  case KILN_BOOL:
+    return p[i];
+  case KILN_I16: {
+    int16_t v;
+    memcpy(&v, p + i * 2, 2);
+    return v;
+  }
+  case KILN_U16: {
+    uint16_t v;
+    memcpy(&v, p + i * 2, 2);
+    return v;
+  }
+  case KILN_I32: {
+    int32_t v;
+    memcpy(&v, p + i * 4, 4);
+    return v;
+  }
+  case KILN_U32: {
+    uint32_t v;
+    memcpy(&v, p + i * 4, 4);
+    return v;
+  }
+  case KILN_I64: {
+    int64_t v;
+    memcpy(&v, p + i * 8, 8);
+    return (double)v;
+  }
+  case KILN_U64: {
+    uint64_t v;
+    memcpy(&v, p + i * 8, 8);
+    return (double)v;
+  }
+  default:
+    return 0;
+  }
+}
+
+/* Integers saturate instead of overflowing: converting an out-of-range
+ * double is undefined behaviour in C. */
+static int64_t clamp_i(double v, double lo, double hi) {
+  if (isnan(v))
+    return 0;
+  if (v < lo)
+    v = lo;
+  if (v > hi)
+    v = hi;
+  return (int64_t)v;
+}
+
+void kiln_pass_elem_set(void *data, kiln_elem e, int64_t i, double v) {
+  unsigned char *p = data;
+  switch (e) {
+  case KILN_F64:
+    memcpy(p + i * 8, &v, 8);
+    break;
+  case KILN_F32: {
+    float f = (float)v;
+    memcpy(p + i * 4, &f, 4);
+    break;
+  }
+  case KILN_F16: {
+    uint16_t h = kiln_f32_to_f16((float)v);
+    memcpy(p + i * 2, &h, 2);
+    break;
+  }
+  case KILN_BF16: {
+    uint16_t h = kiln_f32_to_bf16((float)v);
+    memcpy(p + i * 2, &h, 2);
+    break;
+  }
+  case KILN_I8:
+    ((int8_t *)data)[i] = (int8_t)clamp_i(v, -128, 127);
+    break;
+  case KILN_U8:
+    p[i] = (unsigned char)clamp_i(v, 0, 255);
+    break;
+  case KILN_BOOL:
+    p[i] = v != 0;
+    break;
+  case KILN_I16: {
+    int16_t x = (int16_t)clamp_i(v, -32768, 32767);
+    memcpy(p + i * 2, &x, 2);
+    break;
+  }
+  case KILN_U16: {
+    uint16_t x = (uint16_t)clamp_i(v, 0, 65535);
+    memcpy(p + i * 2, &x, 2);
+    break;
+  }
+  case KILN_I32: {
+    int32_t x = (int32_t)clamp_i(v, -2147483648.0, 2147483647.0);
+    memcpy(p + i * 4, &x, 4);
+    break;
+  }
+  case KILN_U32: {
+    uint32_t x = (uint32_t)clamp_i(v, 0, 4294967295.0);
+    memcpy(p + i * 4, &x, 4);
+    break;
+  }
+  case KILN_I64: {
+    int64_t x = clamp_i(v, -9.2e18, 9.2e18);
+    memcpy(p + i * 8, &x, 8);
+    break;
+  }
+  case KILN_U64: {
+    uint64_t x = (uint64_t)clamp_i(v, 0, 9.2e18);
+    memcpy(p + i * 8, &x, 8);
+    break;
+  }
+  default:
+    break;
+  }
+}
+
+bool kiln_pass_const_splat(const kiln_value *v, double *out) {
+  if (!v || kiln_value_get_kind(v) != KILN_VALUE_CONSTANT)
+    return false;
+  const kiln_type *t = kiln_value_type(v);
+  if (t->quantized)
+    return false;
+  int64_t n = kiln_type_numel(t);
+  const void *d = kiln_value_data(v);
+  if (n == 0 || !d)
+    return false;
+  double first = kiln_pass_elem_get(d, t->elem, 0);
+  for (int64_t i = 1; i < n; i++)
+    if (kiln_pass_elem_get(d, t->elem, i) != first)
+      return false;
+  *out = first;
+  return true;
+}
+
+bool kiln_pass_const_is(const kiln_value *v, double x) {
+  double s;
+  return kiln_pass_const_splat(v, &s) && s == x;
+}
+
+kiln_status kiln_pass_const_fill(kiln_module *m, const kiln_type *t, double fill,
+                                 kiln_value **out) {
+  int64_t n = kiln_type_numel(t);
+  size_t bytes = (size_t)kiln_type_bytes(t);
+  void *buf = calloc(1, bytes ? bytes : 1);
+  if (!buf)
+    return kiln_status_make(KILN_OUT_OF_MEMORY, "passes: no memory for a %zu-byte constant", bytes);
+  for (int64_t i = 0; i < n; i++)
+    kiln_pass_elem_set(buf, t->elem, i, fill);
+  kiln_status s = kiln_module_add_constant(m, NULL, t, buf, out);
+  free(buf);
+  return s;
+}
+
+kiln_status kiln_pass_const_scalar(kiln_module *m, kiln_elem e, double x, kiln_value **out) {
+  kiln_type t;
+  KILN_TRY(kiln_type_make(e, 0, NULL, &t));
+  return kiln_pass_const_fill(m, &t, x, out);
+}
+
+kiln_status kiln_pass_replace_node(kiln_function *f, kiln_node *n, kiln_value *const *repl) {
+  uint32_t nr = kiln_node_result_count(n);
+  for (uint32_t i = 0; i < nr; i++) {
+    kiln_value *r = kiln_node_result(n, i);
+    if (repl[i] && repl[i] != r && kiln_value_use_count(r) > 0)
+      KILN_TRY_CTX(kiln_function_replace_uses(f, r, repl[i]), "replacing node '%s' (%s)",
+                   kiln_node_name(n), kiln_node_kind_name(kiln_node_get_kind(n)));
+  }
+  return kiln_function_remove_node(f, n);
+}
+
+kiln_status kiln_pass_emit(kiln_function *f, kiln_node *before, kiln_node_kind k,
+                           kiln_value *const *in, uint32_t n_in, const kiln_attr_desc *attrs,
+                           uint32_t n_attrs, kiln_value **out) {
+  kiln_node *n = NULL;
+  kiln_function_set_insert_point(f, before);
+  kiln_status s = kiln_function_add_node(f, k, NULL, in, n_in, attrs, n_attrs, 0, &n);
+  kiln_function_set_insert_point(f, NULL);
+  if (s)
+    return s;
+  *out = kiln_node_result(n, 0);
+  return NULL;
+}
+
+kiln_status kiln_pass_snapshot(const kiln_function *f, kiln_node ***out, uint32_t *n) {
+  uint32_t c = kiln_function_node_count(f);
+  kiln_node **a = malloc(sizeof *a * (c ? c : 1));
+  if (!a)
+    return kiln_status_make(KILN_OUT_OF_MEMORY, "passes: no memory for %u nodes", c);
+  for (uint32_t i = 0; i < c; i++)
+    a[i] = kiln_function_node(f, i);
+  *out = a;
+  *n = c;
+  return NULL;
+}
+
+static bool attr_equal(const kiln_attr *x, const kiln_attr *y) {
+  if (strcmp(kiln_attr_name(x), kiln_attr_name(y)) != 0)
+    return false;
+  kiln_attr_kind k = kiln_attr_get_kind(x);
+  if (k != kiln_attr_get_kind(y))
+    return false;
+  switch (k) {
+  case KILN_ATTR_INT:
+    return kiln_attr_int(x) == kiln_attr_int(y);
+  case KILN_ATTR_FLOAT:
+    return kiln_attr_float(x) == kiln_attr_float(y);
+  case KILN_ATTR_STRING:
+    return strcmp(kiln_attr_string(x), kiln_attr_string(y)) == 0;
+  case KILN_ATTR_TYPE:
+    return kiln_attr_type(x) == kiln_attr_type(y);
+  case KILN_ATTR_INTS:
+  case KILN_ATTR_FLOATS: {
+    uint32_t l = kiln_attr_len(x);
+    if (l != kiln_attr_len(y))
+      return false;
+    if (k == KILN_ATTR_INTS)
+      return l == 0 || memcmp(kiln_attr_ints(x), kiln_attr_ints(y), l * sizeof(int64_t)) == 0;
+    for (uint32_t i = 0; i < l; i++)
+      if (kiln_attr_floats(x)[i] != kiln_attr_floats(y)[i])
+        return false;
+    return true;
+  }
+  }
+  return false;
+}
+
+bool kiln_pass_attrs_equal(const kiln_attrs *a, const kiln_attrs *b) {
+  uint32_t n = kiln_attrs_count(a);
+  if (n != kiln_attrs_count(b))
+    return false;
+  for (uint32_t i = 0; i < n; i++)
+    if (!attr_equal(kiln_attrs_at(a, i), kiln_attrs_at(b, i)))
+      return false;
+  return true;
+}
+
+kiln_status kiln_pass_attrs_descs(const kiln_attrs *a, uint32_t extra, kiln_attr_desc **out,
+                                  uint32_t *n) {
+  uint32_t c = kiln_attrs_count(a);
+  kiln_attr_desc *d = calloc(c + extra + 1, sizeof *d);
+  if (!d)
+    return kiln_status_make(KILN_OUT_OF_MEMORY, "passes: no memory for attributes");
+  for (uint32_t i = 0; i < c; i++) {
+    const kiln_attr *x = kiln_attrs_at(a, i);
+    d[i].name = kiln_attr_name(x);
+    d[i].kind = kiln_attr_get_kind(x);
+    switch (d[i].kind) {
+    case KILN_ATTR_INT:
+      d[i].i = kiln_attr_int(x);
+      break;
+    case KILN_ATTR_FLOAT:
+      d[i].f = kiln_attr_float(x);
+      break;
+    case KILN_ATTR_STRING:
+      d[i].s = kiln_attr_string(x);
+      break;
+    case KILN_ATTR_INTS:
+      d[i].ints = kiln_attr_ints(x);
+      d[i].len = kiln_attr_len(x);
+      break;
+    case KILN_ATTR_FLOATS:
+      d[i].floats = kiln_attr_floats(x);
+      d[i].len = kiln_attr_len(x);
+      break;
+    case KILN_ATTR_TYPE:
+      d[i].type = kiln_attr_type(x);
+      break;
+    }
+  }
+  *out = d;
+  *n = c;
+  return NULL;
+}
+
+void kiln_pass_transpose_data(const void *src, void *dst, const kiln_type *in_t,
+                              const int64_t *perm, size_t es) {
+  uint32_t r = in_t->rank;
+  int64_t in_strides[KILN_MAX_RANK], out_dims[KILN_MAX_RANK], idx[KILN_MAX_RANK] = {0};
+  kiln_type_strides(in_t, in_strides);
+  for (uint32_t i = 0; i < r; i++)
+    out_dims[i] = in_t->dims[perm[i]];
+  int64_t n = kiln_type_numel(in_t);
+  const unsigned char *s = src;
+  unsigned char *d = dst;
+  for (int64_t o = 0; o < n; o++) {
+    int64_t off = 0;
+    for (uint32_t i = 0; i < r; i++)
+      off += idx[i] * in_strides[perm[i]];
+    memcpy(d + o * (int64_t)es, s + off * (int64_t)es, es);
+    for (int32_t i = (int32_t)r - 1; i >= 0; i--) {
+      if (++idx[i] < out_dims[i])
+        break;
+      idx[i] = 0;
+    }
+  }
+}
+
+void kiln_pass_transpose_perm(const kiln_node *n, uint32_t rank, int64_t *perm) {
+  const kiln_attr *a = kiln_attrs_find(kiln_node_attrs(n), "perm");
+  if (a && kiln_attr_len(a) == rank) {
+    for (uint32_t i = 0; i < rank; i++)
+      perm[i] = kiln_attr_ints(a)[i];
+    return;
+  }
+  for (uint32_t i = 0; i < rank; i++)
+    perm[i] = rank - 1 - i;
+}
+
+bool kiln_pass_is_reshape_like(kiln_node_kind k) {
+  return k == KILN_NODE_Reshape || k == KILN_NODE_Flatten || k == KILN_NODE_Squeeze ||
+         k == KILN_NODE_Unsqueeze;
+}

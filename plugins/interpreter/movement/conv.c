@@ -1,0 +1,265 @@
+/* plugins/interpreter/movement/conv.c: Conv, ConvTranspose, ConvInteger and
+ * QLinearConv over 1-D to n-D spatial dimensions ([N, C, D1..Dk] layout).
+ * Result spatial sizes come from the inferred result type; the attributes
+ * decide where each window starts. */
+#include "mv.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct mv_conv {
+  uint32_t sp; /* spatial rank */
+  int64_t N, C, M, group;
+  int64_t in[KILN_MAX_RANK], out[KILN_MAX_RANK], k[KILN_MAX_RANK];
+  int64_t stride[KILN_MAX_RANK], dil[KILN_MAX_RANK], pad[KILN_MAX_RANK]; /* pad = begin */
+} mv_conv;
+
+static kiln_status mv_list(const char *name, const kiln_attrs *a, const char *attr, uint32_t n,
+                           int64_t dflt, int64_t *out) {
+  const int64_t *v;
+  uint32_t len = interp_mv_ints(a, attr, &v);
+  if (len && len != n)
+    return interp_mv_err(KILN_INVALID_ARGUMENT, name, "%s has %u entries, expected %u", attr, len,
+                         n);
+  for (uint32_t i = 0; i < n; i++)
+    out[i] = len ? v[i] : dflt;
+  return NULL;
+}
+
+/* x: [N, C, in...]; y: [N, M, out...]; w: [M, C/g, k...] (or [C, M/g, k...]
+ * when transposed). */
+static kiln_status mv_conv_params(const char *name, const kiln_attrs *a, const kiln_type *x,
+                                  const kiln_type *w, const kiln_type *y, bool transposed,
+                                  mv_conv *p) {
+  memset(p, 0, sizeof *p);
+  if (x->rank < 3 || w->rank != x->rank || y->rank != x->rank)
+    return interp_mv_err(KILN_INVALID_ARGUMENT, name,
+                         "X, W and Y need equal rank >= 3 (got %u, %u, %u)", x->rank, w->rank,
+                         y->rank);
+  p->sp = x->rank - 2;
+  p->N = x->dims[0];
+  p->C = x->dims[1];
+  p->M = y->dims[1];
+  p->group = kiln_attrs_int_or(a, "group", 1);
+  if (p->group <= 0 || p->C % p->group || p->M % p->group)
+    return interp_mv_err(KILN_INVALID_ARGUMENT, name, "group %lld does not divide channels",
+                         (long long)p->group);
+  int64_t wc = transposed ? p->C : p->M, wk = transposed ? p->M / p->group : p->C / p->group;
+  if (w->dims[0] != wc || w->dims[1] != wk)
+    return interp_mv_err(
+        KILN_INVALID_ARGUMENT, name, "W is [%lld, %lld, ...], expected [%lld, %lld, ...]",
+        (long long)w->dims[0], (long long)w->dims[1], (long long)wc, (long long)wk);
+  for (uint32_t i = 0; i < p->sp; i++) {
+    p->in[i] = x->dims[2 + i];
+    p->out[i] = y->dims[2 + i];
+    p->k[i] = w->dims[2 + i];
+  }
+  KILN_TRY(mv_list(name, a, "strides", p->sp, 1, p->stride));
+  KILN_TRY(mv_list(name, a, "dilations", p->sp, 1, p->dil));
+  int64_t pads[2 * KILN_MAX_RANK];
+  KILN_TRY(mv_list(name, a, "pads", 2 * p->sp, 0, pads));
+  const char *ap = kiln_attrs_string_or(a, "auto_pad", "NOTSET");
+  bool upper = !strcmp(ap, "SAME_UPPER"), lower = !strcmp(ap, "SAME_LOWER");
+  bool valid = !strcmp(ap, "VALID");
+  if (!upper && !lower && !valid && strcmp(ap, "NOTSET"))
+    return interp_mv_err(KILN_INVALID_ARGUMENT, name, "unknown auto_pad '%s'", ap);
+  const int64_t *osh;
+  bool has_oshape = transposed && interp_mv_ints(a, "output_shape", &osh) > 0;
+  int64_t opad[KILN_MAX_RANK];
+  if (transposed)
+    KILN_TRY(mv_list(name, a, "output_padding", p->sp, 0, opad));
+  for (uint32_t i = 0; i < p->sp; i++) {
+    int64_t span = (p->k[i] - 1) * p->dil[i] + 1;
+    if (transposed && (has_oshape || upper || lower)) {
+      int64_t total = p->stride[i] * (p->in[i] - 1) + opad[i] + span - p->out[i];
+      p->pad[i] = upper ? total / 2 : total - total / 2;
+    } else if (upper || lower) {
+      int64_t total = (p->out[i] - 1) * p->stride[i] + span - p->in[i];
+      if (total < 0)
+        total = 0;
+      p->pad[i] = upper ? total / 2 : total - total / 2;
+    } else if (valid) {
+      p->pad[i] = 0;
+    } else {
+      p->pad[i] = pads[i];
+    }
+  }
+  return NULL;
+}
+
+/* How the accumulator of one output cell is turned into the result. */
+typedef struct mv_conv_io {
+  const interp_tensor *x, *w, *b;
+  bool integer;
+  const interp_tensor *xzp, *wzp;          /* integer kinds */
+  const interp_tensor *xs, *ws, *ys, *yzp; /* QLinearConv */
+  interp_tensor *y;
+} mv_conv_io;
+
+static int64_t mv_scalar_i(const interp_tensor *t, int64_t i) {
+  if (!t)
+    return 0;
+  return interp_mv_load_int(t, interp_mv_numel(t) == 1 ? 0 : i);
+}
+
+static void mv_conv_finish(const mv_conv_io *io, int64_t oi, int64_t m, double facc, int64_t iacc) {
+  if (!io->integer) {
+    if (io->b)
+      facc += interp_load_f(io->b, m);
+    interp_store_f(io->y, oi, facc);
+    return;
+  }
+  if (io->b)
+    iacc += interp_mv_load_int(io->b, m);
+  if (!io->ys) {
+    interp_mv_store_bits(io->y, oi, (uint64_t)iacc);
+    return;
+  }
+  double ws = interp_load_f(io->ws, interp_mv_numel(io->ws) == 1 ? 0 : m);
+  double s = interp_load_f(io->xs, 0) * ws / interp_load_f(io->ys, 0);
+  double v = nearbyint((double)iacc * s) + (double)mv_scalar_i(io->yzp, 0);
+  interp_mv_store_bits(io->y, oi, (uint64_t)interp_mv_saturate(io->y->type.elem, v));
+}
+
+static kiln_status mv_conv_run(const mv_conv *p, const mv_conv_io *io) {
+  int64_t Cg = p->C / p->group, Mg = p->M / p->group;
+  int64_t osz = interp_mv_prod(p->out, 0, p->sp), ksz = interp_mv_prod(p->k, 0, p->sp);
+  int64_t isz = interp_mv_prod(p->in, 0, p->sp);
+  int64_t xzp = mv_scalar_i(io->xzp, 0);
+  int64_t oc[KILN_MAX_RANK], kc[KILN_MAX_RANK];
+  for (int64_t n = 0; n < p->N; n++)
+    for (int64_t m = 0; m < p->M; m++) {
+      int64_t g = m / Mg, wzp = mv_scalar_i(io->wzp, m);
+      for (int64_t o = 0; o < osz; o++) {
+        interp_mv_unravel(p->out, p->sp, o, oc);
+        double facc = 0;
+        int64_t iacc = 0;
+        for (int64_t kf = 0; kf < ksz; kf++) {
+          interp_mv_unravel(p->k, p->sp, kf, kc);
+          int64_t xi = 0;
+          bool inside = true;
+          for (uint32_t d = 0; d < p->sp; d++) {
+            int64_t x = oc[d] * p->stride[d] - p->pad[d] + kc[d] * p->dil[d];
+            if (x < 0 || x >= p->in[d]) {
+              inside = false;
+              break;
+            }
+            xi = xi * p->in[d] + x;
+          }
+          if (!inside)
+            continue; /* padding: zero (or the zero point, i.e. zero after shifting) */
+          for (int64_t cl = 0; cl < Cg; cl++) {
+            int64_t xo = (n * p->C + g * Cg + cl) * isz + xi;
+            int64_t wo = (m * Cg + cl) * ksz + kf;
+            if (io->integer)
+              iacc += (interp_mv_load_int(io->x, xo) - xzp) * (interp_mv_load_int(io->w, wo) - wzp);
+            else
+              facc += interp_load_f(io->x, xo) * interp_load_f(io->w, wo);
+          }
+        }
+        mv_conv_finish(io, (n * p->M + m) * osz + o, m, facc, iacc);
+      }
+    }
+  return NULL;
+}
+
+kiln_status interp_Conv(const kiln_attrs *attrs, interp_tensor *outs, uint32_t n_outs,
+                        const interp_tensor *ins, uint32_t n_ins) {
+  (void)n_outs;
+  mv_conv p;
+  KILN_TRY(mv_conv_params("Conv", attrs, &ins[0].type, &ins[1].type, &outs[0].type, false, &p));
+  mv_conv_io io = {.x = &ins[0], .w = &ins[1], .b = interp_mv_opt(ins, n_ins, 2), .y = &outs[0]};
+  return mv_conv_run(&p, &io);
+}
+
+kiln_status interp_ConvInteger(const kiln_attrs *attrs, interp_tensor *outs, uint32_t n_outs,
+                               const interp_tensor *ins, uint32_t n_ins) {
+  (void)n_outs;
+  mv_conv p;
+  KILN_TRY(
+      mv_conv_params("ConvInteger", attrs, &ins[0].type, &ins[1].type, &outs[0].type, false, &p));
+  mv_conv_io io = {.x = &ins[0],
+                   .w = &ins[1],
+                   .integer = true,
+                   .xzp = interp_mv_opt(ins, n_ins, 2),
+                   .wzp = interp_mv_opt(ins, n_ins, 3),
+                   .y = &outs[0]};
+  return mv_conv_run(&p, &io);
+}
+
+kiln_status interp_QLinearConv(const kiln_attrs *attrs, interp_tensor *outs, uint32_t n_outs,
+                               const interp_tensor *ins, uint32_t n_ins) {
+  (void)n_outs;
+  if (n_ins < 8)
+    return interp_mv_err(KILN_INVALID_ARGUMENT, "QLinearConv", "needs 8 inputs, got %u", n_ins);
+  mv_conv p;
+  KILN_TRY(
+      mv_conv_params("QLinearConv", attrs, &ins[0].type, &ins[3].type, &outs[0].type, false, &p));
+  mv_conv_io io = {.x = &ins[0],
+                   .xs = &ins[1],
+                   .xzp = interp_mv_opt(ins, n_ins, 2),
+                   .w = &ins[3],
+                   .ws = &ins[4],
+                   .wzp = interp_mv_opt(ins, n_ins, 5),
+                   .ys = &ins[6],
+                   .yzp = interp_mv_opt(ins, n_ins, 7),
+                   .b = interp_mv_opt(ins, n_ins, 8),
+                   .integer = true,
+                   .y = &outs[0]};
+  return mv_conv_run(&p, &io);
+}
+
+/* Each input cell scatters x * w into the result window it touches. */
+kiln_status interp_ConvTranspose(const kiln_attrs *attrs, interp_tensor *outs, uint32_t n_outs,
+                                 const interp_tensor *ins, uint32_t n_ins) {
+  (void)n_outs;
+  mv_conv p;
+  KILN_TRY(
+      mv_conv_params("ConvTranspose", attrs, &ins[0].type, &ins[1].type, &outs[0].type, true, &p));
+  const interp_tensor *X = &ins[0], *W = &ins[1], *B = interp_mv_opt(ins, n_ins, 2);
+  int64_t n_out = interp_mv_numel(&outs[0]);
+  double *acc = calloc(n_out > 0 ? (size_t)n_out : 1, sizeof *acc);
+  if (!acc)
+    return interp_mv_err(KILN_OUT_OF_MEMORY, "ConvTranspose", "no memory for %lld accumulators",
+                         (long long)n_out);
+  int64_t Cg = p.C / p.group, Mg = p.M / p.group;
+  int64_t osz = interp_mv_prod(p.out, 0, p.sp), ksz = interp_mv_prod(p.k, 0, p.sp);
+  int64_t isz = interp_mv_prod(p.in, 0, p.sp);
+  int64_t ic[KILN_MAX_RANK], kc[KILN_MAX_RANK];
+  for (int64_t n = 0; n < p.N; n++)
+    for (int64_t c = 0; c < p.C; c++) {
+      int64_t g = c / Cg;
+      for (int64_t i = 0; i < isz; i++) {
+        interp_mv_unravel(p.in, p.sp, i, ic);
+        double xv = interp_load_f(X, (n * p.C + c) * isz + i);
+        for (int64_t kf = 0; kf < ksz; kf++) {
+          interp_mv_unravel(p.k, p.sp, kf, kc);
+          int64_t oi = 0;
+          bool inside = true;
+          for (uint32_t d = 0; d < p.sp; d++) {
+            int64_t o = ic[d] * p.stride[d] - p.pad[d] + kc[d] * p.dil[d];
+            if (o < 0 || o >= p.out[d]) {
+              inside = false;
+              break;
+            }
+            oi = oi * p.out[d] + o;
+          }
+          if (!inside)
+            continue;
+          for (int64_t ml = 0; ml < Mg; ml++) {
+            int64_t m = g * Mg + ml;
+            acc[(n * p.M + m) * osz + oi] += xv * interp_load_f(W, (c * Mg + ml) * ksz + kf);
+          }
+        }
+      }
+    }
+  for (int64_t o = 0; o < n_out; o++) {
+    double v = acc[o];
+    if (B)
+      v += interp_load_f(B, (o / osz) % p.M);
+    interp_store_f(&outs[0], o, v);
+  }
+  free(acc);
+  return NULL;
+}

@@ -1,0 +1,210 @@
+/* plugins/interpreter/movement/matmul.c: MatMul (numpy batch broadcasting),
+ * Gemm, MatMulInteger and QLinearMatMul. Floats accumulate in double,
+ * integers in 64 bits (wrapping), then are stored in the result type. */
+#include "mv.h"
+
+#include <math.h>
+
+/* The batched-matrix layout of one MatMul operand. A 1-D operand is a row
+ * (A) or column (B) vector whose unit dimension is not in the result. */
+typedef struct mv_mm {
+  uint32_t batch_rank;
+  int64_t batch[KILN_MAX_RANK];
+  int64_t rows, cols;
+} mv_mm;
+
+static void mv_mm_shape(const kiln_type *t, bool is_a, mv_mm *m) {
+  if (t->rank == 1) {
+    m->batch_rank = 0;
+    m->rows = is_a ? 1 : t->dims[0];
+    m->cols = is_a ? t->dims[0] : 1;
+    return;
+  }
+  m->batch_rank = t->rank - 2;
+  for (uint32_t k = 0; k < m->batch_rank; k++)
+    m->batch[k] = t->dims[k];
+  m->rows = t->dims[t->rank - 2];
+  m->cols = t->dims[t->rank - 1];
+}
+
+/* Shared by MatMul, MatMulInteger and QLinearMatMul: walk every (batch, m,
+ * n) result cell and hand the operand offsets to `cell`. */
+typedef void (*mv_cell_fn)(void *ctx, int64_t out_i, int64_t a_off, int64_t b_off, int64_t m,
+                           int64_t n, int64_t K, int64_t N);
+
+static kiln_status mv_matmul_walk(const char *k, const interp_tensor *A, const interp_tensor *B,
+                                  interp_tensor *Y, mv_cell_fn cell, void *ctx) {
+  if (A->type.rank < 1 || B->type.rank < 1)
+    return interp_mv_err(KILN_INVALID_ARGUMENT, k, "operands must have rank >= 1");
+  mv_mm a, b;
+  mv_mm_shape(&A->type, true, &a);
+  mv_mm_shape(&B->type, false, &b);
+  if (a.cols != b.rows)
+    return interp_mv_err(KILN_INVALID_ARGUMENT, k, "inner dimensions differ (%lld vs %lld)",
+                         (long long)a.cols, (long long)b.rows);
+  int64_t M = a.rows, K = a.cols, N = b.cols;
+  uint32_t br = a.batch_rank > b.batch_rank ? a.batch_rank : b.batch_rank;
+  int64_t bdims[KILN_MAX_RANK];
+  for (uint32_t i = 0; i < br; i++) {
+    int64_t da = i + a.batch_rank >= br ? a.batch[i + a.batch_rank - br] : 1;
+    int64_t db = i + b.batch_rank >= br ? b.batch[i + b.batch_rank - br] : 1;
+    if (da != db && da != 1 && db != 1)
+      return interp_mv_err(KILN_INVALID_ARGUMENT, k, "batch dimensions %lld and %lld differ",
+                           (long long)da, (long long)db);
+    bdims[i] = da == 1 ? db : da;
+  }
+  int64_t nb = interp_mv_prod(bdims, 0, br);
+  if (interp_mv_numel(Y) != nb * M * N)
+    return interp_mv_err(KILN_INVALID_ARGUMENT, k, "result has %lld elements, expected %lld",
+                         (long long)interp_mv_numel(Y), (long long)(nb * M * N));
+  int64_t c[KILN_MAX_RANK];
+  for (int64_t bi = 0; bi < nb; bi++) {
+    interp_mv_unravel(bdims, br, bi, c);
+    int64_t ab = interp_mv_bcast(bdims, br, a.batch, a.batch_rank, c);
+    int64_t bb = interp_mv_bcast(bdims, br, b.batch, b.batch_rank, c);
+    for (int64_t m = 0; m < M; m++)
+      for (int64_t n = 0; n < N; n++)
+        cell(ctx, (bi * M + m) * N + n, ab * M * K + m * K, bb * K * N + n, m, n, K, N);
+  }
+  return NULL;
+}
+
+typedef struct mv_mm_ctx {
+  const interp_tensor *a, *b, *azp, *bzp, *as, *bs, *ys, *yzp;
+  interp_tensor *y;
+} mv_mm_ctx;
+
+static void mv_cell_plain(void *vc, int64_t oi, int64_t ao, int64_t bo, int64_t m, int64_t n,
+                          int64_t K, int64_t N) {
+  mv_mm_ctx *c = vc;
+  (void)m, (void)n;
+  if (interp_mv_class(c->y->type.elem) == INTERP_MV_F) {
+    double acc = 0;
+    for (int64_t k = 0; k < K; k++)
+      acc += interp_load_f(c->a, ao + k) * interp_load_f(c->b, bo + k * N);
+    interp_store_f(c->y, oi, acc);
+  } else {
+    uint64_t acc = 0;
+    for (int64_t k = 0; k < K; k++)
+      acc += interp_mv_load_bits(c->a, ao + k) * interp_mv_load_bits(c->b, bo + k * N);
+    interp_mv_store_bits(c->y, oi, acc);
+  }
+}
+
+kiln_status interp_MatMul(const kiln_attrs *attrs, interp_tensor *outs, uint32_t n_outs,
+                          const interp_tensor *ins, uint32_t n_ins) {
+  (void)attrs, (void)n_outs, (void)n_ins;
+  mv_mm_ctx c = {.a = &ins[0], .b = &ins[1], .y = &outs[0]};
+  return mv_matmul_walk("MatMul", &ins[0], &ins[1], &outs[0], mv_cell_plain, &c);
+}
+
+/* A zero point / scale that is a scalar or one entry per row (A) or column
+ * (B); absent means 0. */
+static double mv_qparam_f(const interp_tensor *t, int64_t i) {
+  if (!t)
+    return 0;
+  return interp_load_f(t, interp_mv_numel(t) == 1 ? 0 : i);
+}
+static int64_t mv_qparam_i(const interp_tensor *t, int64_t i) {
+  if (!t)
+    return 0;
+  return interp_mv_load_int(t, interp_mv_numel(t) == 1 ? 0 : i);
+}
+
+static int64_t mv_int_dot(const mv_mm_ctx *c, int64_t ao, int64_t bo, int64_t m, int64_t n,
+                          int64_t K, int64_t N) {
+  int64_t za = mv_qparam_i(c->azp, m), zb = mv_qparam_i(c->bzp, n), acc = 0;
+  for (int64_t k = 0; k < K; k++)
+    acc += (interp_mv_load_int(c->a, ao + k) - za) * (interp_mv_load_int(c->b, bo + k * N) - zb);
+  return acc;
+}
+
+static void mv_cell_integer(void *vc, int64_t oi, int64_t ao, int64_t bo, int64_t m, int64_t n,
+                            int64_t K, int64_t N) {
+  mv_mm_ctx *c = vc;
+  interp_mv_store_bits(c->y, oi, (uint64_t)mv_int_dot(c, ao, bo, m, n, K, N));
+}
+
+kiln_status interp_MatMulInteger(const kiln_attrs *attrs, interp_tensor *outs, uint32_t n_outs,
+                                 const interp_tensor *ins, uint32_t n_ins) {
+  (void)attrs, (void)n_outs;
+  mv_mm_ctx c = {.a = &ins[0],
+                 .b = &ins[1],
+                 .azp = interp_mv_opt(ins, n_ins, 2),
+                 .bzp = interp_mv_opt(ins, n_ins, 3),
+                 .y = &outs[0]};
+  return mv_matmul_walk("MatMulInteger", &ins[0], &ins[1], &outs[0], mv_cell_integer, &c);
+}
+
+static void mv_cell_qlinear(void *vc, int64_t oi, int64_t ao, int64_t bo, int64_t m, int64_t n,
+                            int64_t K, int64_t N) {
+  mv_mm_ctx *c = vc;
+  double acc = (double)mv_int_dot(c, ao, bo, m, n, K, N);
+  double s = mv_qparam_f(c->as, m) * mv_qparam_f(c->bs, n) / mv_qparam_f(c->ys, 0);
+  /* round (half to even) before adding the zero point, as ONNX does */
+  double v = nearbyint(acc * s) + (double)mv_qparam_i(c->yzp, 0);
+  interp_mv_store_bits(c->y, oi, (uint64_t)interp_mv_saturate(c->y->type.elem, v));
+}
+
+kiln_status interp_QLinearMatMul(const kiln_attrs *attrs, interp_tensor *outs, uint32_t n_outs,
+                                 const interp_tensor *ins, uint32_t n_ins) {
+  (void)attrs, (void)n_outs;
+  if (n_ins < 8)
+    return interp_mv_err(KILN_INVALID_ARGUMENT, "QLinearMatMul", "needs 8 inputs, got %u", n_ins);
+  mv_mm_ctx c = {.a = &ins[0],
+                 .as = &ins[1],
+                 .azp = interp_mv_opt(ins, n_ins, 2),
+                 .b = &ins[3],
+                 .bs = &ins[4],
+                 .bzp = interp_mv_opt(ins, n_ins, 5),
+                 .ys = &ins[6],
+                 .yzp = interp_mv_opt(ins, n_ins, 7),
+                 .y = &outs[0]};
+  return mv_matmul_walk("QLinearMatMul", &ins[0], &ins[3], &outs[0], mv_cell_qlinear, &c);
+}
+
+kiln_status interp_Gemm(const kiln_attrs *attrs, interp_tensor *outs, uint32_t n_outs,
+                        const interp_tensor *ins, uint32_t n_ins) {
+  (void)n_outs;
+  const interp_tensor *A = &ins[0], *B = &ins[1], *C = interp_mv_opt(ins, n_ins, 2);
+  if (A->type.rank != 2 || B->type.rank != 2)
+    return interp_mv_err(KILN_INVALID_ARGUMENT, "Gemm", "A and B must be 2-D");
+  bool ta = kiln_attrs_int_or(attrs, "transA", 0) != 0;
+  bool tb = kiln_attrs_int_or(attrs, "transB", 0) != 0;
+  double alpha = kiln_attrs_float_or(attrs, "alpha", 1.0);
+  double beta = kiln_attrs_float_or(attrs, "beta", 1.0);
+  int64_t M = A->type.dims[ta ? 1 : 0], K = A->type.dims[ta ? 0 : 1];
+  int64_t N = B->type.dims[tb ? 0 : 1];
+  if (B->type.dims[tb ? 1 : 0] != K)
+    return interp_mv_err(KILN_INVALID_ARGUMENT, "Gemm", "inner dimensions differ");
+  if (interp_mv_numel(&outs[0]) != M * N)
+    return interp_mv_err(KILN_INVALID_ARGUMENT, "Gemm", "result size mismatch");
+  int64_t ydims[2] = {M, N};
+  bool isf = interp_mv_class(outs[0].type.elem) == INTERP_MV_F;
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t n = 0; n < N; n++) {
+      int64_t c2[2] = {m, n}, ci = 0;
+      if (C)
+        ci = interp_mv_bcast(ydims, 2, C->type.dims, C->type.rank, c2);
+      if (isf) {
+        double acc = 0;
+        for (int64_t k = 0; k < K; k++)
+          acc += interp_load_f(A, ta ? k * M + m : m * K + k) *
+                 interp_load_f(B, tb ? n * K + k : k * N + n);
+        acc *= alpha;
+        if (C)
+          acc += beta * interp_load_f(C, ci);
+        interp_store_f(&outs[0], m * N + n, acc);
+      } else {
+        uint64_t acc = 0;
+        for (int64_t k = 0; k < K; k++)
+          acc += interp_mv_load_bits(A, ta ? k * M + m : m * K + k) *
+                 interp_mv_load_bits(B, tb ? n * K + k : k * N + n);
+        acc *= (uint64_t)(int64_t)alpha;
+        if (C)
+          acc += (uint64_t)(int64_t)beta * interp_mv_load_bits(C, ci);
+        interp_mv_store_bits(&outs[0], m * N + n, acc);
+      }
+    }
+  return NULL;
+}

@@ -1,0 +1,60 @@
+/* plugins/interpreter/movement/mv.h: small helpers shared by the movement,
+ * linear-algebra, convolution, pooling, resize and recurrence kernels
+ * (private to this folder; the kernel interface itself is ../interp.h). */
+#ifndef KILN_INTERP_MV_H
+#define KILN_INTERP_MV_H
+
+#include "../interp.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* How a kernel computes on an element type: floats in double, signed and
+ * unsigned integers (and bool) in 64 bits. */
+typedef enum interp_mv_cls { INTERP_MV_F, INTERP_MV_S, INTERP_MV_U } interp_mv_cls;
+
+interp_mv_cls interp_mv_class(kiln_elem e);
+
+/* A failure status whose message starts with the kernel name. */
+kiln_status interp_mv_err(kiln_code code, const char *kernel, const char *fmt, ...)
+    KILN_PRINTF(3, 4);
+
+/* An ints attribute: its length (0 when absent) and entries in *out. */
+uint32_t interp_mv_ints(const kiln_attrs *a, const char *name, const int64_t **out);
+/* A floats attribute (an INTS one reads as floats too); length, 0 if absent. */
+uint32_t interp_mv_floats(const kiln_attrs *a, const char *name, const double **out);
+
+/* Optional input i, NULL when not given. */
+const interp_tensor *interp_mv_opt(const interp_tensor *ins, uint32_t n_ins, uint32_t i);
+
+int64_t interp_mv_numel(const interp_tensor *t);
+/* Product of dims[from..to). */
+int64_t interp_mv_prod(const int64_t *dims, uint32_t from, uint32_t to);
+/* Row-major strides of dims. */
+void interp_mv_strides(const int64_t *dims, uint32_t rank, int64_t *st);
+/* Coordinates of flat index i in a row-major tensor of these dims. */
+void interp_mv_unravel(const int64_t *dims, uint32_t rank, int64_t i, int64_t *c);
+/* Flat index into a tensor `in` broadcast (numpy rules, right-aligned) to
+ * out dims, for the out coordinates c. */
+int64_t interp_mv_bcast(const int64_t *out_dims, uint32_t out_rank, const int64_t *in_dims,
+                        uint32_t in_rank, const int64_t *c);
+
+/* Integers as 64-bit patterns, so sums and products wrap instead of
+ * overflowing (two's complement makes this right for signed types too). */
+uint64_t interp_mv_load_bits(const interp_tensor *t, int64_t i);
+void interp_mv_store_bits(interp_tensor *t, int64_t i, uint64_t v);
+/* Integer value of any element (floats truncated, NaN 0, saturated). */
+int64_t interp_mv_load_int(const interp_tensor *t, int64_t i);
+/* Store a double into any element type (integers truncated toward zero and
+ * saturated to int64, NaN becomes 0; bool is v != 0). */
+void interp_mv_store_double(interp_tensor *t, int64_t i, double v);
+/* Set element i to zero (all bits zero is zero for every kiln type). */
+void interp_mv_store_zero(interp_tensor *t, int64_t i);
+/* Copy `count` elements starting at src index i to dst index j, bit-exact. */
+void interp_mv_copy_run(interp_tensor *dst, int64_t j, const interp_tensor *src, int64_t i,
+                        int64_t count);
+/* Round half to even and saturate to the range of an 8/16/32-bit integer
+ * type (used by the qlinear kernels). */
+int64_t interp_mv_saturate(kiln_elem e, double v);
+
+#endif

@@ -1,0 +1,116 @@
+/* tests/core/plugins/fake.c: test plugins for the loader, one source built
+ * into several kiln-NAME.so files. Each FAKE_* define selects one way of
+ * being broken (or, with none, "picky": a working backend that declares
+ * only Relu on f32 and runs a one-input one-output graph as Relu). The
+ * loader tests check the reason kiln records for each. */
+#include <string.h>
+
+#include "kiln/plugin.h"
+
+#ifndef FAKE_NAME
+#define FAKE_NAME "picky"
+#endif
+
+static bool fake_supports(void *state, const kiln_node *n) {
+  (void)state;
+  if (kiln_node_get_kind(n) != KILN_NODE_Relu)
+    return false;
+  return kiln_value_type(kiln_node_input(n, 0))->elem == KILN_F32;
+}
+
+typedef struct fake_exe {
+  const kiln_ir *ir;
+} fake_exe;
+
+static fake_exe fake_the_exe;
+
+static kiln_status fake_compile(void *state, const kiln_ir *ir, const kiln_compile_options *o,
+                                void **out) {
+  (void)state;
+  (void)o;
+  if (kiln_ir_input_count(ir) != 1 || kiln_ir_output_count(ir) != 1)
+    return kiln_status_make(KILN_UNIMPLEMENTED, "picky runs only one-input one-output graphs");
+  /* One static executable is enough for the tests, which are serial. */
+  fake_the_exe.ir = ir;
+  *out = &fake_the_exe;
+  return NULL;
+}
+
+static kiln_status fake_run(void *exe, const void *const *in, void *const *out) {
+  const fake_exe *e = exe;
+  int64_t n = kiln_type_numel(kiln_buffer_type(kiln_ir_output(e->ir, 0)));
+  const float *x = in[0];
+  float *y = out[0];
+  for (int64_t i = 0; i < n; i++)
+    y[i] = x[i] > 0 ? x[i] : 0;
+  return NULL;
+}
+
+static void fake_destroy(void *exe) {
+  (void)exe;
+}
+
+static uint32_t fake_device_count(void *state) {
+  (void)state;
+  return 1;
+}
+
+static kiln_status fake_device_info(void *state, uint32_t i, kiln_device_info *out) {
+  (void)state;
+  if (i != 0)
+    return kiln_status_make(KILN_OUT_OF_RANGE, "picky has one device");
+  strcpy(out->name, "picky device");
+  strcpy(out->kind, "cpu");
+  out->memory_bytes = 1u << 20;
+  return NULL;
+}
+
+#ifdef FAKE_INIT_ERROR
+static kiln_status fake_init(void *state) {
+  (void)state;
+  return kiln_status_make(KILN_UNAVAILABLE, "initerr: no accelerator attached");
+}
+#endif
+
+/* noentry exports the same function under a name the loader does not
+ * look for. */
+#ifdef FAKE_NO_ENTRY
+#define FAKE_ENTRY kiln_plugin_entry_misspelled
+#else
+#define FAKE_ENTRY kiln_plugin_entry
+#endif
+
+KILN_PLUGIN_EXPORT kiln_status FAKE_ENTRY(kiln_plugin *out, uint32_t major, uint32_t minor);
+KILN_PLUGIN_EXPORT kiln_status FAKE_ENTRY(kiln_plugin *out, uint32_t major, uint32_t minor) {
+  (void)major;
+  (void)minor;
+#ifdef FAKE_ENTRY_ERROR
+  return kiln_status_make(KILN_UNAVAILABLE, "entryerr: driver version 0.0 is too old");
+#endif
+  out->abi_major = KILN_PLUGIN_ABI_MAJOR;
+  out->abi_minor = KILN_PLUGIN_ABI_MINOR;
+  out->struct_size = sizeof *out;
+#ifdef FAKE_BAD_ABI
+  out->abi_major = 99;
+  out->abi_minor = 3;
+#endif
+#ifdef FAKE_SMALL
+  out->struct_size = 16;
+#endif
+  out->name = FAKE_NAME;
+  out->version = "0.0.1";
+  out->description = "a test plugin of tests/core";
+  out->supports_node = fake_supports;
+  out->compile = fake_compile;
+#ifdef FAKE_NO_COMPILE
+  out->compile = NULL;
+#endif
+  out->run = fake_run;
+  out->destroy = fake_destroy;
+  out->device_count = fake_device_count;
+  out->device_info = fake_device_info;
+#ifdef FAKE_INIT_ERROR
+  out->init = fake_init;
+#endif
+  return NULL;
+}

@@ -1,0 +1,156 @@
+/* tests/core/test_loader.c: plugin discovery and the refusal of broken
+ * plugins (each built from plugins/fake.c with one defect), one reason
+ * per defect; the build-tree search; and kiln_plugin_log's threshold. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "suites.h"
+
+void test_use_fake_plugins(void) {
+  static char path[8192];
+  snprintf(path, sizeof path, "%s:%s/dup_a:%s/dup_b:%s/junk", TEST_BUILD_DIR, TEST_BUILD_DIR,
+           TEST_BUILD_DIR, TEST_SRC_DIR);
+  setenv("KILN_PLUGIN_PATH", path, 1);
+  setenv("KILN_PLUGIN_PATH_ONLY", "1", 1);
+}
+
+/* The reason recorded for the plugin whose path ends in `suffix`. */
+static const char *reason_for(const kiln_context *ctx, const char *suffix) {
+  for (uint32_t i = 0; i < kiln_context_refused_count(ctx); i++) {
+    const char *p, *r;
+    kiln_context_refused(ctx, i, &p, &r);
+    size_t lp = strlen(p), ls = strlen(suffix);
+    if (lp >= ls && strcmp(p + lp - ls, suffix) == 0)
+      return r;
+  }
+  ck_abort_msg("no refusal recorded for %s", suffix);
+  return NULL;
+}
+
+#define EXPECT_REASON(ctx, suffix, part)                                                           \
+  do {                                                                                             \
+    const char *r_ = reason_for(ctx, suffix);                                                      \
+    ck_assert_msg(strstr(r_, part) != NULL, "reason for %s is '%s', wanted '%s'", suffix, r_,      \
+                  part);                                                                           \
+  } while (0)
+
+START_TEST(broken_plugins_are_refused_with_reasons) {
+  test_use_fake_plugins();
+  kiln_context *ctx;
+  EXPECT_OK(kiln_context_create(&ctx));
+  /* picky and the first dup load; nine files are refused. */
+  ck_assert_uint_eq(kiln_context_backend_count(ctx), 2);
+  ck_assert_uint_eq(kiln_context_refused_count(ctx), 9);
+  ck_assert_ptr_nonnull(kiln_context_find_backend(ctx, "picky"));
+  ck_assert_ptr_nonnull(kiln_context_find_backend(ctx, "dup"));
+  ck_assert_ptr_null(kiln_context_find_backend(ctx, "badabi"));
+
+  EXPECT_REASON(ctx, "/junk/kiln-junk.so", "not a loadable shared object: ");
+  EXPECT_REASON(ctx, "/kiln-noentry.so", "missing entry symbol 'kiln_plugin_entry'");
+  EXPECT_REASON(ctx, "/kiln-badabi.so", "plugin built for ABI 99.3, kiln has 1.0");
+  EXPECT_REASON(ctx, "/kiln-entryerr.so",
+                "entry point returned an error: entryerr: driver version 0.0 is too old");
+  EXPECT_REASON(ctx, "/kiln-initerr.so",
+                "backend 'initerr' init failed: initerr: no accelerator attached");
+  EXPECT_REASON(ctx, "/kiln-nohooks.so", "lacks required hooks: compile");
+  EXPECT_REASON(ctx, "/kiln-small.so", "struct_size 16 is smaller");
+  EXPECT_REASON(ctx, "/kiln-misnamed.so",
+                "plugin calls itself 'other' but its file name says "
+                "'misnamed'");
+  char want[8192];
+  snprintf(want, sizeof want,
+           "duplicate backend 'dup': kept %s/dup_a/kiln-dup.so (found first: build tree before "
+           "install dir before KILN_PLUGIN_PATH), refused %s/dup_b/kiln-dup.so",
+           TEST_BUILD_DIR, TEST_BUILD_DIR);
+  EXPECT_REASON(ctx, "/dup_b/kiln-dup.so", want);
+  kiln_context_destroy(ctx);
+}
+END_TEST
+
+START_TEST(backend_info_of_a_good_plugin) {
+  test_use_fake_plugins();
+  kiln_context *ctx;
+  EXPECT_OK(kiln_context_create(&ctx));
+  bool seen = false;
+  for (uint32_t i = 0; i < kiln_context_backend_count(ctx); i++) {
+    kiln_backend_info bi;
+    EXPECT_OK(kiln_context_backend(ctx, i, &bi));
+    if (strcmp(bi.name, "picky") != 0)
+      continue;
+    seen = true;
+    ck_assert_str_eq(bi.version, "0.0.1");
+    ck_assert_uint_eq(bi.abi_major, 1);
+    ck_assert_uint_eq(bi.abi_minor, 0);
+    ck_assert_uint_eq(bi.device_count, 1);
+    /* picky accepts Relu on f32 and nothing else. */
+    ck_assert_uint_eq(bi.supported_kinds, 1);
+    char want[4096];
+    snprintf(want, sizeof want, "%s/kiln-picky.so", TEST_BUILD_DIR);
+    ck_assert_str_eq(bi.path, want);
+  }
+  ck_assert(seen);
+  kiln_backend_info bi;
+  EXPECT_FAIL(kiln_context_backend(ctx, 99, &bi), KILN_OUT_OF_RANGE, "99");
+  kiln_context_destroy(ctx);
+}
+END_TEST
+
+START_TEST(path_only_with_nothing_finds_nothing) {
+  setenv("KILN_PLUGIN_PATH", "/nonexistent/kiln/plugins", 1);
+  setenv("KILN_PLUGIN_PATH_ONLY", "1", 1);
+  kiln_context *ctx;
+  EXPECT_OK(kiln_context_create(&ctx));
+  ck_assert_uint_eq(kiln_context_backend_count(ctx), 0);
+  ck_assert_uint_eq(kiln_context_refused_count(ctx), 0);
+  kiln_context_destroy(ctx);
+}
+END_TEST
+
+START_TEST(build_tree_has_the_interpreter) {
+  unsetenv("KILN_PLUGIN_PATH");
+  unsetenv("KILN_PLUGIN_PATH_ONLY");
+  kiln_context *ctx;
+  EXPECT_OK(kiln_context_create(&ctx));
+  const kiln_plugin *p = kiln_context_find_backend(ctx, "interpreter");
+  ck_assert_ptr_nonnull(p);
+  ck_assert_uint_eq(p->abi_major, KILN_PLUGIN_ABI_MAJOR);
+  kiln_context_destroy(ctx);
+}
+END_TEST
+
+START_TEST(log_respects_level) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/log_%ld.txt", TEST_BUILD_DIR, (long)getpid());
+  ck_assert_ptr_nonnull(freopen(path, "w", stderr));
+  setenv("KILN_LOG_LEVEL", "info", 1);
+  kiln_plugin_log("picky", KILN_LOG_DEBUG, "hidden %d", 1);
+  kiln_plugin_log("picky", KILN_LOG_INFO, "shown %d", 2);
+  setenv("KILN_LOG_LEVEL", "error", 1);
+  kiln_plugin_log("picky", KILN_LOG_WARN, "hidden %d", 3);
+  kiln_plugin_log("picky", KILN_LOG_ERROR, "shown %d", 4);
+  fflush(stderr);
+  FILE *f = fopen(path, "r");
+  ck_assert_ptr_nonnull(f);
+  char buf[1024] = "";
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  buf[n] = '\0';
+  fclose(f);
+  remove(path);
+  ck_assert_str_eq(buf, "kiln[picky] info: shown 2\nkiln[picky] error: shown 4\n");
+}
+END_TEST
+
+Suite *loader_suite(void) {
+  Suite *s = suite_create("loader");
+  TCase *tc = tcase_create("loader");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, broken_plugins_are_refused_with_reasons);
+  tcase_add_test(tc, backend_info_of_a_good_plugin);
+  tcase_add_test(tc, path_only_with_nothing_finds_nothing);
+  tcase_add_test(tc, build_tree_has_the_interpreter);
+  tcase_add_test(tc, log_respects_level);
+  suite_add_tcase(s, tc);
+  return s;
+}

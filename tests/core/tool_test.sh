@@ -1,0 +1,99 @@
+#!/bin/sh
+# tests/core/tool_test.sh: checks the kiln command line: `kiln backends`
+# (text and JSON) lists the interpreter and every refused test plugin with
+# its reason; `kiln run` prints the MLP's hand-computed outputs, lists
+# missing inputs, writes .npy files; usage errors exit with 2.
+# usage: tool_test.sh KILN BUILD_DIR SRC_DIR SOURCE_ROOT
+set -u
+kiln="$1"; build="$2"; src="$3"; root="$4"
+pass=0; fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+check() { # check NAME EXPECTED_RC PATTERN... (patterns are fixed strings, all must appear)
+  name="$1"; want_rc="$2"; shift 2
+  if [ "$rc" -ne "$want_rc" ]; then
+    echo "FAIL $name: exit code $rc, wanted $want_rc"; echo "$out"; fail=$((fail + 1)); return
+  fi
+  for pat in "$@"; do
+    if ! printf '%s\n' "$out" | grep -qF -- "$pat"; then
+      echo "FAIL $name: output lacks '$pat'"; echo "$out"; fail=$((fail + 1)); return
+    fi
+  done
+  pass=$((pass + 1))
+}
+
+export KILN_PLUGIN_PATH="$build:$build/dup_a:$build/dup_b:$src/junk"
+unset KILN_PLUGIN_PATH_ONLY
+
+out=$("$kiln" backends 2>&1); rc=$?
+check backends 0 "interpreter" "picky 0.0.1 (ABI 1.0)" "kinds: 1 of" \
+  "plugin built for ABI 99.3, kiln has 1.0" \
+  "missing entry symbol 'kiln_plugin_entry'" \
+  "duplicate backend 'dup': kept $build/dup_a/kiln-dup.so" \
+  "not a loadable shared object" \
+  "entryerr: driver version 0.0 is too old" \
+  "initerr: no accelerator attached" \
+  "device 0: picky device (cpu, 1.0 MiB)"
+
+out=$("$kiln" backends --json 2>&1); rc=$?
+check backends-json 0 '"name": "interpreter"' '"name": "picky"' '"kinds": 1,' \
+  '"reason": "plugin built for ABI 99.3, kiln has 1.0"' '"refused": ['
+
+out=$("$kiln" backends --bogus 2>&1); rc=$?
+check backends-usage 2 "kiln backends: unknown option '--bogus'" "see kiln backends --help"
+
+unset KILN_PLUGIN_PATH
+mlp="$root/examples/models/mlp.kir"
+x="$root/examples/models/mlp_input.npy"
+
+out=$("$kiln" run "$mlp" --backend interpreter --input "x=$x" 2>&1); rc=$?
+check run-print 0 "y : f32[1,2] = [0.731059, 0.268941]"
+
+out=$("$kiln" run "$mlp" --backend interpreter 2>&1); rc=$?
+check run-missing 1 "kiln: " "missing inputs: the model expects x f32[1,4] (missing)"
+
+out=$("$kiln" run "$mlp" --backend interpreter --input "q=$x" 2>&1); rc=$?
+check run-unknown-input 1 "the model has no input 'q' (it expects: x f32[1,4])"
+
+out=$("$kiln" run "$mlp" --backend interpreter --input "x=$x" --output-dir "$tmp" --repeat 3 2>&1)
+rc=$?
+check run-output-dir 0 "latency over 3 runs: min"
+if [ -f "$tmp/y.npy" ] && [ "$(wc -c < "$tmp/y.npy")" -eq 136 ] && [ ! -e "$tmp/y.npy.tmp" ]; then
+  pass=$((pass + 1))
+else
+  echo "FAIL run-output-dir: $tmp/y.npy missing, wrong size or temp file left"; fail=$((fail + 1))
+fi
+
+out=$("$kiln" run "$mlp" --backend nope --input "x=$x" 2>&1); rc=$?
+check run-no-backend 1 "no backend 'nope'"
+
+out=$("$kiln" run 2>&1); rc=$?
+check run-usage 2 "kiln run: missing FILE" "see kiln run --help"
+
+out=$("$kiln" run "$mlp" --input 2>&1); rc=$?
+check run-usage-value 2 "--input wants NAME=PATH"
+
+out=$("$kiln" compile "$mlp" --backend interpreter --stats 2>&1); rc=$?
+check compile-stats 0 "compiled $mlp for interpreter in" "peak RSS:" "weights: 92 bytes" \
+  "instructions: "
+
+out=$("$kiln" compile "$mlp" --backend interpreter --threads x 2>&1); rc=$?
+check compile-usage 2 "--threads wants a number"
+
+out=$("$kiln" dump "$mlp" 2>&1); rc=$?
+check dump 0 "module @mlp" "MatMul(%x, %w1)" "Softmax"
+
+out=$("$kiln" dump "$mlp" --dot 2>&1); rc=$?
+check dump-dot 0 "digraph"
+
+out=$("$kiln" frobnicate 2>&1); rc=$?
+check unknown-command 2 "kiln: unknown command 'frobnicate'"
+
+for c in dump backends compile run; do
+  out=$("$kiln" $c --help 2>&1); rc=$?
+  check "help-$c" 0 "usage: kiln $c"
+done
+
+echo "tool tests: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

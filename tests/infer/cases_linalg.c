@@ -1,0 +1,75 @@
+/* tests/infer/cases_linalg.c: MatMul, Gemm, Einsum, convolutions and pools.
+ * Conv sizes: floor((in + pads - dilation*(k-1) - 1) / stride) + 1. */
+#include "harness.h"
+
+void cases_linalg(void) {
+  OK(MatMul, "f32[2,3] f32[3,4]", "f32[2,4]");
+  OK(MatMul, "f32[5,2,3] f32[3]", "f32[5,2]");
+  OK(MatMul, "f32[3] f32[3,7]", "f32[7]");
+  OK(MatMul, "f32[3] f32[3]", "f32[]");
+  OK(MatMul, "i64[2,1,2,3] i64[4,3,5]", "i64[2,4,2,5]");
+  ERR(MatMul, "f32[2,3] f32[4,5]",
+      "MatMul: inner dimensions differ: input 0 is f32[2,3], input 1 is f32[4,5]");
+  ERR(MatMul, "f32[2,2,3] f32[3,3,4]", "batch dimensions do not broadcast");
+  ERR(MatMul, "bool[2,2] bool[2,2]", "input 0 is bool[2,2]");
+  OK(Gemm, "f32[4,3] f32[5,4] f32[5]", "f32[3,5]", KILN_ATTR_I("transA", 1),
+     KILN_ATTR_I("transB", 1));
+  OK(Gemm, "f32[2,3] f32[3,4]", "f32[2,4]");
+  ERR(Gemm, "f32[2,3] f32[4,5]", "inner dimensions differ");
+  ERR(Gemm, "f32[2,3] f32[3,4] f32[3]", "input 2 (C) f32[3] does not broadcast");
+  ERR(Gemm, "f32[2,3] _ f32[3]", "Gemm: input 1 is absent but required");
+
+  OK(Einsum, "f32[2,3] f32[3,4]", "f32[2,4]", KILN_ATTR_S("equation", "ij,jk->ik"));
+  OK(Einsum, "f32[2,3] f32[3,4]", "f32[2,4]", KILN_ATTR_S("equation", "ij,jk"));
+  OK(Einsum, "f32[5,3,3]", "f32[5,3]", KILN_ATTR_S("equation", "...ii->...i"));
+  OK(Einsum, "f32[3,3]", "f32[]", KILN_ATTR_S("equation", "ii"));
+  OK(Einsum, "f32[2,3,4] f32[2,4,5]", "f32[2,3,5]", KILN_ATTR_S("equation", "bij, bjk -> bik"));
+  OK(Einsum, "f32[4,3]", "f32[3,4]", KILN_ATTR_S("equation", "ba"));
+  ERR(Einsum, "f32[2,3] f32[4,4]", "label 'j' has size 4", KILN_ATTR_S("equation", "ij,jk->ik"));
+  ERR(Einsum, "f32[2,3]", "term 0 has 3 labels", KILN_ATTR_S("equation", "ijk->i"));
+  ERR(Einsum, "f32[2,3]", "output label 'z' is not in any input", KILN_ATTR_S("equation", "ij->z"));
+  ERR(Einsum, "f32[2,3]", "attribute 'equation'");
+
+  OK(Conv, "f32[1,3,5,5] f32[8,3,3,3]", "f32[1,8,5,5]", IS("pads", 1, 1, 1, 1));
+  OK(Conv, "f32[1,3,5,5] f32[8,3,3,3] f32[8]", "f32[1,8,2,2]", IS("strides", 2, 2));
+  OK(Conv, "f32[1,4,7,7] f32[6,2,3,3]", "f32[1,6,3,3]", KILN_ATTR_I("group", 2),
+     IS("dilations", 2, 2));
+  OK(Conv, "f32[2,3,5,6] f32[4,3,3,3]", "f32[2,4,3,3]", KILN_ATTR_S("auto_pad", "SAME_UPPER"),
+     IS("strides", 2, 2));
+  OK(Conv, "f32[1,1,10] f32[1,1,4]", "f32[1,1,7]", KILN_ATTR_S("auto_pad", "VALID"));
+  ERR(Conv, "f32[1,3,5,5] f32[8,4,3,3]", "channels differ: input 0 f32[1,3,5,5] has 3");
+  ERR(Conv, "f32[1,3,5,5] f32[8,3,3,3]", "attribute 'kernel_shape' [3] has 1 entries; expected 2",
+      IS("kernel_shape", 3));
+  ERR(Conv, "f32[1,3,5,5] f32[8,3,3,3]", "attribute 'strides' [0,1]: entry 0 = 0 must be >= 1",
+      IS("strides", 0, 1));
+  ERR(Conv, "f32[1,3,5,5] f32[8,3,3,3]", "attribute 'pads' [1,1] has 2 entries; expected 4",
+      IS("pads", 1, 1));
+  ERR(Conv, "f32[1,4,5,5] f32[6,1,3,3]", "group 4 does not divide the 6 output channels",
+      KILN_ATTR_I("group", 4), IS("kernel_shape", 3, 3));
+  ERR(Conv, "f32[1,3,5,5] f32[8,3,3,3] f32[4]", "input 2 (B) is f32[4]; expected [8]");
+  ERR(Conv, "f32[1,3,2,2] f32[8,3,3,3]", "effective kernel 3 is larger than the padded input 2");
+  /* out = stride*(in-1) + output_padding + (k-1)*dilation + 1 - pads */
+  OK(ConvTranspose, "f32[1,2,3,3] f32[2,4,3,3]", "f32[1,4,7,7]", IS("strides", 2, 2));
+  OK(ConvTranspose, "f32[1,2,3,3] f32[2,4,3,3]", "f32[1,4,6,6]", IS("strides", 2, 2),
+     IS("pads", 1, 1, 1, 1), IS("output_padding", 1, 1));
+  OK(ConvTranspose, "f32[1,2,3,3] f32[2,4,3,3] f32[8]", "f32[1,8,5,5]", KILN_ATTR_I("group", 2));
+  OK(ConvTranspose, "f32[1,2,3] f32[2,4,3]", "f32[1,4,10]", IS("output_shape", 10));
+  ERR(ConvTranspose, "f32[1,3,3,3] f32[2,4,3,3]", "channels differ");
+  OK(AveragePool, "f32[1,1,5,5]", "f32[1,1,2,2]", IS("kernel_shape", 2, 2), IS("strides", 2, 2));
+  OK(AveragePool, "f32[1,1,5,5]", "f32[1,1,3,3]", IS("kernel_shape", 2, 2), IS("strides", 2, 2),
+     KILN_ATTR_I("ceil_mode", 1));
+  ERR(AveragePool, "f32[1,1,5,5]", "attribute 'kernel_shape' is required");
+  ERR(AveragePool, "f32[1,1,5,5]", "attribute 'auto_pad' = \"SAME\"", IS("kernel_shape", 2, 2),
+      KILN_ATTR_S("auto_pad", "SAME"));
+  OKN(MaxPool, "f32[1,2,6,6]", 2, "f32[1,2,3,3] i64[1,2,3,3]", IS("kernel_shape", 3, 3),
+      IS("pads", 1, 1, 1, 1), IS("strides", 2, 2));
+  OK(MaxPool, "u8[1,2,6,7]", "u8[1,2,3,4]", IS("kernel_shape", 3, 3), IS("strides", 2, 2),
+     KILN_ATTR_S("auto_pad", "SAME_LOWER"));
+  ERR(MaxPool, "f32[1,2,6,6]", "attribute 'kernel_shape' [3] has 1 entries; expected 2",
+      IS("kernel_shape", 3));
+  ERR(MaxPool, "i32[1,2,6,6]", "input 0 is i32[1,2,6,6]", IS("kernel_shape", 3, 3));
+  OK(GlobalAveragePool, "f32[2,3,4,5]", "f32[2,3,1,1]");
+  ERR(GlobalAveragePool, "f32[2,3]", "expected rank >= 3");
+  OK(GlobalMaxPool, "f64[2,3,4,5,6]", "f64[2,3,1,1,1]");
+  ERR(GlobalMaxPool, "i8[2,3,4]", "input 0 is i8[2,3,4]");
+}

@@ -1,0 +1,84 @@
+/* tests/interp/helpers.h: building tensors and attributes by hand and
+ * comparing results, for the interpreter kernel suites. */
+#ifndef KILN_TEST_INTERP_HELPERS_H
+#define KILN_TEST_INTERP_HELPERS_H
+
+#include <check.h>
+#include <math.h>
+#include <string.h>
+
+#include "interp.h"
+
+#define DIMS(...) ((const int64_t[]){__VA_ARGS__})
+#define NELEM(a) ((uint32_t)(sizeof(a) / sizeof((a)[0])))
+
+/* A tensor over caller memory (no allocation). */
+static inline interp_tensor tt(kiln_elem e, void *data, uint32_t rank, const int64_t *dims) {
+  interp_tensor t = {.data = data};
+  t.type.elem = e;
+  t.type.rank = rank;
+  for (uint32_t i = 0; i < rank; i++)
+    t.type.dims[i] = dims[i];
+  return t;
+}
+
+/* An attribute set; NULL for none. Freed with free_attrs. */
+static inline kiln_attrs *mk_attrs(const kiln_attr_desc *d, uint32_t n) {
+  kiln_attrs *a = NULL;
+  kiln_status s = kiln_attrs_create(NULL, d, n, &a);
+  ck_assert_msg(s == NULL, "kiln_attrs_create: %s", kiln_status_message(s));
+  return a;
+}
+static inline void free_attrs(kiln_attrs *a) {
+  if (a)
+    kiln_attrs_destroy(NULL, a);
+}
+
+/* Run a kernel, asserting success. */
+#define RUN_OK(name, attrs, outs, no, ins, ni)                                                     \
+  do {                                                                                             \
+    ck_assert_msg(interp_##name != NULL, "kernel " #name " missing");                              \
+    kiln_status s_ = interp_##name((attrs), (outs), (no), (ins), (ni));                            \
+    ck_assert_msg(s_ == NULL, #name ": %s", kiln_status_message(s_));                              \
+  } while (0)
+
+/* Run a kernel, asserting failure with `code`. */
+#define RUN_FAIL(name, attrs, outs, no, ins, ni, code)                                             \
+  do {                                                                                             \
+    kiln_status s_ = interp_##name((attrs), (outs), (no), (ins), (ni));                            \
+    ck_assert_msg(s_ != NULL, #name ": expected failure");                                         \
+    ck_assert_int_eq(kiln_status_code(s_), (code));                                                \
+    kiln_status_free(s_);                                                                          \
+  } while (0)
+
+/* Compare doubles: NaN matches NaN, infinities must match exactly. */
+static inline void expect_close(double got, double want, double tol, const char *what, int i) {
+  if (isnan(want)) {
+    ck_assert_msg(isnan(got), "%s[%d]: got %.17g, want NaN", what, i, got);
+    return;
+  }
+  if (isinf(want)) {
+    ck_assert_msg(got == want, "%s[%d]: got %.17g, want %.17g", what, i, got, want);
+    return;
+  }
+  ck_assert_msg(fabs(got - want) <= tol * (1.0 + fabs(want)), "%s[%d]: got %.17g, want %.17g", what,
+                i, got, want);
+}
+
+static inline void expect_f64(const double *got, const double *want, uint32_t n, double tol,
+                              const char *what) {
+  for (uint32_t i = 0; i < n; i++)
+    expect_close(got[i], want[i], tol, what, (int)i);
+}
+static inline void expect_f32(const float *got, const float *want, uint32_t n, double tol,
+                              const char *what) {
+  for (uint32_t i = 0; i < n; i++)
+    expect_close(got[i], want[i], tol, what, (int)i);
+}
+
+TCase *interp_tcase_elementwise(void);
+TCase *interp_tcase_reduce(void);
+TCase *interp_tcase_other(void);
+TCase *interp_tcase_plugin(void);
+
+#endif

@@ -1,0 +1,113 @@
+/* tests/interp2/test_conv.c: Conv, ConvTranspose, ConvInteger, QLinearConv. */
+#include <stdint.h>
+
+#include "helpers.h"
+
+static float x9[9] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
+static float ones4[4] = {1, 1, 1, 1};
+
+START_TEST(conv_plain_pad_stride_dilation) {
+  float y[4];
+  interp_tensor ins[2] = {t_tensor(KILN_F32, x9, 4, DIMS(1, 1, 3, 3)),
+                          t_tensor(KILN_F32, ones4, 4, DIMS(1, 1, 2, 2))};
+  interp_tensor out = t_tensor(KILN_F32, y, 4, DIMS(1, 1, 2, 2));
+  t_run(interp_Conv, NOATTRS, &out, 1, ins, 2);
+  CHECK_F(y, 0, 8, 12, 20, 24);
+  t_run(interp_Conv,
+        ATTRS(KILN_ATTR_IS("pads", DIMS(1, 1, 1, 1), 4), KILN_ATTR_IS("strides", DIMS(2, 2), 2)),
+        &out, 1, ins, 2);
+  CHECK_F(y, 0, 0, 3, 9, 24);
+  out = t_tensor(KILN_F32, y, 4, DIMS(1, 1, 1, 1));
+  t_run(interp_Conv, ATTRS(KILN_ATTR_IS("dilations", DIMS(2, 2), 2)), &out, 1, ins, 2);
+  CHECK_F(y, 0, 16);
+}
+END_TEST
+
+START_TEST(conv_groups_bias_1d) {
+  /* 2 channels, group 2: each output channel sees only its own input */
+  float x[4] = {1, 2, 3, 4}, w[2] = {2, 3}, b[2] = {1, -1}, y[4];
+  interp_tensor ins[3] = {t_tensor(KILN_F32, x, 3, DIMS(1, 2, 2)),
+                          t_tensor(KILN_F32, w, 3, DIMS(2, 1, 1)),
+                          t_tensor(KILN_F32, b, 1, DIMS(2))};
+  interp_tensor out = t_tensor(KILN_F32, y, 3, DIMS(1, 2, 2));
+  t_run(interp_Conv, ATTRS(KILN_ATTR_I("group", 2)), &out, 1, ins, 3);
+  CHECK_F(y, 0, 3, 5, 8, 11);
+}
+END_TEST
+
+START_TEST(conv_auto_pad) {
+  float x[4] = {1, 2, 3, 4}, w[3] = {1, 1, 1}, y[4];
+  interp_tensor ins[2] = {t_tensor(KILN_F32, x, 3, DIMS(1, 1, 4)),
+                          t_tensor(KILN_F32, w, 3, DIMS(1, 1, 3))};
+  interp_tensor out = t_tensor(KILN_F32, y, 3, DIMS(1, 1, 4));
+  t_run(interp_Conv, ATTRS(KILN_ATTR_S("auto_pad", "SAME_UPPER")), &out, 1, ins, 2);
+  CHECK_F(y, 0, 3, 6, 9, 7);
+  out = t_tensor(KILN_F32, y, 3, DIMS(1, 1, 2));
+  t_run(interp_Conv,
+        ATTRS(KILN_ATTR_S("auto_pad", "SAME_LOWER"), KILN_ATTR_IS("strides", DIMS(2), 1)), &out, 1,
+        ins, 2);
+  CHECK_F(y, 0, 3, 9);
+  t_run(interp_Conv,
+        ATTRS(KILN_ATTR_S("auto_pad", "SAME_UPPER"), KILN_ATTR_IS("strides", DIMS(2), 1)), &out, 1,
+        ins, 2);
+  CHECK_F(y, 0, 6, 7);
+}
+END_TEST
+
+START_TEST(conv_transpose) {
+  float x[3] = {1, 2, 3}, w[3] = {1, 1, 1}, y[8];
+  interp_tensor ins[2] = {t_tensor(KILN_F32, x, 3, DIMS(1, 1, 3)),
+                          t_tensor(KILN_F32, w, 3, DIMS(1, 1, 3))};
+  interp_tensor out = t_tensor(KILN_F32, y, 3, DIMS(1, 1, 5));
+  t_run(interp_ConvTranspose, NOATTRS, &out, 1, ins, 2);
+  CHECK_F(y, 0, 1, 3, 6, 5, 3);
+  out = t_tensor(KILN_F32, y, 3, DIMS(1, 1, 7));
+  t_run(interp_ConvTranspose, ATTRS(KILN_ATTR_IS("strides", DIMS(2), 1)), &out, 1, ins, 2);
+  CHECK_F(y, 0, 1, 1, 3, 2, 5, 3, 3);
+  out = t_tensor(KILN_F32, y, 3, DIMS(1, 1, 5));
+  t_run(interp_ConvTranspose,
+        ATTRS(KILN_ATTR_IS("strides", DIMS(2), 1), KILN_ATTR_IS("pads", DIMS(1, 1), 2)), &out, 1,
+        ins, 2);
+  CHECK_F(y, 0, 1, 3, 2, 5, 3);
+  out = t_tensor(KILN_F32, y, 3, DIMS(1, 1, 8));
+  t_run(interp_ConvTranspose,
+        ATTRS(KILN_ATTR_IS("strides", DIMS(2), 1), KILN_ATTR_IS("output_padding", DIMS(1), 1)),
+        &out, 1, ins, 2);
+  CHECK_F(y, 0, 1, 1, 3, 2, 5, 3, 3, 0);
+}
+END_TEST
+
+START_TEST(conv_integer_qlinear) {
+  uint8_t x[9] = {2, 3, 4, 5, 6, 7, 8, 9, 10}, w[4] = {1, 1, 1, 1}, xzp = 1;
+  int32_t y[4];
+  interp_tensor ins[3] = {t_tensor(KILN_U8, x, 4, DIMS(1, 1, 3, 3)),
+                          t_tensor(KILN_U8, w, 4, DIMS(1, 1, 2, 2)),
+                          t_tensor(KILN_U8, &xzp, 0, NULL)};
+  interp_tensor out = t_tensor(KILN_I32, y, 4, DIMS(1, 1, 2, 2));
+  t_run(interp_ConvInteger, NOATTRS, &out, 1, ins, 3);
+  CHECK_I(y, 12, 16, 24, 28);
+  /* x real [0, 5], w real 4, bias 4 (scale 1): acc [4, 24] * 0.25 + 5 */
+  uint8_t qx[2] = {10, 20}, qxzp = 10, qw[1] = {3}, qwzp = 1, yzp = 5, qy[2];
+  float xs = 0.5f, ws = 2.0f, ys = 4.0f;
+  int32_t bias[1] = {4};
+  interp_tensor q[9] = {
+      t_tensor(KILN_U8, qx, 4, DIMS(1, 1, 1, 2)), t_tensor(KILN_F32, &xs, 0, NULL),
+      t_tensor(KILN_U8, &qxzp, 0, NULL),          t_tensor(KILN_U8, qw, 4, DIMS(1, 1, 1, 1)),
+      t_tensor(KILN_F32, &ws, 0, NULL),           t_tensor(KILN_U8, &qwzp, 0, NULL),
+      t_tensor(KILN_F32, &ys, 0, NULL),           t_tensor(KILN_U8, &yzp, 0, NULL),
+      t_tensor(KILN_I32, bias, 1, DIMS(1))};
+  out = t_tensor(KILN_U8, qy, 4, DIMS(1, 1, 1, 2));
+  t_run(interp_QLinearConv, NOATTRS, &out, 1, q, 9);
+  CHECK_I(qy, 6, 11);
+}
+END_TEST
+
+TCase *interp2_conv_tcase(void) {
+  TCase *tc = tcase_create("conv");
+  tcase_add_test(tc, conv_plain_pad_stride_dilation);
+  tcase_add_test(tc, conv_groups_bias_1d);
+  tcase_add_test(tc, conv_auto_pad);
+  tcase_add_test(tc, conv_transpose);
+  tcase_add_test(tc, conv_integer_qlinear);
+  return tc;
+}

@@ -1,0 +1,87 @@
+/* tests/interp2/test_pool.c: AveragePool, MaxPool and the global pools. */
+#include <stdint.h>
+
+#include "helpers.h"
+
+START_TEST(average_pool_pads) {
+  float x[9] = {0, 1, 2, 3, 4, 5, 6, 7, 8}, y[4];
+  interp_tensor in = t_tensor(KILN_F32, x, 4, DIMS(1, 1, 3, 3));
+  interp_tensor out = t_tensor(KILN_F32, y, 4, DIMS(1, 1, 2, 2));
+  t_run(interp_AveragePool, ATTRS(KILN_ATTR_IS("kernel_shape", DIMS(2, 2), 2)), &out, 1, &in, 1);
+  CHECK_F(y, 1e-6, 2, 3, 5, 6);
+  t_run(interp_AveragePool,
+        ATTRS(KILN_ATTR_IS("kernel_shape", DIMS(2, 2), 2),
+              KILN_ATTR_IS("pads", DIMS(1, 1, 1, 1), 4), KILN_ATTR_IS("strides", DIMS(2, 2), 2)),
+        &out, 1, &in, 1);
+  CHECK_F(y, 1e-6, 0, 1.5, 4.5, 6);
+  t_run(interp_AveragePool,
+        ATTRS(KILN_ATTR_IS("kernel_shape", DIMS(2, 2), 2),
+              KILN_ATTR_IS("pads", DIMS(1, 1, 1, 1), 4), KILN_ATTR_IS("strides", DIMS(2, 2), 2),
+              KILN_ATTR_I("count_include_pad", 1)),
+        &out, 1, &in, 1);
+  CHECK_F(y, 1e-6, 0, 0.75, 2.25, 6);
+}
+END_TEST
+
+START_TEST(average_pool_ceil_mode) {
+  float x[5] = {1, 2, 3, 4, 5}, y[3];
+  interp_tensor in = t_tensor(KILN_F32, x, 3, DIMS(1, 1, 5));
+  interp_tensor out = t_tensor(KILN_F32, y, 3, DIMS(1, 1, 3));
+  t_run(interp_AveragePool,
+        ATTRS(KILN_ATTR_IS("kernel_shape", DIMS(2), 1), KILN_ATTR_IS("strides", DIMS(2), 1),
+              KILN_ATTR_I("ceil_mode", 1)),
+        &out, 1, &in, 1);
+  CHECK_F(y, 1e-6, 1.5, 3.5, 5);
+  /* the cell past the end is not padding, so it is not counted either */
+  t_run(interp_AveragePool,
+        ATTRS(KILN_ATTR_IS("kernel_shape", DIMS(2), 1), KILN_ATTR_IS("strides", DIMS(2), 1),
+              KILN_ATTR_I("ceil_mode", 1), KILN_ATTR_I("count_include_pad", 1)),
+        &out, 1, &in, 1);
+  CHECK_F(y, 1e-6, 1.5, 3.5, 5);
+}
+END_TEST
+
+START_TEST(max_pool_indices) {
+  float x[9] = {1, 9, 2, 4, 3, 8, 7, 5, 6}, y[4];
+  int64_t idx[4];
+  interp_tensor in = t_tensor(KILN_F32, x, 4, DIMS(1, 1, 3, 3));
+  interp_tensor outs[2] = {t_tensor(KILN_F32, y, 4, DIMS(1, 1, 2, 2)),
+                           t_tensor(KILN_I64, idx, 4, DIMS(1, 1, 2, 2))};
+  t_run(interp_MaxPool, ATTRS(KILN_ATTR_IS("kernel_shape", DIMS(2, 2), 2)), outs, 2, &in, 1);
+  CHECK_F(y, 0, 9, 9, 7, 8);
+  CHECK_I(idx, 1, 1, 6, 5);
+  t_run(interp_MaxPool,
+        ATTRS(KILN_ATTR_IS("kernel_shape", DIMS(2, 2), 2), KILN_ATTR_I("storage_order", 1)), outs,
+        2, &in, 1);
+  CHECK_I(idx, 3, 3, 2, 7);
+  /* int8 and ceil_mode in 1-D */
+  int8_t a[5] = {1, 5, -2, 4, 3}, b[3];
+  in = t_tensor(KILN_I8, a, 3, DIMS(1, 1, 5));
+  outs[0] = t_tensor(KILN_I8, b, 3, DIMS(1, 1, 3));
+  t_run(interp_MaxPool,
+        ATTRS(KILN_ATTR_IS("kernel_shape", DIMS(2), 1), KILN_ATTR_IS("strides", DIMS(2), 1),
+              KILN_ATTR_I("ceil_mode", 1)),
+        outs, 1, &in, 1);
+  CHECK_I(b, 5, 4, 3);
+}
+END_TEST
+
+START_TEST(global_pools) {
+  float x[4] = {1, 2, 3, 6}, y[2];
+  interp_tensor in = t_tensor(KILN_F32, x, 4, DIMS(1, 2, 2, 1));
+  interp_tensor out = t_tensor(KILN_F32, y, 4, DIMS(1, 2, 1, 1));
+  t_run(interp_GlobalAveragePool, NOATTRS, &out, 1, &in, 1);
+  CHECK_F(y, 1e-6, 1.5, 4.5);
+  t_run(interp_GlobalMaxPool, NOATTRS, &out, 1, &in, 1);
+  CHECK_F(y, 0, 2, 6);
+}
+END_TEST
+
+TCase *interp2_pool_tcase(void) {
+  TCase *tc = tcase_create("pool");
+  tcase_add_test(tc, average_pool_pads);
+  tcase_add_test(tc, average_pool_ceil_mode);
+  tcase_add_test(tc, max_pool_indices);
+  tcase_add_test(tc, global_pools);
+  return tc;
+}

@@ -1,0 +1,109 @@
+/* tests/passes/test_cases.c: text-in / text-out pass tests. Each file
+ * cases/NAME.kir holds a "# RUN: PIPELINE" line, the input module, a
+ * "# EXPECT" line and the expected module. The result must match the
+ * expected module structurally (node kinds, attributes, types, constant
+ * data, input names; result names are free). A "# NEEDS: evaluator" line
+ * marks a case that needs the interpreter (reported unsupported without). */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "suites.h"
+
+#define MAX_CASES 256
+
+static char *names[MAX_CASES];
+static int n_names;
+
+static int cmp(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void scan(void) {
+  DIR *d = opendir(KILN_PASS_CASES_DIR);
+  if (!d)
+    return;
+  struct dirent *e;
+  while ((e = readdir(d)) && n_names < MAX_CASES) {
+    size_t l = strlen(e->d_name);
+    if (l > 4 && strcmp(e->d_name + l - 4, ".kir") == 0)
+      names[n_names++] = strdup(e->d_name);
+  }
+  closedir(d);
+  qsort(names, (size_t)n_names, sizeof *names, cmp);
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = malloc((size_t)n + 1);
+  size_t got = fread(buf, 1, (size_t)n, f);
+  buf[got] = 0;
+  fclose(f);
+  return buf;
+}
+
+START_TEST(run_case) {
+  ck_assert_int_lt(_i, n_names);
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", KILN_PASS_CASES_DIR, names[_i]);
+  char *text = slurp(path);
+  ck_assert_msg(text != NULL, "cannot read %s", path);
+  char *run = strstr(text, "# RUN:");
+  char *sep = strstr(text, "# EXPECT");
+  ck_assert_msg(run && sep, "%s: needs '# RUN:' and '# EXPECT' lines", names[_i]);
+  char pipeline[256];
+  sscanf(run + 6, " %255s", pipeline);
+  bool needs_eval = strstr(text, "# NEEDS: evaluator") != NULL;
+  if (needs_eval && !tp_context()) {
+    fprintf(stderr, "%s: unsupported (no interpreter plugin)\n", names[_i]);
+    free(text);
+    return;
+  }
+  kiln_module *in = NULL, *want = NULL;
+  kiln_status s = kiln_module_parse(text, (size_t)(sep - text), path, NULL, &in);
+  ck_assert_msg(!s, "%s input: %s", names[_i], kiln_status_message(s));
+  s = kiln_module_parse(sep, strlen(sep), path, NULL, &want);
+  ck_assert_msg(!s, "%s expected: %s", names[_i], kiln_status_message(s));
+  kiln_pass_options o = kiln_pass_options_default();
+  if (tp_context())
+    o.evaluate = tp_evaluate;
+  kiln_pass_target t = {.module = in};
+  s = kiln_pass_run(&t, pipeline, &o, NULL);
+  ck_assert_msg(!s, "%s: %s", names[_i], kiln_status_message(s));
+  char why[512] = "";
+  bool ok = tp_modules_match(in, want, why, sizeof why);
+  if (!ok) {
+    char *got = NULL;
+    kiln_status ps = kiln_module_print(in, &got);
+    fprintf(stderr, "%s: got\n%s\n", names[_i], ps ? kiln_status_message(ps) : got);
+    if (!ps)
+      kiln_module_free_string(in, got);
+    kiln_status_free(ps);
+  }
+  ck_assert_msg(ok, "%s: %s", names[_i], why);
+  kiln_module_destroy(in);
+  kiln_module_destroy(want);
+  free(text);
+}
+END_TEST
+
+static void free_names(void) {
+  for (int i = 0; i < n_names; i++)
+    free(names[i]);
+}
+
+Suite *cases_suite(void) {
+  scan();
+  atexit(free_names);
+  Suite *s = suite_create("pass cases");
+  TCase *tc = tcase_create("cases");
+  tcase_add_loop_test(tc, run_case, 0, n_names);
+  suite_add_tcase(s, tc);
+  return s;
+}

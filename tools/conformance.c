@@ -1,0 +1,1094 @@
+/* tools/conformance.c: `kiln conformance`, the ONNX backend-test runner.
+ * A case is a folder with model.onnx and test_data_set_N/{input,output}_K.pb.
+ * Each case runs in a forked child (a crash or hang costs one case, not the
+ * run); the child reports one line per backend through a pipe: PASS, FAIL
+ * with the first mismatch, or SKIP with the reason (unsupported operator or
+ * type). The parent schedules --jobs children, enforces --timeout, prints
+ * progress and a per-backend summary, and checks an expected-failures list
+ * that may only shrink. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <regex.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tools/commands.h"
+
+#define CONF_MAX_BACKENDS 8
+#define CONF_MAX_IO 64
+
+typedef enum { R_PASS, R_FAIL, R_SKIP, R_CRASH, R_TIMEOUT, R_COUNT } conf_rc;
+static const char *const conf_rc_names[R_COUNT] = {"PASS", "FAIL", "SKIP", "CRASH", "TIMEOUT"};
+
+typedef struct conf_result {
+  conf_rc rc;
+  char *detail;
+} conf_result;
+
+typedef struct conf_case {
+  char *name, *dir, *suite;
+  conf_result res[CONF_MAX_BACKENDS];
+  bool done;
+} conf_case;
+
+typedef struct conf_tol {
+  char *name;
+  double rtol, atol;
+} conf_tol;
+
+typedef struct conf_xfail {
+  char *backend, *name, *reason;
+  bool seen;
+} conf_xfail;
+
+typedef struct conf_args {
+  const char *backends[CONF_MAX_BACKENDS];
+  uint32_t n_backends;
+  const char *suites[64];
+  uint32_t n_suites;
+  const char *filter, *json, *xfail_path, *tol_path, *against;
+  uint64_t jobs, timeout;
+  char *backend_list; /* owned copy split in place */
+} conf_args;
+
+typedef struct conf_run {
+  conf_args a;
+  conf_case *cases;
+  size_t n_cases, cap_cases;
+  conf_tol *tols;
+  size_t n_tols;
+  conf_xfail *xf;
+  size_t n_xf;
+  kiln_context *ctx;
+} conf_run;
+
+/* ---------------------------------------------------------------------
+ * Small helpers. */
+static char *conf_strdup(const char *s) {
+  char *r = strdup(s ? s : "");
+  if (!r) {
+    fprintf(stderr, "kiln conformance: out of memory\n");
+    _exit(KILN_EXIT_FAIL);
+  }
+  return r;
+}
+
+static char *conf_path(const char *a, const char *b) {
+  size_t n = strlen(a) + strlen(b) + 2;
+  char *p = malloc(n);
+  if (!p) {
+    fprintf(stderr, "kiln conformance: out of memory\n");
+    _exit(KILN_EXIT_FAIL);
+  }
+  snprintf(p, n, "%s/%s", a, b);
+  return p;
+}
+
+static bool conf_is_file(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int conf_cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A message on one line, without tabs (the pipe protocol is line based). */
+static void conf_flatten(char *s) {
+  for (; *s; s++)
+    if (*s == '\n' || *s == '\t' || *s == '\r')
+      *s = ' ';
+}
+
+/* ---------------------------------------------------------------------
+ * Argument parsing. */
+static const char conf_help[] =
+    "usage: kiln conformance --backend NAME[,NAME...] --suite DIR [--suite DIR...]\n"
+    "                        [--filter REGEX] [--json FILE] [--jobs N] [--timeout SEC]\n"
+    "                        [--expected-failures FILE] [--tolerances FILE]\n"
+    "                        [--against interpreter]\n"
+    "Runs ONNX backend test cases (folders with model.onnx and test_data_set_N/)\n"
+    "found in each suite folder, each case in a child process.\n"
+    "  --backend LIST      backends to test (comma-separated)\n"
+    "  --suite DIR         folder of case folders (repeatable)\n"
+    "  --filter REGEX      only cases whose name matches (POSIX extended)\n"
+    "  --json FILE         write every case's result per backend\n"
+    "  --jobs N            run N cases at once (default 1)\n"
+    "  --timeout SEC       per case (default 60); overruns count as TIMEOUT\n"
+    "  --expected-failures FILE  lines 'backend case  # reason'; the exit status\n"
+    "                      is nonzero when an unlisted case fails or a listed case\n"
+    "                      passes\n"
+    "  --tolerances FILE   lines 'case rtol atol  # reason' (default rtol 1e-3,\n"
+    "                      atol 1e-7; NaN matches NaN)\n"
+    "  --against interpreter  compare each backend with the interpreter's outputs\n"
+    "                      on the test inputs instead of the stored outputs\n";
+
+static int conf_parse(int argc, char **argv, conf_args *a) {
+  a->jobs = 1;
+  a->timeout = 60;
+  for (int i = 1; i < argc; i++) {
+    const char *v;
+    int r;
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      fputs(conf_help, stdout);
+      return -1;
+    }
+    if ((r = tool_opt_value(argc, argv, &i, "--backend", &v)) != 0) {
+      if (r < 0)
+        return tool_usage_error("conformance", "--backend needs a value");
+      free(a->backend_list);
+      a->backend_list = conf_strdup(v);
+      a->n_backends = 0;
+      for (char *save = NULL, *t = strtok_r(a->backend_list, ",", &save); t;
+           t = strtok_r(NULL, ",", &save)) {
+        if (a->n_backends == CONF_MAX_BACKENDS)
+          return tool_usage_error("conformance", "at most %d backends", CONF_MAX_BACKENDS);
+        a->backends[a->n_backends++] = t;
+      }
+    } else if ((r = tool_opt_value(argc, argv, &i, "--suite", &v)) != 0) {
+      if (r < 0)
+        return tool_usage_error("conformance", "--suite needs a value");
+      if (a->n_suites == 64)
+        return tool_usage_error("conformance", "at most 64 suites");
+      a->suites[a->n_suites++] = v;
+    } else if ((r = tool_opt_value(argc, argv, &i, "--filter", &v)) != 0) {
+      if (r < 0)
+        return tool_usage_error("conformance", "--filter needs a value");
+      a->filter = v;
+    } else if ((r = tool_opt_value(argc, argv, &i, "--json", &v)) != 0) {
+      if (r < 0)
+        return tool_usage_error("conformance", "--json needs a value");
+      a->json = v;
+    } else if ((r = tool_opt_value(argc, argv, &i, "--expected-failures", &v)) != 0) {
+      if (r < 0)
+        return tool_usage_error("conformance", "--expected-failures needs a value");
+      a->xfail_path = v;
+    } else if ((r = tool_opt_value(argc, argv, &i, "--tolerances", &v)) != 0) {
+      if (r < 0)
+        return tool_usage_error("conformance", "--tolerances needs a value");
+      a->tol_path = v;
+    } else if ((r = tool_opt_value(argc, argv, &i, "--against", &v)) != 0) {
+      if (r < 0 || strcmp(v, "interpreter") != 0)
+        return tool_usage_error("conformance", "--against takes 'interpreter'");
+      a->against = v;
+    } else if ((r = tool_opt_value(argc, argv, &i, "--jobs", &v)) != 0) {
+      if (r < 0 || !tool_parse_u64(v, &a->jobs) || a->jobs < 1 || a->jobs > 256)
+        return tool_usage_error("conformance", "--jobs needs a number from 1 to 256");
+    } else if ((r = tool_opt_value(argc, argv, &i, "--timeout", &v)) != 0) {
+      if (r < 0 || !tool_parse_u64(v, &a->timeout) || a->timeout < 1 || a->timeout > 86400)
+        return tool_usage_error("conformance", "--timeout needs seconds from 1 to 86400");
+    } else {
+      return tool_usage_error("conformance", "unknown argument '%s'", argv[i]);
+    }
+  }
+  if (!a->n_backends)
+    return tool_usage_error("conformance", "--backend is required");
+  if (!a->n_suites)
+    return tool_usage_error("conformance", "at least one --suite is required");
+  return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * Cases, tolerances, expected failures. */
+static int conf_collect(conf_run *R) {
+  regex_t re;
+  if (R->a.filter && regcomp(&re, R->a.filter, REG_EXTENDED | REG_NOSUB) != 0)
+    return tool_usage_error("conformance", "--filter '%s' is not a valid regex", R->a.filter);
+  int rc = 0;
+  for (uint32_t s = 0; s < R->a.n_suites && !rc; s++) {
+    const char *suite = R->a.suites[s];
+    DIR *d = opendir(suite);
+    if (!d) {
+      fprintf(stderr, "kiln conformance: cannot open suite '%s': %s\n", suite, strerror(errno));
+      rc = KILN_EXIT_FAIL;
+      break;
+    }
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+      if (e->d_name[0] == '.')
+        continue;
+      if (R->a.filter && regexec(&re, e->d_name, 0, NULL, 0) != 0)
+        continue;
+      char *dir = conf_path(suite, e->d_name);
+      char *model = conf_path(dir, "model.onnx");
+      bool ok = conf_is_file(model);
+      free(model);
+      free(dir);
+      if (!ok)
+        continue;
+      if (n == cap) {
+        cap = cap ? cap * 2 : 256;
+        char **nn = realloc(names, cap * sizeof *nn);
+        if (!nn)
+          _exit(KILN_EXIT_FAIL);
+        names = nn;
+      }
+      names[n++] = conf_strdup(e->d_name);
+    }
+    closedir(d);
+    if (n)
+      qsort(names, n, sizeof *names, conf_cmp_str);
+    for (size_t i = 0; i < n; i++) {
+      if (R->n_cases == R->cap_cases) {
+        R->cap_cases = R->cap_cases ? R->cap_cases * 2 : 1024;
+        conf_case *nc = realloc(R->cases, R->cap_cases * sizeof *nc);
+        if (!nc)
+          _exit(KILN_EXIT_FAIL);
+        R->cases = nc;
+      }
+      conf_case *c = &R->cases[R->n_cases++];
+      memset(c, 0, sizeof *c);
+      c->name = names[i];
+      c->dir = conf_path(suite, names[i]);
+      c->suite = conf_strdup(suite);
+    }
+    free(names);
+  }
+  if (R->a.filter)
+    regfree(&re);
+  return rc;
+}
+
+/* Read "WORD WORD ...  # comment" lines; calls fn with the words. */
+typedef int (*conf_line_fn)(conf_run *R, char **w, int nw, const char *comment, const char *where);
+
+static int conf_read_table(conf_run *R, const char *path, conf_line_fn fn) {
+  FILE *fp = fopen(path, "r");
+  if (!fp) {
+    fprintf(stderr, "kiln conformance: cannot open '%s': %s\n", path, strerror(errno));
+    return KILN_EXIT_FAIL;
+  }
+  char line[2048];
+  int lineno = 0, rc = 0;
+  while (!rc && fgets(line, sizeof line, fp)) {
+    lineno++;
+    char *hash = strchr(line, '#');
+    const char *comment = "";
+    if (hash) {
+      *hash = '\0';
+      comment = hash + 1;
+      while (*comment == ' ')
+        comment++;
+    }
+    char *w[8];
+    int nw = 0;
+    for (char *save = NULL, *t = strtok_r(line, " \t\r\n", &save); t && nw < 8;
+         t = strtok_r(NULL, " \t\r\n", &save))
+      w[nw++] = t;
+    if (!nw)
+      continue;
+    char where[1100];
+    snprintf(where, sizeof where, "%.1000s:%d", path, lineno);
+    char *c = conf_strdup(comment);
+    conf_flatten(c);
+    size_t cl = strlen(c);
+    while (cl && c[cl - 1] == ' ')
+      c[--cl] = '\0';
+    rc = fn(R, w, nw, c, where);
+    free(c);
+  }
+  fclose(fp);
+  return rc;
+}
+
+static int conf_tol_line(conf_run *R, char **w, int nw, const char *comment, const char *where) {
+  (void)comment;
+  char *end1, *end2;
+  double rtol = nw == 3 ? strtod(w[1], &end1) : 0, atol = nw == 3 ? strtod(w[2], &end2) : 0;
+  if (nw != 3 || *end1 || *end2 || rtol < 0 || atol < 0) {
+    fprintf(stderr, "kiln conformance: %s: expected 'case rtol atol  # reason'\n", where);
+    return KILN_EXIT_USAGE;
+  }
+  conf_tol *nt = realloc(R->tols, (R->n_tols + 1) * sizeof *nt);
+  if (!nt)
+    _exit(KILN_EXIT_FAIL);
+  R->tols = nt;
+  R->tols[R->n_tols++] = (conf_tol){conf_strdup(w[0]), rtol, atol};
+  return 0;
+}
+
+static int conf_xf_line(conf_run *R, char **w, int nw, const char *comment, const char *where) {
+  if (nw != 2) {
+    fprintf(stderr, "kiln conformance: %s: expected 'backend case-name  # reason'\n", where);
+    return KILN_EXIT_USAGE;
+  }
+  conf_xfail *nx = realloc(R->xf, (R->n_xf + 1) * sizeof *nx);
+  if (!nx)
+    _exit(KILN_EXIT_FAIL);
+  R->xf = nx;
+  R->xf[R->n_xf++] =
+      (conf_xfail){conf_strdup(w[0]), conf_strdup(w[1]), conf_strdup(comment), false};
+  return 0;
+}
+
+static conf_xfail *conf_find_xf(conf_run *R, const char *backend, const char *name) {
+  for (size_t i = 0; i < R->n_xf; i++)
+    if (!strcmp(R->xf[i].backend, backend) && !strcmp(R->xf[i].name, name))
+      return &R->xf[i];
+  return NULL;
+}
+
+/* ---------------------------------------------------------------------
+ * The child: one case, every backend. */
+typedef struct conf_data {
+  kiln_tensor in[CONF_MAX_IO], out[CONF_MAX_IO];
+  uint32_t n_in, n_out;
+} conf_data;
+
+static void conf_data_free(conf_data *d) {
+  for (uint32_t i = 0; i < d->n_in; i++)
+    kiln_tensor_free(&d->in[i]);
+  for (uint32_t i = 0; i < d->n_out; i++)
+    kiln_tensor_free(&d->out[i]);
+  memset(d, 0, sizeof *d);
+}
+
+/* Read input_K.pb / output_K.pb of one data set. */
+static kiln_status conf_read_set(const char *set_dir, conf_data *d) {
+  memset(d, 0, sizeof *d);
+  for (int kind = 0; kind < 2; kind++) {
+    for (uint32_t k = 0; k < CONF_MAX_IO; k++) {
+      char file[64];
+      snprintf(file, sizeof file, "%s_%u.pb", kind ? "output" : "input", k);
+      char *p = conf_path(set_dir, file);
+      if (!conf_is_file(p)) {
+        free(p);
+        break;
+      }
+      kiln_tensor *t = kind ? &d->out[d->n_out] : &d->in[d->n_in];
+      kiln_status s = kiln_tensor_read_pb(p, t);
+      free(p);
+      if (s)
+        return s;
+      if (kind)
+        d->n_out++;
+      else
+        d->n_in++;
+    }
+  }
+  return NULL;
+}
+
+static void conf_tolerance(const conf_run *R, const char *name, double *rtol, double *atol) {
+  *rtol = 1e-3;
+  *atol = 1e-7;
+  for (size_t i = 0; i < R->n_tols; i++)
+    if (!strcmp(R->tols[i].name, name)) {
+      *rtol = R->tols[i].rtol;
+      *atol = R->tols[i].atol;
+    }
+}
+
+static double conf_get(kiln_elem e, const void *p, int64_t i) {
+  switch (e) {
+  case KILN_F64:
+    return ((const double *)p)[i];
+  case KILN_F32:
+    return ((const float *)p)[i];
+  case KILN_F16:
+    return kiln_f16_to_f32(((const uint16_t *)p)[i]);
+  case KILN_BF16:
+    return kiln_bf16_to_f32(((const uint16_t *)p)[i]);
+  case KILN_I8:
+    return ((const int8_t *)p)[i];
+  case KILN_U8:
+    return ((const uint8_t *)p)[i];
+  case KILN_BOOL:
+    return ((const uint8_t *)p)[i];
+  case KILN_I16:
+    return ((const int16_t *)p)[i];
+  case KILN_U16:
+    return ((const uint16_t *)p)[i];
+  case KILN_I32:
+    return ((const int32_t *)p)[i];
+  case KILN_U32:
+    return ((const uint32_t *)p)[i];
+  case KILN_I64:
+    return (double)((const int64_t *)p)[i];
+  case KILN_U64:
+    return (double)((const uint64_t *)p)[i];
+  default:
+    return 0;
+  }
+}
+
+/* Compare one output; on mismatch write the reason to msg and return false. */
+/* Same element type and dims; test data stores bfloat16 (and sometimes
+ * float16) as uint16, which matches bit for bit. */
+static bool conf_same_type(const kiln_type *t, const kiln_type *data) {
+  kiln_type d = *data;
+  if (d.elem == KILN_U16 && (t->elem == KILN_BF16 || t->elem == KILN_F16))
+    d.elem = t->elem;
+  return kiln_type_same_shape(t, &d);
+}
+
+static bool conf_compare(const char *oname, const kiln_type *t, const void *got,
+                         const kiln_tensor *want, double rtol, double atol, char *msg, size_t msz) {
+  char a[128], b[128];
+  if (!conf_same_type(t, &want->type)) {
+    kiln_type_format(&want->type, a, sizeof a);
+    kiln_type_format(t, b, sizeof b);
+    snprintf(msg, msz, "output '%s': expected type %s, got %s", oname, a, b);
+    return false;
+  }
+  int64_t n = kiln_type_numel(t);
+  kiln_elem e = t->elem;
+  bool fl = kiln_elem_is_float(e);
+  int64_t first = -1;
+  double fe = 0, fg = 0, maxerr = 0;
+  for (int64_t i = 0; i < n; i++) {
+    bool ok;
+    double x = conf_get(e, got, i), y = conf_get(e, want->data, i);
+    if (e == KILN_I64 || e == KILN_U64) {
+      ok = e == KILN_I64 ? ((const int64_t *)got)[i] == ((const int64_t *)want->data)[i]
+                         : ((const uint64_t *)got)[i] == ((const uint64_t *)want->data)[i];
+    } else if (!fl) {
+      ok = x == y;
+    } else if (isnan(y) || isnan(x)) {
+      ok = isnan(x) && isnan(y);
+    } else if (isinf(y) || isinf(x)) {
+      ok = x == y;
+    } else {
+      double err = fabs(x - y);
+      if (err > maxerr)
+        maxerr = err;
+      ok = err <= atol + rtol * fabs(y);
+    }
+    if (!ok && first < 0) {
+      first = i;
+      fe = y;
+      fg = x;
+    }
+    if (!fl && !ok)
+      maxerr = fabs(x - y) > maxerr ? fabs(x - y) : maxerr;
+  }
+  if (first < 0)
+    return true;
+  snprintf(msg, msz, "output '%s' index %lld: expected %.9g, got %.9g (max abs error %.3g)", oname,
+           (long long)first, fe, fg, maxerr);
+  return false;
+}
+
+/* Load the model for one data set: inputs named in the .pb files are known
+ * (their shapes bind symbolic dims; compile-time uses become constants). */
+static kiln_status conf_load(conf_run *R, const char *model, const conf_data *d, kiln_module **m) {
+  kiln_onnx_options o = {0};
+  bool named = d->n_in > 0;
+  for (uint32_t i = 0; i < d->n_in; i++)
+    named = named && d->in[i].name && d->in[i].name[0];
+  if (named) {
+    o.known_inputs = d->in;
+    o.known_input_count = d->n_in;
+  }
+  o.ctx = R->ctx;
+  KILN_TRY(kiln_onnx_load(model, &o, m));
+  kiln_status s = kiln_module_verify(*m);
+  if (s) {
+    kiln_module_destroy(*m);
+    *m = NULL;
+  }
+  return s;
+}
+
+/* Compile and run on backend; outputs into *outs (malloc'd buffers). */
+static kiln_status conf_execute(conf_run *R, const kiln_module *m, const char *backend,
+                                const conf_data *d, kiln_executable **exe_out, void ***outs_out) {
+  *exe_out = NULL;
+  *outs_out = NULL;
+  kiln_executable *exe;
+  KILN_TRY(kiln_compile(R->ctx, m, NULL, backend, NULL, &exe));
+  uint32_t ni = kiln_executable_input_count(exe), no = kiln_executable_output_count(exe);
+  const void *ins[CONF_MAX_IO];
+  kiln_status s = NULL;
+  if (ni > CONF_MAX_IO || no > CONF_MAX_IO)
+    s = kiln_status_make(KILN_OUT_OF_RANGE, "too many inputs or outputs");
+  for (uint32_t i = 0; !s && i < ni; i++) {
+    kiln_io_info info;
+    kiln_executable_input(exe, i, &info);
+    const kiln_tensor *t = NULL;
+    for (uint32_t k = 0; k < d->n_in; k++)
+      if (d->in[k].name && !strcmp(d->in[k].name, info.name))
+        t = &d->in[k];
+    if (!t && i < d->n_in && (!d->in[i].name || !d->in[i].name[0]))
+      t = &d->in[i];
+    if (!t) {
+      s = kiln_status_make(KILN_NOT_FOUND, "no test data for input '%s'", info.name);
+      break;
+    }
+    if (!conf_same_type(&info.type, &t->type)) {
+      char a[128], b[128];
+      kiln_type_format(&info.type, a, sizeof a);
+      kiln_type_format(&t->type, b, sizeof b);
+      s = kiln_status_make(KILN_INVALID_ARGUMENT, "input '%s' is %s but the test data is %s",
+                           info.name, a, b);
+      break;
+    }
+    ins[i] = t->data;
+  }
+  void **outs = calloc(no ? no : 1, sizeof *outs);
+  for (uint32_t i = 0; !s && outs && i < no; i++) {
+    kiln_io_info info;
+    kiln_executable_output(exe, i, &info);
+    int64_t bytes = kiln_type_bytes(&info.type);
+    outs[i] = calloc(1, bytes > 0 ? (size_t)bytes : 1);
+    if (!outs[i])
+      s = kiln_status_make(KILN_OUT_OF_MEMORY, "output buffers");
+  }
+  if (!outs && !s)
+    s = kiln_status_make(KILN_OUT_OF_MEMORY, "output buffers");
+  if (!s)
+    s = kiln_run(exe, ins, (void *const *)outs);
+  if (s) {
+    for (uint32_t i = 0; outs && i < no; i++)
+      free(outs[i]);
+    free(outs);
+    kiln_executable_destroy(exe);
+    return s;
+  }
+  *exe_out = exe;
+  *outs_out = outs;
+  return NULL;
+}
+
+static void conf_free_outs(kiln_executable *exe, void **outs) {
+  if (!exe)
+    return;
+  for (uint32_t i = 0; i < kiln_executable_output_count(exe); i++)
+    free(outs[i]);
+  free(outs);
+  kiln_executable_destroy(exe);
+}
+
+static void conf_report(int fd, const char *backend, conf_rc rc, const char *detail) {
+  char *d = conf_strdup(detail);
+  conf_flatten(d);
+  dprintf(fd, "%s\t%s\t%s\n", backend, conf_rc_names[rc], d);
+  free(d);
+}
+
+/* Compare an executable's outputs with reference tensors (by name, else by
+ * position). */
+static bool conf_check(conf_run *R, const conf_case *c, kiln_executable *exe, void **outs,
+                       const kiln_tensor *want, uint32_t n_want, char *msg, size_t msz) {
+  double rtol, atol;
+  conf_tolerance(R, c->name, &rtol, &atol);
+  uint32_t no = kiln_executable_output_count(exe);
+  for (uint32_t k = 0; k < n_want; k++) {
+    int32_t idx = -1;
+    if (want[k].name && want[k].name[0])
+      idx = kiln_executable_find_output(exe, want[k].name);
+    else if (k < no)
+      idx = (int32_t)k;
+    if (idx < 0) {
+      snprintf(msg, msz, "the model has no output '%s'", want[k].name ? want[k].name : "?");
+      return false;
+    }
+    kiln_io_info info;
+    kiln_executable_output(exe, (uint32_t)idx, &info);
+    if (!conf_compare(info.name, &info.type, outs[idx], &want[k], rtol, atol, msg, msz))
+      return false;
+  }
+  return true;
+}
+
+static void conf_child(conf_run *R, const conf_case *c, int fd) {
+  char *model = conf_path(c->dir, "model.onnx");
+  /* Data sets, sorted. */
+  char *sets[64];
+  uint32_t n_sets = 0;
+  DIR *d = opendir(c->dir);
+  struct dirent *e;
+  while (d && (e = readdir(d)))
+    if (!strncmp(e->d_name, "test_data_set_", 14) && n_sets < 64)
+      sets[n_sets++] = conf_strdup(e->d_name);
+  if (d)
+    closedir(d);
+  qsort(sets, n_sets, sizeof *sets, conf_cmp_str);
+  conf_rc rc[CONF_MAX_BACKENDS];
+  char detail[CONF_MAX_BACKENDS][4096];
+  for (uint32_t b = 0; b < R->a.n_backends; b++) {
+    rc[b] = R_PASS;
+    snprintf(detail[b], sizeof detail[b], "%u data set%s", n_sets, n_sets == 1 ? "" : "s");
+  }
+  if (!n_sets) {
+    for (uint32_t b = 0; b < R->a.n_backends; b++)
+      conf_report(fd, R->a.backends[b], R_SKIP, "no test_data_set_N folders");
+    goto out;
+  }
+  for (uint32_t si = 0; si < n_sets; si++) {
+    char *set_dir = conf_path(c->dir, sets[si]);
+    conf_data data;
+    kiln_status s = conf_read_set(set_dir, &data);
+    free(set_dir);
+    if (s && kiln_status_code(s) != KILN_UNIMPLEMENTED) {
+      /* Sequence and optional test data are not TensorProtos: when the
+       * model itself is unsupported, that is the reason to report. */
+      kiln_module *probe = NULL;
+      kiln_onnx_options po = {.ctx = R->ctx};
+      kiln_status ls = kiln_onnx_load(model, &po, &probe);
+      kiln_module_destroy(probe);
+      if (ls && kiln_status_code(ls) == KILN_UNIMPLEMENTED) {
+        kiln_status_free(s);
+        s = kiln_status_wrap(ls, "model");
+      } else {
+        kiln_status_free(ls);
+      }
+    }
+    if (s) {
+      for (uint32_t b = 0; b < R->a.n_backends; b++)
+        if (rc[b] == R_PASS) {
+          rc[b] = kiln_status_code(s) == KILN_UNIMPLEMENTED ? R_SKIP : R_FAIL;
+          snprintf(detail[b], sizeof detail[b], "test data: %s", kiln_status_message(s));
+        }
+      kiln_status_free(s);
+      conf_data_free(&data);
+      break;
+    }
+    kiln_module *m = NULL;
+    s = conf_load(R, model, &data, &m);
+    if (s) {
+      for (uint32_t b = 0; b < R->a.n_backends; b++)
+        if (rc[b] == R_PASS) {
+          rc[b] = kiln_status_code(s) == KILN_UNIMPLEMENTED ? R_SKIP : R_FAIL;
+          snprintf(detail[b], sizeof detail[b], "load: %s", kiln_status_message(s));
+        }
+      kiln_status_free(s);
+      conf_data_free(&data);
+      break;
+    }
+    /* The reference: stored outputs, or the interpreter's (--against). */
+    kiln_executable *ref_exe = NULL;
+    void **ref_outs = NULL;
+    kiln_tensor ref[CONF_MAX_IO];
+    uint32_t n_ref = 0;
+    kiln_status ref_s = NULL;
+    if (R->a.against) {
+      ref_s = conf_execute(R, m, "interpreter", &data, &ref_exe, &ref_outs);
+      for (uint32_t i = 0; !ref_s && i < kiln_executable_output_count(ref_exe) && i < CONF_MAX_IO;
+           i++) {
+        kiln_io_info info;
+        kiln_executable_output(ref_exe, i, &info);
+        ref[n_ref++] = (kiln_tensor){info.type, ref_outs[i], (char *)info.name};
+      }
+    }
+    for (uint32_t b = 0; b < R->a.n_backends; b++) {
+      if (rc[b] != R_PASS)
+        continue;
+      const char *be = R->a.backends[b];
+      bool vs_interp = R->a.against && strcmp(be, "interpreter") != 0;
+      if (vs_interp && ref_s) {
+        rc[b] = kiln_status_code(ref_s) == KILN_UNIMPLEMENTED ? R_SKIP : R_FAIL;
+        snprintf(detail[b], sizeof detail[b], "interpreter reference: %s",
+                 kiln_status_message(ref_s));
+        continue;
+      }
+      kiln_executable *exe;
+      void **outs;
+      s = conf_execute(R, m, be, &data, &exe, &outs);
+      if (s) {
+        rc[b] = kiln_status_code(s) == KILN_UNIMPLEMENTED ? R_SKIP : R_FAIL;
+        snprintf(detail[b], sizeof detail[b], "%s", kiln_status_message(s));
+        kiln_status_free(s);
+        continue;
+      }
+      char msg[1024];
+      bool ok = vs_interp ? conf_check(R, c, exe, outs, ref, n_ref, msg, sizeof msg)
+                          : conf_check(R, c, exe, outs, data.out, data.n_out, msg, sizeof msg);
+      if (!ok) {
+        rc[b] = R_FAIL;
+        snprintf(detail[b], sizeof detail[b], "data set %u: %s", si, msg);
+      }
+      conf_free_outs(exe, outs);
+    }
+    kiln_status_free(ref_s);
+    conf_free_outs(ref_exe, ref_outs);
+    kiln_module_destroy(m);
+    conf_data_free(&data);
+  }
+  for (uint32_t b = 0; b < R->a.n_backends; b++)
+    conf_report(fd, R->a.backends[b], rc[b], detail[b]);
+out:
+  for (uint32_t i = 0; i < n_sets; i++)
+    free(sets[i]);
+  free(model);
+}
+
+/* ---------------------------------------------------------------------
+ * The parent: scheduling, timeouts, collecting. */
+typedef struct conf_slot {
+  pid_t pid;
+  int fd;
+  size_t case_idx;
+  double deadline;
+  char *buf;
+  size_t len, cap;
+} conf_slot;
+
+static double conf_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void conf_set_result(conf_case *c, uint32_t b, conf_rc rc, const char *detail) {
+  free(c->res[b].detail);
+  c->res[b].rc = rc;
+  c->res[b].detail = conf_strdup(detail);
+}
+
+/* Parse the child's lines; backends it never reported get `missing`. */
+static void conf_finish(conf_run *R, conf_slot *s, conf_rc missing, const char *why) {
+  conf_case *c = &R->cases[s->case_idx];
+  bool got[CONF_MAX_BACKENDS] = {0};
+  char *p = s->buf;
+  while (p && p < s->buf + s->len) {
+    char *nl = memchr(p, '\n', (size_t)(s->buf + s->len - p));
+    if (!nl)
+      break;
+    *nl = '\0';
+    char *t1 = strchr(p, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+    if (t1 && t2) {
+      *t1 = *t2 = '\0';
+      for (uint32_t b = 0; b < R->a.n_backends; b++)
+        if (!strcmp(p, R->a.backends[b]))
+          for (int k = 0; k < R_COUNT; k++)
+            if (!strcmp(t1 + 1, conf_rc_names[k])) {
+              conf_set_result(c, b, (conf_rc)k, t2 + 1);
+              got[b] = true;
+            }
+    }
+    p = nl + 1;
+  }
+  for (uint32_t b = 0; b < R->a.n_backends; b++)
+    if (!got[b])
+      conf_set_result(c, b, missing, why);
+  c->done = true;
+  free(s->buf);
+  s->buf = NULL;
+  s->len = s->cap = 0;
+}
+
+static bool conf_read_some(conf_slot *s) {
+  if (s->cap - s->len < 4096) {
+    size_t ncap = s->cap ? s->cap * 2 : 8192;
+    char *nb = realloc(s->buf, ncap);
+    if (!nb)
+      return false;
+    s->buf = nb;
+    s->cap = ncap;
+  }
+  ssize_t k = read(s->fd, s->buf + s->len, s->cap - s->len - 1);
+  if (k > 0) {
+    s->len += (size_t)k;
+    return true;
+  }
+  if (k < 0 && errno == EINTR)
+    return true;
+  return false; /* EOF or error */
+}
+
+static void conf_progress(conf_run *R, size_t done, bool tty, const conf_case *c) {
+  if (tty) {
+    size_t counts[R_COUNT] = {0};
+    for (size_t i = 0; i < R->n_cases; i++)
+      if (R->cases[i].done)
+        for (uint32_t b = 0; b < R->a.n_backends; b++)
+          counts[R->cases[i].res[b].rc]++;
+    fprintf(stderr, "\r\033[K[%zu/%zu] pass %zu fail %zu skip %zu  %.40s", done, R->n_cases,
+            counts[R_PASS], counts[R_FAIL] + counts[R_CRASH] + counts[R_TIMEOUT], counts[R_SKIP],
+            c->name);
+    fflush(stderr);
+  } else {
+    for (uint32_t b = 0; b < R->a.n_backends; b++) {
+      const conf_result *r = &c->res[b];
+      if (r->rc == R_PASS)
+        printf("%-7s %s %s\n", conf_rc_names[r->rc], R->a.backends[b], c->name);
+      else
+        printf("%-7s %s %s: %s\n", conf_rc_names[r->rc], R->a.backends[b], c->name, r->detail);
+    }
+    fflush(stdout);
+  }
+}
+
+static void conf_schedule(conf_run *R) {
+  bool tty = isatty(STDERR_FILENO) && isatty(STDOUT_FILENO);
+  size_t jobs = (size_t)R->a.jobs, next = 0, done = 0;
+  conf_slot *slots = calloc(jobs, sizeof *slots);
+  if (!slots)
+    _exit(KILN_EXIT_FAIL);
+  for (size_t j = 0; j < jobs; j++)
+    slots[j].pid = -1;
+  size_t running = 0;
+  fflush(stdout);
+  fflush(stderr);
+  while (done < R->n_cases) {
+    /* Fill free slots. */
+    for (size_t j = 0; j < jobs && next < R->n_cases; j++) {
+      if (slots[j].pid >= 0)
+        continue;
+      int p[2];
+      if (pipe(p) != 0)
+        break; /* out of descriptors: retry once a child finishes */
+      fflush(stdout);
+      fflush(stderr);
+      pid_t pid = fork();
+      if (pid == 0) {
+        close(p[0]);
+        /* Plugins' chatter stays out of the report. */
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0) {
+          dup2(devnull, STDOUT_FILENO);
+          close(devnull);
+        }
+        conf_child(R, &R->cases[next], p[1]);
+        close(p[1]);
+        _exit(0);
+      }
+      close(p[1]);
+      if (pid < 0) {
+        close(p[0]);
+        for (uint32_t b = 0; b < R->a.n_backends; b++)
+          conf_set_result(&R->cases[next], b, R_CRASH, "fork failed");
+        R->cases[next].done = true;
+        done++;
+        next++;
+        continue;
+      }
+      slots[j] = (conf_slot){
+          .pid = pid, .fd = p[0], .case_idx = next, .deadline = conf_now() + (double)R->a.timeout};
+      next++;
+      running++;
+    }
+    /* Wait for output, an exit, or a deadline. */
+    struct pollfd pf[256];
+    size_t map[256], np = 0;
+    double now = conf_now(), soonest = now + 1;
+    for (size_t j = 0; j < jobs; j++)
+      if (slots[j].pid >= 0) {
+        pf[np] = (struct pollfd){.fd = slots[j].fd, .events = POLLIN};
+        map[np++] = j;
+        if (slots[j].deadline < soonest)
+          soonest = slots[j].deadline;
+      }
+    int wait_ms = (int)((soonest - now) * 1000) + 1;
+    if (wait_ms < 0)
+      wait_ms = 0;
+    if (np)
+      poll(pf, np, wait_ms);
+    now = conf_now();
+    for (size_t k = 0; k < np; k++) {
+      conf_slot *s = &slots[map[k]];
+      bool eof = false;
+      if (pf[k].revents & (POLLIN | POLLHUP | POLLERR))
+        eof = !conf_read_some(s);
+      bool late = now > s->deadline;
+      if (!eof && !late)
+        continue;
+      if (late && !eof)
+        kill(s->pid, SIGKILL);
+      int status = 0;
+      waitpid(s->pid, &status, 0);
+      close(s->fd);
+      char why[128];
+      conf_rc missing = R_CRASH;
+      if (late && !eof) {
+        missing = R_TIMEOUT;
+        snprintf(why, sizeof why, "no result within %llu s", (unsigned long long)R->a.timeout);
+        /* Whatever was reported before the hang is dropped: the case timed out. */
+        s->len = 0;
+      } else if (WIFSIGNALED(status)) {
+        snprintf(why, sizeof why, "child killed by signal %d (%s)", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)));
+      } else {
+        snprintf(why, sizeof why, "child exited with status %d before reporting",
+                 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+      }
+      conf_finish(R, s, missing, why);
+      s->pid = -1;
+      running--;
+      done++;
+      conf_progress(R, done, tty, &R->cases[s->case_idx]);
+    }
+  }
+  if (tty)
+    fprintf(stderr, "\r\033[K");
+  free(slots);
+}
+
+/* ---------------------------------------------------------------------
+ * Reporting. */
+static void conf_json_str(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; s && *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\')
+      fprintf(f, "\\%c", ch);
+    else if (ch < 0x20)
+      fprintf(f, "\\u%04x", ch);
+    else
+      fputc(ch, f);
+  }
+  fputc('"', f);
+}
+
+static int conf_write_json(conf_run *R) {
+  FILE *f = fopen(R->a.json, "w");
+  if (!f) {
+    fprintf(stderr, "kiln conformance: cannot write '%s': %s\n", R->a.json, strerror(errno));
+    return KILN_EXIT_FAIL;
+  }
+  fprintf(f, "{\n  \"backends\": [");
+  for (uint32_t b = 0; b < R->a.n_backends; b++) {
+    fprintf(f, "%s", b ? ", " : "");
+    conf_json_str(f, R->a.backends[b]);
+  }
+  fprintf(f, "],\n  \"cases\": [\n");
+  for (size_t i = 0; i < R->n_cases; i++) {
+    conf_case *c = &R->cases[i];
+    fprintf(f, "    {\"name\": ");
+    conf_json_str(f, c->name);
+    fprintf(f, ", \"suite\": ");
+    conf_json_str(f, c->suite);
+    fprintf(f, ", \"results\": {");
+    for (uint32_t b = 0; b < R->a.n_backends; b++) {
+      fprintf(f, "%s", b ? ", " : "");
+      conf_json_str(f, R->a.backends[b]);
+      fprintf(f, ": {\"status\": \"%s\", \"detail\": ", conf_rc_names[c->res[b].rc]);
+      conf_json_str(f, c->res[b].detail);
+      conf_xfail *x = conf_find_xf(R, R->a.backends[b], c->name);
+      fprintf(f, ", \"expected_failure\": %s}", x ? "true" : "false");
+    }
+    fprintf(f, "}}%s\n", i + 1 < R->n_cases ? "," : "");
+  }
+  fprintf(f, "  ]\n}\n");
+  return fclose(f) == 0 ? 0 : KILN_EXIT_FAIL;
+}
+
+static int conf_summarize(conf_run *R) {
+  size_t tot[R_COUNT] = {0};
+  size_t unexpected_fail = 0, unexpected_pass = 0;
+  printf("\n%-14s %7s %7s %7s %7s %7s %7s\n", "backend", "cases", "pass", "fail", "skip", "crash",
+         "timeout");
+  for (uint32_t b = 0; b < R->a.n_backends; b++) {
+    size_t cnt[R_COUNT] = {0};
+    for (size_t i = 0; i < R->n_cases; i++)
+      cnt[R->cases[i].res[b].rc]++;
+    printf("%-14s %7zu %7zu %7zu %7zu %7zu %7zu\n", R->a.backends[b], R->n_cases, cnt[R_PASS],
+           cnt[R_FAIL], cnt[R_SKIP], cnt[R_CRASH], cnt[R_TIMEOUT]);
+    for (int k = 0; k < R_COUNT; k++)
+      tot[k] += cnt[k];
+  }
+  bool have_list = R->a.xfail_path != NULL;
+  for (size_t i = 0; i < R->n_cases; i++)
+    for (uint32_t b = 0; b < R->a.n_backends; b++) {
+      conf_case *c = &R->cases[i];
+      conf_rc rc = c->res[b].rc;
+      conf_xfail *x = conf_find_xf(R, R->a.backends[b], c->name);
+      if (x)
+        x->seen = true;
+      bool failed = rc == R_FAIL || rc == R_CRASH || rc == R_TIMEOUT;
+      if (failed && !x) {
+        if (!unexpected_fail++)
+          printf("\n%s:\n", have_list ? "UNEXPECTED FAILURES (not in the expected-failures list)"
+                                      : "FAILURES");
+        printf("  %s %s %s: %s\n", conf_rc_names[rc], R->a.backends[b], c->name, c->res[b].detail);
+      }
+    }
+  for (size_t i = 0; i < R->n_cases; i++)
+    for (uint32_t b = 0; b < R->a.n_backends; b++) {
+      conf_xfail *x = conf_find_xf(R, R->a.backends[b], R->cases[i].name);
+      if (x && R->cases[i].res[b].rc == R_PASS) {
+        if (!unexpected_pass++)
+          printf("\nUNEXPECTED PASSES (listed as expected failures; remove them from %s):\n",
+                 R->a.xfail_path);
+        printf("  PASS %s %s  # was: %s\n", R->a.backends[b], R->cases[i].name, x->reason);
+      }
+    }
+  size_t xfailed = 0;
+  for (size_t i = 0; i < R->n_cases; i++)
+    for (uint32_t b = 0; b < R->a.n_backends; b++) {
+      conf_rc rc = R->cases[i].res[b].rc;
+      if ((rc == R_FAIL || rc == R_CRASH || rc == R_TIMEOUT) &&
+          conf_find_xf(R, R->a.backends[b], R->cases[i].name))
+        xfailed++;
+    }
+  if (have_list)
+    printf("\n%zu expected failure%s, %zu unexpected failure%s, %zu unexpected pass%s\n", xfailed,
+           xfailed == 1 ? "" : "s", unexpected_fail, unexpected_fail == 1 ? "" : "s",
+           unexpected_pass, unexpected_pass == 1 ? "" : "es");
+  printf("%zu passed, %zu failed, %zu skipped\n", tot[R_PASS],
+         tot[R_FAIL] + tot[R_CRASH] + tot[R_TIMEOUT], tot[R_SKIP]);
+  return unexpected_fail || unexpected_pass ? KILN_EXIT_FAIL : KILN_EXIT_OK;
+}
+
+static void conf_free(conf_run *R) {
+  for (size_t i = 0; i < R->n_cases; i++) {
+    free(R->cases[i].name);
+    free(R->cases[i].dir);
+    free(R->cases[i].suite);
+    for (uint32_t b = 0; b < CONF_MAX_BACKENDS; b++)
+      free(R->cases[i].res[b].detail);
+  }
+  free(R->cases);
+  for (size_t i = 0; i < R->n_tols; i++)
+    free(R->tols[i].name);
+  free(R->tols);
+  for (size_t i = 0; i < R->n_xf; i++) {
+    free(R->xf[i].backend);
+    free(R->xf[i].name);
+    free(R->xf[i].reason);
+  }
+  free(R->xf);
+  free(R->a.backend_list);
+  kiln_context_destroy(R->ctx);
+}
+
+int kiln_cmd_conformance(int argc, char **argv) {
+  conf_run R;
+  memset(&R, 0, sizeof R);
+  int rc = conf_parse(argc, argv, &R.a);
+  if (rc) {
+    free(R.a.backend_list);
+    return rc < 0 ? KILN_EXIT_OK : rc;
+  }
+  if (!rc && R.a.tol_path)
+    rc = conf_read_table(&R, R.a.tol_path, conf_tol_line);
+  if (!rc && R.a.xfail_path)
+    rc = conf_read_table(&R, R.a.xfail_path, conf_xf_line);
+  if (!rc)
+    rc = conf_collect(&R);
+  if (!rc) {
+    kiln_status s = kiln_context_create(&R.ctx);
+    if (s)
+      rc = tool_fail(s);
+  }
+  for (uint32_t b = 0; !rc && b < R.a.n_backends; b++)
+    if (!kiln_context_find_backend(R.ctx, R.a.backends[b]))
+      rc = tool_usage_error("conformance", "unknown backend '%s' (see kiln backends)",
+                            R.a.backends[b]);
+  if (!rc && R.a.against && !kiln_context_find_backend(R.ctx, "interpreter"))
+    rc = tool_usage_error("conformance", "--against needs the interpreter backend");
+  if (!rc) {
+    if (!R.n_cases)
+      fprintf(stderr, "kiln conformance: no cases found\n");
+    conf_schedule(&R);
+    if (R.a.json)
+      rc = conf_write_json(&R);
+    int s = conf_summarize(&R);
+    if (!rc)
+      rc = s;
+  }
+  conf_free(&R);
+  return rc;
+}
