@@ -67,22 +67,23 @@ static uint64_t place(item **order, uint32_t n, bool best, range *scratch) {
     }
     qsort(scratch, nr, sizeof *scratch, by_lo);
     uint64_t cur = 0, best_off = UINT64_MAX, best_len = UINT64_MAX;
-    for (uint32_t j = 0; j <= nr; j++) {
-      uint64_t gap_end = j < nr ? scratch[j].lo : UINT64_MAX;
+    for (uint32_t j = 0; j < nr; j++) {
+      uint64_t gap_end = scratch[j].lo;
       if (gap_end > cur && gap_end - cur >= it->size) {
-        uint64_t len = gap_end - cur;
         if (!best) {
           best_off = cur;
           break;
         }
-        if (len < best_len) {
-          best_len = len;
+        if (gap_end - cur < best_len) {
+          best_len = gap_end - cur;
           best_off = cur;
         }
       }
-      if (j < nr && scratch[j].hi > cur)
+      if (scratch[j].hi > cur)
         cur = scratch[j].hi;
     }
+    if (best_off == UINT64_MAX)
+      best_off = cur; /* above everything alive at the same time */
     it->off = best_off;
     if (it->off + it->size > peak)
       peak = it->off + it->size;

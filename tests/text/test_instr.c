@@ -122,12 +122,53 @@ START_TEST(ir_weight_hex) {
 }
 END_TEST
 
+/* IRGen's output for every case prints, parses back to an IR that prints
+ * the same, and verifies whenever the original does. */
+START_TEST(irgen_output_round_trips) {
+  char **paths;
+  size_t n = text_case_paths(&paths);
+  for (size_t i = 0; i < n; i++) {
+    kiln_module *m = NULL;
+    kiln_status s = kiln_module_load_text(paths[i], NULL, &m);
+    ck_assert_msg(s == NULL, "%s", kiln_status_message(s));
+    kiln_ir *ir = NULL;
+    s = kiln_irgen(kiln_module_function(m, 0), &ir);
+    ck_assert_msg(s == NULL, "%s: %s", paths[i], kiln_status_message(s));
+    char *t1 = NULL, *t2 = NULL;
+    s = kiln_ir_print(ir, &t1);
+    ck_assert_msg(s == NULL, "%s", kiln_status_message(s));
+    kiln_ir *ir2 = NULL;
+    s = kiln_ir_parse(t1, strlen(t1), paths[i], NULL, &ir2);
+    ck_assert_msg(s == NULL, "%s", kiln_status_message(s));
+    s = kiln_ir_print(ir2, &t2);
+    ck_assert_msg(s == NULL, "%s", kiln_status_message(s));
+    ck_assert_msg(strcmp(t1, t2) == 0, "%s: IR text changed:\n%s---\n%s", paths[i], t1, t2);
+    ck_assert_uint_eq(kiln_ir_buffer_count(ir2), kiln_ir_buffer_count(ir));
+    ck_assert_uint_eq(kiln_ir_weight_bytes(ir2), kiln_ir_weight_bytes(ir));
+    kiln_status v1 = kiln_ir_verify(ir);
+    if (!v1) {
+      kiln_status v2 = kiln_ir_verify(ir2);
+      ck_assert_msg(v2 == NULL, "%s: parsed IR does not verify: %s", paths[i],
+                    kiln_status_message(v2));
+    }
+    kiln_status_free(v1);
+    kiln_free(t1);
+    kiln_free(t2);
+    kiln_ir_destroy(ir2);
+    kiln_ir_destroy(ir);
+    kiln_module_destroy(m);
+  }
+  text_free_paths(paths, n);
+}
+END_TEST
+
 Suite *text_instr_suite(void) {
   Suite *s = suite_create("text_instr");
   TCase *tc = tcase_create("instr");
   tcase_add_test(tc, ir_round_trips);
   tcase_add_test(tc, ir_parsed_contents);
   tcase_add_test(tc, ir_weight_hex);
+  tcase_add_test(tc, irgen_output_round_trips);
   suite_add_tcase(s, tc);
   return s;
 }
