@@ -248,6 +248,30 @@ KILN_NODISCARD kiln_status kiln_infer_types(kiln_node_kind kind, const kiln_type
                                             uint32_t *out_n);
 
 /* ------------------------------------------------------------------------
+ * The body of a FusedElementwise node: an RPN program in a string, tokens
+ * separated by spaces: `xN` pushes input N (broadcast), a decimal number
+ * (strtod syntax, also inf/nan) pushes a constant, and a node kind name
+ * pops its operands and pushes its result. Allowed kinds: Abs Ceil Cos Erf
+ * Exp Floor Gelu Identity Log Neg Reciprocal Relu Round Sigmoid Sign Sin
+ * Softplus Softsign Sqrt Tan Tanh (one operand; Gelu is the exact erf form)
+ * and Add Sub Mul Div Pow Max Min (two operands: the deeper one first).
+ * Example: "x0 1.5 Mul 0.5 Add Tanh x1 Mul" = tanh(1.5*x0 + 0.5) * x1. */
+typedef struct kiln_fused_op {
+  int32_t kind;  /* KILN_FUSED_INPUT, KILN_FUSED_CONST, or a kiln_node_kind */
+  uint32_t input; /* KILN_FUSED_INPUT: which input */
+  double value;   /* KILN_FUSED_CONST: the constant */
+} kiln_fused_op;
+#define KILN_FUSED_INPUT (-1)
+#define KILN_FUSED_CONST (-2)
+#define KILN_FUSED_MAX_OPS 256
+/* Parse and check a body (stack discipline, input numbers below n_inputs,
+ * allowed kinds, exactly one value left). Writes at most cap ops. */
+KILN_NODISCARD kiln_status kiln_fused_parse(const char *body, uint32_t n_inputs,
+                                            kiln_fused_op *ops, uint32_t cap, uint32_t *out_n);
+/* Arity of an allowed kind in a body (1 or 2), 0 when not allowed. */
+uint32_t kiln_fused_arity(kiln_node_kind k);
+
+/* ------------------------------------------------------------------------
  * Verification: types, shapes, attributes, arity, order (acyclicity) and
  * names of every node of every function. Reports every problem in one
  * status (one line each, naming the function and node). */

@@ -260,9 +260,11 @@ static kiln_status input_type(onnx_loader *L, const Onnx__ValueInfoProto *vi, in
   if (rank > KILN_MAX_RANK)
     return kiln_status_make(KILN_UNIMPLEMENTED, "%s: rank %zu exceeds kiln's maximum of %d", what,
                             rank, KILN_MAX_RANK);
-  if (kt && kt->type.rank != rank)
-    return kiln_status_make(KILN_INVALID_ARGUMENT, "%s: known value has rank %u, declared %zu",
-                            what, kt->type.rank, rank);
+  if (kt && kt->type.rank != rank) {
+    /* Declared shapes are informational in ONNX: the given data wins. */
+    KILN_TRY_CTX(kiln_type_make(e, kt->type.rank, kt->type.dims, out), "%s", what);
+    return NULL;
+  }
   int64_t dims[KILN_MAX_RANK] = {0};
   for (size_t d = 0; d < rank; d++) {
     const Onnx__TensorShapeProto__Dimension *dim = tt->shape->dim[d];
@@ -270,11 +272,7 @@ static kiln_status input_type(onnx_loader *L, const Onnx__ValueInfoProto *vi, in
       if (dim->dim_value < 0)
         return kiln_status_make(KILN_PARSE_ERROR, "%s: dim %zu is negative (%lld)", what, d,
                                 (long long)dim->dim_value);
-      if (kt && kt->type.dims[d] != dim->dim_value)
-        return kiln_status_make(KILN_INVALID_ARGUMENT,
-                                "%s: known value has dim %zu = %lld, declared %lld", what, d,
-                                (long long)kt->type.dims[d], (long long)dim->dim_value);
-      dims[d] = dim->dim_value;
+      dims[d] = kt ? kt->type.dims[d] : dim->dim_value;
       continue;
     }
     bool named = dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&

@@ -11,7 +11,7 @@
 void test_use_fake_plugins(void) {
   static char path[8192];
   snprintf(path, sizeof path, "%s:%s/dup_a:%s/dup_b:%s/junk", TEST_BUILD_DIR, TEST_BUILD_DIR,
-           TEST_BUILD_DIR, TEST_SRC_DIR);
+           TEST_BUILD_DIR, TEST_BUILD_DIR);
   setenv("KILN_PLUGIN_PATH", path, 1);
   setenv("KILN_PLUGIN_PATH_ONLY", "1", 1);
 }

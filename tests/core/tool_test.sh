@@ -23,7 +23,7 @@ check() { # check NAME EXPECTED_RC PATTERN... (patterns are fixed strings, all m
   pass=$((pass + 1))
 }
 
-export KILN_PLUGIN_PATH="$build:$build/dup_a:$build/dup_b:$src/junk"
+export KILN_PLUGIN_PATH="$build:$build/dup_a:$build/dup_b:$build/junk"
 unset KILN_PLUGIN_PATH_ONLY
 
 out=$("$kiln" backends 2>&1); rc=$?

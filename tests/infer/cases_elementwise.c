@@ -132,6 +132,11 @@ void cases_elementwise(void) {
   OK(Sum, "f64[2,3] f64[2,3] f64[1,3]", "f64[2,3]");
   ERR(Sum, "f32[2] f32[2] f32[3]", "cannot broadcast input 2");
   ERR(Sum, "f32[2] _", "input 1 is absent but required");
+  OK(FusedElementwise, "f32[2,1] f32[3]", "f32[2,3]", KILN_ATTR_S("body", "x0 1.5 Mul x1 Add Tanh"));
+  ERR(FusedElementwise, "f32[2] f32[2]", "'x2' names no input", KILN_ATTR_S("body", "x0 x2 Add"));
+  ERR(FusedElementwise, "f32[2]", "'Add' needs 2 operands", KILN_ATTR_S("body", "x0 Add"));
+  ERR(FusedElementwise, "f32[2]", "'Conv' is not allowed", KILN_ATTR_S("body", "x0 Conv"));
+  ERR(FusedElementwise, "i32[2]", "input", KILN_ATTR_S("body", "x0"));
   OK(Where, "bool[2,1] f32[3] f32[2,3]", "f32[2,3]");
   ERR(Where, "i32[2] f32[2] f32[2]", "condition (input 0) is i32[2]");
   ERR(Where, "bool[2] f32[2] f16[2]", "element types differ");
