@@ -8,6 +8,14 @@
 #include <string.h>
 
 #include "core/context.h"
+#include "kiln/passes.h"
+
+/* The default pipelines. Graph: clean up, fold constants (ONNX shape
+ * arithmetic), fold batch norms, lower what the backend does not run, and
+ * clean up what lowering made. Instructions: copy elimination, in-place
+ * reuse, lifetime shrinking, then the static plan. */
+#define KILN_GRAPH_PIPELINE "dce,cse,fold*,simplify*,bnfold,dce,lower,fold*,simplify*,cse,dce"
+#define KILN_INSTR_PIPELINE "copyelim,inplace,shrink,plan"
 
 /* "f32[1,3,8,8], f32[4,3,3,3]": the input types of a node, for messages. */
 static void compile_format_inputs(const kiln_node *n, char *buf, size_t size) {
@@ -157,20 +165,53 @@ static void compile_options(const kiln_compile_options *in, kiln_compile_options
            n - sizeof in->struct_size);
 }
 
+/* Adapters from the pass options' callbacks to the plugin's hooks. */
+static kiln_status compile_evaluate(void *user, const kiln_module *m, const kiln_value *v,
+                                    kiln_tensor *out) {
+  return kiln_evaluate_value((kiln_context *)user, m, v, out);
+}
+static bool compile_supports(void *user, const kiln_node *n) {
+  const kiln_plugin *p = user;
+  return p->supports_node(p->state, n);
+}
+static bool compile_keep(void *user, const kiln_node *n) {
+  const kiln_plugin *p = user;
+  return p->keep_node(p->state, n);
+}
+static bool compile_fused(void *user, const kiln_node *n, kiln_node_kind act) {
+  const kiln_plugin *p = user;
+  return p->supports_fused(p->state, n, act);
+}
+
 static kiln_status compile_steps(kiln_context *ctx, const kiln_module *m, const char *function,
                                  const kiln_registry_backend *be,
-                                 const kiln_compile_options *user_opts, kiln_executable *exe) {
+                                 const kiln_compile_options *user_opts, bool run_passes,
+                                 kiln_executable *exe) {
   const kiln_plugin *p = &be->desc;
   KILN_TRY_CTX(kiln_module_clone(m, &exe->module), "copying module '%s'", kiln_module_name(m));
   kiln_function *f = NULL;
   KILN_TRY(compile_pick_function(exe->module, function, &f));
   KILN_TRY_CTX(kiln_module_verify(exe->module), "verifying module '%s'", kiln_module_name(m));
 
-  /* ---- PASS PIPELINE CALL SITE (engineer G) ----------------------------
-   * kiln_pass_pipeline (simplify, lowering against p->supports_node,
-   * p->rewrite_graph, simplify again) goes here, on exe->module / f, once
-   * passes/ provides it. Until then the graph reaches the backend as
-   * written, and compile_check_support below reports what it cannot run. */
+  /* The graph pipeline: simplify, lower what the backend does not run,
+   * simplify again. Skipped for the tiny all-constant modules that constant
+   * folding itself compiles (kiln_evaluate_value), which would otherwise
+   * fold forever. */
+  if (run_passes) {
+    kiln_pass_options po = kiln_pass_options_default();
+    po.evaluate = compile_evaluate;
+    po.evaluate_user = ctx;
+    po.supports_node = compile_supports;
+    po.keep_node = p->keep_node ? compile_keep : NULL;
+    po.supports_fused = p->supports_fused ? compile_fused : NULL;
+    po.backend_user = (void *)p;
+    po.backend_name = p->name;
+    po.verify = getenv("KILN_VERIFY_EACH_PASS") != NULL;
+    po.fold_max_bytes = 64u << 20;
+    kiln_pass_target t = {.module = exe->module, .function = kiln_function_name(f)};
+    const char *pipe = getenv("KILN_PIPELINE");
+    KILN_TRY(kiln_pass_run(&t, pipe ? pipe : KILN_GRAPH_PIPELINE, &po, NULL));
+  }
 
   /* The backend's own graph rewrite (fusion, layout) comes after lowering;
    * its result is verified like any pass output. */
@@ -186,6 +227,13 @@ static kiln_status compile_steps(kiln_context *ctx, const kiln_module *m, const 
 
   KILN_TRY_CTX(kiln_irgen(f, &exe->ir), "generating instructions for function '%s'",
                kiln_function_name(f));
+  if (run_passes) {
+    kiln_pass_options po = kiln_pass_options_default();
+    po.verify = getenv("KILN_VERIFY_EACH_PASS") != NULL;
+    kiln_pass_target t = {.module = exe->module, .function = kiln_function_name(f), .ir = exe->ir};
+    KILN_TRY(kiln_pass_run(&t, KILN_INSTR_PIPELINE, &po, NULL));
+    KILN_TRY(kiln_pass_validate_plan(exe->ir));
+  }
   KILN_TRY_CTX(kiln_ir_verify(exe->ir), "verifying instructions of function '%s'",
                kiln_function_name(f));
   KILN_TRY(compile_io(exe, f));
@@ -208,6 +256,12 @@ static kiln_status compile_steps(kiln_context *ctx, const kiln_module *m, const 
 kiln_status kiln_compile(kiln_context *ctx, const kiln_module *m, const char *function,
                          const char *backend, const kiln_compile_options *opts,
                          kiln_executable **out) {
+  return kiln_core_compile(ctx, m, function, backend, opts, true, out);
+}
+
+kiln_status kiln_core_compile(kiln_context *ctx, const kiln_module *m, const char *function,
+                              const char *backend, const kiln_compile_options *opts,
+                              bool run_passes, kiln_executable **out) {
   if (!out)
     return kiln_status_make(KILN_INVALID_ARGUMENT, "kiln_compile: out is NULL");
   *out = NULL;
@@ -224,7 +278,7 @@ kiln_status kiln_compile(kiln_context *ctx, const kiln_module *m, const char *fu
     return kiln_status_make(KILN_OUT_OF_MEMORY, "out of memory creating an executable");
   exe->ctx = ctx;
   exe->plugin = &be->desc;
-  kiln_status s = compile_steps(ctx, m, function, be, opts, exe);
+  kiln_status s = compile_steps(ctx, m, function, be, opts, run_passes, exe);
   if (s) {
     kiln_executable_destroy(exe);
     return kiln_status_wrap(s, "compiling module '%s' for backend '%s'", kiln_module_name(m),

@@ -31,6 +31,11 @@ struct kiln_context {
 /* Discover and load plugins into ctx (registry.c). Failures of single
  * plugins are recorded as refusals; only running out of memory fails. */
 kiln_status kiln_registry_discover(kiln_context *ctx);
+/* kiln_compile with the pass pipelines optional (off for the all-constant
+ * modules that constant folding evaluates). */
+kiln_status kiln_core_compile(kiln_context *ctx, const kiln_module *m, const char *function,
+                              const char *backend, const kiln_compile_options *opts,
+                              bool run_passes, kiln_executable **out);
 /* Record a refusal (copies path and reason). */
 kiln_status kiln_registry_refuse(kiln_context *ctx, const char *path, const char *reason);
 /* Free what the registry allocated (the plugins stay loaded). */

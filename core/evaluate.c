@@ -180,7 +180,7 @@ static kiln_status eval_build(const kiln_function *f, const kiln_value *v, const
 
 static kiln_status eval_run(kiln_context *ctx, kiln_module *dst, kiln_tensor *out) {
   kiln_executable *exe = NULL;
-  KILN_TRY(kiln_compile(ctx, dst, NULL, "interpreter", NULL, &exe));
+  KILN_TRY(kiln_core_compile(ctx, dst, NULL, "interpreter", NULL, false, &exe));
   kiln_status s = NULL;
   if (kiln_executable_output_count(exe) != 1 || kiln_executable_input_count(exe) != 0)
     s = kiln_status_make(KILN_INTERNAL, "evaluate: expected 0 inputs and 1 output, got %u and %u",

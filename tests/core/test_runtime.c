@@ -117,8 +117,8 @@ START_TEST(unsupported_node_is_reported_with_types) {
   kiln_module *m = parse(add_relu_kir);
   kiln_executable *exe = NULL;
   EXPECT_FAIL(kiln_compile(ctx, m, NULL, "picky", NULL, &exe), KILN_UNIMPLEMENTED,
-              "backend 'picky' does not run node 'a' (Add f32[2,2], f32[2,2]) and kiln has no "
-              "lowering for it yet");
+              "node 'a' (Add) with inputs (f32[2,2], f32[2,2]): backend 'picky' does not run it "
+              "and no lowering rule exists for it");
   /* A refused plugin asked for by name says why it is missing. */
   EXPECT_FAIL(kiln_compile(ctx, m, NULL, "badabi", NULL, &exe), KILN_NOT_FOUND,
               "plugin built for ABI 99.3");
