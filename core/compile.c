@@ -3,7 +3,9 @@
  * once passes/ provides them), the support check against the backend,
  * IRGen, IR verification, and the plugin's compile; then wraps the result
  * in a kiln_executable. */
+#include <errno.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -165,6 +167,31 @@ static void compile_options(const kiln_compile_options *in, kiln_compile_options
            n - sizeof in->struct_size);
 }
 
+static kiln_status compile_any(kiln_context *ctx, const kiln_module *m, const char *function,
+                               const char *backend, const kiln_compile_options *opts,
+                               bool run_passes, const char *bundle_dir, const char *bundle_name,
+                               kiln_executable **out);
+
+/* Create a folder and its parents (like mkdir -p). */
+static kiln_status kiln_core_mkdirs(const char *dir) {
+  char buf[4096];
+  size_t n = strlen(dir);
+  if (n >= sizeof buf)
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "path too long: %s", dir);
+  memcpy(buf, dir, n + 1);
+  for (size_t i = 1; i <= n; i++) {
+    if (buf[i] == '/' || buf[i] == 0) {
+      char c = buf[i];
+      buf[i] = 0;
+      if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+        return kiln_status_make(KILN_IO_ERROR, "cannot create folder '%s': %s", buf,
+                                strerror(errno));
+      buf[i] = c;
+    }
+  }
+  return NULL;
+}
+
 /* Adapters from the pass options' callbacks to the plugin's hooks. */
 static kiln_status compile_evaluate(void *user, const kiln_module *m, const kiln_value *v,
                                     kiln_tensor *out) {
@@ -186,6 +213,7 @@ static bool compile_fused(void *user, const kiln_node *n, kiln_node_kind act) {
 static kiln_status compile_steps(kiln_context *ctx, const kiln_module *m, const char *function,
                                  const kiln_registry_backend *be,
                                  const kiln_compile_options *user_opts, bool run_passes,
+                                 const char *bundle_dir, const char *bundle_name,
                                  kiln_executable *exe) {
   const kiln_plugin *p = &be->desc;
   KILN_TRY_CTX(kiln_module_clone(m, &exe->module), "copying module '%s'", kiln_module_name(m));
@@ -240,6 +268,14 @@ static kiln_status compile_steps(kiln_context *ctx, const kiln_module *m, const 
 
   kiln_compile_options opts;
   compile_options(user_opts, &opts);
+  if (bundle_dir) {
+    if (!p->emit_bundle)
+      return kiln_status_make(KILN_UNIMPLEMENTED, "backend '%s' does not make bundles", p->name);
+    KILN_TRY_CTX(kiln_core_mkdirs(bundle_dir), "creating bundle folder");
+    KILN_TRY_CTX(p->emit_bundle(p->state, exe->ir, &opts, bundle_dir, bundle_name),
+                 "backend '%s' writing bundle '%s' into '%s'", p->name, bundle_name, bundle_dir);
+    return NULL;
+  }
   void *pexe = NULL;
   kiln_status s = p->compile(p->state, exe->ir, &opts, &pexe);
   if (s)
@@ -259,9 +295,35 @@ kiln_status kiln_compile(kiln_context *ctx, const kiln_module *m, const char *fu
   return kiln_core_compile(ctx, m, function, backend, opts, true, out);
 }
 
+kiln_status kiln_compile_bundle(kiln_context *ctx, const kiln_module *m, const char *function,
+                                const char *backend, const kiln_compile_options *opts,
+                                const char *dir, const char *name) {
+  if (!dir || !name || !*name)
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "kiln_compile_bundle: %s is missing",
+                            !dir ? "dir" : "name");
+  for (const char *c = name; *c; c++)
+    if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+          *c == '_'))
+      return kiln_status_make(KILN_INVALID_ARGUMENT,
+                              "bundle name '%s': use letters, digits and '_' only (it names C "
+                              "symbols)",
+                              name);
+  kiln_executable *exe = NULL;
+  kiln_status s = compile_any(ctx, m, function, backend, opts, true, dir, name, &exe);
+  kiln_executable_destroy(exe);
+  return s;
+}
+
 kiln_status kiln_core_compile(kiln_context *ctx, const kiln_module *m, const char *function,
                               const char *backend, const kiln_compile_options *opts,
                               bool run_passes, kiln_executable **out) {
+  return compile_any(ctx, m, function, backend, opts, run_passes, NULL, NULL, out);
+}
+
+static kiln_status compile_any(kiln_context *ctx, const kiln_module *m, const char *function,
+                               const char *backend, const kiln_compile_options *opts,
+                               bool run_passes, const char *bundle_dir, const char *bundle_name,
+                               kiln_executable **out) {
   if (!out)
     return kiln_status_make(KILN_INVALID_ARGUMENT, "kiln_compile: out is NULL");
   *out = NULL;
@@ -278,7 +340,7 @@ kiln_status kiln_core_compile(kiln_context *ctx, const kiln_module *m, const cha
     return kiln_status_make(KILN_OUT_OF_MEMORY, "out of memory creating an executable");
   exe->ctx = ctx;
   exe->plugin = &be->desc;
-  kiln_status s = compile_steps(ctx, m, function, be, opts, run_passes, exe);
+  kiln_status s = compile_steps(ctx, m, function, be, opts, run_passes, bundle_dir, bundle_name, exe);
   if (s) {
     kiln_executable_destroy(exe);
     return kiln_status_wrap(s, "compiling module '%s' for backend '%s'", kiln_module_name(m),

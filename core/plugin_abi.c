@@ -30,7 +30,8 @@ _Static_assert(offsetof(kiln_plugin, destroy) == 112, "kiln_plugin ABI: destroy 
 _Static_assert(offsetof(kiln_plugin, device_count) == 120, "kiln_plugin ABI: device_count moved");
 _Static_assert(offsetof(kiln_plugin, device_info) == 128, "kiln_plugin ABI: device_info moved");
 _Static_assert(offsetof(kiln_plugin, init) == 136, "kiln_plugin ABI: init moved");
-_Static_assert(sizeof(kiln_plugin) == 144,
+_Static_assert(offsetof(kiln_plugin, emit_bundle) == 144, "kiln_plugin ABI: emit_bundle moved");
+_Static_assert(sizeof(kiln_plugin) == 152,
                "kiln_plugin ABI: size changed (append only, bump minor)");
 
 /* The options struct is read by plugins too; its released layout is frozen

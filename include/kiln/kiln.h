@@ -60,6 +60,14 @@ KILN_NODISCARD kiln_status kiln_compile(kiln_context *ctx, const kiln_module *m,
                                         kiln_executable **out);
 void kiln_executable_destroy(kiln_executable *exe); /* NULL accepted */
 
+/* Compile like kiln_compile, then have the backend write an ahead-of-time
+ * bundle named `name` into folder `dir` (created if missing) instead of
+ * making an executable. UNIMPLEMENTED when the backend makes no bundles. */
+KILN_NODISCARD kiln_status kiln_compile_bundle(kiln_context *ctx, const kiln_module *m,
+                                               const char *function, const char *backend,
+                                               const kiln_compile_options *opts,
+                                               const char *dir, const char *name);
+
 typedef struct kiln_io_info {
   const char *name; /* owned by the executable */
   kiln_type type;

@@ -112,6 +112,11 @@ typedef struct kiln_plugin {
   /* Optional: called once after a successful entry; a failure refuses the
    * plugin with the returned message. */
   kiln_status (*init)(void *state);
+  /* Optional: write an ahead-of-time bundle of the IR into folder `dir`
+   * (which exists): NAME.o, NAME.h, NAME.weights, as the backend documents
+   * (cpu: docs/bundles.md). NULL: the backend makes no bundles. */
+  kiln_status (*emit_bundle)(void *state, const kiln_ir *ir, const kiln_compile_options *opts,
+                             const char *dir, const char *name);
 } kiln_plugin;
 
 /* The entry point. The core passes its own ABI version; the plugin fills

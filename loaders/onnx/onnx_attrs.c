@@ -118,8 +118,7 @@ kiln_status onnx_attrs_set_floats(onnx_attr_list *al, const char *name, const do
   return NULL;
 }
 
-static kiln_status set_string(onnx_attr_list *al, const char *name, const uint8_t *s,
-                              size_t len) {
+static kiln_status set_string(onnx_attr_list *al, const char *name, const uint8_t *s, size_t len) {
   char *copy = malloc(len + 1);
   KILN_TRY(keep(al, copy));
   if (len)
@@ -189,8 +188,8 @@ static int attr_type(const Onnx__AttributeProto *a) {
   return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED;
 }
 
-kiln_status onnx_attrs_from_node(onnx_loader *L, const Onnx__NodeProto *n,
-                                 const char *const *skip, onnx_attr_list *al) {
+kiln_status onnx_attrs_from_node(onnx_loader *L, const Onnx__NodeProto *n, const char *const *skip,
+                                 onnx_attr_list *al) {
   (void)L;
   static const char *const legacy[] = {"consumed_inputs", NULL};
   for (size_t i = 0; i < n->n_attribute; i++) {

@@ -130,12 +130,12 @@ done:
   return s;
 }
 
-kiln_status onnx_const_input(onnx_loader *L, const Onnx__NodeProto *n, uint32_t i,
-                             const char *role, onnx_cval *out) {
+kiln_status onnx_const_input(onnx_loader *L, const Onnx__NodeProto *n, uint32_t i, const char *role,
+                             onnx_cval *out) {
   memset(out, 0, sizeof *out);
   if (!onnx_input_present(n, i))
-    return kiln_status_make(KILN_INVALID_ARGUMENT, "%s: node %s: input %u (%s) is missing",
-                            L->file, onnx_node_desc(n), i, role);
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "%s: node %s: input %u (%s) is missing", L->file,
+                            onnx_node_desc(n), i, role);
   onnx_entry *e = onnx_map_find(L, n->input[i]);
   if (!e)
     return kiln_status_make(KILN_NOT_FOUND,
@@ -178,20 +178,34 @@ void onnx_cval_release(onnx_cval *c) {
 
 double onnx_elem_get_f64(kiln_elem e, const void *p, int64_t i) {
   switch (e) {
-  case KILN_F64: return ((const double *)p)[i];
-  case KILN_F32: return ((const float *)p)[i];
-  case KILN_F16: return kiln_f16_to_f32(((const uint16_t *)p)[i]);
-  case KILN_BF16: return kiln_bf16_to_f32(((const uint16_t *)p)[i]);
-  case KILN_I8: return ((const int8_t *)p)[i];
-  case KILN_U8: return ((const uint8_t *)p)[i];
-  case KILN_BOOL: return ((const uint8_t *)p)[i] != 0;
-  case KILN_I16: return ((const int16_t *)p)[i];
-  case KILN_U16: return ((const uint16_t *)p)[i];
-  case KILN_I32: return ((const int32_t *)p)[i];
-  case KILN_U32: return ((const uint32_t *)p)[i];
-  case KILN_I64: return (double)((const int64_t *)p)[i];
-  case KILN_U64: return (double)((const uint64_t *)p)[i];
-  default: return 0;
+  case KILN_F64:
+    return ((const double *)p)[i];
+  case KILN_F32:
+    return ((const float *)p)[i];
+  case KILN_F16:
+    return kiln_f16_to_f32(((const uint16_t *)p)[i]);
+  case KILN_BF16:
+    return kiln_bf16_to_f32(((const uint16_t *)p)[i]);
+  case KILN_I8:
+    return ((const int8_t *)p)[i];
+  case KILN_U8:
+    return ((const uint8_t *)p)[i];
+  case KILN_BOOL:
+    return ((const uint8_t *)p)[i] != 0;
+  case KILN_I16:
+    return ((const int16_t *)p)[i];
+  case KILN_U16:
+    return ((const uint16_t *)p)[i];
+  case KILN_I32:
+    return ((const int32_t *)p)[i];
+  case KILN_U32:
+    return ((const uint32_t *)p)[i];
+  case KILN_I64:
+    return (double)((const int64_t *)p)[i];
+  case KILN_U64:
+    return (double)((const uint64_t *)p)[i];
+  default:
+    return 0;
   }
 }
 
@@ -236,12 +250,7 @@ kiln_status onnx_cval_floats(const onnx_cval *c, double **out, uint32_t *len) {
 
 kiln_status onnx_add_constant(onnx_loader *L, const kiln_type *t, const void *data,
                               kiln_value **out) {
-  char name[64];
-  /* Helper names start with a character ONNX exporters do not use first. */
-  for (;;) {
-    snprintf(name, sizeof name, "onnx_const_%u", L->auto_id++);
-    if (!kiln_module_find_value(L->m, name) && !onnx_map_find(L, name))
-      break;
-  }
+  char name[32];
+  onnx_fresh_name(L, name, sizeof name);
   return kiln_module_add_constant(L->m, name, t, data, out);
 }

@@ -34,7 +34,7 @@ typedef struct onnx_loader {
   int64_t opset;        /* opset of the default domain */
   onnx_entry *map;      /* open addressing, cap a power of two */
   uint32_t map_cap, map_count;
-  uint32_t auto_id;     /* for names of helper constants */
+  uint32_t auto_id; /* for names of helper constants */
   /* Known graph inputs that a compile-time value depends on: the load is
    * restarted with these as constants (names owned, freed at the end). */
   char *promote[64];
@@ -44,6 +44,7 @@ typedef struct onnx_loader {
 
 bool onnx_is_promoted(const onnx_loader *L, const char *name);
 
+void onnx_fresh_name(onnx_loader *L, char *buf, size_t n);
 onnx_entry *onnx_map_find(onnx_loader *L, const char *name);
 kiln_status onnx_map_put(onnx_loader *L, const char *name, kiln_value *v, int32_t known);
 
@@ -75,8 +76,8 @@ int64_t onnx_attr_int_or(const Onnx__NodeProto *n, const char *name, int64_t dfl
 double onnx_attr_float_or(const Onnx__NodeProto *n, const char *name, double dflt);
 /* Convert every attribute of n (ints, floats, strings; string lists joined
  * with ','), except those named in skip (NULL-terminated, may be NULL). */
-kiln_status onnx_attrs_from_node(onnx_loader *L, const Onnx__NodeProto *n,
-                                 const char *const *skip, onnx_attr_list *al);
+kiln_status onnx_attrs_from_node(onnx_loader *L, const Onnx__NodeProto *n, const char *const *skip,
+                                 onnx_attr_list *al);
 kiln_status onnx_attrs_set_int(onnx_attr_list *al, const char *name, int64_t v);
 kiln_status onnx_attrs_set_float(onnx_attr_list *al, const char *name, double v);
 kiln_status onnx_attrs_set_ints(onnx_attr_list *al, const char *name, const int64_t *v,
@@ -99,8 +100,8 @@ typedef struct onnx_cval {
   kiln_tensor t; /* t.data borrowed unless owned */
   bool owned;
 } onnx_cval;
-kiln_status onnx_const_input(onnx_loader *L, const Onnx__NodeProto *n, uint32_t i,
-                             const char *role, onnx_cval *out);
+kiln_status onnx_const_input(onnx_loader *L, const Onnx__NodeProto *n, uint32_t i, const char *role,
+                             onnx_cval *out);
 void onnx_cval_release(onnx_cval *c);
 /* Integer / float contents of a compile-time value (malloc'd, caller frees). */
 kiln_status onnx_cval_ints(const onnx_cval *c, int64_t **out, uint32_t *len);
@@ -113,8 +114,7 @@ kiln_status onnx_add_constant(onnx_loader *L, const kiln_type *t, const void *da
 
 /* ---- importer rows (onnx_ops_*.c) ---- */
 typedef struct onnx_op onnx_op;
-typedef kiln_status (*onnx_import_fn)(onnx_loader *L, const Onnx__NodeProto *n,
-                                      const onnx_op *op);
+typedef kiln_status (*onnx_import_fn)(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 struct onnx_op {
   const char *op_type;
   int32_t min_opset, max_opset; /* of the default domain */
@@ -136,8 +136,7 @@ kiln_status onnx_emit_helper(onnx_loader *L, const Onnx__NodeProto *n, kiln_node
                              kiln_value *const *inputs, uint32_t n_inputs,
                              const kiln_attr_desc *attrs, uint32_t n_attrs, kiln_node **out);
 /* Bind ONNX output i of n to v (for importers that produce constants). */
-kiln_status onnx_bind_output(onnx_loader *L, const Onnx__NodeProto *n, uint32_t i,
-                             kiln_value *v);
+kiln_status onnx_bind_output(onnx_loader *L, const Onnx__NodeProto *n, uint32_t i, kiln_value *v);
 
 /* Importers shared between files. */
 kiln_status onnx_imp_plain(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
@@ -153,8 +152,7 @@ kiln_status onnx_imp_topk(onnx_loader *L, const Onnx__NodeProto *n, const onnx_o
 kiln_status onnx_imp_expand_tile(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_resize(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_upsample(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
-kiln_status onnx_imp_constant_of_shape(onnx_loader *L, const Onnx__NodeProto *n,
-                                       const onnx_op *op);
+kiln_status onnx_imp_constant_of_shape(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_range(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_onehot(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_int_input(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
@@ -164,6 +162,7 @@ kiln_status onnx_imp_softmax_old(onnx_loader *L, const Onnx__NodeProto *n, const
 kiln_status onnx_imp_clip_old(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_dropout(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_batchnorm(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
+kiln_status onnx_imp_prelu_old(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_pad_old(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_identity_like(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 

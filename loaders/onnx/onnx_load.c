@@ -68,8 +68,8 @@ onnx_entry *onnx_map_find(onnx_loader *L, const char *name) {
 
 kiln_status onnx_map_put(onnx_loader *L, const char *name, kiln_value *v, int32_t known) {
   if (onnx_map_find(L, name))
-    return kiln_status_make(KILN_PARSE_ERROR, "%s: value '%s' is defined more than once",
-                            L->file, name);
+    return kiln_status_make(KILN_PARSE_ERROR, "%s: value '%s' is defined more than once", L->file,
+                            name);
   if ((L->map_count + 1) * 2 > L->map_cap) {
     uint32_t ncap = L->map_cap ? L->map_cap * 2 : 64;
     onnx_entry *nm = calloc(ncap, sizeof *nm);
@@ -97,7 +97,7 @@ kiln_status onnx_map_put(onnx_loader *L, const char *name, kiln_value *v, int32_
 
 const char *onnx_node_desc(const Onnx__NodeProto *n) {
   static _Thread_local char buf[320];
-  const char *name = n->name && *n->name            ? n->name
+  const char *name = n->name && *n->name           ? n->name
                      : n->n_output && n->output[0] ? n->output[0]
                                                    : "";
   snprintf(buf, sizeof buf, "'%.200s' (%.80s)", name, n->op_type ? n->op_type : "?");
@@ -105,8 +105,15 @@ const char *onnx_node_desc(const Onnx__NodeProto *n) {
 }
 
 /* ---- emitting nodes ---- */
-kiln_status onnx_bind_output(onnx_loader *L, const Onnx__NodeProto *n, uint32_t i,
-                             kiln_value *v) {
+/* A value name used neither by the module nor by any ONNX name seen so far;
+ * the "onnx." prefix keeps it apart from names exporters generate. */
+void onnx_fresh_name(onnx_loader *L, char *buf, size_t n) {
+  do
+    snprintf(buf, n, "onnx.%u", L->auto_id++);
+  while (kiln_module_find_value(L->m, buf) || onnx_map_find(L, buf));
+}
+
+kiln_status onnx_bind_output(onnx_loader *L, const Onnx__NodeProto *n, uint32_t i, kiln_value *v) {
   if (i >= n->n_output || !n->output[i][0])
     return NULL;
   return onnx_map_put(L, n->output[i], v, -1);
@@ -126,22 +133,27 @@ kiln_status onnx_emit(onnx_loader *L, const Onnx__NodeProto *n, kiln_node_kind k
                             "%s: node %s has %zu outputs; kiln's %s makes at most %u", L->file,
                             onnx_node_desc(n), n->n_output, info->name, info->max_results);
   const char *names[64] = {0};
-  for (uint32_t i = 0; i < nr && i < n->n_output; i++) {
-    if (!n->output[i][0])
+  char fresh[64][32];
+  for (uint32_t i = 0; i < nr; i++) {
+    if (i >= n->n_output || !n->output[i][0]) {
+      /* Unbound results get names that cannot collide with later ONNX names. */
+      onnx_fresh_name(L, fresh[i], sizeof fresh[i]);
+      names[i] = fresh[i];
       continue;
+    }
     if (onnx_map_find(L, n->output[i]) || kiln_module_find_value(L->m, n->output[i]))
       return kiln_status_make(KILN_PARSE_ERROR, "%s: node %s: output '%s' is defined twice",
                               L->file, onnx_node_desc(n), n->output[i]);
     names[i] = n->output[i];
   }
   kiln_node *node;
-  kiln_status s = kiln_function_add_node_named(
-      L->f, kind, n->name && *n->name ? n->name : NULL, inputs, n_inputs,
-      al ? al->d : NULL, al ? al->n : 0, nr, names, &node);
+  kiln_status s =
+      kiln_function_add_node_named(L->f, kind, n->name && *n->name ? n->name : NULL, inputs,
+                                   n_inputs, al ? al->d : NULL, al ? al->n : 0, nr, names, &node);
   if (s)
     return kiln_status_wrap(s, "%s: node %s", L->file, onnx_node_desc(n));
   for (uint32_t i = 0; i < nr && i < n->n_output; i++)
-    if (names[i])
+    if (n->output[i][0])
       KILN_TRY(onnx_map_put(L, names[i], kiln_node_result(node, i), -1));
   return NULL;
 }
@@ -149,8 +161,16 @@ kiln_status onnx_emit(onnx_loader *L, const Onnx__NodeProto *n, kiln_node_kind k
 kiln_status onnx_emit_helper(onnx_loader *L, const Onnx__NodeProto *n, kiln_node_kind kind,
                              kiln_value *const *inputs, uint32_t n_inputs,
                              const kiln_attr_desc *attrs, uint32_t n_attrs, kiln_node **out) {
-  kiln_status s =
-      kiln_function_add_node(L->f, kind, NULL, inputs, n_inputs, attrs, n_attrs, 0, out);
+  const kiln_node_kind_info *info = kiln_node_kind_get_info(kind);
+  uint32_t nr = info ? info->min_results : 1;
+  char fresh[4][32];
+  const char *names[4] = {0};
+  for (uint32_t i = 0; i < nr && i < 4; i++) {
+    onnx_fresh_name(L, fresh[i], sizeof fresh[i]);
+    names[i] = fresh[i];
+  }
+  kiln_status s = kiln_function_add_node_named(L->f, kind, NULL, inputs, n_inputs, attrs, n_attrs,
+                                               nr, names, out);
   if (s)
     return kiln_status_wrap(s, "%s: node %s (helper %s)", L->file, onnx_node_desc(n),
                             kiln_node_kind_name(kind));
@@ -244,10 +264,9 @@ static kiln_status input_type(onnx_loader *L, const Onnx__ValueInfoProto *vi, in
   KILN_TRY(onnx_elem_from_dtype(tt->has_elem_type ? tt->elem_type : 0, what, &e));
   const kiln_tensor *kt = known >= 0 ? &L->opts->known_inputs[known] : NULL;
   /* Test data often stores bfloat16 as uint16: the bits are what matter. */
-  if (kt && kt->type.elem != e &&
-      !(kt->type.elem == KILN_U16 && (e == KILN_BF16 || e == KILN_F16)))
-    return kiln_status_make(KILN_INVALID_ARGUMENT, "%s: known value has type %s, declared %s",
-                            what, kiln_elem_name(kt->type.elem), kiln_elem_name(e));
+  if (kt && kt->type.elem != e && !(kt->type.elem == KILN_U16 && (e == KILN_BF16 || e == KILN_F16)))
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "%s: known value has type %s, declared %s", what,
+                            kiln_elem_name(kt->type.elem), kiln_elem_name(e));
   if (!tt->shape) {
     if (kt) {
       *out = kt->type;
@@ -354,10 +373,9 @@ static kiln_status load_inputs(onnx_loader *L, const Onnx__GraphProto *g) {
       s = onnx_map_put(L, vi->name, v, -1);
   }
   if (!s && n_unbound)
-    s = kiln_status_make(KILN_INVALID_ARGUMENT,
-                         "%s: %u unbound symbolic dim%s: %s; bind each with --dim NAME=VALUE",
-                         L->file, n_unbound, n_unbound == 1 ? "" : "s",
-                         unbound.oom ? "(out of memory)" : unbound.s);
+    s = kiln_status_make(
+        KILN_INVALID_ARGUMENT, "%s: %u unbound symbolic dim%s: %s; bind each with --dim NAME=VALUE",
+        L->file, n_unbound, n_unbound == 1 ? "" : "s", unbound.oom ? "(out of memory)" : unbound.s);
   onnx_sb_free(&unbound);
   return s;
 }
@@ -384,8 +402,8 @@ static kiln_status load_outputs(onnx_loader *L, const Onnx__GraphProto *g) {
                               "%s: graph output '%s' is not produced by any node, initializer or "
                               "input",
                               L->file, name);
-    KILN_TRY_CTX(kiln_function_add_output(L->f, name, e->value), "%s: graph output '%s'",
-                 L->file, name);
+    KILN_TRY_CTX(kiln_function_add_output(L->f, name, e->value), "%s: graph output '%s'", L->file,
+                 name);
   }
   return NULL;
 }

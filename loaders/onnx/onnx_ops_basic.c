@@ -53,8 +53,8 @@ static kiln_status bind_constant(onnx_loader *L, const Onnx__NodeProto *n, const
     return kiln_status_make(KILN_PARSE_ERROR, "%s: node %s has no output", L->file,
                             onnx_node_desc(n));
   if (onnx_map_find(L, n->output[0]) || kiln_module_find_value(L->m, n->output[0]))
-    return kiln_status_make(KILN_PARSE_ERROR, "%s: node %s: output '%s' is defined twice",
-                            L->file, onnx_node_desc(n), n->output[0]);
+    return kiln_status_make(KILN_PARSE_ERROR, "%s: node %s: output '%s' is defined twice", L->file,
+                            onnx_node_desc(n), n->output[0]);
   kiln_value *v;
   KILN_TRY_CTX(kiln_module_add_constant(L->m, n->output[0], t, data, &v), "%s: node %s", L->file,
                onnx_node_desc(n));
@@ -95,13 +95,11 @@ kiln_status onnx_imp_constant(onnx_loader *L, const Onnx__NodeProto *n, const on
     KILN_TRY(kiln_type_make(KILN_I64, 1, &d, &t));
     return bind_constant(L, n, &t, a->ints);
   }
-  if (!strcmp(an, "value_string") || !strcmp(an, "value_strings") ||
-      !strcmp(an, "sparse_value"))
+  if (!strcmp(an, "value_string") || !strcmp(an, "value_strings") || !strcmp(an, "sparse_value"))
     return kiln_status_make(KILN_UNIMPLEMENTED, "%s: node %s: %s constants are not supported",
-                            L->file, onnx_node_desc(n),
-                            an[0] == 's' ? "sparse tensor" : "string");
-  return kiln_status_make(KILN_PARSE_ERROR, "%s: node %s: unknown or empty attribute '%s'",
-                          L->file, onnx_node_desc(n), an);
+                            L->file, onnx_node_desc(n), an[0] == 's' ? "sparse tensor" : "string");
+  return kiln_status_make(KILN_PARSE_ERROR, "%s: node %s: unknown or empty attribute '%s'", L->file,
+                          onnx_node_desc(n), an);
 }
 
 kiln_status onnx_imp_shape(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op) {
@@ -146,8 +144,8 @@ static kiln_status type_attr(onnx_loader *L, const Onnx__NodeProto *n, const cha
   const Onnx__AttributeProto *a = onnx_node_attr(n, name);
   if (!a) {
     if (required)
-      return kiln_status_make(KILN_PARSE_ERROR, "%s: node %s: attribute '%s' is missing",
-                              L->file, onnx_node_desc(n), name);
+      return kiln_status_make(KILN_PARSE_ERROR, "%s: node %s: attribute '%s' is missing", L->file,
+                              onnx_node_desc(n), name);
     return NULL;
   }
   char what[320];

@@ -20,9 +20,9 @@ kiln_status onnx_imp_softmax_old(onnx_loader *L, const Onnx__NodeProto *n, const
   if (axis < 0)
     axis += r;
   if (axis < 0 || axis > r || (r > 0 && axis == r))
-    return kiln_status_make(KILN_INVALID_ARGUMENT, "%s: node %s: axis %lld out of range for rank %lld",
-                            L->file, onnx_node_desc(n), (long long)onnx_attr_int_or(n, "axis", 1),
-                            (long long)r);
+    return kiln_status_make(
+        KILN_INVALID_ARGUMENT, "%s: node %s: axis %lld out of range for rank %lld", L->file,
+        onnx_node_desc(n), (long long)onnx_attr_int_or(n, "axis", 1), (long long)r);
   onnx_attr_list al = {0};
   kiln_status s;
   if (r == 0 || axis == r - 1) {
@@ -61,10 +61,18 @@ static kiln_status scalar_const(onnx_loader *L, kiln_elem e, double v, kiln_valu
     uint64_t u64;
   } u = {0};
   switch (e) {
-  case KILN_F64: u.f64 = v; break;
-  case KILN_F32: u.f32 = (float)v; break;
-  case KILN_F16: u.u16 = kiln_f32_to_f16((float)v); break;
-  case KILN_BF16: u.u16 = kiln_f32_to_bf16((float)v); break;
+  case KILN_F64:
+    u.f64 = v;
+    break;
+  case KILN_F32:
+    u.f32 = (float)v;
+    break;
+  case KILN_F16:
+    u.u16 = kiln_f32_to_f16((float)v);
+    break;
+  case KILN_BF16:
+    u.u16 = kiln_f32_to_bf16((float)v);
+    break;
   default:
     return kiln_status_make(KILN_UNIMPLEMENTED, "%s: Clip before opset 11 on %s", L->file,
                             kiln_elem_name(e));
@@ -104,4 +112,27 @@ kiln_status onnx_imp_pad_old(onnx_loader *L, const Onnx__NodeProto *n, const onn
     s = onnx_emit(L, n, op->kind, &x, 1, &al, 0);
   onnx_attrs_free(&al);
   return s;
+}
+
+/* PRelu before opset 7 applies a slope of shape [C] along axis 1 (channel);
+ * from opset 7 the slope broadcasts numpy-style, so give it shape [C,1,..]. */
+kiln_status onnx_imp_prelu_old(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op) {
+  kiln_value *ins[2];
+  KILN_TRY(onnx_input(L, n, 0, &ins[0]));
+  KILN_TRY(onnx_input(L, n, 1, &ins[1]));
+  if (!ins[0] || !ins[1])
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "%s: node %s: input missing", L->file,
+                            onnx_node_desc(n));
+  const kiln_type *xt = kiln_value_type(ins[0]), *st = kiln_value_type(ins[1]);
+  if (xt->rank > 2 && st->rank == 1 && st->dims[0] == xt->dims[1] && st->dims[0] != 1) {
+    int64_t shape[KILN_MAX_RANK];
+    shape[0] = st->dims[0];
+    for (uint32_t i = 1; i + 1 < xt->rank; i++)
+      shape[i] = 1;
+    kiln_attr_desc a = KILN_ATTR_IS("shape", shape, xt->rank - 1);
+    kiln_node *r;
+    KILN_TRY(onnx_emit_helper(L, n, KILN_NODE_Reshape, &ins[1], 1, &a, 1, &r));
+    ins[1] = kiln_node_result(r, 0);
+  }
+  return onnx_emit(L, n, op->kind, ins, 2, NULL, 0);
 }

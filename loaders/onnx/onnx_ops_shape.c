@@ -134,8 +134,8 @@ static kiln_status fill_split(onnx_loader *L, const Onnx__NodeProto *n, onnx_att
 }
 kiln_status onnx_imp_split(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op) {
   if (n->n_output < 1 || n->n_output > 64)
-    return kiln_status_make(KILN_INVALID_ARGUMENT, "%s: node %s has %zu outputs (1 to 64)",
-                            L->file, onnx_node_desc(n), n->n_output);
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "%s: node %s has %zu outputs (1 to 64)", L->file,
+                            onnx_node_desc(n), n->n_output);
   return emit_filled(L, n, op, fill_split, NULL, (uint32_t)n->n_output);
 }
 
@@ -144,8 +144,8 @@ static kiln_status fill_int_input(onnx_loader *L, const Onnx__NodeProto *n, onnx
   if (!onnx_input_present(n, 1)) {
     if (!strcmp(n->op_type, "Trilu"))
       return NULL;
-    return kiln_status_make(KILN_INVALID_ARGUMENT, "%s: node %s: input 1 (%s) is missing",
-                            L->file, onnx_node_desc(n), name);
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "%s: node %s: input 1 (%s) is missing", L->file,
+                            onnx_node_desc(n), name);
   }
   double v;
   KILN_TRY(scalar_input(L, n, 1, name, &v, NULL));
@@ -158,8 +158,7 @@ kiln_status onnx_imp_topk(onnx_loader *L, const Onnx__NodeProto *n, const onnx_o
   return emit_filled(L, n, op, fill_int_input, NULL, 0);
 }
 
-static kiln_status fill_expand_tile(onnx_loader *L, const Onnx__NodeProto *n,
-                                    onnx_attr_list *al) {
+static kiln_status fill_expand_tile(onnx_loader *L, const Onnx__NodeProto *n, onnx_attr_list *al) {
   return ints_from_input(L, n, 1, !strcmp(n->op_type, "Tile") ? "repeats" : "shape", true, al);
 }
 kiln_status onnx_imp_expand_tile(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op) {

@@ -97,7 +97,8 @@ static const onnx_op table[] = {
     ROW("Not", 1, ONNX_MAX, Not, 0, onnx_imp_plain),
     ROW("OneHot", 9, ONNX_MAX, OneHot, 1u << 1, onnx_imp_onehot),
     ROW("Or", 1, ONNX_MAX, Or, 0, onnx_imp_plain),
-    ROW("PRelu", 1, ONNX_MAX, PRelu, 0, onnx_imp_plain),
+    ROW("PRelu", 1, 6, PRelu, 0, onnx_imp_prelu_old),
+    ROW("PRelu", 7, ONNX_MAX, PRelu, 0, onnx_imp_plain),
     ROW("Pad", 1, 10, Pad, 0, onnx_imp_pad_old),
     ROW("Pad", 11, ONNX_MAX, Pad, 0xeu, onnx_imp_pad),
     ROW("Pow", 1, ONNX_MAX, Pow, 0, onnx_imp_plain),
@@ -189,8 +190,7 @@ const onnx_op *onnx_op_find(const char *op_type, int64_t opset) {
     else
       hi = mid;
   }
-  for (size_t i = lo; i < sizeof table / sizeof table[0] && !strcmp(table[i].op_type, op_type);
-       i++)
+  for (size_t i = lo; i < sizeof table / sizeof table[0] && !strcmp(table[i].op_type, op_type); i++)
     if (opset >= table[i].min_opset && opset <= table[i].max_opset)
       return &table[i];
   return NULL;

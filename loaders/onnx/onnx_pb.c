@@ -58,8 +58,9 @@ kiln_status kiln_tensor_read_pb(const char *path, kiln_tensor *out) {
   Onnx__TensorProto *t = onnx__tensor_proto__unpack(NULL, len, buf);
   free(buf);
   if (!t)
-    return kiln_status_make(KILN_PARSE_ERROR, "%s: not a valid ONNX TensorProto (truncated or "
-                                              "corrupt protobuf)",
+    return kiln_status_make(KILN_PARSE_ERROR,
+                            "%s: not a valid ONNX TensorProto (truncated or "
+                            "corrupt protobuf)",
                             path);
   /* External data in a .pb file is relative to the file's folder. */
   char *dir_copy = strdup(path);

@@ -9,11 +9,12 @@
 #include "loaders/onnx/onnx_internal.h"
 
 static const char *const dtype_names[] = {
-    "UNDEFINED", "FLOAT",  "UINT8",     "INT8",       "UINT16",        "INT16",
-    "INT32",     "INT64",  "STRING",    "BOOL",       "FLOAT16",       "DOUBLE",
-    "UINT32",    "UINT64", "COMPLEX64", "COMPLEX128", "BFLOAT16",      "FLOAT8E4M3FN",
-    "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "UINT4", "INT4", "FLOAT4E2M1",
-    "FLOAT8E8M0", "UINT2", "INT2"};
+    "UNDEFINED",      "FLOAT",    "UINT8",        "INT8",           "UINT16",
+    "INT16",          "INT32",    "INT64",        "STRING",         "BOOL",
+    "FLOAT16",        "DOUBLE",   "UINT32",       "UINT64",         "COMPLEX64",
+    "COMPLEX128",     "BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
+    "FLOAT8E5M2FNUZ", "UINT4",    "INT4",         "FLOAT4E2M1",     "FLOAT8E8M0",
+    "UINT2",          "INT2"};
 
 const char *onnx_dtype_name(int32_t dt) {
   if (dt >= 0 && (size_t)dt < sizeof dtype_names / sizeof dtype_names[0])
@@ -24,20 +25,34 @@ const char *onnx_dtype_name(int32_t dt) {
 /* ONNX TensorProto.DataType -> kiln element; -1 where kiln has none. */
 static int elem_of_dtype(int32_t dt) {
   switch (dt) {
-  case 1: return KILN_F32;
-  case 2: return KILN_U8;
-  case 3: return KILN_I8;
-  case 4: return KILN_U16;
-  case 5: return KILN_I16;
-  case 6: return KILN_I32;
-  case 7: return KILN_I64;
-  case 9: return KILN_BOOL;
-  case 10: return KILN_F16;
-  case 11: return KILN_F64;
-  case 12: return KILN_U32;
-  case 13: return KILN_U64;
-  case 16: return KILN_BF16;
-  default: return -1;
+  case 1:
+    return KILN_F32;
+  case 2:
+    return KILN_U8;
+  case 3:
+    return KILN_I8;
+  case 4:
+    return KILN_U16;
+  case 5:
+    return KILN_I16;
+  case 6:
+    return KILN_I32;
+  case 7:
+    return KILN_I64;
+  case 9:
+    return KILN_BOOL;
+  case 10:
+    return KILN_F16;
+  case 11:
+    return KILN_F64;
+  case 12:
+    return KILN_U32;
+  case 13:
+    return KILN_U64;
+  case 16:
+    return KILN_BF16;
+  default:
+    return -1;
   }
 }
 
@@ -55,8 +70,8 @@ kiln_status onnx_elem_from_dtype(int32_t dt, const char *what, kiln_elem *out) {
 
 int32_t onnx_dtype_from_elem(kiln_elem e) {
   static const int32_t map[KILN_ELEM_COUNT] = {
-      [KILN_F64] = 11, [KILN_F32] = 1, [KILN_F16] = 10, [KILN_BF16] = 16, [KILN_I8] = 3,
-      [KILN_U8] = 2,   [KILN_I16] = 5, [KILN_U16] = 4,  [KILN_I32] = 6,   [KILN_U32] = 12,
+      [KILN_F64] = 11, [KILN_F32] = 1,  [KILN_F16] = 10, [KILN_BF16] = 16, [KILN_I8] = 3,
+      [KILN_U8] = 2,   [KILN_I16] = 5,  [KILN_U16] = 4,  [KILN_I32] = 6,   [KILN_U32] = 12,
       [KILN_I64] = 7,  [KILN_U64] = 13, [KILN_BOOL] = 9};
   return (unsigned)e < KILN_ELEM_COUNT ? map[e] : 0;
 }
@@ -65,10 +80,18 @@ int32_t onnx_dtype_from_elem(kiln_elem e) {
  * carry narrower types widened). */
 static void put_bits(kiln_elem e, void *dst, int64_t i, uint64_t v) {
   switch (kiln_elem_size(e)) {
-  case 1: ((uint8_t *)dst)[i] = (uint8_t)(e == KILN_BOOL ? v != 0 : v); break;
-  case 2: ((uint16_t *)dst)[i] = (uint16_t)v; break;
-  case 4: ((uint32_t *)dst)[i] = (uint32_t)v; break;
-  default: ((uint64_t *)dst)[i] = v; break;
+  case 1:
+    ((uint8_t *)dst)[i] = (uint8_t)(e == KILN_BOOL ? v != 0 : v);
+    break;
+  case 2:
+    ((uint16_t *)dst)[i] = (uint16_t)v;
+    break;
+  case 4:
+    ((uint32_t *)dst)[i] = (uint32_t)v;
+    break;
+  default:
+    ((uint64_t *)dst)[i] = v;
+    break;
   }
 }
 
@@ -103,8 +126,8 @@ static kiln_status parse_u64(const char *s, const char *key, const char *what, i
   return NULL;
 }
 
-static kiln_status read_external(const Onnx__TensorProto *t, const char *base_dir,
-                                 const char *what, void *dst, int64_t bytes) {
+static kiln_status read_external(const Onnx__TensorProto *t, const char *base_dir, const char *what,
+                                 void *dst, int64_t bytes) {
   const char *loc = NULL;
   int64_t offset = 0, length = -1;
   for (size_t i = 0; i < t->n_external_data; i++) {
@@ -121,9 +144,9 @@ static kiln_status read_external(const Onnx__TensorProto *t, const char *base_di
   if (!loc)
     return kiln_status_make(KILN_PARSE_ERROR, "%s: external data without a location", what);
   if (!base_dir)
-    return kiln_status_make(KILN_INVALID_ARGUMENT,
-                            "%s: external data '%s' but the model has no folder (loaded from memory)",
-                            what, loc);
+    return kiln_status_make(
+        KILN_INVALID_ARGUMENT,
+        "%s: external data '%s' but the model has no folder (loaded from memory)", what, loc);
   if (!location_is_plain(loc))
     return kiln_status_make(KILN_INVALID_ARGUMENT,
                             "%s: external data location '%s' must be a relative path inside the "
@@ -195,18 +218,18 @@ kiln_status onnx_tensor_from_proto(const Onnx__TensorProto *t, const char *base_
   kiln_type ty;
   KILN_TRY_CTX(kiln_type_make(e, (uint32_t)t->n_dims, t->dims, &ty), "%s", what);
   int64_t n = kiln_type_numel(&ty), bytes = kiln_type_bytes(&ty);
-  bool external = t->has_data_location &&
-                  t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+  bool external =
+      t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
   /* Inline data must be present in the message: check its size before
    * allocating what the dims claim (a corrupt file may claim terabytes). */
   if (!external) {
-    size_t have = t->has_raw_data     ? t->raw_data.len
-                  : t->n_float_data   ? t->n_float_data * 4
-                  : t->n_int32_data   ? t->n_int32_data * kiln_elem_size(e)
-                  : t->n_int64_data   ? t->n_int64_data * 8
-                  : t->n_double_data  ? t->n_double_data * 8
-                  : t->n_uint64_data  ? t->n_uint64_data * kiln_elem_size(e)
-                                      : 0;
+    size_t have = t->has_raw_data    ? t->raw_data.len
+                  : t->n_float_data  ? t->n_float_data * 4
+                  : t->n_int32_data  ? t->n_int32_data * kiln_elem_size(e)
+                  : t->n_int64_data  ? t->n_int64_data * 8
+                  : t->n_double_data ? t->n_double_data * 8
+                  : t->n_uint64_data ? t->n_uint64_data * kiln_elem_size(e)
+                                     : 0;
     if ((uint64_t)bytes > (uint64_t)have)
       return kiln_status_make(KILN_PARSE_ERROR,
                               "%s: its shape needs %lld bytes of %s but the tensor holds %zu", what,
@@ -224,8 +247,7 @@ kiln_status onnx_tensor_from_proto(const Onnx__TensorProto *t, const char *base_
     s = read_external(t, base_dir, what, data, bytes);
   } else if (t->has_raw_data) {
     if ((int64_t)t->raw_data.len != bytes)
-      s = kiln_status_make(KILN_PARSE_ERROR,
-                           "%s: raw_data has %zu bytes but %s needs %lld", what,
+      s = kiln_status_make(KILN_PARSE_ERROR, "%s: raw_data has %zu bytes but %s needs %lld", what,
                            t->raw_data.len, kiln_elem_name(e), (long long)bytes);
     else if (bytes > 0)
       memcpy(data, t->raw_data.data, (size_t)bytes);

@@ -38,12 +38,12 @@ static void expect_error(kiln_status s, kiln_code code, const char *const *frags
   kiln_status_free(s);
 }
 
-#define EXPECT(b, code, ...)                                                    \
-  do {                                                                          \
-    kiln_module *m_ = NULL;                                                     \
-    const char *const frags_[] = {__VA_ARGS__, NULL};                           \
-    expect_error(load_tb((b), NULL, NULL, &m_), (code), frags_);                \
-    ck_assert_ptr_null(m_);                                                     \
+#define EXPECT(b, code, ...)                                                                       \
+  do {                                                                                             \
+    kiln_module *m_ = NULL;                                                                        \
+    const char *const frags_[] = {__VA_ARGS__, NULL};                                              \
+    expect_error(load_tb((b), NULL, NULL, &m_), (code), frags_);                                   \
+    ck_assert_ptr_null(m_);                                                                        \
   } while (0)
 
 /* A valid x -> Relu -> y model. */
@@ -66,8 +66,8 @@ START_TEST(garbage_bytes) {
   static const uint8_t junk[] = {0xff, 0xff, 0xff, 0xff, 0x0f, 0x12, 0x99};
   kiln_module *m = NULL;
   const char *const f[] = {"t.onnx", "corrupt protobuf", NULL};
-  expect_error(kiln_onnx_load_memory(junk, sizeof junk, NULL, "t.onnx", NULL, &m),
-               KILN_PARSE_ERROR, f);
+  expect_error(kiln_onnx_load_memory(junk, sizeof junk, NULL, "t.onnx", NULL, &m), KILN_PARSE_ERROR,
+               f);
 }
 END_TEST
 
@@ -89,8 +89,7 @@ START_TEST(truncated) {
   ck_assert_int_eq(failures, (int)len - 1);
   kiln_module *m = NULL;
   const char *const f[] = {"truncated", NULL};
-  expect_error(kiln_onnx_load_memory(buf, len / 2, NULL, "t.onnx", NULL, &m), KILN_PARSE_ERROR,
-               f);
+  expect_error(kiln_onnx_load_memory(buf, len / 2, NULL, "t.onnx", NULL, &m), KILN_PARSE_ERROR, f);
   free(buf);
   tb_free(&b);
 }
@@ -101,8 +100,8 @@ START_TEST(wrong_field_type) {
   static const uint8_t bad[] = {0x08, 0x07, 0x38, 0x01};
   kiln_module *m = NULL;
   const char *const f[] = {"wrong field types", NULL};
-  expect_error(kiln_onnx_load_memory(bad, sizeof bad, NULL, "t.onnx", NULL, &m),
-               KILN_PARSE_ERROR, f);
+  expect_error(kiln_onnx_load_memory(bad, sizeof bad, NULL, "t.onnx", NULL, &m), KILN_PARSE_ERROR,
+               f);
 }
 END_TEST
 
@@ -148,8 +147,8 @@ START_TEST(unsupported_ops_listed) {
       tb_node(&b, "Frob", "f2", (const char *[]){"c", NULL}, (const char *[]){"y", NULL});
   n->domain = "com.example";
   tb_output(&b, "y");
-  EXPECT(&b, KILN_UNIMPLEMENTED, "2 unsupported operators", "'f1': FancyOp (domain 'ai.onnx', opset 13)",
-         "'f2': Frob (domain 'com.example'");
+  EXPECT(&b, KILN_UNIMPLEMENTED, "2 unsupported operators",
+         "'f1': FancyOp (domain 'ai.onnx', opset 13)", "'f2': Frob (domain 'com.example'");
   tb_free(&b);
 }
 END_TEST
@@ -686,7 +685,8 @@ END_TEST
 START_TEST(table_covers_every_kind) {
   uint32_t n;
   const onnx_op *t = onnx_op_table(&n);
-  for (int k = 0; k < KILN_NODE_KIND_COUNT; k++) {
+  /* Kinds after the losses are kiln's own (fusion), with no ONNX operator. */
+  for (int k = 0; k <= KILN_NODE_SoftmaxCrossEntropyLoss; k++) {
     bool found = false;
     for (uint32_t i = 0; i < n && !found; i++)
       found = t[i].kind == (kiln_node_kind)k;
