@@ -41,9 +41,9 @@ CK_FORK=no meson test -C "$BUILD" --no-rebuild --suite unit --num-processes 2 --
 tail -n 15 "$LOGDIR/meson-valgrind.txt"
 cp "$BUILD/meson-logs/testlog.json" "$LOGDIR/valgrind.json" 2>/dev/null
 
-if [ -x "$KILN_ROOT/tests/conformance/run.sh" ]; then
+if [ -x "$KILN_ROOT/tests/run_conformance.sh" ]; then
   step "ONNX conformance"
-  bash "$KILN_ROOT/tests/conformance/run.sh" "$BUILD" "$LOGDIR" 2>&1 | tee "$LOGDIR/conformance.txt"
+  bash "$KILN_ROOT/tests/run_conformance.sh" "$BUILD" "$LOGDIR" 2>&1 | tee "$LOGDIR/conformance.txt"
 fi
 
 step "summary"

@@ -829,7 +829,6 @@ static void conf_schedule(conf_run *R) {
     _exit(KILN_EXIT_FAIL);
   for (size_t j = 0; j < jobs; j++)
     slots[j].pid = -1;
-  size_t running = 0;
   fflush(stdout);
   fflush(stderr);
   while (done < R->n_cases) {
@@ -868,7 +867,7 @@ static void conf_schedule(conf_run *R) {
       slots[j] = (conf_slot){
           .pid = pid, .fd = p[0], .case_idx = next, .deadline = conf_now() + (double)R->a.timeout};
       next++;
-      running++;
+
     }
     /* Wait for output, an exit, or a deadline. */
     struct pollfd pf[256];
@@ -916,7 +915,7 @@ static void conf_schedule(conf_run *R) {
       }
       conf_finish(R, s, missing, why);
       s->pid = -1;
-      running--;
+
       done++;
       conf_progress(R, done, tty, &R->cases[s->case_idx]);
     }

@@ -80,9 +80,14 @@ kiln_status kiln_infer_Flatten(const kiln_type *const *in, uint32_t n_in, const 
                                uint32_t n_results, kiln_type *out) {
   (void)n_in, (void)n_results;
   const kiln_type *x = in[0];
-  uint32_t axis;
-  KILN_TRY(kiln_infer_axis("Flatten", "axis", kiln_attrs_int_or(attrs, "axis", 1), x->rank, true,
-                           &axis));
+  /* ONNX Flatten: axis in [-r, r], and a negative axis counts from r (not
+   * r + 1 as for an insertion point such as OneHot's). */
+  int64_t a = kiln_attrs_int_or(attrs, "axis", 1);
+  if (a < -(int64_t)x->rank || a > (int64_t)x->rank)
+    return kiln_infer_fail("Flatten",
+                           "attribute 'axis' = %lld is out of range [%lld, %lld] for rank %u",
+                           (long long)a, -(long long)x->rank, (long long)x->rank, x->rank);
+  uint32_t axis = (uint32_t)(a < 0 ? a + (int64_t)x->rank : a);
   int64_t dims[2] = {1, 1};
   for (uint32_t i = 0; i < x->rank; i++)
     dims[i < axis ? 0 : 1] *= x->dims[i];

@@ -443,6 +443,67 @@ static kiln_status load_model(onnx_loader *L, const Onnx__ModelProto *mp) {
   return NULL;
 }
 
+/* protobuf-c unpacks nested messages recursively with no depth limit, so a
+ * small file of deeply nested graphs (If/Loop bodies) could exhaust the
+ * stack. Walk the wire format first, following only message-typed fields. */
+#define ONNX_MAX_DEPTH 64
+
+static bool read_varint(const uint8_t **p, const uint8_t *end, uint64_t *out) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64 && *p < end; shift += 7) {
+    uint8_t b = *(*p)++;
+    v |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80)) {
+      *out = v;
+      return true;
+    }
+  }
+  return false;
+}
+
+/* false only when nesting is too deep; malformed input is left to unpack. */
+static bool depth_ok(const ProtobufCMessageDescriptor *d, const uint8_t *p, const uint8_t *end,
+                     int depth) {
+  if (depth > ONNX_MAX_DEPTH)
+    return false;
+  while (p < end) {
+    uint64_t key, len;
+    if (!read_varint(&p, end, &key))
+      return true;
+    switch (key & 7) {
+    case 0:
+      if (!read_varint(&p, end, &len))
+        return true;
+      break;
+    case 1:
+      if (end - p < 8)
+        return true;
+      p += 8;
+      break;
+    case 5:
+      if (end - p < 4)
+        return true;
+      p += 4;
+      break;
+    case 2: {
+      if (!read_varint(&p, end, &len) || len > (uint64_t)(end - p))
+        return true;
+      const ProtobufCFieldDescriptor *f =
+          key >> 3 <= UINT32_MAX ? protobuf_c_message_descriptor_get_field(d, (unsigned)(key >> 3))
+                                 : NULL;
+      if (f && f->type == PROTOBUF_C_TYPE_MESSAGE &&
+          !depth_ok(f->descriptor, p, p + len, depth + 1))
+        return false;
+      p += len;
+      break;
+    }
+    default:
+      return true;
+    }
+  }
+  return true;
+}
+
 kiln_status kiln_onnx_load_memory(const void *data, size_t size, const char *base_dir,
                                   const char *name_for_errors, const kiln_onnx_options *opts,
                                   kiln_module **out) {
@@ -458,6 +519,10 @@ kiln_status kiln_onnx_load_memory(const void *data, size_t size, const char *bas
   if ((opts->dim_count && (!opts->dim_names || !opts->dim_values)) ||
       (opts->known_input_count && !opts->known_inputs))
     return kiln_status_make(KILN_INVALID_ARGUMENT, "%s: options have counts without arrays", file);
+  if (!depth_ok(&onnx__model_proto__descriptor, data, (const uint8_t *)data + size, 0))
+    return kiln_status_make(KILN_PARSE_ERROR,
+                            "%s: messages nested deeper than %d levels (corrupt or hostile model)",
+                            file, ONNX_MAX_DEPTH);
   Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, size, data);
   if (!mp)
     return kiln_status_make(KILN_PARSE_ERROR,

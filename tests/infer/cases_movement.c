@@ -11,7 +11,9 @@ void cases_movement(void) {
   OK(Flatten, "f32[2,3,4]", "f32[6,4]", KILN_ATTR_I("axis", 2));
   OK(Flatten, "f32[2,3,4]", "f32[1,24]", KILN_ATTR_I("axis", 0));
   OK(Flatten, "f32[2,3,4]", "f32[2,12]");
-  ERR(Flatten, "f32[2,3,4]", "attribute 'axis' = 4 is out of range [-4, 3]",
+  OK(Flatten, "f32[2,3,4]", "f32[6,4]", KILN_ATTR_I("axis", -1));
+  OK(Flatten, "f32[2,3,4]", "f32[1,24]", KILN_ATTR_I("axis", -3));
+  ERR(Flatten, "f32[2,3,4]", "attribute 'axis' = 4 is out of range [-3, 3]",
       KILN_ATTR_I("axis", 4));
   OK(Squeeze, "f32[1,3,1,2]", "f32[3,2]");
   OK(Squeeze, "f32[1,3,1,2]", "f32[1,3,2]", IS("axes", -2));

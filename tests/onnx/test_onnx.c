@@ -394,6 +394,41 @@ START_TEST(no_op_type) {
 }
 END_TEST
 
+/* Prepend field `field` (length-delimited) around buf[at..end). */
+static size_t wrap_field(uint8_t *buf, size_t at, size_t end, unsigned field) {
+  size_t len = end - at;
+  uint8_t v[10];
+  int n = 0;
+  do {
+    v[n++] = (uint8_t)((len & 0x7f) | (len >= 0x80 ? 0x80 : 0));
+    len >>= 7;
+  } while (len);
+  at -= (size_t)n;
+  memcpy(buf + at, v, (size_t)n);
+  buf[--at] = (uint8_t)(field << 3 | 2);
+  return at;
+}
+
+START_TEST(deep_nesting) {
+  /* graph.node.attribute.g.node.attribute.g... 20000 levels deep: must be
+   * refused before protobuf-c recurses through it. */
+  size_t cap = 1 << 20, end = cap, at = cap;
+  uint8_t *buf = malloc(cap);
+  ck_assert_ptr_nonnull(buf);
+  for (int i = 0; i < 20000 && at > 64; i++) {
+    at = wrap_field(buf, at, end, 6); /* AttributeProto.g */
+    at = wrap_field(buf, at, end, 5); /* NodeProto.attribute */
+    at = wrap_field(buf, at, end, 1); /* GraphProto.node */
+  }
+  at = wrap_field(buf, at, end, 7); /* ModelProto.graph */
+  kiln_module *m = NULL;
+  const char *const f[] = {"nested deeper", NULL};
+  expect_error(kiln_onnx_load_memory(buf + at, end - at, NULL, "t.onnx", NULL, &m),
+               KILN_PARSE_ERROR, f);
+  free(buf);
+}
+END_TEST
+
 /* ---- external data ---- */
 static char tmpdir[64];
 
@@ -762,6 +797,7 @@ static Suite *onnx_suite(void) {
   tcase_add_test(broken, cast_to_string);
   tcase_add_test(broken, batchnorm_training);
   tcase_add_test(broken, no_op_type);
+  tcase_add_test(broken, deep_nesting);
   suite_add_tcase(s, broken);
   TCase *ext = tcase_create("external");
   tcase_add_test(ext, external_good);

@@ -1,0 +1,364 @@
+/* bench/kiln_bench.c: the kiln side of bench/run. Loads an ONNX model,
+ * compiles it for one backend, feeds it tensors from .npy files, times
+ * kiln_run with clock_gettime after warm-up runs, optionally writes the
+ * outputs as .npy for the cross-check against ONNX Runtime, and prints one
+ * JSON object on stdout. Living in its own process keeps start-up, Python
+ * and the other frameworks out of both the timings and ru_maxrss.
+ *
+ *   kiln_bench --list
+ *   kiln_bench MODEL.onnx --backend NAME --input NAME=FILE.npy ...
+ *              [--threads N] [--warmup N] [--runs N] [--budget-s S]
+ *              [--output-dir DIR]
+ *
+ * Built by bench/run with plain cc against build/libkiln.so; it is not part
+ * of the meson build so that a broken benchmark never breaks anyone's build. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "kiln/kiln.h"
+
+#define BENCH_MAX_INPUTS 64
+
+typedef struct bench_args {
+  const char *model, *backend, *output_dir;
+  const char *in_names[BENCH_MAX_INPUTS], *in_paths[BENCH_MAX_INPUTS];
+  int in_count;
+  int threads, warmup, runs;
+  double budget_s; /* 0 = no limit */
+  int list;
+} bench_args;
+
+static double bench_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static double bench_peak_rss_mb(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (double)ru.ru_maxrss / 1024.0; /* Linux reports KiB */
+}
+
+/* JSON strings: kiln messages may hold quotes, backslashes and newlines. */
+static void bench_json_string(const char *s) {
+  putchar('"');
+  for (; s && *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      printf("\\%c", c);
+    else if (c == '\n')
+      printf("\\n");
+    else if (c < 0x20)
+      printf("\\u%04x", c);
+    else
+      putchar(c);
+  }
+  putchar('"');
+}
+
+/* Reports a failure as JSON (so the driver can put the reason in the
+ * table) and frees the status. */
+static int bench_fail(const char *stage, kiln_status s) {
+  printf("{\"error\": ");
+  char buf[64];
+  snprintf(buf, sizeof buf, "%s failed (%s)", stage, kiln_code_name(kiln_status_code(s)));
+  bench_json_string(buf);
+  printf(", \"message\": ");
+  bench_json_string(kiln_status_message(s));
+  printf(", \"peak_rss_mb\": %.1f}\n", bench_peak_rss_mb());
+  kiln_status_free(s);
+  return 1;
+}
+
+static int bench_usage(const char *why) {
+  fprintf(stderr,
+          "kiln_bench: %s\nusage: kiln_bench --list\n"
+          "       kiln_bench MODEL.onnx --backend NAME --input NAME=FILE.npy ...\n"
+          "                  [--threads N] [--warmup N] [--runs N] [--budget-s S]\n"
+          "                  [--output-dir DIR]\n",
+          why);
+  return 2;
+}
+
+static int bench_parse(int argc, char **argv, bench_args *a) {
+  memset(a, 0, sizeof *a);
+  a->warmup = 10;
+  a->runs = 50;
+  for (int i = 1; i < argc; i++) {
+    const char *o = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(o, "--list")) {
+      a->list = 1;
+      continue;
+    }
+    if (o[0] != '-') {
+      a->model = o;
+      continue;
+    }
+    if (!v)
+      return bench_usage("an option lacks its value");
+    i++;
+    if (!strcmp(o, "--backend"))
+      a->backend = v;
+    else if (!strcmp(o, "--output-dir"))
+      a->output_dir = v;
+    else if (!strcmp(o, "--threads"))
+      a->threads = atoi(v);
+    else if (!strcmp(o, "--warmup"))
+      a->warmup = atoi(v);
+    else if (!strcmp(o, "--runs"))
+      a->runs = atoi(v);
+    else if (!strcmp(o, "--budget-s"))
+      a->budget_s = atof(v);
+    else if (!strcmp(o, "--input")) {
+      const char *eq = strchr(v, '=');
+      if (!eq || a->in_count == BENCH_MAX_INPUTS)
+        return bench_usage("--input wants NAME=FILE.npy");
+      /* argv is writable: split in place. */
+      ((char *)eq)[0] = '\0';
+      a->in_names[a->in_count] = v;
+      a->in_paths[a->in_count++] = eq + 1;
+    } else
+      return bench_usage("unknown option");
+  }
+  if (!a->list && (!a->model || !a->backend))
+    return bench_usage("MODEL and --backend are required");
+  if (a->runs < 1 || a->warmup < 0)
+    return bench_usage("--runs must be >= 1 and --warmup >= 0");
+  return 0;
+}
+
+static int bench_list(void) {
+  kiln_context *ctx = NULL;
+  kiln_status s = kiln_context_create(&ctx);
+  if (s)
+    return bench_fail("context", s);
+  printf("{\"backends\": [");
+  uint32_t n = kiln_context_backend_count(ctx);
+  for (uint32_t i = 0; i < n; i++) {
+    kiln_backend_info bi;
+    s = kiln_context_backend(ctx, i, &bi);
+    if (s) {
+      kiln_status_free(s);
+      continue;
+    }
+    printf("%s{\"name\": ", i ? ", " : "");
+    bench_json_string(bi.name);
+    printf(", \"version\": ");
+    bench_json_string(bi.version);
+    printf(", \"path\": ");
+    bench_json_string(bi.path);
+    printf(", \"devices\": %u}", bi.device_count);
+  }
+  printf("], \"refused\": [");
+  uint32_t r = kiln_context_refused_count(ctx);
+  for (uint32_t i = 0; i < r; i++) {
+    const char *path = NULL, *reason = NULL;
+    kiln_context_refused(ctx, i, &path, &reason);
+    printf("%s{\"path\": ", i ? ", " : "");
+    bench_json_string(path);
+    printf(", \"reason\": ");
+    bench_json_string(reason);
+    printf("}");
+  }
+  printf("]}\n");
+  kiln_context_destroy(ctx);
+  return 0;
+}
+
+static int bench_cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Linear interpolation between order statistics, as numpy's default. */
+static double bench_quantile(const double *sorted, int n, double q) {
+  double pos = q * (n - 1);
+  int lo = (int)pos;
+  int hi = lo + 1 < n ? lo + 1 : lo;
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
+}
+
+typedef struct bench_state {
+  kiln_context *ctx;
+  kiln_module *mod;
+  kiln_executable *exe;
+  kiln_tensor inputs[BENCH_MAX_INPUTS];
+  const void **in_ptrs;
+  void **out_ptrs;
+  uint32_t n_in, n_out;
+  double *times;
+} bench_state;
+
+static void bench_state_free(bench_state *st) {
+  if (st->out_ptrs)
+    for (uint32_t i = 0; i < st->n_out; i++)
+      free(st->out_ptrs[i]);
+  free(st->out_ptrs);
+  free((void *)st->in_ptrs);
+  free(st->times);
+  for (int i = 0; i < BENCH_MAX_INPUTS; i++)
+    kiln_tensor_free(&st->inputs[i]);
+  kiln_executable_destroy(st->exe);
+  kiln_module_destroy(st->mod);
+  kiln_context_destroy(st->ctx);
+}
+
+/* Matches every executable input with a --input file, by name, and checks
+ * that type and shape agree. */
+static kiln_status bench_bind(bench_state *st, const bench_args *a) {
+  st->n_in = kiln_executable_input_count(st->exe);
+  st->n_out = kiln_executable_output_count(st->exe);
+  st->in_ptrs = calloc(st->n_in ? st->n_in : 1, sizeof *st->in_ptrs);
+  st->out_ptrs = calloc(st->n_out ? st->n_out : 1, sizeof *st->out_ptrs);
+  if (!st->in_ptrs || !st->out_ptrs)
+    return kiln_status_make(KILN_OUT_OF_MEMORY, "kiln_bench: no memory for %u inputs", st->n_in);
+  for (uint32_t i = 0; i < st->n_in; i++) {
+    kiln_io_info io;
+    kiln_executable_input(st->exe, i, &io);
+    int k = 0;
+    while (k < a->in_count && strcmp(a->in_names[k], io.name) != 0)
+      k++;
+    if (k == a->in_count)
+      return kiln_status_make(KILN_NOT_FOUND, "kiln_bench: model input '%s' has no --input",
+                              io.name);
+    KILN_TRY(kiln_tensor_read_npy(a->in_paths[k], &st->inputs[i]));
+    if (!kiln_type_equal(&st->inputs[i].type, &io.type)) {
+      char want[160], got[160];
+      kiln_type_format(&io.type, want, sizeof want);
+      kiln_type_format(&st->inputs[i].type, got, sizeof got);
+      return kiln_status_make(KILN_INVALID_ARGUMENT, "kiln_bench: input '%s' wants %s, %s holds %s",
+                              io.name, want, a->in_paths[k], got);
+    }
+    st->in_ptrs[i] = st->inputs[i].data;
+  }
+  for (uint32_t i = 0; i < st->n_out; i++) {
+    kiln_io_info io;
+    kiln_executable_output(st->exe, i, &io);
+    int64_t bytes = kiln_type_bytes(&io.type);
+    st->out_ptrs[i] = calloc((size_t)(bytes > 0 ? bytes : 1), 1);
+    if (!st->out_ptrs[i])
+      return kiln_status_make(KILN_OUT_OF_MEMORY, "kiln_bench: no memory for output '%s'",
+                              io.name);
+  }
+  return NULL;
+}
+
+static kiln_status bench_write_outputs(const bench_state *st, const char *dir) {
+  for (uint32_t i = 0; i < st->n_out; i++) {
+    kiln_io_info io;
+    kiln_executable_output(st->exe, i, &io);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.npy", dir, io.name);
+    for (char *c = path + strlen(dir) + 1; *c; c++)
+      if (*c == '/')
+        *c = '_';
+    kiln_tensor t = {io.type, st->out_ptrs[i], NULL};
+    KILN_TRY(kiln_tensor_write_npy(path, &t));
+  }
+  return NULL;
+}
+
+static int bench_model(const bench_args *a) {
+  bench_state st;
+  memset(&st, 0, sizeof st);
+  kiln_status s = kiln_context_create(&st.ctx);
+  if (s)
+    return bench_fail("context", s);
+
+  double t0 = bench_now_ms();
+  kiln_onnx_options lo;
+  memset(&lo, 0, sizeof lo);
+  lo.ctx = st.ctx;
+  s = kiln_onnx_load(a->model, &lo, &st.mod);
+  double t1 = bench_now_ms();
+  kiln_compile_options co;
+  memset(&co, 0, sizeof co);
+  co.struct_size = sizeof co;
+  co.threads = (uint32_t)(a->threads > 0 ? a->threads : 0);
+  co.device = -1;
+  if (!s)
+    s = kiln_compile(st.ctx, st.mod, NULL, a->backend, &co, &st.exe);
+  double t2 = bench_now_ms();
+  if (s) {
+    const char *stage = st.mod ? "compile" : "load";
+    bench_state_free(&st);
+    return bench_fail(stage, s);
+  }
+  double rss_compiled = bench_peak_rss_mb();
+  s = bench_bind(&st, a);
+  if (s) {
+    bench_state_free(&st);
+    return bench_fail("bind", s);
+  }
+
+  /* One probe run decides whether the budget allows the full protocol:
+   * the interpreter is far too slow for the large models. */
+  double p0 = bench_now_ms();
+  s = kiln_run(st.exe, st.in_ptrs, st.out_ptrs);
+  double probe = bench_now_ms() - p0;
+  if (s) {
+    bench_state_free(&st);
+    return bench_fail("run", s);
+  }
+  if (a->output_dir) {
+    s = bench_write_outputs(&st, a->output_dir);
+    if (s) {
+      bench_state_free(&st);
+      return bench_fail("writing outputs", s);
+    }
+  }
+  double need_s = probe * (a->warmup + a->runs) / 1e3;
+  if (a->budget_s > 0 && need_s > a->budget_s) {
+    printf("{\"skipped\": \"one run took %.1f ms; %d runs would need %.0f s, over the %.0f s "
+           "budget\", \"probe_ms\": %.3f, \"load_ms\": %.3f, \"compile_ms\": %.3f, "
+           "\"peak_rss_mb\": %.1f}\n",
+           probe, a->warmup + a->runs, need_s, a->budget_s, probe, t1 - t0, t2 - t1,
+           bench_peak_rss_mb());
+    bench_state_free(&st);
+    return 0;
+  }
+
+  st.times = malloc(sizeof(double) * (size_t)a->runs);
+  if (!st.times) {
+    bench_state_free(&st);
+    return bench_fail("timing", kiln_status_make(KILN_OUT_OF_MEMORY, "no memory for times"));
+  }
+  for (int i = 0; i < a->warmup + a->runs; i++) {
+    double r0 = bench_now_ms();
+    s = kiln_run(st.exe, st.in_ptrs, st.out_ptrs);
+    double r1 = bench_now_ms();
+    if (s) {
+      bench_state_free(&st);
+      return bench_fail("run", s);
+    }
+    if (i >= a->warmup)
+      st.times[i - a->warmup] = r1 - r0;
+  }
+  qsort(st.times, (size_t)a->runs, sizeof(double), bench_cmp_double);
+  const double *t = st.times;
+  int n = a->runs;
+  printf("{\"backend\": ");
+  bench_json_string(a->backend);
+  printf(", \"load_ms\": %.3f, \"compile_ms\": %.3f, \"runs\": %d, \"warmup\": %d, "
+         "\"median_ms\": %.4f, \"min_ms\": %.4f, \"max_ms\": %.4f, \"p25_ms\": %.4f, "
+         "\"p75_ms\": %.4f, \"peak_rss_compiled_mb\": %.1f, \"peak_rss_mb\": %.1f}\n",
+         t1 - t0, t2 - t1, n, a->warmup, bench_quantile(t, n, 0.5), t[0], t[n - 1],
+         bench_quantile(t, n, 0.25), bench_quantile(t, n, 0.75), rss_compiled,
+         bench_peak_rss_mb());
+  bench_state_free(&st);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  bench_args a;
+  int rc = bench_parse(argc, argv, &a);
+  if (rc)
+    return rc;
+  return a.list ? bench_list() : bench_model(&a);
+}

@@ -1,0 +1,256 @@
+/* plugins/cpu/codegen.c: the code generator. Adds to a module (which
+ * already holds the kernel library) one entry function that runs the
+ * instruction list: memory instructions inline (copy -> memmove; alloc,
+ * dealloc and view need no code because the memory plan fixed every
+ * address), compute instructions through the per-kind emitters of emit.h.
+ * Also the emit.h accessors those emitters use. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu.h"
+
+struct kcpu_emit {
+  LLVMContextRef ctx;
+  LLVMModuleRef mod;
+  LLVMBuilderRef b;
+  LLVMValueRef fn;
+  LLVMValueRef weights, arena, pool;
+  LLVMValueRef *inputs, *outputs; /* loaded once in the entry block */
+  LLVMValueRef *weight_globals;   /* per buffer id (embedded weights) */
+  uint64_t *weight_offsets;       /* per buffer id (external weights) */
+  const kiln_ir *ir;
+  const kcpu_codegen_opts *o;
+  uint32_t next_id;
+};
+
+typedef kiln_status (*kcpu_emit_fn)(kcpu_emit *e, const kiln_instr *in);
+
+/* Emitters by node kind; NULL where no file defines one (weak). */
+static kcpu_emit_fn kcpu_emitter(kiln_node_kind k) {
+  static const kcpu_emit_fn table[] = {
+#define KILN_NODE(name, a, b, c, d, f) kcpu_emit_##name,
+#include <kiln/node_kinds.def>
+#undef KILN_NODE
+  };
+  return (uint32_t)k < KILN_NODE_KIND_COUNT ? table[k] : NULL;
+}
+
+LLVMContextRef kcpu_context(kcpu_emit *e) { return e->ctx; }
+LLVMModuleRef kcpu_module(kcpu_emit *e) { return e->mod; }
+LLVMBuilderRef kcpu_builder(kcpu_emit *e) { return e->b; }
+LLVMValueRef kcpu_function(kcpu_emit *e) { return e->fn; }
+LLVMValueRef kcpu_pool(kcpu_emit *e) { return e->pool; }
+uint32_t kcpu_threads(kcpu_emit *e) { return e->o->threads ? e->o->threads : 1; }
+uint32_t kcpu_vector_lanes(kcpu_emit *e) { return e->o->lanes ? e->o->lanes : 4; }
+uint32_t kcpu_next_id(kcpu_emit *e) { return e->next_id++; }
+
+LLVMValueRef kcpu_i32(kcpu_emit *e, int32_t v) {
+  return LLVMConstInt(LLVMInt32TypeInContext(e->ctx), (unsigned long long)(int64_t)v, 1);
+}
+LLVMValueRef kcpu_i64(kcpu_emit *e, int64_t v) {
+  return LLVMConstInt(LLVMInt64TypeInContext(e->ctx), (unsigned long long)v, 1);
+}
+LLVMValueRef kcpu_f32(kcpu_emit *e, float v) {
+  return LLVMConstReal(LLVMFloatTypeInContext(e->ctx), v);
+}
+LLVMValueRef kcpu_f64(kcpu_emit *e, double v) {
+  return LLVMConstReal(LLVMDoubleTypeInContext(e->ctx), v);
+}
+
+static LLVMValueRef kcpu_const_global(kcpu_emit *e, LLVMTypeRef elt, LLVMValueRef *vals,
+                                      uint32_t n) {
+  LLVMValueRef init = LLVMConstArray2(elt, vals, n);
+  LLVMValueRef g = LLVMAddGlobal(e->mod, LLVMTypeOf(init), "kcpu.const");
+  LLVMSetInitializer(g, init);
+  LLVMSetGlobalConstant(g, 1);
+  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
+  LLVMSetAlignment(g, 64);
+  return g;
+}
+
+LLVMValueRef kcpu_i64_array(kcpu_emit *e, const int64_t *v, uint32_t n) {
+  LLVMValueRef *vals = calloc(n ? n : 1, sizeof *vals);
+  if (!vals)
+    return LLVMConstNull(LLVMPointerTypeInContext(e->ctx, 0));
+  for (uint32_t i = 0; i < n; i++)
+    vals[i] = kcpu_i64(e, v[i]);
+  LLVMValueRef g = kcpu_const_global(e, LLVMInt64TypeInContext(e->ctx), vals, n);
+  free(vals);
+  return g;
+}
+
+LLVMValueRef kcpu_f32_array(kcpu_emit *e, const float *v, uint32_t n) {
+  LLVMValueRef *vals = calloc(n ? n : 1, sizeof *vals);
+  if (!vals)
+    return LLVMConstNull(LLVMPointerTypeInContext(e->ctx, 0));
+  for (uint32_t i = 0; i < n; i++)
+    vals[i] = kcpu_f32(e, v[i]);
+  LLVMValueRef g = kcpu_const_global(e, LLVMFloatTypeInContext(e->ctx), vals, n);
+  free(vals);
+  return g;
+}
+
+static LLVMValueRef kcpu_byte_gep(kcpu_emit *e, LLVMValueRef base, uint64_t offset) {
+  if (offset == 0)
+    return base;
+  LLVMValueRef idx = kcpu_i64(e, (int64_t)offset);
+  return LLVMBuildInBoundsGEP2(e->b, LLVMInt8TypeInContext(e->ctx), base, &idx, 1, "");
+}
+
+LLVMValueRef kcpu_addr(kcpu_emit *e, const kiln_buffer *b) {
+  LLVMTypeRef ptr = LLVMPointerTypeInContext(e->ctx, 0);
+  if (!b)
+    return LLVMConstNull(ptr);
+  uint64_t offset = 0;
+  uint32_t hops = 0, nb = kiln_ir_buffer_count(e->ir);
+  while (kiln_buffer_get_kind(b) == KILN_BUFFER_VIEW && hops++ <= nb) {
+    offset += kiln_buffer_offset(b);
+    b = kiln_buffer_base(b);
+    if (!b)
+      return LLVMConstNull(ptr);
+  }
+  uint32_t id = kiln_buffer_id(b);
+  switch (kiln_buffer_get_kind(b)) {
+  case KILN_BUFFER_WEIGHT:
+    if (e->o->weights_external)
+      return kcpu_byte_gep(e, e->weights, e->weight_offsets[id] + offset);
+    return kcpu_byte_gep(e, e->weight_globals[id], offset);
+  case KILN_BUFFER_INPUT:
+    return kcpu_byte_gep(e, e->inputs[kiln_buffer_io_index(b)], offset);
+  case KILN_BUFFER_OUTPUT:
+    return kcpu_byte_gep(e, e->outputs[kiln_buffer_io_index(b)], offset);
+  case KILN_BUFFER_ACTIVATION:
+    return kcpu_byte_gep(e, e->arena, kiln_buffer_offset(b) + offset);
+  default:
+    return LLVMConstNull(ptr);
+  }
+}
+
+kiln_status kcpu_call(kcpu_emit *e, const char *fn, LLVMValueRef *args, unsigned n,
+                      LLVMValueRef *out) {
+  LLVMValueRef f = LLVMGetNamedFunction(e->mod, fn);
+  if (!f || LLVMIsDeclaration(f))
+    return kiln_status_make(KILN_INTERNAL, "cpu: kernel '%s' is not in the kernel library", fn);
+  LLVMTypeRef ft = LLVMGlobalGetValueType(f);
+  if (LLVMCountParamTypes(ft) != n && !LLVMIsFunctionVarArg(ft))
+    return kiln_status_make(KILN_INTERNAL, "cpu: kernel '%s' takes %u arguments, the emitter passed %u",
+                            fn, LLVMCountParamTypes(ft), n);
+  LLVMValueRef v = LLVMBuildCall2(e->b, ft, f, args, n, "");
+  if (out)
+    *out = v;
+  return NULL;
+}
+
+uint64_t kcpu_weight_layout(const kiln_ir *ir, uint64_t *offsets) {
+  uint64_t at = 0;
+  for (uint32_t i = 0; i < kiln_ir_buffer_count(ir); i++) {
+    const kiln_buffer *b = kiln_ir_buffer(ir, i);
+    offsets[i] = 0;
+    if (kiln_buffer_get_kind(b) != KILN_BUFFER_WEIGHT)
+      continue;
+    offsets[i] = at;
+    at += ((uint64_t)kiln_type_bytes(kiln_buffer_type(b)) + 63) & ~(uint64_t)63;
+  }
+  return at;
+}
+
+static void kcpu_make_weight_globals(kcpu_emit *e) {
+  for (uint32_t i = 0; i < kiln_ir_buffer_count(e->ir); i++) {
+    const kiln_buffer *b = kiln_ir_buffer(e->ir, i);
+    if (kiln_buffer_get_kind(b) != KILN_BUFFER_WEIGHT)
+      continue;
+    int64_t bytes = kiln_type_bytes(kiln_buffer_type(b));
+    const void *data = kiln_buffer_data(b);
+    LLVMValueRef init =
+        bytes > 0 && data
+            ? LLVMConstStringInContext2(e->ctx, data, (size_t)bytes, 1)
+            : LLVMConstNull(LLVMArrayType2(LLVMInt8TypeInContext(e->ctx), (uint64_t)(bytes > 0 ? bytes : 1)));
+    LLVMValueRef g = LLVMAddGlobal(e->mod, LLVMTypeOf(init), "kcpu.weight");
+    LLVMSetInitializer(g, init);
+    LLVMSetGlobalConstant(g, 1);
+    LLVMSetLinkage(g, LLVMPrivateLinkage);
+    LLVMSetAlignment(g, 64);
+    e->weight_globals[i] = g;
+  }
+}
+
+static kiln_status kcpu_emit_instr(kcpu_emit *e, const kiln_instr *in) {
+  kiln_instr_kind k = kiln_instr_get_kind(in);
+  switch (k) {
+  case KILN_INSTR_Alloc:
+  case KILN_INSTR_Dealloc:
+  case KILN_INSTR_View:
+    return NULL;
+  case KILN_INSTR_Copy: {
+    const kiln_buffer *dst = kiln_instr_operand(in, 0), *src = kiln_instr_operand(in, 1);
+    if (kiln_instr_operand_count(in) < 2 || !dst || !src)
+      return kiln_status_make(KILN_VERIFY_ERROR, "cpu: copy (instruction %u) needs 2 operands",
+                              kiln_instr_index(in));
+    int64_t bytes = kiln_type_bytes(kiln_buffer_type(dst));
+    if (bytes > 0)
+      LLVMBuildMemMove(e->b, kcpu_addr(e, dst), 1, kcpu_addr(e, src), 1, kcpu_i64(e, bytes));
+    return NULL;
+  }
+  default:
+    break;
+  }
+  int node = kiln_instr_kind_node(k);
+  kcpu_emit_fn fn = node >= 0 ? kcpu_emitter((kiln_node_kind)node) : NULL;
+  if (!fn)
+    return kiln_status_make(KILN_UNIMPLEMENTED, "cpu: no code generator for %s (instruction %u)",
+                            kiln_instr_kind_name(k), kiln_instr_index(in));
+  KILN_TRY_CTX(fn(e, in), "cpu: instruction %u (%s)", kiln_instr_index(in),
+               kiln_instr_kind_name(k));
+  return NULL;
+}
+
+kiln_status kcpu_codegen(LLVMModuleRef mod, const kiln_ir *ir, const kcpu_codegen_opts *o) {
+  kcpu_emit e = {.mod = mod, .ctx = LLVMGetModuleContext(mod), .ir = ir, .o = o};
+  uint32_t nb = kiln_ir_buffer_count(ir), ni = kiln_ir_input_count(ir),
+           no = kiln_ir_output_count(ir);
+  e.inputs = calloc(ni ? ni : 1, sizeof *e.inputs);
+  e.outputs = calloc(no ? no : 1, sizeof *e.outputs);
+  e.weight_globals = calloc(nb ? nb : 1, sizeof *e.weight_globals);
+  e.weight_offsets = calloc(nb ? nb : 1, sizeof *e.weight_offsets);
+  kiln_status s = NULL;
+  if (!e.inputs || !e.outputs || !e.weight_globals || !e.weight_offsets) {
+    s = kiln_status_make(KILN_OUT_OF_MEMORY, "cpu: no memory to generate code for %s",
+                         kiln_ir_name(ir));
+    goto done;
+  }
+  LLVMTypeRef ptr = LLVMPointerTypeInContext(e.ctx, 0);
+  LLVMTypeRef params[5] = {ptr, ptr, ptr, ptr, ptr};
+  LLVMTypeRef ft = LLVMFunctionType(LLVMVoidTypeInContext(e.ctx), params, 5, 0);
+  e.fn = LLVMAddFunction(mod, o->entry_name, ft);
+  e.weights = LLVMGetParam(e.fn, 0);
+  e.arena = LLVMGetParam(e.fn, 1);
+  e.pool = LLVMGetParam(e.fn, 4);
+  e.b = LLVMCreateBuilderInContext(e.ctx);
+  LLVMPositionBuilderAtEnd(e.b, LLVMAppendBasicBlockInContext(e.ctx, e.fn, "entry"));
+  for (uint32_t i = 0; i < ni; i++) {
+    LLVMValueRef idx = kcpu_i64(&e, i);
+    LLVMValueRef slot = LLVMBuildInBoundsGEP2(e.b, ptr, LLVMGetParam(e.fn, 2), &idx, 1, "");
+    e.inputs[i] = LLVMBuildLoad2(e.b, ptr, slot, "in");
+  }
+  for (uint32_t i = 0; i < no; i++) {
+    LLVMValueRef idx = kcpu_i64(&e, i);
+    LLVMValueRef slot = LLVMBuildInBoundsGEP2(e.b, ptr, LLVMGetParam(e.fn, 3), &idx, 1, "");
+    e.outputs[i] = LLVMBuildLoad2(e.b, ptr, slot, "out");
+  }
+  if (o->weights_external)
+    kcpu_weight_layout(ir, e.weight_offsets);
+  else
+    kcpu_make_weight_globals(&e);
+  for (uint32_t i = 0; !s && i < kiln_ir_instr_count(ir); i++)
+    s = kcpu_emit_instr(&e, kiln_ir_instr(ir, i));
+  if (!s)
+    LLVMBuildRetVoid(e.b);
+  LLVMDisposeBuilder(e.b);
+done:
+  free(e.inputs);
+  free(e.outputs);
+  free(e.weight_globals);
+  free(e.weight_offsets);
+  return s ? kiln_status_wrap(s, "cpu: generating code for %s", kiln_ir_name(ir)) : NULL;
+}

@@ -1,0 +1,83 @@
+/* plugins/cpu/cpu.h: private interfaces between the cpu plugin's files:
+ * target selection and LLVM plumbing (llvm_util.c), the code generator
+ * (codegen.c), the elementwise loop generator (ew.c), the JIT (jit.c),
+ * bundles (bundle.c) and the fusion pass (fuse.c). */
+#ifndef KCPU_CPU_H
+#define KCPU_CPU_H
+
+#include <llvm-c/Core.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/Orc.h>
+#include <llvm-c/TargetMachine.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <kiln/instr.h>
+#include <kiln/plugin.h>
+
+#include "emit.h"
+
+/* The machine code is made for: triple, cpu and features (owned strings). */
+typedef struct kcpu_target {
+  char *triple, *cpu, *features;
+  bool aarch64;
+  uint32_t lanes; /* f32 lanes of the widest vector unit */
+} kcpu_target;
+
+kiln_status kcpu_llvm_init(void);
+/* Resolve opts (target, cpu, cpu_features; NULL = host) into *t. */
+kiln_status kcpu_target_resolve(const kiln_compile_options *opts, kcpu_target *t);
+void kcpu_target_free(kcpu_target *t);
+kiln_status kcpu_target_machine(const kcpu_target *t, LLVMRelocMode reloc, LLVMCodeModel cm,
+                                LLVMTargetMachineRef *out);
+/* Parse the embedded kernel library for t's architecture into ctx. */
+kiln_status kcpu_load_library(LLVMContextRef ctx, const kcpu_target *t, LLVMModuleRef *out);
+/* Give every function t's cpu and features (replacing what clang wrote),
+ * mark the math helpers always-inline, internalize every definition but
+ * the `keep` names, verify and run the O3 pipeline. */
+kiln_status kcpu_finish_module(LLVMModuleRef mod, const kcpu_target *t, const char *const *keep,
+                               uint32_t n_keep);
+/* A status from an LLVM error (consumed) or message (disposed). */
+kiln_status kcpu_status_from_error(LLVMErrorRef err, const char *what);
+kiln_status kcpu_status_from_message(char *msg, const char *what);
+
+/* The entry function: void NAME(ptr weights, ptr arena, ptr inputs,
+ * ptr outputs, ptr pool); inputs/outputs are arrays of buffer pointers.
+ * Weights are embedded constants (weights_external false; the first
+ * parameter is ignored) or read at their offset in the caller's weights
+ * region (true; offsets from kcpu_weight_layout). */
+typedef struct kcpu_codegen_opts {
+  const char *entry_name;
+  uint32_t threads, lanes;
+  bool weights_external;
+} kcpu_codegen_opts;
+kiln_status kcpu_codegen(LLVMModuleRef mod, const kiln_ir *ir, const kcpu_codegen_opts *o);
+/* Offsets of weights in the external weights region (64-byte aligned, in
+ * buffer order); offsets has kiln_ir_buffer_count entries (non-weights 0).
+ * Returns the region's size. */
+uint64_t kcpu_weight_layout(const kiln_ir *ir, uint64_t *offsets);
+
+/* Elementwise loops: out = body(inputs) with broadcasting, one pass. */
+kiln_status kcpu_emit_elementwise(kcpu_emit *e, const kiln_instr *in, const kiln_fused_op *ops,
+                                  uint32_t n_ops);
+/* Is elem usable by the elementwise generator for this body? */
+bool kcpu_ew_supported(kiln_elem elem, const kiln_fused_op *ops, uint32_t n_ops);
+/* Unique suffix for helper functions in the module. */
+uint32_t kcpu_next_id(kcpu_emit *e);
+
+/* Fusion (the rewrite_graph hook). */
+kiln_status kcpu_fuse_elementwise(void *state, kiln_function *f);
+
+/* JIT: take mod (made in tsc's context), look up the named symbols;
+ * names[0] is required (its failure is the error); absent others get 0. */
+typedef struct kcpu_jit kcpu_jit;
+kiln_status kcpu_jit_create(LLVMOrcThreadSafeContextRef tsc, LLVMModuleRef mod,
+                            const kcpu_target *t, const char *const *names, uint32_t n,
+                            uint64_t *addrs, kcpu_jit **out);
+void kcpu_jit_destroy(kcpu_jit *j);
+
+/* Bundles (the emit_bundle hook). */
+kiln_status kcpu_emit_bundle(void *state, const kiln_ir *ir, const kiln_compile_options *opts,
+                             const char *dir, const char *name);
+
+#endif

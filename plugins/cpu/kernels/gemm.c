@@ -1,0 +1,332 @@
+/* plugins/cpu/kernels/gemm.c: SGEMM with packed panels, cache blocking
+ * (KC x MC blocks of A in L2, KC x NR micro-panels of B in L1) and a
+ * register-blocked micro-kernel written with vector extensions, one variant
+ * per target vector width, plus the MatMul and Gemm entry points.
+ *
+ * Every C element is reduced over k in the same order (KC blocks, then k
+ * within a block) whatever the tile it falls in, so results are identical
+ * for any thread count. */
+#include "gemm_impl.h"
+
+#include <string.h>
+
+#define KCPU_KC 256
+#define KCPU_MC 144  /* multiple of every MR below */
+#define KCPU_NC 2048 /* multiple of every NR below */
+
+typedef float v16f __attribute__((vector_size(64)));
+typedef float v16u __attribute__((vector_size(64), aligned(4), may_alias));
+typedef int32_t v16i __attribute__((vector_size(64)));
+typedef float v8f __attribute__((vector_size(32)));
+typedef float v8u __attribute__((vector_size(32), aligned(4), may_alias));
+typedef int32_t v8i __attribute__((vector_size(32)));
+typedef float v4f __attribute__((vector_size(16)));
+typedef float v4u __attribute__((vector_size(16), aligned(4), may_alias));
+typedef int32_t v4i __attribute__((vector_size(16)));
+
+static inline int64_t kcpu_min(int64_t a, int64_t b) {
+  return a < b ? a : b;
+}
+
+/* alpha is folded into A here, once per element. */
+static void kcpu_pack_a(const kcpu_gemm_desc *d, float *dst, int64_t m0, int64_t mc, int64_t k0,
+                        int64_t kc, int64_t MR) {
+  float alpha = d->alpha;
+  for (int64_t i = 0; i < mc; i += MR) {
+    int64_t mr = kcpu_min(MR, mc - i);
+    if (!d->trans_a) {
+      for (int64_t r = 0; r < mr; r++) {
+        const float *src = d->A + (m0 + i + r) * d->lda + k0;
+        for (int64_t k = 0; k < kc; k++)
+          dst[k * MR + r] = alpha * src[k];
+      }
+    } else {
+      for (int64_t k = 0; k < kc; k++) {
+        const float *src = d->A + (k0 + k) * d->lda + m0 + i;
+        for (int64_t r = 0; r < mr; r++)
+          dst[k * MR + r] = alpha * src[r];
+      }
+    }
+    for (int64_t r = mr; r < MR; r++)
+      for (int64_t k = 0; k < kc; k++)
+        dst[k * MR + r] = 0.0f;
+    dst += kc * MR;
+  }
+}
+
+static void kcpu_pack_b_dense(const kcpu_gemm_desc *d, float *dst, int64_t k0, int64_t kc,
+                              int64_t n0, int64_t nc, int64_t NR) {
+  for (int64_t j = 0; j < nc; j += NR) {
+    int64_t nr = kcpu_min(NR, nc - j);
+    if (!d->trans_b) {
+      for (int64_t k = 0; k < kc; k++) {
+        memcpy(dst + k * NR, d->B + (k0 + k) * d->ldb + n0 + j, (size_t)nr * sizeof(float));
+        for (int64_t c = nr; c < NR; c++)
+          dst[k * NR + c] = 0.0f;
+      }
+    } else {
+      for (int64_t c = 0; c < nr; c++) {
+        const float *src = d->B + (n0 + j + c) * d->ldb + k0;
+        for (int64_t k = 0; k < kc; k++)
+          dst[k * NR + c] = src[k];
+      }
+      for (int64_t k = 0; k < kc; k++)
+        for (int64_t c = nr; c < NR; c++)
+          dst[k * NR + c] = 0.0f;
+    }
+    dst += kc * NR;
+  }
+}
+
+/* The epilogue, in the order the header documents; scalar form for edge
+ * tiles (same operations, same order as the vector form). */
+static inline float kcpu_epi1(const kcpu_gemm_desc *d, float v, int64_t m, int64_t n) {
+  if (d->bias_col)
+    v += d->bias_col[n];
+  if (d->bias_row)
+    v += d->bias_row[m];
+  if (d->res)
+    v += d->res[m * d->ldr + n];
+  if (d->act == KCPU_ACT_RELU)
+    v = v > 0.0f ? v : 0.0f;
+  return v;
+}
+
+/* One micro-kernel + blocked driver per (vector type, lanes, rows). */
+#define KCPU_GEMM_VARIANT(SUF, VT, VU, VI, L, MR)                                                  \
+  static void kcpu_ukr_##SUF(int64_t kc, const float *restrict a, const float *restrict b,       \
+                             float *restrict c, int64_t ldc, int64_t mr, int64_t nr, int load_c,  \
+                             const kcpu_gemm_desc *ep, int64_t m0, int64_t n0) {                  \
+    VT acc0[MR], acc1[MR];                                                                         \
+    for (int r = 0; r < MR; r++) {                                                                 \
+      acc0[r] = (VT){0};                                                                           \
+      acc1[r] = (VT){0};                                                                           \
+    }                                                                                              \
+    for (int64_t k = 0; k < kc; k++) {                                                             \
+      VT b0 = *(const VT *)(b + k * 2 * L), b1 = *(const VT *)(b + k * 2 * L + L);                 \
+      for (int r = 0; r < MR; r++) {                                                               \
+        float av = a[k * MR + r];                                                                  \
+        acc0[r] += av * b0;                                                                        \
+        acc1[r] += av * b1;                                                                        \
+      }                                                                                            \
+    }                                                                                              \
+    if (mr == MR && nr == 2 * L) {                                                                 \
+      for (int r = 0; r < MR; r++) {                                                               \
+        float *cr = c + r * ldc;                                                                   \
+        VT v0 = acc0[r], v1 = acc1[r];                                                             \
+        if (load_c) {                                                                              \
+          v0 += *(const VU *)cr;                                                                   \
+          v1 += *(const VU *)(cr + L);                                                             \
+        }                                                                                          \
+        if (ep) {                                                                                  \
+          int64_t m = m0 + r;                                                                      \
+          if (ep->bias_col) {                                                                      \
+            v0 += *(const VU *)(ep->bias_col + n0);                                                \
+            v1 += *(const VU *)(ep->bias_col + n0 + L);                                            \
+          }                                                                                        \
+          if (ep->bias_row) {                                                                      \
+            v0 += ep->bias_row[m];                                                                 \
+            v1 += ep->bias_row[m];                                                                 \
+          }                                                                                        \
+          if (ep->res) {                                                                           \
+            v0 += *(const VU *)(ep->res + m * ep->ldr + n0);                                       \
+            v1 += *(const VU *)(ep->res + m * ep->ldr + n0 + L);                                   \
+          }                                                                                        \
+          if (ep->act == KCPU_ACT_RELU) {                                                          \
+            VT z = {0};                                                                            \
+            v0 = (VT)((VI)v0 & (VI)(v0 > z));                                                      \
+            v1 = (VT)((VI)v1 & (VI)(v1 > z));                                                      \
+          }                                                                                        \
+        }                                                                                          \
+        *(VU *)cr = v0;                                                                            \
+        *(VU *)(cr + L) = v1;                                                                      \
+      }                                                                                            \
+    } else {                                                                                       \
+      float tmp[MR * 2 * L] __attribute__((aligned(64)));                                          \
+      for (int r = 0; r < MR; r++) {                                                               \
+        *(VT *)(tmp + r * 2 * L) = acc0[r];                                                        \
+        *(VT *)(tmp + r * 2 * L + L) = acc1[r];                                                    \
+      }                                                                                            \
+      for (int64_t r = 0; r < mr; r++)                                                             \
+        for (int64_t j = 0; j < nr; j++) {                                                         \
+          float v = tmp[r * 2 * L + j];                                                            \
+          if (load_c)                                                                              \
+            v += c[r * ldc + j];                                                                   \
+          if (ep)                                                                                  \
+            v = kcpu_epi1(ep, v, m0 + r, n0 + j);                                                  \
+          c[r * ldc + j] = v;                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+  }                                                                                                \
+                                                                                                   \
+  static void kcpu_gemm_blocked_##SUF(const kcpu_gemm_desc *d, int64_t m0, int64_t m1, int64_t n0, \
+                                      int64_t n1, float *Ap, float *Bp) {                          \
+    const int64_t NR = 2 * L;                                                                      \
+    int64_t K = d->K, nkb = K > 0 ? (K + KCPU_KC - 1) / KCPU_KC : 1;                               \
+    kcpu_pack_b_fn pack_b = d->pack_b ? d->pack_b : kcpu_pack_b_dense;                             \
+    for (int64_t jc = n0; jc < n1; jc += KCPU_NC) {                                                \
+      int64_t nc = kcpu_min(KCPU_NC, n1 - jc);                                                     \
+      for (int64_t kb = 0; kb < nkb; kb++) {                                                       \
+        int64_t k0 = kb * KCPU_KC, kc = kcpu_min(KCPU_KC, K - k0);                                 \
+        int load_c = kb > 0 || d->accumulate;                                                      \
+        const kcpu_gemm_desc *ep = kb == nkb - 1 ? d : NULL;                                       \
+        pack_b(d, Bp, k0, kc, jc, nc, NR);                                                         \
+        for (int64_t ic = m0; ic < m1; ic += KCPU_MC) {                                            \
+          int64_t mc = kcpu_min(KCPU_MC, m1 - ic);                                                 \
+          kcpu_pack_a(d, Ap, ic, mc, k0, kc, MR);                                                  \
+          for (int64_t jr = 0; jr < nc; jr += NR)                                                  \
+            for (int64_t ir = 0; ir < mc; ir += MR)                                                \
+              kcpu_ukr_##SUF(kc, Ap + ir * kc, Bp + jr * kc, d->C + (ic + ir) * d->ldc + jc + jr,  \
+                             d->ldc, kcpu_min(MR, mc - ir), kcpu_min(NR, nc - jr), load_c, ep,     \
+                             ic + ir, jc + jr);                                                    \
+        }                                                                                          \
+      }                                                                                            \
+    }                                                                                              \
+  }
+
+KCPU_GEMM_VARIANT(16, v16f, v16u, v16i, 16, 12)
+KCPU_GEMM_VARIANT(8, v8f, v8u, v8i, 8, 6)
+KCPU_GEMM_VARIANT(4, v4f, v4u, v4i, 4, 6)
+
+static int64_t kcpu_lanes_norm(int64_t lanes) {
+  return lanes >= 16 ? 16 : lanes >= 8 ? 8 : 4;
+}
+static int64_t kcpu_mr_of(int64_t L) {
+  return L == 16 ? 12 : 6;
+}
+
+void kcpu_gemm_tile(const kcpu_gemm_desc *d, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+  if (m0 >= m1 || n0 >= n1)
+    return;
+  int64_t L = kcpu_lanes_norm(d->lanes), NR = 2 * L;
+  int64_t kc = d->K < KCPU_KC ? d->K : KCPU_KC;
+  int64_t nc = kcpu_min(KCPU_NC, (n1 - n0 + NR - 1) / NR * NR);
+  int64_t mc = kcpu_min(KCPU_MC, (m1 - m0 + 11) / 12 * 12);
+  float *Ap = kcpu_alloc((mc + 12) * (kc + 1) * (int64_t)sizeof(float));
+  float *Bp = kcpu_alloc(nc * (kc + 1) * (int64_t)sizeof(float));
+  if (Ap && Bp) {
+    if (L == 16)
+      kcpu_gemm_blocked_16(d, m0, m1, n0, n1, Ap, Bp);
+    else if (L == 8)
+      kcpu_gemm_blocked_8(d, m0, m1, n0, n1, Ap, Bp);
+    else
+      kcpu_gemm_blocked_4(d, m0, m1, n0, n1, Ap, Bp);
+  }
+  kcpu_free(Ap);
+  kcpu_free(Bp);
+}
+
+typedef struct kcpu_gemm_task {
+  const kcpu_gemm_desc *d;
+  int64_t tm, tn, MR, NR;
+} kcpu_gemm_task;
+
+/* Tile boundaries are multiples of MR / NR so that tiles do not split
+ * micro-tiles (not needed for correctness, only for speed). */
+static int64_t kcpu_split(int64_t total, int64_t parts, int64_t i, int64_t unit) {
+  int64_t units = (total + unit - 1) / unit;
+  int64_t u = units * i / parts * unit;
+  return u < total ? u : total;
+}
+
+static void kcpu_gemm_task_fn(void *ctx, int64_t b, int64_t e) {
+  const kcpu_gemm_task *t = ctx;
+  for (int64_t i = b; i < e; i++) {
+    int64_t im = i / t->tn, in = i % t->tn;
+    kcpu_gemm_tile(t->d, kcpu_split(t->d->M, t->tm, im, t->MR),
+                   kcpu_split(t->d->M, t->tm, im + 1, t->MR), kcpu_split(t->d->N, t->tn, in, t->NR),
+                   kcpu_split(t->d->N, t->tn, in + 1, t->NR));
+  }
+}
+
+void kcpu_gemm_run(const kcpu_gemm_desc *d, struct kcpu_pool *pool) {
+  if (d->M <= 0 || d->N <= 0)
+    return;
+  int64_t T = kcpu_pool_threads(pool);
+  int64_t L = kcpu_lanes_norm(d->lanes), MR = kcpu_mr_of(L), NR = 2 * L;
+  if (T <= 1 || d->M * d->N * (d->K + 1) < 65536) {
+    kcpu_gemm_tile(d, 0, d->M, 0, d->N);
+    return;
+  }
+  /* Pick the T = tm * tn grid with the smallest (padded) tile; ties go to
+   * splitting N, where each thread packs only its own B columns. */
+  int64_t best_tm = 1, best_tn = T, best_cost = -1;
+  for (int64_t tn = T; tn >= 1; tn--) {
+    if (T % tn)
+      continue;
+    int64_t tm = T / tn;
+    int64_t rm = ((d->M + MR - 1) / MR + tm - 1) / tm * MR;
+    int64_t rn = ((d->N + NR - 1) / NR + tn - 1) / tn * NR;
+    int64_t cost = rm * rn + (rm + rn) * 8;
+    if (best_cost < 0 || cost < best_cost) {
+      best_cost = cost;
+      best_tm = tm;
+      best_tn = tn;
+    }
+  }
+  kcpu_gemm_task t = {d, best_tm, best_tn, MR, NR};
+  kcpu_parallel_for(pool, best_tm * best_tn, kcpu_gemm_task_fn, &t);
+}
+
+void kcpu_k_sgemm(int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+                  int64_t trans_a, const float *B, int64_t ldb, int64_t trans_b, float *C,
+                  int64_t ldc, int64_t accumulate, const float *bias_col, const float *bias_row,
+                  const float *res, int64_t ldr, int64_t act, int64_t lanes,
+                  struct kcpu_pool *pool) {
+  kcpu_gemm_desc d = {.M = M, .N = N, .K = K, .alpha = alpha, .A = A, .lda = lda,
+                      .trans_a = trans_a, .B = B, .ldb = ldb, .trans_b = trans_b, .C = C,
+                      .ldc = ldc, .accumulate = accumulate, .bias_col = bias_col,
+                      .bias_row = bias_row, .res = res, .ldr = ldr, .act = act, .lanes = lanes};
+  kcpu_gemm_run(&d, pool);
+}
+
+typedef struct kcpu_matmul_ctx {
+  const int64_t *a_off, *b_off;
+  int64_t M, N, K, lanes;
+  const float *A, *B;
+  float *C;
+} kcpu_matmul_ctx;
+
+static void kcpu_matmul_one(const kcpu_matmul_ctx *c, int64_t b, struct kcpu_pool *pool) {
+  int64_t ao = c->a_off ? c->a_off[b] : b * c->M * c->K;
+  int64_t bo = c->b_off ? c->b_off[b] : b * c->K * c->N;
+  kcpu_k_sgemm(c->M, c->N, c->K, 1.0f, c->A + ao, c->K, 0, c->B + bo, c->N, 0,
+               c->C + b * c->M * c->N, c->N, 0, NULL, NULL, NULL, 0, KCPU_ACT_NONE, c->lanes, pool);
+}
+
+static void kcpu_matmul_fn(void *ctx, int64_t b, int64_t e) {
+  for (int64_t i = b; i < e; i++)
+    kcpu_matmul_one(ctx, i, NULL);
+}
+
+void kcpu_k_matmul(int64_t batch, const int64_t *a_off, const int64_t *b_off, int64_t M,
+                   int64_t N, int64_t K, const float *A, const float *B, float *C, int64_t lanes,
+                   struct kcpu_pool *pool) {
+  kcpu_matmul_ctx c = {a_off, b_off, M, N, K, lanes, A, B, C};
+  int64_t T = kcpu_pool_threads(pool);
+  if (batch >= 2 * T || (batch >= T && batch % T == 0)) {
+    kcpu_parallel_for(pool, batch, kcpu_matmul_fn, &c);
+    return;
+  }
+  for (int64_t b = 0; b < batch; b++)
+    kcpu_matmul_one(&c, b, pool);
+}
+
+void kcpu_k_gemm(int64_t M, int64_t N, int64_t K, float alpha, float beta, const float *A,
+                 int64_t trans_a, const float *B, int64_t trans_b, const float *Cb, int64_t c_rs,
+                 int64_t c_cs, float *Y, int64_t lanes, struct kcpu_pool *pool) {
+  int64_t acc = 0;
+  const float *bias_col = NULL;
+  if (Cb && beta != 0.0f) {
+    if (beta == 1.0f && c_rs == 0 && c_cs == 1) {
+      bias_col = Cb;
+    } else {
+      for (int64_t m = 0; m < M; m++)
+        for (int64_t n = 0; n < N; n++)
+          Y[m * N + n] = beta * Cb[m * c_rs + n * c_cs];
+      acc = 1;
+    }
+  }
+  kcpu_k_sgemm(M, N, K, alpha, A, trans_a ? M : K, trans_a, B, trans_b ? K : N, trans_b, Y, N,
+               acc, bias_col, NULL, NULL, 0, KCPU_ACT_NONE, lanes, pool);
+}

@@ -1,0 +1,152 @@
+/* plugins/cpu/kernels/kcpu_runtime.h: the ABI of the cpu backend's kernel
+ * library (thread pool and kcpu_k_* kernels). The library is plain C that
+ * clang compiles to bitcode linked into every generated module, so it uses
+ * no kiln types: only pointers, int64 sizes and small integer codes that the
+ * emitters (plugins/cpu/emit_*.c) pass as constants.
+ *
+ * Determinism: every kernel partitions work statically and reduces in a
+ * fixed order, so a given thread count always gives bit-identical results
+ * (and the GEMM family gives the same bits for any thread count).
+ *
+ * `lanes` arguments are the target's f32 vector width (16, 8 or 4); they pick
+ * register-blocking shapes only, never results. */
+#ifndef KCPU_RUNTIME_H
+#define KCPU_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct kcpu_pool;
+
+/* ---- thread pool (runtime.c) ---- */
+/* A pool of threads-1 workers; the caller of kcpu_parallel_for is the
+ * remaining one. threads <= 1 gives a pool that runs everything inline.
+ * Returns NULL when threads cannot be made (callers then run inline). */
+struct kcpu_pool *kcpu_pool_create(int threads);
+void kcpu_pool_destroy(struct kcpu_pool *p); /* NULL accepted */
+int kcpu_pool_threads(const struct kcpu_pool *p); /* NULL -> 1 */
+/* Run fn over [0, n) split into one contiguous static chunk per thread
+ * (chunk t = [n*t/T, n*(t+1)/T)); returns when all chunks are done. Chunks
+ * that would be empty are not called. Not reentrant: fn must not call
+ * kcpu_parallel_for on the same pool (nested calls run inline). */
+void kcpu_parallel_for(struct kcpu_pool *p, int64_t n,
+                       void (*fn)(void *ctx, int64_t begin, int64_t end), void *ctx);
+/* 64-byte aligned scratch memory (NULL on failure) and its release. */
+void *kcpu_alloc(int64_t bytes);
+void kcpu_free(void *ptr);
+
+/* ---- GEMM (gemm.c) ---- */
+enum { KCPU_ACT_NONE = 0, KCPU_ACT_RELU = 1 };
+
+/* C[M,N] (=|+=) alpha * op(A)[M,K] * op(B)[K,N], then the epilogue in this
+ * order: + bias_col[n], + bias_row[m], + res[m*ldr+n], activation.
+ * op(A)(m,k) = trans_a ? A[k*lda+m] : A[m*lda+k] (same for B).
+ * accumulate != 0 adds to the existing C. Any of bias_col, bias_row, res may
+ * be NULL. */
+void kcpu_k_sgemm(int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+                  int64_t trans_a, const float *B, int64_t ldb, int64_t trans_b, float *C,
+                  int64_t ldc, int64_t accumulate, const float *bias_col, const float *bias_row,
+                  const float *res, int64_t ldr, int64_t act, int64_t lanes,
+                  struct kcpu_pool *pool);
+
+/* Batched MatMul with broadcasting resolved by the emitter: for batch b,
+ * C + b*M*N = (A + a_off[b]) [M,K] * (B + b_off[b]) [K,N], all row-major.
+ * a_off / b_off are element offsets; NULL means b*M*K / b*K*N. */
+void kcpu_k_matmul(int64_t batch, const int64_t *a_off, const int64_t *b_off, int64_t M,
+                   int64_t N, int64_t K, const float *A, const float *B, float *C, int64_t lanes,
+                   struct kcpu_pool *pool);
+
+/* ONNX Gemm: Y[M,N] = alpha * op(A) * op(B) + beta * Cb, with Cb read at
+ * Cb[m*c_rs + n*c_cs] (strides 0 broadcast; Cb NULL = no C). */
+void kcpu_k_gemm(int64_t M, int64_t N, int64_t K, float alpha, float beta, const float *A,
+                 int64_t trans_a, const float *B, int64_t trans_b, const float *Cb, int64_t c_rs,
+                 int64_t c_cs, float *Y, int64_t lanes, struct kcpu_pool *pool);
+
+/* ---- convolution and pooling (conv.c, pool.c) ---- */
+/* 2-D convolution, NCHW f32 (1-D: H = KH = OH = 1). X [N,C,H,W],
+ * Wt [M, C/group, KH, KW], bias [M] or NULL, Y [N,M,OH,OW]. pt/pl: leading
+ * pads (trailing pads are implied by OH/OW). */
+void kcpu_k_conv2d(const float *X, const float *Wt, const float *bias, float *Y, int64_t N,
+                   int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH, int64_t OW, int64_t KH,
+                   int64_t KW, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t pt,
+                   int64_t pl, int64_t group, int64_t act, int64_t lanes, struct kcpu_pool *pool);
+
+/* Pooling over [NC, H, W] f32 (1-D: H = KH = OH = 1). Windows are clipped to
+ * the input; pb/pr are the trailing pads (AveragePool counts pad cells
+ * inside [−pt, H+pb) when count_include_pad). mode 0 = max, 1 = average. */
+void kcpu_k_pool2d(const float *X, float *Y, int64_t NC, int64_t H, int64_t W, int64_t OH,
+                   int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t dh,
+                   int64_t dw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t mode,
+                   int64_t count_include_pad, struct kcpu_pool *pool);
+
+/* ---- reductions and normalizations (reduce.c, norm.c) ---- */
+enum {
+  KCPU_RED_SUM = 0,
+  KCPU_RED_MEAN = 1,
+  KCPU_RED_MAX = 2,
+  KCPU_RED_MIN = 3,
+  KCPU_RED_PROD = 4,
+  KCPU_RED_SUMSQ = 5,
+  KCPU_RED_L1 = 6,
+  KCPU_RED_L2 = 7,
+  KCPU_RED_LOGSUM = 8,
+  KCPU_RED_LOGSUMEXP = 9,
+};
+/* Element type codes shared by the type-generic kernels (same numbering
+ * as kiln_elem). */
+enum {
+  KCPU_F64 = 0, KCPU_F32 = 1, KCPU_F16 = 2, KCPU_BF16 = 3, KCPU_I8 = 4, KCPU_U8 = 5,
+  KCPU_I16 = 6, KCPU_U16 = 7, KCPU_I32 = 8, KCPU_U32 = 9, KCPU_I64 = 10, KCPU_U64 = 11,
+  KCPU_BOOL = 12
+};
+/* Reduce x of shape dims[rank] (rank <= 16) over the dims whose bit is set
+ * in red_mask into y (the kept dims, row-major). Types: f32, f64, i32, i64
+ * (all ops), and i8, u8 for max/min. Returns 0, or -1 for an unsupported
+ * (type, op). */
+int kcpu_k_reduce(int64_t elem, int64_t op, const void *x, void *y, int64_t rank,
+                  const int64_t *dims, int64_t red_mask);
+/* ArgMax (is_max 1) / ArgMin over the middle dim of [outer, n, inner]; i64
+ * indices. f32, f64, i32, i64, i8, u8. */
+int kcpu_k_argminmax(int64_t elem, int64_t is_max, int64_t select_last, const void *x, int64_t *y,
+                     int64_t outer, int64_t n, int64_t inner);
+/* Softmax (log 0) / LogSoftmax (log 1) over the middle dim of
+ * [outer, n, inner], f32. */
+void kcpu_k_softmax(const float *x, float *y, int64_t outer, int64_t n, int64_t inner, int64_t log,
+                    struct kcpu_pool *pool);
+/* LayerNormalization over rows of n: y = (x-mean)*rstd*scale + bias;
+ * bias, mean_out, rstd_out may be NULL. scale/bias have n entries. */
+void kcpu_k_layernorm(const float *x, const float *scale, const float *bias, float *y,
+                      float *mean_out, float *rstd_out, int64_t rows, int64_t n, float eps,
+                      struct kcpu_pool *pool);
+/* BatchNormalization (inference) on [N, C, inner]. */
+void kcpu_k_batchnorm(const float *x, const float *scale, const float *bias, const float *mean,
+                      const float *var, float *y, int64_t N, int64_t C, int64_t inner, float eps);
+
+/* ---- data movement (movement.c): type-agnostic, elements of esize bytes */
+/* dst[Σ i_d*dst_st[d]] = src[Σ i_d*src_st[d]] for every index of dims[rank]
+ * (rank <= 16, strides in elements, may be 0 or negative). */
+void kcpu_k_copy_strided(void *dst, const int64_t *dst_st, const void *src,
+                         const int64_t *src_st, int64_t rank, const int64_t *dims, int64_t esize,
+                         struct kcpu_pool *pool);
+/* Fill n elements with the esize-byte pattern at value. */
+void kcpu_k_fill(void *dst, int64_t n, const void *value, int64_t esize);
+/* Gather along an axis: data [outer, axis_n, inner], idx (i32 when
+ * idx_is32, else i64; negatives count from the end; out-of-range reads as
+ * zeros) [nidx], y [outer, nidx, inner]. */
+void kcpu_k_gather(const void *data, const void *idx, int64_t idx_is32, void *y, int64_t outer,
+                   int64_t axis_n, int64_t inner, int64_t nidx, int64_t esize);
+/* Where: y[i] = cond ? x : yv, each operand read with its own strides over
+ * the output dims[rank] (broadcast = stride 0). */
+void kcpu_k_where(void *y, const uint8_t *cond, const int64_t *c_st, const void *x,
+                  const int64_t *x_st, const void *yv, const int64_t *y_st, int64_t rank,
+                  const int64_t *dims, int64_t esize);
+/* Cast n elements between element types (codes above); saturate applies to
+ * float -> integer-free 8-bit float types only, so it is ignored here.
+ * Returns -1 for an unsupported pair. */
+int kcpu_k_cast(const void *x, int64_t from, void *y, int64_t to, int64_t n);
+/* Pad in edge (mode 1) or reflect (mode 2) mode: output dims odims[rank],
+ * input dims idims, leading pads pb (may be negative). */
+void kcpu_k_pad_index(const void *x, void *y, int64_t rank, const int64_t *idims,
+                      const int64_t *odims, const int64_t *pb, int64_t mode, int64_t esize);
+
+#endif

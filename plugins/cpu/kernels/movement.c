@@ -1,0 +1,213 @@
+/* plugins/cpu/kernels/movement.c: type-agnostic data movement. One strided
+ * copy serves Transpose, Slice, Concat, Split, Expand, Tile, constant Pad,
+ * DepthToSpace and plain copies (the emitters express each as strides);
+ * Gather, Where and index-mapped Pad have their own loops. Elements are
+ * moved as esize-byte units. */
+#include "kcpu_runtime.h"
+
+#include <string.h>
+
+#define KCPU_MAXR 16
+
+/* Move one element of esize bytes; sizes 1/2/4/8 become single loads. */
+static inline void kcpu_mov(char *d, const char *s, int64_t esize) {
+  switch (esize) {
+  case 1:
+    *d = *s;
+    break;
+  case 2:
+    memcpy(d, s, 2);
+    break;
+  case 4:
+    memcpy(d, s, 4);
+    break;
+  case 8:
+    memcpy(d, s, 8);
+    break;
+  default:
+    memcpy(d, s, (size_t)esize);
+  }
+}
+
+typedef struct kcpu_cs {
+  char *dst;
+  const char *src;
+  int64_t nd, esize, dims[KCPU_MAXR], ds[KCPU_MAXR], ss[KCPU_MAXR]; /* strides in bytes */
+} kcpu_cs;
+
+/* Copy rows [b, e) of the outer index space (all dims but the last). */
+static void kcpu_cs_rows(void *ctx, int64_t b, int64_t e) {
+  const kcpu_cs *c = ctx;
+  int64_t nd = c->nd, inner = c->dims[nd - 1], dsi = c->ds[nd - 1], ssi = c->ss[nd - 1];
+  int64_t es = c->esize, idx[KCPU_MAXR] = {0}, rem = b;
+  for (int64_t d = nd - 2; d >= 0; d--) {
+    idx[d] = rem % c->dims[d];
+    rem /= c->dims[d];
+  }
+  for (int64_t r = b; r < e; r++) {
+    char *dp = c->dst;
+    const char *sp = c->src;
+    for (int64_t d = 0; d < nd - 1; d++) {
+      dp += idx[d] * c->ds[d];
+      sp += idx[d] * c->ss[d];
+    }
+    if (dsi == es && ssi == es) {
+      memmove(dp, sp, (size_t)(inner * es));
+    } else if (es == 4) {
+      for (int64_t i = 0; i < inner; i++)
+        memcpy(dp + i * dsi, sp + i * ssi, 4);
+    } else if (es == 8) {
+      for (int64_t i = 0; i < inner; i++)
+        memcpy(dp + i * dsi, sp + i * ssi, 8);
+    } else {
+      for (int64_t i = 0; i < inner; i++)
+        kcpu_mov(dp + i * dsi, sp + i * ssi, es);
+    }
+    for (int64_t d = nd - 2; d >= 0; d--) {
+      if (++idx[d] < c->dims[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+}
+
+void kcpu_k_copy_strided(void *dst, const int64_t *dst_st, const void *src,
+                         const int64_t *src_st, int64_t rank, const int64_t *dims, int64_t esize,
+                         struct kcpu_pool *pool) {
+  kcpu_cs c = {.dst = dst, .src = src, .esize = esize};
+  int64_t total = 1;
+  for (int64_t d = 0; d < rank && d < KCPU_MAXR; d++) {
+    total *= dims[d];
+    if (dims[d] == 1)
+      continue;
+    /* merge with the previous dim when both sides are contiguous across */
+    if (c.nd > 0 && c.ds[c.nd - 1] == dst_st[d] * esize * dims[d] &&
+        c.ss[c.nd - 1] == src_st[d] * esize * dims[d]) {
+      c.dims[c.nd - 1] *= dims[d];
+      c.ds[c.nd - 1] = dst_st[d] * esize;
+      c.ss[c.nd - 1] = src_st[d] * esize;
+      continue;
+    }
+    c.dims[c.nd] = dims[d];
+    c.ds[c.nd] = dst_st[d] * esize;
+    c.ss[c.nd] = src_st[d] * esize;
+    c.nd++;
+  }
+  if (total <= 0 || rank > KCPU_MAXR)
+    return;
+  if (c.nd == 0) {
+    c.nd = 1;
+    c.dims[0] = 1;
+    c.ds[0] = c.ss[0] = esize;
+  }
+  int64_t rows = total / c.dims[c.nd - 1];
+  if (total * esize < (1 << 16))
+    kcpu_cs_rows(&c, 0, rows);
+  else
+    kcpu_parallel_for(pool, rows, kcpu_cs_rows, &c);
+}
+
+void kcpu_k_fill(void *dst, int64_t n, const void *value, int64_t esize) {
+  char *d = dst;
+  const char *v = value;
+  int zero = 1;
+  for (int64_t i = 0; i < esize; i++)
+    zero &= v[i] == 0;
+  if (zero) {
+    memset(d, 0, (size_t)(n * esize));
+    return;
+  }
+  for (int64_t i = 0; i < n; i++)
+    kcpu_mov(d + i * esize, v, esize);
+}
+
+void kcpu_k_gather(const void *data, const void *idx, int64_t idx_is32, void *y, int64_t outer,
+                   int64_t axis_n, int64_t inner, int64_t nidx, int64_t esize) {
+  const char *src = data;
+  char *dst = y;
+  size_t row = (size_t)(inner * esize);
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t j = 0; j < nidx; j++) {
+      int64_t k = idx_is32 ? ((const int32_t *)idx)[j] : ((const int64_t *)idx)[j];
+      if (k < 0)
+        k += axis_n;
+      char *d = dst + (o * nidx + j) * (int64_t)row;
+      if (k < 0 || k >= axis_n)
+        memset(d, 0, row);
+      else
+        memcpy(d, src + (o * axis_n + k) * (int64_t)row, row);
+    }
+}
+
+void kcpu_k_where(void *y, const uint8_t *cond, const int64_t *c_st, const void *x,
+                  const int64_t *x_st, const void *yv, const int64_t *y_st, int64_t rank,
+                  const int64_t *dims, int64_t esize) {
+  int64_t total = 1, idx[KCPU_MAXR] = {0};
+  if (rank > KCPU_MAXR)
+    return;
+  for (int64_t d = 0; d < rank; d++)
+    total *= dims[d];
+  char *out = y;
+  const char *xa = x, *ya = yv;
+  int64_t co = 0, xo = 0, yo = 0;
+  for (int64_t i = 0; i < total; i++) {
+    kcpu_mov(out + i * esize, cond[co] ? xa + xo * esize : ya + yo * esize, esize);
+    for (int64_t d = rank - 1; d >= 0; d--) {
+      co += c_st[d];
+      xo += x_st[d];
+      yo += y_st[d];
+      if (++idx[d] < dims[d])
+        break;
+      co -= c_st[d] * dims[d];
+      xo -= x_st[d] * dims[d];
+      yo -= y_st[d] * dims[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+void kcpu_k_pad_index(const void *x, void *y, int64_t rank, const int64_t *idims,
+                      const int64_t *odims, const int64_t *pb, int64_t mode, int64_t esize) {
+  int64_t total = 1, idx[KCPU_MAXR] = {0}, ist[KCPU_MAXR];
+  if (rank > KCPU_MAXR)
+    return;
+  for (int64_t d = 0; d < rank; d++) {
+    total *= odims[d];
+    if (idims[d] <= 0)
+      return;
+  }
+  int64_t st = 1;
+  for (int64_t d = rank - 1; d >= 0; d--) {
+    ist[d] = st;
+    st *= idims[d];
+  }
+  const char *src = x;
+  char *dst = y;
+  for (int64_t i = 0; i < total; i++) {
+    int64_t off = 0;
+    for (int64_t d = 0; d < rank; d++) {
+      int64_t n = idims[d], s = idx[d] - pb[d];
+      if (mode == 1) {
+        s = s < 0 ? 0 : s >= n ? n - 1 : s;
+      } else if (mode == 2) {
+        if (n == 1) {
+          s = 0;
+        } else {
+          int64_t per = 2 * (n - 1);
+          s = ((s % per) + per) % per;
+          if (s >= n)
+            s = per - s;
+        }
+      } else {
+        s = ((s % n) + n) % n;
+      }
+      off += s * ist[d];
+    }
+    kcpu_mov(dst + i * esize, src + off * esize, esize);
+    for (int64_t d = rank - 1; d >= 0; d--) {
+      if (++idx[d] < odims[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+}

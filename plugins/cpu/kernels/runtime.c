@@ -1,0 +1,164 @@
+/* plugins/cpu/kernels/runtime.c: the persistent thread pool of the kernel
+ * library. Work is split statically (one contiguous chunk per thread) so
+ * results never depend on scheduling. Workers spin briefly after a job
+ * before sleeping on a condition variable: back-to-back kernels of one
+ * inference then start without a futex round trip, while an idle pool costs
+ * no CPU. */
+#include "kcpu_runtime.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Polls before sleeping; small because the machine may be oversubscribed. */
+#define KCPU_SPIN 20000
+
+struct kcpu_pool {
+  int threads;
+  pthread_t *tids;
+  pthread_mutex_t mu;
+  pthread_cond_t cv_work, cv_done;
+  void (*fn)(void *, int64_t, int64_t);
+  void *ctx;
+  int64_t n;
+  uint64_t gen;  /* job generation; workers run when it changes */
+  int pending;   /* workers still running the current job */
+  int stop;
+  int busy;      /* a job is in flight: nested calls run inline */
+};
+
+typedef struct kcpu_worker_arg {
+  struct kcpu_pool *p;
+  int index;
+} kcpu_worker_arg;
+
+static void kcpu_run_chunk(struct kcpu_pool *p, int t) {
+  int64_t T = p->threads, n = p->n;
+  int64_t b = n * t / T, e = n * (t + 1) / T;
+  if (b < e)
+    p->fn(p->ctx, b, e);
+}
+
+static void *kcpu_worker(void *argp) {
+  kcpu_worker_arg a = *(kcpu_worker_arg *)argp;
+  free(argp);
+  struct kcpu_pool *p = a.p;
+  uint64_t seen = 0;
+  for (;;) {
+    int spins = 0;
+    while (__atomic_load_n(&p->gen, __ATOMIC_ACQUIRE) == seen &&
+           !__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE) && spins < KCPU_SPIN) {
+      __asm__ volatile("" ::: "memory");
+      spins++;
+    }
+    pthread_mutex_lock(&p->mu);
+    while (__atomic_load_n(&p->gen, __ATOMIC_ACQUIRE) == seen &&
+           !__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE))
+      pthread_cond_wait(&p->cv_work, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+    if (__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE))
+      return NULL;
+    seen = __atomic_load_n(&p->gen, __ATOMIC_ACQUIRE);
+    kcpu_run_chunk(p, a.index);
+    if (__atomic_sub_fetch(&p->pending, 1, __ATOMIC_ACQ_REL) == 0) {
+      pthread_mutex_lock(&p->mu);
+      pthread_cond_broadcast(&p->cv_done);
+      pthread_mutex_unlock(&p->mu);
+    }
+  }
+}
+
+struct kcpu_pool *kcpu_pool_create(int threads) {
+  if (threads < 1)
+    threads = 1;
+  struct kcpu_pool *p = calloc(1, sizeof *p);
+  if (!p)
+    return NULL;
+  p->threads = threads;
+  pthread_mutex_init(&p->mu, NULL);
+  pthread_cond_init(&p->cv_work, NULL);
+  pthread_cond_init(&p->cv_done, NULL);
+  if (threads == 1)
+    return p;
+  p->tids = calloc((size_t)threads, sizeof *p->tids);
+  if (!p->tids) {
+    kcpu_pool_destroy(p);
+    return NULL;
+  }
+  for (int t = 1; t < threads; t++) {
+    kcpu_worker_arg *a = malloc(sizeof *a);
+    if (a) {
+      a->p = p;
+      a->index = t;
+    }
+    if (!a || pthread_create(&p->tids[t], NULL, kcpu_worker, a) != 0) {
+      free(a);
+      p->threads = t; /* destroy joins the ones that started */
+      kcpu_pool_destroy(p);
+      return NULL;
+    }
+  }
+  return p;
+}
+
+void kcpu_pool_destroy(struct kcpu_pool *p) {
+  if (!p)
+    return;
+  if (p->tids) {
+    pthread_mutex_lock(&p->mu);
+    __atomic_store_n(&p->stop, 1, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&p->cv_work);
+    pthread_mutex_unlock(&p->mu);
+    for (int t = 1; t < p->threads; t++)
+      pthread_join(p->tids[t], NULL);
+    free(p->tids);
+  }
+  pthread_cond_destroy(&p->cv_work);
+  pthread_cond_destroy(&p->cv_done);
+  pthread_mutex_destroy(&p->mu);
+  free(p);
+}
+
+int kcpu_pool_threads(const struct kcpu_pool *p) {
+  return p ? p->threads : 1;
+}
+
+void kcpu_parallel_for(struct kcpu_pool *p, int64_t n,
+                       void (*fn)(void *ctx, int64_t begin, int64_t end), void *ctx) {
+  if (n <= 0)
+    return;
+  if (!p || p->threads <= 1 || n == 1 || __atomic_exchange_n(&p->busy, 1, __ATOMIC_ACQ_REL)) {
+    fn(ctx, 0, n);
+    return;
+  }
+  p->fn = fn;
+  p->ctx = ctx;
+  p->n = n;
+  __atomic_store_n(&p->pending, p->threads - 1, __ATOMIC_RELEASE);
+  pthread_mutex_lock(&p->mu);
+  __atomic_add_fetch(&p->gen, 1, __ATOMIC_ACQ_REL);
+  pthread_cond_broadcast(&p->cv_work);
+  pthread_mutex_unlock(&p->mu);
+  kcpu_run_chunk(p, 0);
+  int spins = 0;
+  while (__atomic_load_n(&p->pending, __ATOMIC_ACQUIRE) != 0 && spins < KCPU_SPIN) {
+    __asm__ volatile("" ::: "memory");
+    spins++;
+  }
+  pthread_mutex_lock(&p->mu);
+  while (__atomic_load_n(&p->pending, __ATOMIC_ACQUIRE) != 0)
+    pthread_cond_wait(&p->cv_done, &p->mu);
+  pthread_mutex_unlock(&p->mu);
+  __atomic_store_n(&p->busy, 0, __ATOMIC_RELEASE);
+}
+
+void *kcpu_alloc(int64_t bytes) {
+  if (bytes <= 0)
+    bytes = 64;
+  size_t sz = ((size_t)bytes + 63) & ~(size_t)63;
+  return aligned_alloc(64, sz);
+}
+
+void kcpu_free(void *ptr) {
+  free(ptr);
+}

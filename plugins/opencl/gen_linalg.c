@@ -1,0 +1,151 @@
+/* plugins/opencl/gen_linalg.c: MatMul (numpy batching and broadcasting,
+ * 1-D operands) and Gemm, as one local-memory tiled kernel: a TSxTS work
+ * group stages TSxTS tiles of A and B in local memory and each work item
+ * accumulates one result element. TS comes from the device's limits
+ * (exec.c: ocl_tile_for). */
+#include <string.h>
+
+#include "ocl.h"
+
+typedef struct mm_shape {
+  int64_t M, N, K, batch;
+  uint32_t nb; /* result batch rank */
+  int64_t bd[KILN_MAX_RANK];
+} mm_shape;
+
+static void matrix_dims(const kiln_type *t, bool is_b, int64_t *rows, int64_t *cols) {
+  if (t->rank == 1) {
+    *rows = is_b ? t->dims[0] : 1;
+    *cols = is_b ? 1 : t->dims[0];
+  } else {
+    *rows = t->dims[t->rank - 2];
+    *cols = t->dims[t->rank - 1];
+  }
+}
+
+/* Flat offset of A's (or B's) matrix for batch coordinates bb*. */
+static void batch_offset(ocl_gen *g, const kiln_type *t, const mm_shape *s, int64_t mat) {
+  uint32_t tb = t->rank >= 2 ? t->rank - 2 : 0;
+  int64_t stride = mat;
+  bool any = false;
+  for (uint32_t i = tb; i-- > 0;) {
+    if (t->dims[i] != 1) {
+      ocl_sb_printf(g->src, "%sbb%u * %lldL", any ? " + " : "", s->nb - tb + i, (long long)stride);
+      any = true;
+    }
+    stride *= t->dims[i];
+  }
+  if (!any)
+    ocl_sb_printf(g->src, "0");
+}
+
+/* The tiled kernel. a_idx / b_idx: index expressions in (row, ka) and
+ * (kb, col) after the bases; epilogue writes p0 from acc. */
+static void tiled(ocl_gen *g, const mm_shape *s, const char *a_idx, const char *b_idx,
+                  const kiln_type *a, const kiln_type *b, const char *epilogue) {
+  uint32_t ts = g->matmul_tile;
+  const char *t = ocl_ctype(g->ops[0].type->elem);
+  ocl_launch *l = g->launch;
+  ocl_gen_begin(g);
+  l->dims = 3;
+  l->local[0] = l->local[1] = ts;
+  l->local[2] = 1;
+  l->global[0] = (size_t)((s->N + ts - 1) / ts) * ts;
+  l->global[1] = (size_t)((s->M + ts - 1) / ts) * ts;
+  l->global[2] = (size_t)s->batch;
+  l->empty = s->M * s->N * s->batch == 0;
+  ocl_sb_printf(g->src,
+                "  int lx = get_local_id(0), ly = get_local_id(1);\n"
+                "  long col = get_global_id(0), row = get_global_id(1), bt = get_global_id(2);\n"
+                "  __local %s As[%u][%u], Bs[%u][%u];\n",
+                t, ts, ts + 1, ts, ts + 1);
+  ocl_gen_unravel(g, "bt", s->bd, s->nb, "bb");
+  ocl_sb_printf(g->src, "  long abase = ");
+  batch_offset(g, a, s, s->M * s->K);
+  ocl_sb_printf(g->src, ";\n  long bbase = ");
+  batch_offset(g, b, s, s->K * s->N);
+  ocl_sb_printf(g->src,
+                ";\n  %s acc = 0;\n"
+                "  for (long t0 = 0; t0 < %lldL; t0 += %u) {\n"
+                "    long ka = t0 + lx, kb = t0 + ly;\n"
+                "    As[ly][lx] = (row < %lldL && ka < %lldL) ? p1[abase + %s] : 0;\n"
+                "    Bs[ly][lx] = (kb < %lldL && col < %lldL) ? p2[bbase + %s] : 0;\n"
+                "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+                "    for (int k = 0; k < %u; k++) acc += As[ly][k] * Bs[k][lx];\n"
+                "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+                "  }\n"
+                "  if (row < %lldL && col < %lldL) {\n%s  }\n",
+                t, (long long)s->K, ts, (long long)s->M, (long long)s->K, a_idx, (long long)s->K,
+                (long long)s->N, b_idx, ts, (long long)s->M, (long long)s->N, epilogue);
+  ocl_gen_end(g);
+}
+
+kiln_status ocl_gen_matmul(ocl_gen *g) {
+  const kiln_type *y = g->ops[0].type, *a = g->ops[1].type, *b = g->ops[2].type;
+  if (!a || !b || a->elem != b->elem || a->elem == KILN_BOOL)
+    return ocl_gen_unsupported(g, "MatMul needs two inputs of one numeric type");
+  mm_shape s = {0};
+  int64_t kb;
+  matrix_dims(a, false, &s.M, &s.K);
+  matrix_dims(b, true, &kb, &s.N);
+  if (kb != s.K)
+    return ocl_gen_unsupported(g, "MatMul inner dimensions differ");
+  uint32_t na = a->rank >= 2 ? a->rank - 2 : 0, nbb = b->rank >= 2 ? b->rank - 2 : 0;
+  s.nb = na > nbb ? na : nbb;
+  s.batch = 1;
+  for (uint32_t i = 0; i < s.nb; i++) {
+    int64_t da = i + na >= s.nb ? a->dims[i + na - s.nb] : 1;
+    int64_t db = i + nbb >= s.nb ? b->dims[i + nbb - s.nb] : 1;
+    s.bd[i] = da == 1 ? db : da;
+    s.batch *= s.bd[i];
+  }
+  if (s.batch * s.M * s.N != kiln_type_numel(y))
+    return ocl_gen_unsupported(g, "MatMul result size does not match its operands");
+  char ai[64], bi[64], ep[160];
+  snprintf(ai, sizeof ai, "row * %lldL + ka", (long long)s.K);
+  snprintf(bi, sizeof bi, "kb * %lldL + col", (long long)s.N);
+  snprintf(ep, sizeof ep, "    p0[(bt * %lldL + row) * %lldL + col] = acc;\n", (long long)s.M,
+           (long long)s.N);
+  tiled(g, &s, ai, bi, a, b, ep);
+  return NULL;
+}
+
+kiln_status ocl_gen_gemm(ocl_gen *g) {
+  const kiln_type *y = g->ops[0].type, *a = g->ops[1].type, *b = g->ops[2].type;
+  const kiln_type *c = g->n_ops > 3 ? g->ops[3].type : NULL;
+  if (!a || !b || a->rank != 2 || b->rank != 2 || y->rank != 2 || !ocl_is_float(y->elem) ||
+      a->elem != y->elem || b->elem != y->elem || (c && c->elem != y->elem))
+    return ocl_gen_unsupported(g, "Gemm needs 2-D float operands of one type");
+  bool ta = kiln_attrs_int_or(g->attrs, "transA", 0) != 0;
+  bool tb = kiln_attrs_int_or(g->attrs, "transB", 0) != 0;
+  mm_shape s = {.M = y->dims[0], .N = y->dims[1], .K = ta ? a->dims[0] : a->dims[1], .batch = 1};
+  char ai[64], bi[64], ep[1024];
+  snprintf(ai, sizeof ai, ta ? "ka * %lldL + row" : "row * %lldL + ka",
+           (long long)(ta ? s.M : s.K));
+  snprintf(bi, sizeof bi, tb ? "col * %lldL + kb" : "kb * %lldL + col",
+           (long long)(tb ? s.K : s.N));
+  /* The epilogue is generated into its own buffer: alpha*acc + beta*C. */
+  ocl_sb e = {0};
+  ocl_sb_printf(&e, "    long c0 = row, c1 = col;\n    %s r = ", ocl_ctype(y->elem));
+  ocl_gen_const(&e, kiln_attrs_float_or(g->attrs, "alpha", 1.0), y->elem);
+  ocl_sb_printf(&e, " * acc;\n");
+  if (c) {
+    ocl_sb_printf(&e, "    r += ");
+    ocl_gen_const(&e, kiln_attrs_float_or(g->attrs, "beta", 1.0), y->elem);
+    ocl_sb_printf(&e, " * p3[");
+    ocl_sb *saved = g->src;
+    g->src = &e;
+    ocl_gen_bcast_index(g, c, 2, "c");
+    g->src = saved;
+    ocl_sb_printf(&e, "];\n");
+  }
+  ocl_sb_printf(&e, "    p0[row * %lldL + col] = r;\n", (long long)s.N);
+  if (e.oom || e.n >= sizeof ep) {
+    ocl_sb_free(&e);
+    return kiln_status_make(KILN_OUT_OF_MEMORY, "opencl: Gemm epilogue too long");
+  }
+  memcpy(ep, e.p, e.n + 1);
+  ocl_sb_free(&e);
+  tiled(g, &s, ai, bi, a, b, ep);
+  return NULL;
+}

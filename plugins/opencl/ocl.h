@@ -1,0 +1,180 @@
+/* plugins/opencl/ocl.h: the OpenCL backend's private declarations, shared
+ * by its files (device query, code generation, program cache, executables).
+ * Nothing here is visible outside the plugin. */
+#ifndef KILN_OCL_H
+#define KILN_OCL_H
+
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <kiln/instr.h>
+#include <kiln/ir.h>
+#include <kiln/plugin.h>
+
+#define OCL_NAME "opencl"
+
+/* ---- errors (errors.c) ---- */
+const char *ocl_err_name(cl_int err);
+/* A status for a failed OpenCL call: "opencl: CALL failed with NAME (WHAT)". */
+kiln_status ocl_fail(cl_int err, const char *call, const char *fmt, ...) KILN_PRINTF(3, 4);
+
+/* ---- a growable string (strbuf.c) ---- */
+typedef struct ocl_sb {
+  char *p;
+  size_t n, cap;
+  bool oom;
+} ocl_sb;
+void ocl_sb_printf(ocl_sb *b, const char *fmt, ...) KILN_PRINTF(2, 3);
+void ocl_sb_free(ocl_sb *b);
+
+/* ---- devices (device.c) ---- */
+typedef struct ocl_device {
+  cl_platform_id platform;
+  cl_device_id id;
+  char name[128], driver[128], version[128], kind[32];
+  uint64_t mem_bytes, local_mem;
+  size_t max_wg;
+  bool fp64, fp16;
+} ocl_device;
+
+/* All devices of all platforms, enumerated once per process. *out is
+ * static; n may be 0 (then *why says why, a static string). */
+void ocl_devices(const ocl_device **out, uint32_t *n, const char **why);
+/* The device a compile uses: opts->device when >= 0, else env
+ * KILN_OPENCL_DEVICE, else 0. Fails with KILN_UNAVAILABLE when there is no
+ * device and KILN_OUT_OF_RANGE for a bad index. */
+kiln_status ocl_pick_device(const kiln_compile_options *opts, const ocl_device **out);
+/* The device supports_node plans for (the default pick; NULL if none). */
+const ocl_device *ocl_default_device(void);
+
+/* ---- supports_node (supports.c) ---- */
+bool ocl_supports_node(void *state, const kiln_node *node);
+/* Element types this device stores and computes. */
+bool ocl_elem_ok(const ocl_device *d, kiln_elem e);
+
+/* ---- code generation (gen_*.c) ---- */
+
+/* Roots: the memory objects kernels address. 0 = activation arena,
+ * 1 = weights, 2 + i = input i, 2 + n_in + j = output j. */
+#define OCL_ROOT_ARENA 0u
+#define OCL_ROOT_WEIGHTS 1u
+
+typedef struct ocl_operand {
+  const kiln_type *type; /* NULL = absent */
+  uint32_t root;
+  uint64_t offset; /* bytes inside the root */
+} ocl_operand;
+
+#define OCL_MAX_ARGS 80
+
+/* One kernel launch of a compute instruction. */
+typedef struct ocl_launch {
+  char name[32];
+  uint32_t n_args;
+  uint32_t arg_root[OCL_MAX_ARGS];
+  uint32_t dims;
+  size_t global[3], local[3]; /* local[0] == 0: the driver chooses */
+  bool empty;                 /* nothing to compute (zero elements) */
+} ocl_launch;
+
+typedef struct ocl_gen {
+  ocl_sb *src;
+  const ocl_device *dev;
+  const kiln_instr *in;
+  kiln_node_kind kind;
+  const kiln_attrs *attrs;
+  uint32_t n_ops, n_res;
+  ocl_operand *ops; /* n_ops entries: results first */
+  ocl_launch *launch;
+  size_t wg; /* 1-D work-group size */
+  uint32_t matmul_tile;
+} ocl_gen;
+
+/* Generate the kernel for one instruction into g->src, filling g->launch.
+ * Fails with KILN_UNIMPLEMENTED for what the backend cannot run. */
+kiln_status ocl_gen_instr(ocl_gen *g);
+
+/* Shared helpers (gen_common.c). */
+const char *ocl_ctype(kiln_elem e);
+bool ocl_is_float(kiln_elem e);
+/* Kernel header, one pointer pN per present operand, named by position. */
+void ocl_gen_begin(ocl_gen *g);
+/* The same, with a 1-D guard over n work items (gid). */
+void ocl_gen_begin_1d(ocl_gen *g, int64_t n);
+void ocl_gen_end(ocl_gen *g);
+/* Declare long cD0.. = coordinates of flat `var` in dims. */
+void ocl_gen_unravel(ocl_gen *g, const char *var, const int64_t *dims, uint32_t rank,
+                     const char *prefix);
+/* Write the flat index into `in` of broadcast coordinates (prefix) of a
+ * result of rank out_rank. */
+void ocl_gen_bcast_index(ocl_gen *g, const kiln_type *in, uint32_t out_rank, const char *prefix);
+/* A double constant as OpenCL C text of type T (handles inf / nan). */
+void ocl_gen_const(ocl_sb *b, double v, kiln_elem e);
+kiln_status ocl_gen_unsupported(const ocl_gen *g, const char *why);
+/* Attribute list of n ints into out (default dflt); false if wrong length. */
+bool ocl_attr_ints(const kiln_attrs *a, const char *name, uint32_t n, int64_t dflt,
+                   int64_t *out);
+
+kiln_status ocl_gen_unary(ocl_gen *g);
+kiln_status ocl_gen_binary(ocl_gen *g);
+kiln_status ocl_gen_variadic(ocl_gen *g);
+kiln_status ocl_gen_where(ocl_gen *g);
+kiln_status ocl_gen_clip(ocl_gen *g);
+kiln_status ocl_gen_fused(ocl_gen *g);
+kiln_status ocl_gen_copy(ocl_gen *g); /* flat copy: Copy, Reshape, Identity ... */
+kiln_status ocl_gen_matmul(ocl_gen *g);
+kiln_status ocl_gen_gemm(ocl_gen *g);
+kiln_status ocl_gen_conv(ocl_gen *g);
+kiln_status ocl_gen_pool(ocl_gen *g);
+kiln_status ocl_gen_global_pool(ocl_gen *g);
+kiln_status ocl_gen_reduce(ocl_gen *g);
+kiln_status ocl_gen_argminmax(ocl_gen *g);
+kiln_status ocl_gen_softmax(ocl_gen *g);
+kiln_status ocl_gen_transpose(ocl_gen *g);
+kiln_status ocl_gen_expand(ocl_gen *g);
+kiln_status ocl_gen_tile(ocl_gen *g);
+kiln_status ocl_gen_slice(ocl_gen *g);
+kiln_status ocl_gen_concat(ocl_gen *g);
+kiln_status ocl_gen_split(ocl_gen *g);
+kiln_status ocl_gen_gather(ocl_gen *g);
+kiln_status ocl_gen_gather_elements(ocl_gen *g);
+kiln_status ocl_gen_pad(ocl_gen *g);
+kiln_status ocl_gen_trilu(ocl_gen *g);
+
+/* Whether ocl_gen_instr has a generator for this kind at all. */
+bool ocl_gen_has(kiln_node_kind k);
+
+/* ---- programs and the cache (program.c, cache.c) ---- */
+typedef struct ocl_cache_key {
+  uint64_t h[2];
+} ocl_cache_key;
+ocl_cache_key ocl_cache_key_of(const char *source, const ocl_device *d, const char *options);
+/* The cache folder ($KILN_CACHE_DIR, $XDG_CACHE_HOME/kiln/opencl or
+ * ~/.cache/kiln/opencl) into buf; false when none can be named. */
+bool ocl_cache_dir(char *buf, size_t n);
+/* Read a cached binary (malloc'd into *bin) or return false; a present but
+ * damaged entry sets *damaged. */
+bool ocl_cache_load(const ocl_cache_key *k, unsigned char **bin, size_t *len, bool *damaged);
+/* Store a binary (temp file + rename); failures are only logged. */
+void ocl_cache_store(const ocl_cache_key *k, const unsigned char *bin, size_t len);
+/* Drop a damaged entry. */
+void ocl_cache_remove(const ocl_cache_key *k);
+
+/* Build (or load from the cache) one program for the device. */
+kiln_status ocl_program_build(cl_context ctx, const ocl_device *d, const char *source,
+                              const char *options, cl_program *out);
+
+/* Test hooks, exported: builds from source and cache hits since load. */
+KILN_PLUGIN_EXPORT uint64_t kiln_opencl_source_builds(void);
+KILN_PLUGIN_EXPORT uint64_t kiln_opencl_cache_hits(void);
+
+/* ---- executables (exec.c) ---- */
+kiln_status ocl_compile(void *state, const kiln_ir *ir, const kiln_compile_options *opts,
+                        void **out);
+kiln_status ocl_run(void *executable, const void *const *inputs, void *const *outputs);
+void ocl_destroy(void *executable);
+
+#endif
