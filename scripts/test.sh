@@ -18,9 +18,12 @@ step "build (gcc)"
 kiln_build "$BUILD" || { echo "kiln test: build failed"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
 mkdir -p "$LOGDIR"
 
+rm -f "$LOGDIR"/*.json "$BUILD"/meson-logs/testlog*.json "$ASAN_BUILD"/meson-logs/testlog*.json
+
 step "build (clang-19, ASan + UBSan)"
+asan_ok=1
 CC=clang-19 kiln_build "$ASAN_BUILD" -Db_sanitize=address,undefined -Db_lundef=false \
-  -Dc_args=-fno-sanitize-recover=all || { echo "kiln test: sanitizer build failed"; status=1; }
+  -Dc_args=-fno-sanitize-recover=all || { echo "kiln test: sanitizer build failed"; status=1; asan_ok=0; }
 
 step "unit and integration suites (gcc build)"
 meson test -C "$BUILD" --no-rebuild --print-errorlogs --num-processes 2 >"$LOGDIR/meson-gcc.txt" 2>&1
@@ -28,7 +31,7 @@ tail -n 25 "$LOGDIR/meson-gcc.txt"
 cp "$BUILD/meson-logs/testlog.json" "$LOGDIR/gcc.json" 2>/dev/null
 
 step "unit and integration suites (ASan + UBSan build)"
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+[ $asan_ok = 1 ] && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   meson test -C "$ASAN_BUILD" --no-rebuild --print-errorlogs --num-processes 2 \
   --timeout-multiplier 4 >"$LOGDIR/meson-asan.txt" 2>&1
 tail -n 25 "$LOGDIR/meson-asan.txt"
@@ -39,7 +42,7 @@ CK_FORK=no meson test -C "$BUILD" --no-rebuild --suite unit --num-processes 2 --
   --wrapper 'valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=99' \
   >"$LOGDIR/meson-valgrind.txt" 2>&1
 tail -n 15 "$LOGDIR/meson-valgrind.txt"
-cp "$BUILD/meson-logs/testlog.json" "$LOGDIR/valgrind.json" 2>/dev/null
+cp "$BUILD/meson-logs/testlog-valgrind.json" "$LOGDIR/valgrind.json" 2>/dev/null
 
 if [ -x "$KILN_ROOT/tests/run_conformance.sh" ]; then
   step "ONNX conformance"

@@ -35,6 +35,8 @@ static kcpu_emit_fn kcpu_emitter(kiln_node_kind k) {
   return (uint32_t)k < KILN_NODE_KIND_COUNT ? table[k] : NULL;
 }
 
+bool kcpu_has_emitter(kiln_node_kind k) { return kcpu_emitter(k) != NULL; }
+
 LLVMContextRef kcpu_context(kcpu_emit *e) { return e->ctx; }
 LLVMModuleRef kcpu_module(kcpu_emit *e) { return e->mod; }
 LLVMBuilderRef kcpu_builder(kcpu_emit *e) { return e->b; }

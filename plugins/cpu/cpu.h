@@ -51,6 +51,8 @@ typedef struct kcpu_codegen_opts {
   uint32_t threads, lanes;
   bool weights_external;
 } kcpu_codegen_opts;
+/* Does any file define kcpu_emit_<k>? */
+bool kcpu_has_emitter(kiln_node_kind k);
 kiln_status kcpu_codegen(LLVMModuleRef mod, const kiln_ir *ir, const kcpu_codegen_opts *o);
 /* Offsets of weights in the external weights region (64-byte aligned, in
  * buffer order); offsets has kiln_ir_buffer_count entries (non-weights 0).

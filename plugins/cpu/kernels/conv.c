@@ -52,14 +52,33 @@ static void kcpu_conv_one(const kcpu_conv_args *a, int64_t n, int64_t g, struct 
   int64_t Cg = a->C / a->group, Mg = a->M / a->group, Kg = Cg * a->KH * a->KW;
   int64_t P = a->OH * a->OW;
   kcpu_conv_geo geo = {a->X + (n * a->C + g * Cg) * a->H * a->W,
-                       a->H, a->W, a->OW, a->KH, a->KW, a->sh, a->sw, a->dh, a->dw, a->pt, a->pl};
+                       a->H,
+                       a->W,
+                       a->OW,
+                       a->KH,
+                       a->KW,
+                       a->sh,
+                       a->sw,
+                       a->dh,
+                       a->dw,
+                       a->pt,
+                       a->pl};
   int pointwise = a->KH == 1 && a->KW == 1 && a->sh == 1 && a->sw == 1 && a->pt == 0 &&
                   a->pl == 0 && a->OH == a->H && a->OW == a->W;
-  kcpu_gemm_desc d = {.M = Mg, .N = P, .K = Kg, .alpha = 1.0f, .A = a->Wt + g * Mg * Kg,
-                      .lda = Kg, .B = geo.x, .ldb = a->H * a->W,
-                      .pack_b = pointwise ? NULL : kcpu_pack_b_im2col, .bctx = &geo,
-                      .C = a->Y + (n * a->M + g * Mg) * P, .ldc = P,
-                      .bias_row = a->bias ? a->bias + g * Mg : NULL, .act = a->act,
+  kcpu_gemm_desc d = {.M = Mg,
+                      .N = P,
+                      .K = Kg,
+                      .alpha = 1.0f,
+                      .A = a->Wt + g * Mg * Kg,
+                      .lda = Kg,
+                      .B = geo.x,
+                      .ldb = a->H * a->W,
+                      .pack_b = pointwise ? NULL : kcpu_pack_b_im2col,
+                      .bctx = &geo,
+                      .C = a->Y + (n * a->M + g * Mg) * P,
+                      .ldc = P,
+                      .bias_row = a->bias ? a->bias + g * Mg : NULL,
+                      .act = a->act,
                       .lanes = a->lanes};
   kcpu_gemm_run(&d, pool);
 }

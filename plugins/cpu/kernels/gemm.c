@@ -94,9 +94,9 @@ static inline float kcpu_epi1(const kcpu_gemm_desc *d, float v, int64_t m, int64
 
 /* One micro-kernel + blocked driver per (vector type, lanes, rows). */
 #define KCPU_GEMM_VARIANT(SUF, VT, VU, VI, L, MR)                                                  \
-  static void kcpu_ukr_##SUF(int64_t kc, const float *restrict a, const float *restrict b,       \
-                             float *restrict c, int64_t ldc, int64_t mr, int64_t nr, int load_c,  \
-                             const kcpu_gemm_desc *ep, int64_t m0, int64_t n0) {                  \
+  static void kcpu_ukr_##SUF(int64_t kc, const float *restrict a, const float *restrict b,         \
+                             float *restrict c, int64_t ldc, int64_t mr, int64_t nr, int load_c,   \
+                             const kcpu_gemm_desc *ep, int64_t m0, int64_t n0) {                   \
     VT acc0[MR], acc1[MR];                                                                         \
     for (int r = 0; r < MR; r++) {                                                                 \
       acc0[r] = (VT){0};                                                                           \
@@ -273,10 +273,25 @@ void kcpu_k_sgemm(int64_t M, int64_t N, int64_t K, float alpha, const float *A, 
                   int64_t ldc, int64_t accumulate, const float *bias_col, const float *bias_row,
                   const float *res, int64_t ldr, int64_t act, int64_t lanes,
                   struct kcpu_pool *pool) {
-  kcpu_gemm_desc d = {.M = M, .N = N, .K = K, .alpha = alpha, .A = A, .lda = lda,
-                      .trans_a = trans_a, .B = B, .ldb = ldb, .trans_b = trans_b, .C = C,
-                      .ldc = ldc, .accumulate = accumulate, .bias_col = bias_col,
-                      .bias_row = bias_row, .res = res, .ldr = ldr, .act = act, .lanes = lanes};
+  kcpu_gemm_desc d = {.M = M,
+                      .N = N,
+                      .K = K,
+                      .alpha = alpha,
+                      .A = A,
+                      .lda = lda,
+                      .trans_a = trans_a,
+                      .B = B,
+                      .ldb = ldb,
+                      .trans_b = trans_b,
+                      .C = C,
+                      .ldc = ldc,
+                      .accumulate = accumulate,
+                      .bias_col = bias_col,
+                      .bias_row = bias_row,
+                      .res = res,
+                      .ldr = ldr,
+                      .act = act,
+                      .lanes = lanes};
   kcpu_gemm_run(&d, pool);
 }
 
@@ -299,8 +314,8 @@ static void kcpu_matmul_fn(void *ctx, int64_t b, int64_t e) {
     kcpu_matmul_one(ctx, i, NULL);
 }
 
-void kcpu_k_matmul(int64_t batch, const int64_t *a_off, const int64_t *b_off, int64_t M,
-                   int64_t N, int64_t K, const float *A, const float *B, float *C, int64_t lanes,
+void kcpu_k_matmul(int64_t batch, const int64_t *a_off, const int64_t *b_off, int64_t M, int64_t N,
+                   int64_t K, const float *A, const float *B, float *C, int64_t lanes,
                    struct kcpu_pool *pool) {
   kcpu_matmul_ctx c = {a_off, b_off, M, N, K, lanes, A, B, C};
   int64_t T = kcpu_pool_threads(pool);
@@ -327,6 +342,6 @@ void kcpu_k_gemm(int64_t M, int64_t N, int64_t K, float alpha, float beta, const
       acc = 1;
     }
   }
-  kcpu_k_sgemm(M, N, K, alpha, A, trans_a ? M : K, trans_a, B, trans_b ? K : N, trans_b, Y, N,
-               acc, bias_col, NULL, NULL, 0, KCPU_ACT_NONE, lanes, pool);
+  kcpu_k_sgemm(M, N, K, alpha, A, trans_a ? M : K, trans_a, B, trans_b ? K : N, trans_b, Y, N, acc,
+               bias_col, NULL, NULL, 0, KCPU_ACT_NONE, lanes, pool);
 }

@@ -23,7 +23,7 @@ struct kcpu_pool;
  * remaining one. threads <= 1 gives a pool that runs everything inline.
  * Returns NULL when threads cannot be made (callers then run inline). */
 struct kcpu_pool *kcpu_pool_create(int threads);
-void kcpu_pool_destroy(struct kcpu_pool *p); /* NULL accepted */
+void kcpu_pool_destroy(struct kcpu_pool *p);      /* NULL accepted */
 int kcpu_pool_threads(const struct kcpu_pool *p); /* NULL -> 1 */
 /* Run fn over [0, n) split into one contiguous static chunk per thread
  * (chunk t = [n*t/T, n*(t+1)/T)); returns when all chunks are done. Chunks
@@ -52,8 +52,8 @@ void kcpu_k_sgemm(int64_t M, int64_t N, int64_t K, float alpha, const float *A, 
 /* Batched MatMul with broadcasting resolved by the emitter: for batch b,
  * C + b*M*N = (A + a_off[b]) [M,K] * (B + b_off[b]) [K,N], all row-major.
  * a_off / b_off are element offsets; NULL means b*M*K / b*K*N. */
-void kcpu_k_matmul(int64_t batch, const int64_t *a_off, const int64_t *b_off, int64_t M,
-                   int64_t N, int64_t K, const float *A, const float *B, float *C, int64_t lanes,
+void kcpu_k_matmul(int64_t batch, const int64_t *a_off, const int64_t *b_off, int64_t M, int64_t N,
+                   int64_t K, const float *A, const float *B, float *C, int64_t lanes,
                    struct kcpu_pool *pool);
 
 /* ONNX Gemm: Y[M,N] = alpha * op(A) * op(B) + beta * Cb, with Cb read at
@@ -95,8 +95,18 @@ enum {
 /* Element type codes shared by the type-generic kernels (same numbering
  * as kiln_elem). */
 enum {
-  KCPU_F64 = 0, KCPU_F32 = 1, KCPU_F16 = 2, KCPU_BF16 = 3, KCPU_I8 = 4, KCPU_U8 = 5,
-  KCPU_I16 = 6, KCPU_U16 = 7, KCPU_I32 = 8, KCPU_U32 = 9, KCPU_I64 = 10, KCPU_U64 = 11,
+  KCPU_F64 = 0,
+  KCPU_F32 = 1,
+  KCPU_F16 = 2,
+  KCPU_BF16 = 3,
+  KCPU_I8 = 4,
+  KCPU_U8 = 5,
+  KCPU_I16 = 6,
+  KCPU_U16 = 7,
+  KCPU_I32 = 8,
+  KCPU_U32 = 9,
+  KCPU_I64 = 10,
+  KCPU_U64 = 11,
   KCPU_BOOL = 12
 };
 /* Reduce x of shape dims[rank] (rank <= 16) over the dims whose bit is set
@@ -125,9 +135,8 @@ void kcpu_k_batchnorm(const float *x, const float *scale, const float *bias, con
 /* ---- data movement (movement.c): type-agnostic, elements of esize bytes */
 /* dst[Σ i_d*dst_st[d]] = src[Σ i_d*src_st[d]] for every index of dims[rank]
  * (rank <= 16, strides in elements, may be 0 or negative). */
-void kcpu_k_copy_strided(void *dst, const int64_t *dst_st, const void *src,
-                         const int64_t *src_st, int64_t rank, const int64_t *dims, int64_t esize,
-                         struct kcpu_pool *pool);
+void kcpu_k_copy_strided(void *dst, const int64_t *dst_st, const void *src, const int64_t *src_st,
+                         int64_t rank, const int64_t *dims, int64_t esize, struct kcpu_pool *pool);
 /* Fill n elements with the esize-byte pattern at value. */
 void kcpu_k_fill(void *dst, int64_t n, const void *value, int64_t esize);
 /* Gather along an axis: data [outer, axis_n, inner], idx (i32 when

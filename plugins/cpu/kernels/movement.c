@@ -71,9 +71,8 @@ static void kcpu_cs_rows(void *ctx, int64_t b, int64_t e) {
   }
 }
 
-void kcpu_k_copy_strided(void *dst, const int64_t *dst_st, const void *src,
-                         const int64_t *src_st, int64_t rank, const int64_t *dims, int64_t esize,
-                         struct kcpu_pool *pool) {
+void kcpu_k_copy_strided(void *dst, const int64_t *dst_st, const void *src, const int64_t *src_st,
+                         int64_t rank, const int64_t *dims, int64_t esize, struct kcpu_pool *pool) {
   kcpu_cs c = {.dst = dst, .src = src, .esize = esize};
   int64_t total = 1;
   for (int64_t d = 0; d < rank && d < KCPU_MAXR; d++) {

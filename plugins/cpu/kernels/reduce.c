@@ -121,8 +121,7 @@ KCPU_RED_LOOP(int64_t, kcpu_red_prod_i64, (a * v))
 #undef KCPU_COMBINE
 /* Max/min propagate NaN: a NaN operand wins. */
 #define KCPU_COMBINE (v > a || v != v ? v : a)
-#define KCPU_RED_MAXMIN(T, S)                                                                      \
-  KCPU_RED_LOOP(T, kcpu_red_max_##S, (v > a || v != v ? v : a))
+#define KCPU_RED_MAXMIN(T, S) KCPU_RED_LOOP(T, kcpu_red_max_##S, (v > a || v != v ? v : a))
 KCPU_RED_MAXMIN(float, f32)
 KCPU_RED_MAXMIN(double, f64)
 KCPU_RED_MAXMIN(int32_t, i32)
@@ -166,7 +165,7 @@ KCPU_RED_MIN(uint8_t, u8)
       kcpu_red_min_##S(x, y, s, INFINITY);                                                         \
       break;                                                                                       \
     case KCPU_RED_LOGSUMEXP: {                                                                     \
-      /* max first, so exp never overflows; then sum exp(x - max) walking */                      \
+      /* max first, so exp never overflows; then sum exp(x - max) walking */                       \
       /* the same shape with the max broadcast back */                                             \
       kcpu_red_max_##S(x, y, s, -INFINITY);                                                        \
       T *acc = kcpu_alloc(s->out_n * (int64_t)sizeof(T));                                          \
@@ -277,7 +276,7 @@ int kcpu_k_reduce(int64_t elem, int64_t op, const void *x, void *y, int64_t rank
 /* ArgMax/ArgMin: first (or last) index of the extreme; NaN counts as the
  * extreme, like the max/min reductions. */
 #define KCPU_ARG(T, S)                                                                             \
-  static void kcpu_arg_##S(int64_t is_max, int64_t last, const T *x, int64_t *y, int64_t outer,   \
+  static void kcpu_arg_##S(int64_t is_max, int64_t last, const T *x, int64_t *y, int64_t outer,    \
                            int64_t n, int64_t inner) {                                             \
     for (int64_t o = 0; o < outer; o++)                                                            \
       for (int64_t i = 0; i < inner; i++) {                                                        \

@@ -21,10 +21,10 @@ struct kcpu_pool {
   void (*fn)(void *, int64_t, int64_t);
   void *ctx;
   int64_t n;
-  uint64_t gen;  /* job generation; workers run when it changes */
-  int pending;   /* workers still running the current job */
+  uint64_t gen; /* job generation; workers run when it changes */
+  int pending;  /* workers still running the current job */
   int stop;
-  int busy;      /* a job is in flight: nested calls run inline */
+  int busy; /* a job is in flight: nested calls run inline */
 };
 
 typedef struct kcpu_worker_arg {

@@ -72,8 +72,12 @@ static kiln_status mv_conv_params(const char *name, const kiln_attrs *a, const k
   for (uint32_t i = 0; i < p->sp; i++) {
     int64_t span = (p->k[i] - 1) * p->dil[i] + 1;
     if (transposed && (has_oshape || upper || lower)) {
+      /* total is negative when output_shape asks for more than the full
+       * result (the extra cells are zeros at the end); the ONNX reference
+       * halves it with floor division, so a total of -1 keeps begin at 0. */
       int64_t total = p->stride[i] * (p->in[i] - 1) + opad[i] + span - p->out[i];
-      p->pad[i] = upper ? total / 2 : total - total / 2;
+      int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+      p->pad[i] = upper ? half : total - half;
     } else if (upper || lower) {
       int64_t total = (p->out[i] - 1) * p->stride[i] + span - p->in[i];
       if (total < 0)

@@ -1,0 +1,486 @@
+/* plugins/cpu/ew.c: the elementwise loop generator. Every elementwise
+ * instruction (a plain unary or binary kind, or a FusedElementwise body) is
+ * one loop that reads each input once per element and writes the output
+ * once. Shapes are static, so broadcasting is resolved here: dims are
+ * collapsed, each input gets constant strides, and the innermost dim is a
+ * counted loop where every input is either contiguous or loop-invariant,
+ * which the O3 loop vectorizer turns into vector code of the target width
+ * (the f32 math helpers are branch-free and inlined for that). Large loops
+ * run on the thread pool over a flat element range. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cpu.h"
+
+/* Below this many elements a loop runs on the calling thread: waking the
+ * pool costs more than it saves. */
+#define KCPU_EW_PARALLEL_MIN 32768
+
+typedef struct ew_gen {
+  kcpu_emit *e;
+  LLVMContextRef ctx;
+  LLVMModuleRef mod;
+  LLVMBuilderRef b;
+  LLVMTypeRef ty; /* element type */
+  kiln_elem elem;
+} ew_gen;
+
+static bool ew_is_float(kiln_elem el) { return el == KILN_F32 || el == KILN_F64; }
+static bool ew_is_int(kiln_elem el) {
+  return el == KILN_I8 || el == KILN_U8 || el == KILN_I16 || el == KILN_U16 || el == KILN_I32 ||
+         el == KILN_U32 || el == KILN_I64 || el == KILN_U64;
+}
+
+static bool ew_op_ok(kiln_elem el, int32_t kind) {
+  if (kind == KILN_FUSED_INPUT || kind == KILN_FUSED_CONST)
+    return true;
+  switch ((kiln_node_kind)kind) {
+  case KILN_NODE_Add:
+  case KILN_NODE_Sub:
+  case KILN_NODE_Mul:
+  case KILN_NODE_Div:
+  case KILN_NODE_Max:
+  case KILN_NODE_Min:
+  case KILN_NODE_Neg:
+  case KILN_NODE_Abs:
+  case KILN_NODE_Relu:
+  case KILN_NODE_Sign:
+  case KILN_NODE_Identity:
+    return ew_is_float(el) || ew_is_int(el);
+  case KILN_NODE_Ceil:
+  case KILN_NODE_Floor:
+  case KILN_NODE_Round:
+  case KILN_NODE_Sqrt:
+  case KILN_NODE_Reciprocal:
+  case KILN_NODE_Exp:
+  case KILN_NODE_Log:
+  case KILN_NODE_Tanh:
+  case KILN_NODE_Sigmoid:
+  case KILN_NODE_Erf:
+  case KILN_NODE_Sin:
+  case KILN_NODE_Cos:
+  case KILN_NODE_Tan:
+  case KILN_NODE_Softplus:
+  case KILN_NODE_Softsign:
+  case KILN_NODE_Gelu:
+  case KILN_NODE_Pow:
+    return ew_is_float(el);
+  default:
+    return false;
+  }
+}
+
+bool kcpu_ew_supported(kiln_elem elem, const kiln_fused_op *ops, uint32_t n_ops) {
+  for (uint32_t i = 0; i < n_ops; i++)
+    if (!ew_op_ok(elem, ops[i].kind))
+      return false;
+  return n_ops > 0;
+}
+
+static bool ew_signed(kiln_elem el) {
+  return el == KILN_I8 || el == KILN_I16 || el == KILN_I32 || el == KILN_I64;
+}
+
+static LLVMValueRef ew_intrinsic(ew_gen *g, const char *name, LLVMValueRef *args, unsigned n) {
+  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  LLVMTypeRef tys[1] = {g->ty};
+  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(g->mod, id, tys, 1);
+  LLVMTypeRef ft = LLVMIntrinsicGetType(g->ctx, id, tys, 1);
+  return LLVMBuildCall2(g->b, ft, fn, args, n, "");
+}
+
+/* A scalar math function: the library's kcpu_m_NAME for f32, libm's NAME
+ * (resolved from the process in the JIT, from -lm in bundles) for f64. */
+static LLVMValueRef ew_math(ew_gen *g, const char *name, LLVMValueRef x) {
+  char buf[64];
+  bool f32 = g->elem == KILN_F32;
+  snprintf(buf, sizeof buf, f32 ? "kcpu_m_%s" : "%s", name);
+  LLVMValueRef fn = LLVMGetNamedFunction(g->mod, buf);
+  LLVMTypeRef ft = LLVMFunctionType(g->ty, &g->ty, 1, 0);
+  if (!fn) {
+    fn = LLVMAddFunction(g->mod, buf, ft);
+    if (!f32) /* libm without errno: lets the optimizer treat it as pure */
+      LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                              LLVMCreateEnumAttribute(g->ctx,
+                                                      LLVMGetEnumAttributeKindForName("nounwind", 8), 0));
+  }
+  return LLVMBuildCall2(g->b, ft, fn, &x, 1, "");
+}
+
+static LLVMValueRef ew_fconst(ew_gen *g, double v) { return LLVMConstReal(g->ty, v); }
+
+static LLVMValueRef ew_unary(ew_gen *g, kiln_node_kind k, LLVMValueRef x) {
+  LLVMBuilderRef b = g->b;
+  if (ew_is_int(g->elem)) {
+    LLVMValueRef zero = LLVMConstNull(g->ty);
+    switch (k) {
+    case KILN_NODE_Neg: return LLVMBuildSub(b, zero, x, "");
+    case KILN_NODE_Abs:
+      if (!ew_signed(g->elem))
+        return x;
+      return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, x, zero, ""),
+                             LLVMBuildSub(b, zero, x, ""), x, "");
+    case KILN_NODE_Relu:
+      if (!ew_signed(g->elem))
+        return x;
+      return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, x, zero, ""), x, zero, "");
+    case KILN_NODE_Sign: {
+      LLVMValueRef one = LLVMConstInt(g->ty, 1, 0);
+      LLVMValueRef pos = LLVMBuildSelect(
+          b, LLVMBuildICmp(b, ew_signed(g->elem) ? LLVMIntSGT : LLVMIntUGT, x, zero, ""), one,
+          zero, "");
+      if (!ew_signed(g->elem))
+        return pos;
+      return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, x, zero, ""),
+                             LLVMConstAllOnes(g->ty), pos, "");
+    }
+    default: return x; /* Identity */
+    }
+  }
+  LLVMValueRef zero = ew_fconst(g, 0.0), one = ew_fconst(g, 1.0);
+  switch (k) {
+  case KILN_NODE_Abs: return ew_intrinsic(g, "llvm.fabs", &x, 1);
+  case KILN_NODE_Ceil: return ew_intrinsic(g, "llvm.ceil", &x, 1);
+  case KILN_NODE_Floor: return ew_intrinsic(g, "llvm.floor", &x, 1);
+  case KILN_NODE_Round: return ew_intrinsic(g, "llvm.roundeven", &x, 1);
+  case KILN_NODE_Sqrt: return ew_intrinsic(g, "llvm.sqrt", &x, 1);
+  case KILN_NODE_Neg: return LLVMBuildFNeg(b, x, "");
+  case KILN_NODE_Reciprocal: return LLVMBuildFDiv(b, one, x, "");
+  case KILN_NODE_Relu: /* unordered-or-greater keeps NaN, like the reference */
+    return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealUGT, x, zero, ""), x, zero, "");
+  case KILN_NODE_Sign: {
+    LLVMValueRef neg = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, x, zero, ""),
+                                       ew_fconst(g, -1.0), x, "");
+    return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, x, zero, ""), one, neg, "");
+  }
+  case KILN_NODE_Softsign: {
+    LLVMValueRef a = ew_intrinsic(g, "llvm.fabs", &x, 1);
+    return LLVMBuildFDiv(b, x, LLVMBuildFAdd(b, one, a, ""), "");
+  }
+  case KILN_NODE_Exp: return ew_math(g, "exp", x);
+  case KILN_NODE_Log: return ew_math(g, "log", x);
+  case KILN_NODE_Tanh: return ew_math(g, "tanh", x);
+  case KILN_NODE_Erf: return ew_math(g, "erf", x);
+  case KILN_NODE_Sin: return ew_math(g, "sin", x);
+  case KILN_NODE_Cos: return ew_math(g, "cos", x);
+  case KILN_NODE_Tan: return ew_math(g, "tan", x);
+  case KILN_NODE_Sigmoid:
+    if (g->elem == KILN_F32)
+      return ew_math(g, "sigmoid", x);
+    return LLVMBuildFDiv(b, one, LLVMBuildFAdd(b, one, ew_math(g, "exp", LLVMBuildFNeg(b, x, "")), ""),
+                         "");
+  case KILN_NODE_Softplus:
+    if (g->elem == KILN_F32)
+      return ew_math(g, "softplus", x);
+    {
+      LLVMValueRef a = ew_intrinsic(g, "llvm.fabs", &x, 1);
+      LLVMValueRef t = ew_math(g, "log1p", ew_math(g, "exp", LLVMBuildFNeg(b, a, "")));
+      LLVMValueRef args[2] = {x, zero};
+      return LLVMBuildFAdd(b, ew_intrinsic(g, "llvm.maxnum", args, 2), t, "");
+    }
+  case KILN_NODE_Gelu:
+    if (g->elem == KILN_F32)
+      return ew_math(g, "gelu", x);
+    {
+      LLVMValueRef er = ew_math(g, "erf", LLVMBuildFMul(b, x, ew_fconst(g, 0.70710678118654752440), ""));
+      return LLVMBuildFMul(b, LLVMBuildFMul(b, ew_fconst(g, 0.5), x, ""),
+                           LLVMBuildFAdd(b, one, er, ""), "");
+    }
+  default: return x; /* Identity */
+  }
+}
+
+static bool ew_const_is(LLVMValueRef v, double want) {
+  if (!LLVMIsAConstantFP(v))
+    return false;
+  LLVMBool lost;
+  return LLVMConstRealGetDouble(v, &lost) == want;
+}
+
+static LLVMValueRef ew_binary(ew_gen *g, kiln_node_kind k, LLVMValueRef a, LLVMValueRef c) {
+  LLVMBuilderRef b = g->b;
+  LLVMValueRef args[2] = {a, c};
+  if (ew_is_int(g->elem)) {
+    bool sg = ew_signed(g->elem);
+    switch (k) {
+    case KILN_NODE_Add: return LLVMBuildAdd(b, a, c, "");
+    case KILN_NODE_Sub: return LLVMBuildSub(b, a, c, "");
+    case KILN_NODE_Mul: return LLVMBuildMul(b, a, c, "");
+    case KILN_NODE_Div: {
+      /* Division by zero (and INT_MIN / -1) is undefined in LLVM; divide
+       * by 1 there instead and answer 0, so a bad input never traps. */
+      LLVMValueRef zero = LLVMConstNull(g->ty), one = LLVMConstInt(g->ty, 1, 0);
+      LLVMValueRef bad = LLVMBuildICmp(b, LLVMIntEQ, c, zero, "");
+      if (sg) {
+        LLVMValueRef m1 = LLVMBuildICmp(b, LLVMIntEQ, c, LLVMConstAllOnes(g->ty), "");
+        unsigned w = LLVMGetIntTypeWidth(g->ty);
+        LLVMValueRef mn =
+            LLVMBuildICmp(b, LLVMIntEQ, a, LLVMConstInt(g->ty, 1ULL << (w - 1), 0), "");
+        bad = LLVMBuildOr(b, bad, LLVMBuildAnd(b, m1, mn, ""), "");
+      }
+      LLVMValueRef d = LLVMBuildSelect(b, bad, one, c, "");
+      LLVMValueRef q = sg ? LLVMBuildSDiv(b, a, d, "") : LLVMBuildUDiv(b, a, d, "");
+      return LLVMBuildSelect(b, bad, zero, q, "");
+    }
+    case KILN_NODE_Max: return ew_intrinsic(g, sg ? "llvm.smax" : "llvm.umax", args, 2);
+    default: return ew_intrinsic(g, sg ? "llvm.smin" : "llvm.umin", args, 2); /* Min */
+    }
+  }
+  switch (k) {
+  case KILN_NODE_Add: return LLVMBuildFAdd(b, a, c, "");
+  case KILN_NODE_Sub: return LLVMBuildFSub(b, a, c, "");
+  case KILN_NODE_Mul: return LLVMBuildFMul(b, a, c, "");
+  case KILN_NODE_Div: return LLVMBuildFDiv(b, a, c, "");
+  case KILN_NODE_Max: return ew_intrinsic(g, "llvm.maximum", args, 2);
+  case KILN_NODE_Min: return ew_intrinsic(g, "llvm.minimum", args, 2);
+  case KILN_NODE_Pow:
+    if (ew_const_is(c, 1.0))
+      return a;
+    if (ew_const_is(c, 2.0))
+      return LLVMBuildFMul(b, a, a, "");
+    if (ew_const_is(c, 3.0))
+      return LLVMBuildFMul(b, LLVMBuildFMul(b, a, a, ""), a, "");
+    if (ew_const_is(c, 0.5))
+      return ew_intrinsic(g, "llvm.sqrt", &a, 1);
+    return ew_intrinsic(g, "llvm.pow", args, 2);
+  default: return a;
+  }
+}
+
+/* Collapsed iteration space: dims c[m], per input strides s[j][m]. */
+typedef struct ew_space {
+  uint32_t m;
+  int64_t c[KILN_MAX_RANK];
+  int64_t s[16][KILN_MAX_RANK];
+} ew_space;
+
+static void ew_collapse(const kiln_type *out, const kiln_type *const *ins, uint32_t n_in,
+                        ew_space *sp) {
+  int64_t st[16][KILN_MAX_RANK];
+  uint32_t r = out->rank;
+  for (uint32_t j = 0; j < n_in; j++) {
+    const kiln_type *t = ins[j];
+    int64_t acc = 1;
+    for (int k = (int)r - 1; k >= 0; k--) {
+      int ik = k - (int)(r - t->rank);
+      int64_t d = ik >= 0 ? t->dims[ik] : 1;
+      st[j][k] = d == 1 ? 0 : acc;
+      acc *= d;
+    }
+  }
+  sp->m = 0;
+  for (uint32_t k = 0; k < r; k++) {
+    if (out->dims[k] == 1)
+      continue;
+    bool merge = sp->m > 0;
+    for (uint32_t j = 0; merge && j < n_in; j++)
+      merge = sp->s[j][sp->m - 1] == st[j][k] * out->dims[k];
+    if (merge) {
+      sp->c[sp->m - 1] *= out->dims[k];
+      for (uint32_t j = 0; j < n_in; j++)
+        sp->s[j][sp->m - 1] = st[j][k];
+      continue;
+    }
+    sp->c[sp->m] = out->dims[k];
+    for (uint32_t j = 0; j < n_in; j++)
+      sp->s[j][sp->m] = st[j][k];
+    sp->m++;
+  }
+  if (sp->m == 0) {
+    sp->m = 1;
+    sp->c[0] = 1;
+    for (uint32_t j = 0; j < n_in; j++)
+      sp->s[j][0] = 0;
+  }
+}
+
+static LLVMValueRef ew_i64(ew_gen *g, int64_t v) {
+  return LLVMConstInt(LLVMInt64TypeInContext(g->ctx), (unsigned long long)v, 1);
+}
+
+static LLVMValueRef ew_gep(ew_gen *g, LLVMValueRef base, LLVMValueRef idx) {
+  return LLVMBuildInBoundsGEP2(g->b, g->ty, base, &idx, 1, "");
+}
+
+/* Build `void worker(ptr ctx, i64 begin, i64 end)`; ctx holds the output
+ * pointer then the input pointers. */
+static LLVMValueRef ew_worker(ew_gen *g, const ew_space *sp, uint32_t n_in,
+                              const kiln_fused_op *ops, uint32_t n_ops, uint32_t id) {
+  LLVMContextRef C = g->ctx;
+  LLVMTypeRef ptr = LLVMPointerTypeInContext(C, 0), i64 = LLVMInt64TypeInContext(C);
+  LLVMTypeRef params[3] = {ptr, i64, i64};
+  LLVMTypeRef ft = LLVMFunctionType(LLVMVoidTypeInContext(C), params, 3, 0);
+  char name[48];
+  snprintf(name, sizeof name, "kcpu.ew.%u", id);
+  LLVMValueRef fn = LLVMAddFunction(g->mod, name, ft);
+  LLVMSetLinkage(fn, LLVMInternalLinkage);
+  LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(C, fn, "entry");
+  LLVMBasicBlockRef rowh = LLVMAppendBasicBlockInContext(C, fn, "row");
+  LLVMBasicBlockRef rowb = LLVMAppendBasicBlockInContext(C, fn, "row.body");
+  LLVMBasicBlockRef colh = LLVMAppendBasicBlockInContext(C, fn, "col");
+  LLVMBasicBlockRef colb = LLVMAppendBasicBlockInContext(C, fn, "col.body");
+  LLVMBasicBlockRef rowe = LLVMAppendBasicBlockInContext(C, fn, "row.end");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(C, fn, "done");
+  LLVMBuilderRef b = g->b;
+  LLVMPositionBuilderAtEnd(b, entry);
+  LLVMValueRef ctx = LLVMGetParam(fn, 0), begin = LLVMGetParam(fn, 1), end = LLVMGetParam(fn, 2);
+  LLVMValueRef ptrs[17];
+  for (uint32_t j = 0; j <= n_in; j++) {
+    LLVMValueRef idx = ew_i64(g, j);
+    ptrs[j] = LLVMBuildLoad2(b, ptr, LLVMBuildInBoundsGEP2(b, ptr, ctx, &idx, 1, ""), "");
+  }
+  LLVMBuildBr(b, rowh);
+
+  /* row: i = phi(begin, i + cnt); stop at end */
+  LLVMPositionBuilderAtEnd(b, rowh);
+  LLVMValueRef i = LLVMBuildPhi(b, i64, "i");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, i, end, ""), rowb, done);
+
+  LLVMPositionBuilderAtEnd(b, rowb);
+  uint32_t m = sp->m;
+  int64_t inner = sp->c[m - 1];
+  LLVMValueRef row = LLVMBuildSDiv(b, i, ew_i64(g, inner), "row");
+  LLVMValueRef col = LLVMBuildSRem(b, i, ew_i64(g, inner), "col0");
+  LLVMValueRef left_row = LLVMBuildSub(b, ew_i64(g, inner), col, "");
+  LLVMValueRef left_all = LLVMBuildSub(b, end, i, "");
+  LLVMValueRef cnt = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left_row, left_all, ""),
+                                     left_row, left_all, "cnt");
+  LLVMValueRef idx[KILN_MAX_RANK] = {0};
+  LLVMValueRef rem = row;
+  for (int k = (int)m - 2; k >= 0; k--) {
+    idx[k] = LLVMBuildSRem(b, rem, ew_i64(g, sp->c[k]), "");
+    rem = LLVMBuildSDiv(b, rem, ew_i64(g, sp->c[k]), "");
+  }
+  LLVMValueRef base[16], hoisted[16];
+  for (uint32_t j = 0; j < n_in; j++) {
+    LLVMValueRef off = ew_i64(g, 0);
+    for (uint32_t k = 0; k + 1 < m; k++)
+      if (sp->s[j][k])
+        off = LLVMBuildAdd(b, off, LLVMBuildMul(b, idx[k], ew_i64(g, sp->s[j][k]), ""), "");
+    if (sp->s[j][m - 1])
+      off = LLVMBuildAdd(b, off, col, "");
+    base[j] = ew_gep(g, ptrs[j + 1], off);
+    /* an input constant along the inner dim is loaded once per row */
+    hoisted[j] = sp->s[j][m - 1] ? NULL : LLVMBuildLoad2(b, g->ty, base[j], "");
+  }
+  LLVMValueRef obase = ew_gep(g, ptrs[0], i);
+  LLVMBuildBr(b, colh);
+
+  LLVMPositionBuilderAtEnd(b, colh);
+  LLVMValueRef t = LLVMBuildPhi(b, i64, "t");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, t, cnt, ""), colb, rowe);
+
+  LLVMPositionBuilderAtEnd(b, colb);
+  LLVMValueRef stack[KILN_FUSED_MAX_OPS];
+  uint32_t top = 0;
+  for (uint32_t o = 0; o < n_ops; o++) {
+    const kiln_fused_op *op = &ops[o];
+    if (op->kind == KILN_FUSED_INPUT) {
+      uint32_t j = op->input;
+      stack[top++] = hoisted[j] ? hoisted[j] : LLVMBuildLoad2(b, g->ty, ew_gep(g, base[j], t), "");
+    } else if (op->kind == KILN_FUSED_CONST) {
+      stack[top++] = ew_is_int(g->elem) ? LLVMConstInt(g->ty, (unsigned long long)(int64_t)op->value, 1)
+                                        : ew_fconst(g, op->value);
+    } else if (kiln_fused_arity((kiln_node_kind)op->kind) == 2 ||
+               (kiln_node_kind)op->kind == KILN_NODE_Pow) {
+      top--;
+      stack[top - 1] = ew_binary(g, (kiln_node_kind)op->kind, stack[top - 1], stack[top]);
+    } else {
+      stack[top - 1] = ew_unary(g, (kiln_node_kind)op->kind, stack[top - 1]);
+    }
+  }
+  LLVMBuildStore(b, stack[0], ew_gep(g, obase, t));
+  LLVMValueRef t1 = LLVMBuildAdd(b, t, ew_i64(g, 1), "");
+  LLVMBuildBr(b, colh);
+  LLVMValueRef tv[2] = {ew_i64(g, 0), t1};
+  LLVMBasicBlockRef tb[2] = {rowb, colb};
+  LLVMAddIncoming(t, tv, tb, 2);
+
+  LLVMPositionBuilderAtEnd(b, rowe);
+  LLVMValueRef i1 = LLVMBuildAdd(b, i, cnt, "");
+  LLVMBuildBr(b, rowh);
+  LLVMValueRef iv[2] = {begin, i1};
+  LLVMBasicBlockRef ib[2] = {entry, rowe};
+  LLVMAddIncoming(i, iv, ib, 2);
+
+  LLVMPositionBuilderAtEnd(b, done);
+  LLVMBuildRetVoid(b);
+  return fn;
+}
+
+kiln_status kcpu_emit_elementwise(kcpu_emit *e, const kiln_instr *in, const kiln_fused_op *ops,
+                                  uint32_t n_ops) {
+  uint32_t nr = kiln_instr_result_count(in), n = kiln_instr_operand_count(in);
+  if (nr != 1 || n < 2 || n - 1 > 16)
+    return kiln_status_make(KILN_INVALID_ARGUMENT,
+                            "cpu: elementwise instruction %u has %u results and %u operands",
+                            kiln_instr_index(in), nr, n);
+  const kiln_buffer *out = kiln_instr_operand(in, 0);
+  const kiln_type *ot = kiln_buffer_type(out);
+  uint32_t n_in = n - 1;
+  const kiln_type *its[16];
+  for (uint32_t j = 0; j < n_in; j++) {
+    const kiln_buffer *x = kiln_instr_operand(in, 1 + j);
+    if (!x)
+      return kiln_status_make(KILN_INVALID_ARGUMENT,
+                              "cpu: elementwise instruction %u has an absent input %u",
+                              kiln_instr_index(in), j);
+    its[j] = kiln_buffer_type(x);
+    if (its[j]->elem != ot->elem)
+      return kiln_status_make(KILN_UNIMPLEMENTED,
+                              "cpu: elementwise instruction %u mixes %s and %s",
+                              kiln_instr_index(in), kiln_elem_name(its[j]->elem),
+                              kiln_elem_name(ot->elem));
+  }
+  if (!kcpu_ew_supported(ot->elem, ops, n_ops))
+    return kiln_status_make(KILN_UNIMPLEMENTED, "cpu: elementwise instruction %u on %s",
+                            kiln_instr_index(in), kiln_elem_name(ot->elem));
+  int64_t total = kiln_type_numel(ot);
+  if (total == 0)
+    return NULL;
+  ew_space sp;
+  ew_collapse(ot, its, n_in, &sp);
+
+  LLVMContextRef C = kcpu_context(e);
+  LLVMTypeRef ty;
+  switch (ot->elem) {
+  case KILN_F32: ty = LLVMFloatTypeInContext(C); break;
+  case KILN_F64: ty = LLVMDoubleTypeInContext(C); break;
+  default: ty = LLVMIntTypeInContext(C, (unsigned)(8 * kiln_elem_size(ot->elem))); break;
+  }
+  LLVMBuilderRef eb = kcpu_builder(e);
+  LLVMBasicBlockRef at = LLVMGetInsertBlock(eb);
+  ew_gen g = {.e = e, .ctx = C, .mod = kcpu_module(e), .ty = ty, .elem = ot->elem};
+  g.b = LLVMCreateBuilderInContext(C);
+  LLVMValueRef worker = ew_worker(&g, &sp, n_in, ops, n_ops, kcpu_next_id(e));
+  LLVMDisposeBuilder(g.b);
+
+  /* The context array lives in the entry block so it is one stack slot
+   * however many loops the caller's code has. */
+  LLVMTypeRef ptr = LLVMPointerTypeInContext(C, 0);
+  LLVMTypeRef arr = LLVMArrayType2(ptr, n_in + 1);
+  LLVMBuilderRef ab = LLVMCreateBuilderInContext(C);
+  LLVMBasicBlockRef first = LLVMGetEntryBasicBlock(kcpu_function(e));
+  LLVMValueRef fi = LLVMGetFirstInstruction(first);
+  if (fi)
+    LLVMPositionBuilderBefore(ab, fi);
+  else
+    LLVMPositionBuilderAtEnd(ab, first);
+  LLVMValueRef slots = LLVMBuildAlloca(ab, arr, "ew.ctx");
+  LLVMDisposeBuilder(ab);
+  LLVMPositionBuilderAtEnd(eb, at);
+  for (uint32_t j = 0; j <= n_in; j++) {
+    LLVMValueRef idx = kcpu_i64(e, j);
+    LLVMValueRef slot = LLVMBuildInBoundsGEP2(eb, ptr, slots, &idx, 1, "");
+    LLVMBuildStore(eb, kcpu_addr(e, kiln_instr_operand(in, j)), slot);
+  }
+  LLVMValueRef pf = LLVMGetNamedFunction(kcpu_module(e), "kcpu_parallel_for");
+  if (kcpu_threads(e) > 1 && total >= KCPU_EW_PARALLEL_MIN && pf && !LLVMIsDeclaration(pf)) {
+    LLVMValueRef args[4] = {kcpu_pool(e), kcpu_i64(e, total), worker, slots};
+    LLVMBuildCall2(eb, LLVMGlobalGetValueType(pf), pf, args, 4, "");
+  } else {
+    LLVMValueRef args[3] = {slots, kcpu_i64(e, 0), kcpu_i64(e, total)};
+    LLVMBuildCall2(eb, LLVMGlobalGetValueType(worker), worker, args, 3, "");
+  }
+  return NULL;
+}

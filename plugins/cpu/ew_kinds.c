@@ -1,0 +1,128 @@
+/* plugins/cpu/ew_kinds.c: the cpu plugin's elementwise kinds (emit.h
+ * hooks). Each plain kind is the one-op body of a fused expression
+ * (Add = "x0 x1 Add", Sum of 3 = "x0 x1 Add x2 Add"), so that unfused and
+ * fused elementwise code come from one generator (ew.c). */
+#include "cpu.h"
+
+#include <string.h>
+
+/* The body of a plain elementwise kind over n inputs. */
+static bool ew_body_for(kiln_node_kind k, uint32_t n, kiln_fused_op *ops, uint32_t *n_ops) {
+  uint32_t o = 0;
+  if (n == 0 || n > 16)
+    return false;
+  const kiln_node_kind_info *info = kiln_node_kind_get_info(k);
+  if (info->flags & KILN_NK_UNARY) {
+    if (n != 1)
+      return false;
+    ops[o++] = (kiln_fused_op){.kind = KILN_FUSED_INPUT, .input = 0};
+    ops[o++] = (kiln_fused_op){.kind = (int32_t)k};
+    *n_ops = o;
+    return true;
+  }
+  kiln_node_kind step = k;
+  if (k == KILN_NODE_Sum || k == KILN_NODE_Mean)
+    step = KILN_NODE_Add;
+  ops[o++] = (kiln_fused_op){.kind = KILN_FUSED_INPUT, .input = 0};
+  for (uint32_t j = 1; j < n; j++) {
+    ops[o++] = (kiln_fused_op){.kind = KILN_FUSED_INPUT, .input = j};
+    ops[o++] = (kiln_fused_op){.kind = (int32_t)step};
+  }
+  if (k == KILN_NODE_Mean && n > 1) {
+    ops[o++] = (kiln_fused_op){.kind = KILN_FUSED_CONST, .value = (double)n};
+    ops[o++] = (kiln_fused_op){.kind = KILN_NODE_Div};
+  }
+  *n_ops = o;
+  return true;
+}
+
+/* Same element type everywhere, no quantization, and a body the generator
+ * handles for that type. */
+static bool ew_node_ok(const kiln_node *n, kiln_node_kind k) {
+  if (kiln_node_result_count(n) != 1)
+    return false;
+  const kiln_type *rt = kiln_value_type(kiln_node_result(n, 0));
+  if (rt->quantized)
+    return false;
+  uint32_t ni = kiln_node_input_count(n);
+  for (uint32_t i = 0; i < ni; i++) {
+    const kiln_value *v = kiln_node_input(n, i);
+    if (!v || kiln_value_type(v)->elem != rt->elem || kiln_value_type(v)->quantized)
+      return false;
+  }
+  if (k == KILN_NODE_Gelu && strcmp(kiln_attrs_string_or(kiln_node_attrs(n), "approximate", "none"),
+                                    "none") != 0)
+    return false;
+  kiln_fused_op ops[64];
+  uint32_t n_ops;
+  if (k == KILN_NODE_FusedElementwise) {
+    kiln_fused_op big[KILN_FUSED_MAX_OPS];
+    kiln_status s = kiln_fused_parse(kiln_attrs_string_or(kiln_node_attrs(n), "body", ""), ni,
+                                     big, KILN_FUSED_MAX_OPS, &n_ops);
+    if (s) {
+      kiln_status_free(s);
+      return false;
+    }
+    return ni <= 16 && kcpu_ew_supported(rt->elem, big, n_ops);
+  }
+  return ew_body_for(k, ni, ops, &n_ops) && kcpu_ew_supported(rt->elem, ops, n_ops);
+}
+
+static kiln_status ew_emit_kind(kcpu_emit *e, const kiln_instr *in, kiln_node_kind k) {
+  kiln_fused_op ops[64];
+  uint32_t n_ops, n_in = kiln_instr_operand_count(in) - kiln_instr_result_count(in);
+  if (!ew_body_for(k, n_in, ops, &n_ops))
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "cpu: %s with %u inputs",
+                            kiln_node_kind_name(k), n_in);
+  return kcpu_emit_elementwise(e, in, ops, n_ops);
+}
+
+#define KCPU_EW_KIND(K)                                                                            \
+  bool kcpu_supports_##K(const kiln_node *n) { return ew_node_ok(n, KILN_NODE_##K); }              \
+  kiln_status kcpu_emit_##K(kcpu_emit *e, const kiln_instr *in) {                                  \
+    return ew_emit_kind(e, in, KILN_NODE_##K);                                                     \
+  }
+
+KCPU_EW_KIND(Abs)
+KCPU_EW_KIND(Ceil)
+KCPU_EW_KIND(Cos)
+KCPU_EW_KIND(Erf)
+KCPU_EW_KIND(Exp)
+KCPU_EW_KIND(Floor)
+KCPU_EW_KIND(Log)
+KCPU_EW_KIND(Neg)
+KCPU_EW_KIND(Reciprocal)
+KCPU_EW_KIND(Relu)
+KCPU_EW_KIND(Round)
+KCPU_EW_KIND(Sigmoid)
+KCPU_EW_KIND(Sign)
+KCPU_EW_KIND(Sin)
+KCPU_EW_KIND(Softplus)
+KCPU_EW_KIND(Softsign)
+KCPU_EW_KIND(Sqrt)
+KCPU_EW_KIND(Tan)
+KCPU_EW_KIND(Tanh)
+KCPU_EW_KIND(Gelu)
+KCPU_EW_KIND(Identity)
+KCPU_EW_KIND(Add)
+KCPU_EW_KIND(Sub)
+KCPU_EW_KIND(Mul)
+KCPU_EW_KIND(Div)
+KCPU_EW_KIND(Pow)
+KCPU_EW_KIND(Max)
+KCPU_EW_KIND(Min)
+KCPU_EW_KIND(Sum)
+KCPU_EW_KIND(Mean)
+
+bool kcpu_supports_FusedElementwise(const kiln_node *n) {
+  return ew_node_ok(n, KILN_NODE_FusedElementwise);
+}
+
+kiln_status kcpu_emit_FusedElementwise(kcpu_emit *e, const kiln_instr *in) {
+  kiln_fused_op ops[KILN_FUSED_MAX_OPS];
+  uint32_t n_ops, n_in = kiln_instr_operand_count(in) - kiln_instr_result_count(in);
+  KILN_TRY_CTX(kiln_fused_parse(kiln_attrs_string_or(kiln_instr_attrs(in), "body", ""), n_in, ops,
+                                KILN_FUSED_MAX_OPS, &n_ops),
+               "cpu FusedElementwise");
+  return kcpu_emit_elementwise(e, in, ops, n_ops);
+}

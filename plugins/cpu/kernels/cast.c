@@ -1,0 +1,281 @@
+/* plugins/cpu/kernels/cast.c: Cast between every pair of element types.
+ * Each element goes through a wide intermediate (double for floats, int64 /
+ * uint64 for integers), which is exact for every source type; the common
+ * f32 <-> integer pairs get direct loops. Float to integer truncates toward
+ * zero; NaN and out-of-range values (undefined in ONNX) give 0 instead of
+ * C's undefined behaviour. f16 / bf16 round to nearest even. */
+#include "kcpu_runtime.h"
+
+#include <math.h>
+#include <string.h>
+
+static float kcpu_h2f(uint16_t h) {
+  uint32_t s = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 31, m = h & 1023, u;
+  if (e == 31) {
+    u = s | 0x7f800000u | (m << 13);
+  } else if (e == 0) {
+    if (m == 0) {
+      u = s;
+    } else { /* subnormal: normalize */
+      int sh = 0;
+      while (!(m & 1024)) {
+        m <<= 1;
+        sh++;
+      }
+      u = s | ((uint32_t)(113 - sh) << 23) | ((m & 1023) << 13);
+    }
+  } else {
+    u = s | ((e + 112) << 23) | (m << 13);
+  }
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+static uint16_t kcpu_f2h(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  uint32_t s = (u >> 16) & 0x8000, e = (u >> 23) & 255, m = u & 0x7fffff;
+  if (e == 255)
+    return (uint16_t)(s | 0x7c00 | (m ? 0x200 | (m >> 13) : 0));
+  int32_t ne = (int32_t)e - 112;
+  if (ne >= 31)
+    return (uint16_t)(s | 0x7c00);
+  if (ne <= 0) {
+    if (ne < -10)
+      return (uint16_t)s;
+    m |= 0x800000;
+    uint32_t shift = (uint32_t)(14 - ne);
+    uint32_t hm = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (hm & 1)))
+      hm++;
+    return (uint16_t)(s | hm);
+  }
+  uint32_t hm = m >> 13, rem = m & 0x1fff;
+  uint32_t r = s | ((uint32_t)ne << 10) | hm;
+  if (rem > 0x1000 || (rem == 0x1000 && (hm & 1)))
+    r++; /* may carry into the exponent, which is right */
+  return (uint16_t)r;
+}
+
+static float kcpu_bf2f(uint16_t h) {
+  uint32_t u = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+static uint16_t kcpu_f2bf(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  if ((u & 0x7fffffff) > 0x7f800000)
+    return (uint16_t)((u >> 16) | 0x40);
+  u += 0x7fff + ((u >> 16) & 1);
+  return (uint16_t)(u >> 16);
+}
+
+typedef struct kcpu_scalar {
+  int kind; /* 0 double, 1 int64, 2 uint64 */
+  double d;
+  int64_t i;
+  uint64_t u;
+} kcpu_scalar;
+
+static kcpu_scalar kcpu_load(const char *p, int64_t t) {
+  kcpu_scalar s = {0, 0, 0, 0};
+  switch (t) {
+  case KCPU_F64:
+    memcpy(&s.d, p, 8);
+    break;
+  case KCPU_F32: {
+    float f;
+    memcpy(&f, p, 4);
+    s.d = f;
+    break;
+  }
+  case KCPU_F16: {
+    uint16_t h;
+    memcpy(&h, p, 2);
+    s.d = kcpu_h2f(h);
+    break;
+  }
+  case KCPU_BF16: {
+    uint16_t h;
+    memcpy(&h, p, 2);
+    s.d = kcpu_bf2f(h);
+    break;
+  }
+  case KCPU_I8:
+    s.kind = 1;
+    s.i = *(const int8_t *)p;
+    break;
+  case KCPU_U8:
+    s.kind = 1;
+    s.i = *(const uint8_t *)p;
+    break;
+  case KCPU_BOOL:
+    s.kind = 1;
+    s.i = *(const uint8_t *)p != 0;
+    break;
+  case KCPU_I16: {
+    int16_t v;
+    memcpy(&v, p, 2);
+    s.kind = 1;
+    s.i = v;
+    break;
+  }
+  case KCPU_U16: {
+    uint16_t v;
+    memcpy(&v, p, 2);
+    s.kind = 1;
+    s.i = v;
+    break;
+  }
+  case KCPU_I32: {
+    int32_t v;
+    memcpy(&v, p, 4);
+    s.kind = 1;
+    s.i = v;
+    break;
+  }
+  case KCPU_U32: {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    s.kind = 1;
+    s.i = v;
+    break;
+  }
+  case KCPU_I64:
+    s.kind = 1;
+    memcpy(&s.i, p, 8);
+    break;
+  case KCPU_U64:
+    s.kind = 2;
+    memcpy(&s.u, p, 8);
+    break;
+  default:
+    break;
+  }
+  return s;
+}
+
+static int64_t kcpu_as_i64(kcpu_scalar s) {
+  if (s.kind == 1)
+    return s.i;
+  if (s.kind == 2)
+    return (int64_t)s.u;
+  if (!(s.d > -9223372036854775808.0 && s.d < 9223372036854775808.0))
+    return s.d >= 9223372036854775808.0 && s.d < 18446744073709551616.0 ? (int64_t)(uint64_t)s.d
+                                                                        : 0;
+  return (int64_t)s.d;
+}
+
+static double kcpu_as_f64(kcpu_scalar s) {
+  return s.kind == 0 ? s.d : s.kind == 1 ? (double)s.i : (double)s.u;
+}
+
+static void kcpu_store(char *p, int64_t t, kcpu_scalar s) {
+  switch (t) {
+  case KCPU_F64: {
+    double v = kcpu_as_f64(s);
+    memcpy(p, &v, 8);
+    break;
+  }
+  /* int64 -> f32 directly, not through double, to round once */
+  case KCPU_F32: {
+    float v = s.kind == 1 ? (float)s.i : s.kind == 2 ? (float)s.u : (float)s.d;
+    memcpy(p, &v, 4);
+    break;
+  }
+  case KCPU_F16: {
+    uint16_t v = kcpu_f2h((float)kcpu_as_f64(s));
+    memcpy(p, &v, 2);
+    break;
+  }
+  case KCPU_BF16: {
+    uint16_t v = kcpu_f2bf((float)kcpu_as_f64(s));
+    memcpy(p, &v, 2);
+    break;
+  }
+  case KCPU_BOOL:
+    *(uint8_t *)p = s.kind == 0 ? s.d != 0 : s.kind == 1 ? s.i != 0 : s.u != 0;
+    break;
+  case KCPU_I8:
+    *(int8_t *)p = (int8_t)kcpu_as_i64(s);
+    break;
+  case KCPU_U8:
+    *(uint8_t *)p = (uint8_t)kcpu_as_i64(s);
+    break;
+  case KCPU_I16: {
+    int16_t v = (int16_t)kcpu_as_i64(s);
+    memcpy(p, &v, 2);
+    break;
+  }
+  case KCPU_U16: {
+    uint16_t v = (uint16_t)kcpu_as_i64(s);
+    memcpy(p, &v, 2);
+    break;
+  }
+  case KCPU_I32: {
+    int32_t v = (int32_t)kcpu_as_i64(s);
+    memcpy(p, &v, 4);
+    break;
+  }
+  case KCPU_U32: {
+    uint32_t v = (uint32_t)kcpu_as_i64(s);
+    memcpy(p, &v, 4);
+    break;
+  }
+  case KCPU_I64: {
+    int64_t v = kcpu_as_i64(s);
+    memcpy(p, &v, 8);
+    break;
+  }
+  case KCPU_U64: {
+    uint64_t v = s.kind == 2 ? s.u
+                 : s.kind == 0 && s.d >= 9223372036854775808.0 && s.d < 18446744073709551616.0
+                     ? (uint64_t)s.d
+                     : (uint64_t)kcpu_as_i64(s);
+    memcpy(p, &v, 8);
+    break;
+  }
+  default:
+    break;
+  }
+}
+
+static const int64_t kcpu_esz[13] = {8, 4, 2, 2, 1, 1, 2, 2, 4, 4, 8, 8, 1};
+
+int kcpu_k_cast(const void *x, int64_t from, void *y, int64_t to, int64_t n) {
+  if (from < 0 || from > 12 || to < 0 || to > 12)
+    return -1;
+  if (from == to) {
+    memmove(y, x, (size_t)(n * kcpu_esz[from]));
+    return 0;
+  }
+  if (from == KCPU_F32 && to == KCPU_F16) {
+    for (int64_t i = 0; i < n; i++)
+      ((uint16_t *)y)[i] = kcpu_f2h(((const float *)x)[i]);
+    return 0;
+  }
+  if (from == KCPU_F16 && to == KCPU_F32) {
+    for (int64_t i = 0; i < n; i++)
+      ((float *)y)[i] = kcpu_h2f(((const uint16_t *)x)[i]);
+    return 0;
+  }
+  if (from == KCPU_I64 && to == KCPU_F32) {
+    for (int64_t i = 0; i < n; i++)
+      ((float *)y)[i] = (float)((const int64_t *)x)[i];
+    return 0;
+  }
+  if (from == KCPU_I32 && to == KCPU_F32) {
+    for (int64_t i = 0; i < n; i++)
+      ((float *)y)[i] = (float)((const int32_t *)x)[i];
+    return 0;
+  }
+  const char *src = x;
+  char *dst = y;
+  for (int64_t i = 0; i < n; i++)
+    kcpu_store(dst + i * kcpu_esz[to], to, kcpu_load(src + i * kcpu_esz[from], from));
+  return 0;
+}

@@ -1,0 +1,203 @@
+/* plugins/cpu/plugin.c: the cpu backend's plugin entry. compile generates
+ * one LLVM module (kernel library + entry function), optimizes it for the
+ * chosen cpu and JITs it; run calls the entry with a per-run frame (an
+ * activation arena and a thread pool) taken from a lock-protected free
+ * list, so concurrent runs never share one and repeated runs reuse them. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cpu.h"
+
+typedef void (*kcpu_entry_fn)(const void *weights, void *arena, const void *const *inputs,
+                              void *const *outputs, void *pool);
+typedef void *(*kcpu_pool_create_fn)(int threads);
+typedef void (*kcpu_pool_destroy_fn)(void *pool);
+
+typedef struct kcpu_frame {
+  void *arena, *pool;
+  struct kcpu_frame *next;
+} kcpu_frame;
+
+typedef struct kcpu_exec {
+  kcpu_jit *jit;
+  kcpu_entry_fn entry;
+  kcpu_pool_create_fn pool_create;
+  kcpu_pool_destroy_fn pool_destroy;
+  uint32_t threads;
+  uint64_t arena_bytes;
+  pthread_mutex_t lock;
+  kcpu_frame *free_frames;
+} kcpu_exec;
+
+typedef bool (*kcpu_supports_fn)(const kiln_node *n);
+
+static bool kcpu_supports_node(void *state, const kiln_node *node) {
+  (void)state;
+  static const kcpu_supports_fn table[] = {
+#define KILN_NODE(name, a, b, c, d, f) kcpu_supports_##name,
+#include <kiln/node_kinds.def>
+#undef KILN_NODE
+  };
+  kiln_node_kind k = kiln_node_get_kind(node);
+  if ((uint32_t)k >= KILN_NODE_KIND_COUNT || !table[k])
+    return false;
+  return table[k](node) && kcpu_has_emitter(k);
+}
+
+static uint32_t kcpu_default_threads(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (uint32_t)n : 1;
+}
+
+static void kcpu_frame_free(kcpu_exec *x, kcpu_frame *f) {
+  if (f->pool && x->pool_destroy)
+    x->pool_destroy(f->pool);
+  free(f->arena);
+  free(f);
+}
+
+static void kcpu_destroy(void *executable) {
+  kcpu_exec *x = executable;
+  if (!x)
+    return;
+  while (x->free_frames) {
+    kcpu_frame *f = x->free_frames;
+    x->free_frames = f->next;
+    kcpu_frame_free(x, f);
+  }
+  pthread_mutex_destroy(&x->lock);
+  kcpu_jit_destroy(x->jit);
+  free(x);
+}
+
+static kiln_status kcpu_compile(void *state, const kiln_ir *ir, const kiln_compile_options *opts,
+                                void **out) {
+  (void)state;
+  *out = NULL;
+  kcpu_target t;
+  KILN_TRY(kcpu_target_resolve(opts, &t));
+  kcpu_exec *x = calloc(1, sizeof *x);
+  if (!x) {
+    kcpu_target_free(&t);
+    return kiln_status_make(KILN_OUT_OF_MEMORY, "cpu: no memory for an executable");
+  }
+  pthread_mutex_init(&x->lock, NULL);
+  x->threads = opts && opts->threads ? opts->threads : kcpu_default_threads();
+  x->arena_bytes = kiln_ir_activation_bytes(ir);
+
+  LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
+  LLVMContextRef ctx = LLVMOrcThreadSafeContextGetContext(tsc);
+  LLVMModuleRef mod = NULL;
+  kiln_status s = kcpu_load_library(ctx, &t, &mod);
+  kcpu_codegen_opts co = {.entry_name = "kiln_entry", .threads = x->threads, .lanes = t.lanes};
+  if (!s)
+    s = kcpu_codegen(mod, ir, &co);
+  static const char *const keep[] = {"kiln_entry", "kcpu_pool_create", "kcpu_pool_destroy"};
+  if (!s)
+    s = kcpu_finish_module(mod, &t, keep, 3);
+  if (!s && getenv("KILN_CPU_DUMP_IR")) {
+    char *text = LLVMPrintModuleToString(mod);
+    kiln_plugin_log("cpu", KILN_LOG_ERROR, "optimized module of %s:\n%s", kiln_ir_name(ir), text);
+    LLVMDisposeMessage(text);
+  }
+  uint64_t addrs[3] = {0};
+  if (!s) {
+    s = kcpu_jit_create(tsc, mod, &t, keep, 3, addrs, &x->jit);
+    mod = NULL; /* owned by the JIT now, or disposed */
+  }
+  if (mod)
+    LLVMDisposeModule(mod);
+  LLVMOrcDisposeThreadSafeContext(tsc);
+  kcpu_target_free(&t);
+  if (s) {
+    kcpu_destroy(x);
+    return kiln_status_wrap(s, "cpu: compiling %s", kiln_ir_name(ir));
+  }
+  x->entry = (kcpu_entry_fn)(uintptr_t)addrs[0];
+  x->pool_create = (kcpu_pool_create_fn)(uintptr_t)addrs[1];
+  x->pool_destroy = (kcpu_pool_destroy_fn)(uintptr_t)addrs[2];
+  *out = x;
+  return NULL;
+}
+
+static kiln_status kcpu_take_frame(kcpu_exec *x, kcpu_frame **out) {
+  pthread_mutex_lock(&x->lock);
+  kcpu_frame *f = x->free_frames;
+  if (f)
+    x->free_frames = f->next;
+  pthread_mutex_unlock(&x->lock);
+  if (f) {
+    *out = f;
+    return NULL;
+  }
+  f = calloc(1, sizeof *f);
+  if (f && x->arena_bytes)
+    f->arena = aligned_alloc(64, (size_t)((x->arena_bytes + 63) & ~(uint64_t)63));
+  if (!f || (x->arena_bytes && !f->arena)) {
+    free(f);
+    return kiln_status_make(KILN_OUT_OF_MEMORY, "cpu: no memory for a %llu-byte activation arena",
+                            (unsigned long long)x->arena_bytes);
+  }
+  /* No pool (threads 1, or threads could not start) runs kernels inline. */
+  if (x->threads > 1 && x->pool_create)
+    f->pool = x->pool_create((int)x->threads);
+  *out = f;
+  return NULL;
+}
+
+static kiln_status kcpu_run(void *executable, const void *const *inputs, void *const *outputs) {
+  kcpu_exec *x = executable;
+  kcpu_frame *f;
+  KILN_TRY(kcpu_take_frame(x, &f));
+  x->entry(NULL, f->arena, inputs, outputs, f->pool);
+  pthread_mutex_lock(&x->lock);
+  f->next = x->free_frames;
+  x->free_frames = f;
+  pthread_mutex_unlock(&x->lock);
+  return NULL;
+}
+
+static uint32_t kcpu_device_count(void *state) {
+  (void)state;
+  return 1;
+}
+
+static kiln_status kcpu_device_info(void *state, uint32_t index, kiln_device_info *out) {
+  (void)state;
+  if (index != 0)
+    return kiln_status_make(KILN_OUT_OF_RANGE, "cpu: no device %u (there is one)", index);
+  KILN_TRY(kcpu_llvm_init());
+  char *cpu = LLVMGetHostCPUName();
+  snprintf(out->name, sizeof out->name, "host cpu (%s, %u threads)", cpu, kcpu_default_threads());
+  LLVMDisposeMessage(cpu);
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  out->memory_bytes = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+  snprintf(out->kind, sizeof out->kind, "cpu");
+  return NULL;
+}
+
+KILN_PLUGIN_EXPORT kiln_status kiln_plugin_entry(kiln_plugin *out, uint32_t host_abi_major,
+                                                 uint32_t host_abi_minor) {
+  (void)host_abi_minor;
+  if (host_abi_major != KILN_PLUGIN_ABI_MAJOR)
+    return kiln_status_make(KILN_ABI_MISMATCH, "cpu: built for plugin ABI %u, host has %u",
+                            (unsigned)KILN_PLUGIN_ABI_MAJOR, (unsigned)host_abi_major);
+  out->abi_major = KILN_PLUGIN_ABI_MAJOR;
+  out->abi_minor = KILN_PLUGIN_ABI_MINOR;
+  out->struct_size = sizeof *out;
+  out->name = "cpu";
+  out->version = "0.1.0";
+  out->description = "LLVM code generation for the host cpu: JIT, threads, fusion, AOT bundles";
+  out->supports_node = kcpu_supports_node;
+  out->rewrite_graph = kcpu_fuse_elementwise;
+  out->compile = kcpu_compile;
+  out->run = kcpu_run;
+  out->destroy = kcpu_destroy;
+  out->device_count = kcpu_device_count;
+  out->device_info = kcpu_device_info;
+  out->emit_bundle = kcpu_emit_bundle;
+  return NULL;
+}

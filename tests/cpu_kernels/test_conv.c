@@ -1,0 +1,127 @@
+/* tests/cpu_kernels/test_conv.c: convolution (pointwise, general im2col,
+ * grouped, depthwise) and pooling against naive loops. */
+#include "tk.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct cv {
+  int64_t N, C, H, W, M, KH, KW, sh, sw, dh, dw, pt, pl, pb, pr, g;
+} cv;
+
+static int64_t cv_oh(const cv *c) {
+  return (c->H + c->pt + c->pb - ((c->KH - 1) * c->dh + 1)) / c->sh + 1;
+}
+static int64_t cv_ow(const cv *c) {
+  return (c->W + c->pl + c->pr - ((c->KW - 1) * c->dw + 1)) / c->sw + 1;
+}
+
+static void ref_conv(const cv *c, const float *X, const float *Wt, const float *b, float *Y,
+                     int relu) {
+  int64_t OH = cv_oh(c), OW = cv_ow(c), Cg = c->C / c->g, Mg = c->M / c->g;
+  for (int64_t n = 0; n < c->N; n++)
+    for (int64_t m = 0; m < c->M; m++)
+      for (int64_t oh = 0; oh < OH; oh++)
+        for (int64_t ow = 0; ow < OW; ow++) {
+          double s = b ? b[m] : 0;
+          int64_t g = m / Mg;
+          for (int64_t ci = 0; ci < Cg; ci++)
+            for (int64_t kh = 0; kh < c->KH; kh++)
+              for (int64_t kw = 0; kw < c->KW; kw++) {
+                int64_t ih = oh * c->sh - c->pt + kh * c->dh, iw = ow * c->sw - c->pl + kw * c->dw;
+                if (ih < 0 || ih >= c->H || iw < 0 || iw >= c->W)
+                  continue;
+                s += (double)X[((n * c->C + g * Cg + ci) * c->H + ih) * c->W + iw] *
+                     Wt[((m * Cg + ci) * c->KH + kh) * c->KW + kw];
+              }
+          if (relu && s < 0)
+            s = 0;
+          Y[((n * c->M + m) * OH + oh) * OW + ow] = (float)s;
+        }
+}
+
+static void conv_case(cv c, int relu) {
+  int64_t OH = cv_oh(&c), OW = cv_ow(&c);
+  int64_t xn = c.N * c.C * c.H * c.W, wn = c.M * (c.C / c.g) * c.KH * c.KW, yn = c.N * c.M * OH * OW;
+  float *X = tk_alloc(xn), *Wt = tk_alloc(wn), *b = tk_alloc(c.M), *Y = tk_alloc(yn);
+  float *Y2 = tk_alloc(yn), *R = tk_alloc(yn);
+  tk_fill(X, xn, 11);
+  tk_fill(Wt, wn, 12);
+  tk_fill(b, c.M, 13);
+  struct kcpu_pool *p2 = kcpu_pool_create(2);
+  kcpu_k_conv2d(X, Wt, b, Y, c.N, c.C, c.H, c.W, c.M, OH, OW, c.KH, c.KW, c.sh, c.sw, c.dh, c.dw,
+                c.pt, c.pl, c.g, relu, 16, NULL);
+  kcpu_k_conv2d(X, Wt, b, Y2, c.N, c.C, c.H, c.W, c.M, OH, OW, c.KH, c.KW, c.sh, c.sw, c.dh, c.dw,
+                c.pt, c.pl, c.g, relu, 8, p2);
+  ref_conv(&c, X, Wt, b, R, relu);
+  for (int64_t i = 0; i < yn; i++) {
+    ck_assert_msg(fabsf(Y[i] - R[i]) < 1e-4f, "conv C%lld M%lld g%lld: %lld got %g want %g",
+                  (long long)c.C, (long long)c.M, (long long)c.g, (long long)i, Y[i], R[i]);
+    ck_assert_msg(fabsf(Y2[i] - R[i]) < 1e-4f, "conv (2 threads, 8 lanes) %lld", (long long)i);
+  }
+  kcpu_pool_destroy(p2);
+  free(X), free(Wt), free(b), free(Y), free(Y2), free(R);
+}
+
+START_TEST(conv_pointwise) {
+  conv_case((cv){2, 7, 5, 6, 17, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1}, 0);
+}
+END_TEST
+
+START_TEST(conv_general) {
+  conv_case((cv){1, 3, 9, 11, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 1);
+  conv_case((cv){2, 5, 17, 15, 7, 3, 2, 2, 3, 1, 2, 0, 2, 1, 0, 1}, 0);
+  conv_case((cv){1, 4, 8, 8, 6, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 2}, 0); /* grouped, dilated */
+  conv_case((cv){1, 2, 1, 20, 3, 1, 5, 1, 1, 1, 1, 0, 2, 0, 2, 1}, 0); /* 1-D */
+}
+END_TEST
+
+START_TEST(conv_depthwise) {
+  conv_case((cv){2, 6, 13, 10, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6}, 1);
+  conv_case((cv){1, 5, 9, 9, 5, 5, 3, 2, 2, 1, 1, 2, 1, 2, 1, 5}, 0);
+}
+END_TEST
+
+START_TEST(conv_hand) {
+  /* 1x1x3x3 input 1..9, 2x2 kernel of ones, no pad: sums of 2x2 windows */
+  float X[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, Wt[4] = {1, 1, 1, 1}, Y[4];
+  kcpu_k_conv2d(X, Wt, NULL, Y, 1, 1, 3, 3, 1, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 1, 0, 16, NULL);
+  ck_assert_float_eq(Y[0], 12);
+  ck_assert_float_eq(Y[1], 16);
+  ck_assert_float_eq(Y[2], 24);
+  ck_assert_float_eq(Y[3], 28);
+}
+END_TEST
+
+START_TEST(pool_hand) {
+  /* 4x4 input 0..15; 3x3 windows, stride 2, pads 1 on every side */
+  float X[16], Y[4];
+  for (int i = 0; i < 16; i++)
+    X[i] = (float)i;
+  kcpu_k_pool2d(X, Y, 1, 4, 4, 2, 2, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0, NULL);
+  ck_assert_float_eq(Y[0], 5);
+  ck_assert_float_eq(Y[1], 7);
+  ck_assert_float_eq(Y[2], 13);
+  ck_assert_float_eq(Y[3], 15);
+  kcpu_k_pool2d(X, Y, 1, 4, 4, 2, 2, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 0, NULL);
+  /* window (0,0) covers rows 0-1, cols 0-1: (0+1+4+5)/4 */
+  ck_assert_float_eq(Y[0], 2.5f);
+  /* window (1,1) covers rows 1-3, cols 1-3: mean of 5,6,7,9,10,11,13,14,15 = 10 */
+  ck_assert_float_eq(Y[3], 10.0f);
+  kcpu_k_pool2d(X, Y, 1, 4, 4, 2, 2, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, NULL);
+  ck_assert_float_eq(Y[0], 10.0f / 9.0f); /* pads count */
+}
+END_TEST
+
+Suite *tk_conv_suite(void) {
+  Suite *s = suite_create("cpu_kernels_conv");
+  TCase *tc = tcase_create("conv");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, conv_hand);
+  tcase_add_test(tc, conv_pointwise);
+  tcase_add_test(tc, conv_general);
+  tcase_add_test(tc, conv_depthwise);
+  tcase_add_test(tc, pool_hand);
+  suite_add_tcase(s, tc);
+  return s;
+}

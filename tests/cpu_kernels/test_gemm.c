@@ -1,0 +1,149 @@
+/* tests/cpu_kernels/test_gemm.c: SGEMM, MatMul and Gemm against a naive
+ * double-precision reference on sizes around every block size, for each
+ * register-blocking variant, and bit-identical across 1 and 2 threads. */
+#include "tk.h"
+
+#include <math.h>
+#include <string.h>
+
+/* naive op(A) op(B) with the full epilogue, in double */
+static void ref_gemm(int64_t M, int64_t N, int64_t K, float alpha, const float *A, int ta,
+                     const float *B, int tb, const float *C0, float *C, const float *bc,
+                     const float *br, const float *res, int relu) {
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t n = 0; n < N; n++) {
+      double s = 0;
+      for (int64_t k = 0; k < K; k++)
+        s += (double)(ta ? A[k * M + m] : A[m * K + k]) * (tb ? B[n * K + k] : B[k * N + n]);
+      s *= alpha;
+      if (C0)
+        s += C0[m * N + n];
+      if (bc)
+        s += bc[n];
+      if (br)
+        s += br[m];
+      if (res)
+        s += res[m * N + n];
+      if (relu && s < 0)
+        s = 0;
+      C[m * N + n] = (float)s;
+    }
+}
+
+static void check_close(const float *got, const float *want, int64_t n, int64_t K,
+                        const char *what) {
+  for (int64_t i = 0; i < n; i++) {
+    float tol = 1e-5f * (float)(K + 4);
+    ck_assert_msg(fabsf(got[i] - want[i]) <= tol, "%s: element %lld got %g want %g", what,
+                  (long long)i, got[i], want[i]);
+  }
+}
+
+static void run_case(int64_t M, int64_t N, int64_t K, int ta, int tb, int acc, int epi,
+                     int64_t lanes, struct kcpu_pool *p2) {
+  float *A = tk_alloc(M * K), *B = tk_alloc(K * N), *C = tk_alloc(M * N), *C2 = tk_alloc(M * N);
+  float *R = tk_alloc(M * N), *C0 = tk_alloc(M * N), *bc = tk_alloc(N), *br = tk_alloc(M);
+  float *res = tk_alloc(M * N);
+  tk_fill(A, M * K, 1);
+  tk_fill(B, K * N, 2);
+  tk_fill(C0, M * N, 3);
+  tk_fill(bc, N, 4);
+  tk_fill(br, M, 5);
+  tk_fill(res, M * N, 6);
+  memcpy(C, C0, (size_t)(M * N) * 4);
+  memcpy(C2, C0, (size_t)(M * N) * 4);
+  float alpha = 0.75f;
+  kcpu_k_sgemm(M, N, K, alpha, A, ta ? M : K, ta, B, tb ? K : N, tb, C, N, acc, epi ? bc : NULL,
+               epi ? br : NULL, epi ? res : NULL, N, epi ? KCPU_ACT_RELU : 0, lanes, NULL);
+  kcpu_k_sgemm(M, N, K, alpha, A, ta ? M : K, ta, B, tb ? K : N, tb, C2, N, acc, epi ? bc : NULL,
+               epi ? br : NULL, epi ? res : NULL, N, epi ? KCPU_ACT_RELU : 0, lanes, p2);
+  ref_gemm(M, N, K, alpha, A, ta, B, tb, acc ? C0 : NULL, R, epi ? bc : NULL, epi ? br : NULL,
+           epi ? res : NULL, epi);
+  char what[128];
+  snprintf(what, sizeof what, "M%lld N%lld K%lld ta%d tb%d acc%d epi%d lanes%lld", (long long)M,
+           (long long)N, (long long)K, ta, tb, acc, epi, (long long)lanes);
+  check_close(C, R, M * N, K, what);
+  ck_assert_msg(memcmp(C, C2, (size_t)(M * N) * 4) == 0, "%s: 2 threads differ", what);
+  free(A), free(B), free(C), free(C2), free(R), free(C0), free(bc), free(br), free(res);
+}
+
+START_TEST(gemm_hand) {
+  /* [1 2; 3 4] * [5 6; 7 8] = [19 22; 43 50] */
+  float A[4] = {1, 2, 3, 4}, B[4] = {5, 6, 7, 8}, C[4];
+  kcpu_k_sgemm(2, 2, 2, 1.0f, A, 2, 0, B, 2, 0, C, 2, 0, NULL, NULL, NULL, 0, 0, 16, NULL);
+  ck_assert_float_eq(C[0], 19);
+  ck_assert_float_eq(C[1], 22);
+  ck_assert_float_eq(C[2], 43);
+  ck_assert_float_eq(C[3], 50);
+}
+END_TEST
+
+START_TEST(gemm_sizes) {
+  static const int64_t sz[] = {1, 7, 17, 33};
+  static const int64_t lanes[] = {16, 8, 4};
+  struct kcpu_pool *p2 = kcpu_pool_create(2);
+  for (int l = 0; l < 3; l++)
+    for (int i = 0; i < 4; i++)
+      for (int j = 0; j < 4; j++)
+        for (int k = 0; k < 4; k++)
+          run_case(sz[i], sz[j], sz[k], (i + k) & 1, (j + k) & 1, k & 1, (i + j) & 1, lanes[l],
+                   p2);
+  kcpu_pool_destroy(p2);
+}
+END_TEST
+
+START_TEST(gemm_blocks) {
+  /* straddle MC (144), KC (256), NR multiples and the 2-thread split */
+  struct kcpu_pool *p2 = kcpu_pool_create(2);
+  run_case(145, 65, 257, 0, 0, 0, 1, 16, p2);
+  run_case(150, 97, 300, 1, 1, 1, 0, 8, p2);
+  run_case(13, 2050, 5, 0, 0, 0, 1, 16, p2);
+  run_case(200, 200, 513, 0, 1, 0, 0, 4, p2);
+  run_case(3, 5, 0, 0, 0, 0, 1, 16, p2); /* K = 0: epilogue only */
+  kcpu_pool_destroy(p2);
+}
+END_TEST
+
+START_TEST(matmul_batched) {
+  /* batch 3 of A [2,5,3] with B broadcast [3,4]: b_off all 0 */
+  int64_t M = 5, N = 4, K = 3, batch = 3;
+  float *A = tk_alloc(batch * M * K), *B = tk_alloc(K * N), *C = tk_alloc(batch * M * N);
+  float *R = tk_alloc(M * N);
+  tk_fill(A, batch * M * K, 7);
+  tk_fill(B, K * N, 8);
+  int64_t boff[3] = {0, 0, 0};
+  kcpu_k_matmul(batch, NULL, boff, M, N, K, A, B, C, 16, NULL);
+  for (int64_t b = 0; b < batch; b++) {
+    ref_gemm(M, N, K, 1.0f, A + b * M * K, 0, B, 0, NULL, R, NULL, NULL, NULL, 0);
+    check_close(C + b * M * N, R, M * N, K, "matmul");
+  }
+  free(A), free(B), free(C), free(R);
+}
+END_TEST
+
+START_TEST(gemm_onnx) {
+  /* Y = 2 * A^T * B + 0.5 * C, C broadcast as a row [N] */
+  float A[6] = {1, 2, 3, 4, 5, 6}; /* A^T is [2,3]: [[1,3,5],[2,4,6]] */
+  float B[6] = {1, 0, 0, 1, 1, 1}; /* [3,2] */
+  float Cb[2] = {10, 20}, Y[4];
+  kcpu_k_gemm(2, 2, 3, 2.0f, 0.5f, A, 1, B, 0, Cb, 0, 1, Y, 8, NULL);
+  /* A^T B = [[1+5, 3+5],[2+6, 4+6]] = [[6,8],[8,10]] */
+  ck_assert_float_eq(Y[0], 12 + 5);
+  ck_assert_float_eq(Y[1], 16 + 10);
+  ck_assert_float_eq(Y[2], 16 + 5);
+  ck_assert_float_eq(Y[3], 20 + 10);
+}
+END_TEST
+
+Suite *tk_gemm_suite(void) {
+  Suite *s = suite_create("cpu_kernels_gemm");
+  TCase *tc = tcase_create("gemm");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, gemm_hand);
+  tcase_add_test(tc, gemm_sizes);
+  tcase_add_test(tc, gemm_blocks);
+  tcase_add_test(tc, matmul_batched);
+  tcase_add_test(tc, gemm_onnx);
+  suite_add_tcase(s, tc);
+  return s;
+}

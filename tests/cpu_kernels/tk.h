@@ -1,0 +1,30 @@
+/* tests/cpu_kernels/tk.h: shared helpers of the kernel library tests:
+ * deterministic pseudo-random data, pools for 1 and 2 threads, and the
+ * suites each test file contributes. */
+#ifndef TK_H
+#define TK_H
+
+#include <check.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "kcpu_runtime.h"
+
+/* Values in [-1, 1) from a fixed LCG, so failures reproduce. */
+static inline void tk_fill(float *p, int64_t n, uint32_t seed) {
+  uint32_t s = seed * 2654435761u + 1;
+  for (int64_t i = 0; i < n; i++) {
+    s = s * 1664525u + 1013904223u;
+    p[i] = (float)((s >> 8) & 0xffff) / 32768.0f - 1.0f;
+  }
+}
+
+static inline float *tk_alloc(int64_t n) {
+  return calloc((size_t)(n > 0 ? n : 1), sizeof(float));
+}
+
+Suite *tk_gemm_suite(void);
+Suite *tk_conv_suite(void);
+Suite *tk_misc_suite(void);
+
+#endif
