@@ -27,6 +27,16 @@ GEN_VERSION = "1"  # bump when models.py changes what it exports
 
 
 def peak_rss_mb():
+    """This process's peak resident set. VmHWM rather than ru_maxrss: on
+    Linux ru_maxrss survives fork + exec, so a child reports at least its
+    parent's size at the fork."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
@@ -78,10 +88,11 @@ def cmd_gen(args):
     import numpy as np
     import onnx
     import torch
+    import catalog
     import models
 
     os.makedirs(args.dir, exist_ok=True)
-    for name, (_, shapes, _, _) in models.MODELS.items():
+    for name, (shapes, _, _) in catalog.MODELS.items():
         d = os.path.join(args.dir, name)
         man_path = os.path.join(d, "manifest.json")
         if os.path.exists(man_path):
@@ -233,12 +244,9 @@ def sh(cmd):
 
 
 def machine_info(build_dir):
+    from importlib.metadata import version
+
     import numpy as np
-    import onnx
-    import onnxruntime
-    import torch
-    import torchvision
-    import matplotlib
 
     model = sh("lscpu | sed -n 's/^Model name: *//p' | head -1")
     blas = "?"
@@ -248,7 +256,9 @@ def machine_info(build_dir):
         blas = f"{bl.get('name')} {bl.get('version')}"
     except Exception:  # noqa: BLE001
         pass
-    llvm = sh("llvm-config --version") or sh("ls /usr/lib | grep -o 'llvm-[0-9]*' | sort -V | tail -1")
+    # The LLVM the cpu plugin really loads, not whichever llvm-config is first.
+    llvm = sh(f"ldd {build_dir}/plugins/cpu/kiln-cpu.so 2>/dev/null | grep -o 'libLLVM[^ ]*' "
+              "| head -1") or "no cpu plugin"
     return {
         "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
         "cpu": model or platform.processor(),
@@ -260,11 +270,11 @@ def machine_info(build_dir):
         "llvm": llvm or "?",
         "python": platform.python_version(),
         "numpy": np.__version__ + f" ({blas})",
-        "onnx": onnx.__version__,
-        "onnxruntime": onnxruntime.__version__,
-        "torch": torch.__version__,
-        "torchvision": torchvision.__version__,
-        "matplotlib": matplotlib.__version__,
+        "onnx": version("onnx"),
+        "onnxruntime": version("onnxruntime"),
+        "torch": version("torch"),
+        "torchvision": version("torchvision"),
+        "matplotlib": version("matplotlib"),
     }
 
 
@@ -281,10 +291,11 @@ def buildtype(build_dir):
 
 def cmd_all(args):
     sys.path.insert(0, HERE)
-    import models
+    import catalog
     import report
 
     t_start = time.time()
+    load_start = os.getloadavg()
     cores = os.cpu_count() or 1
     threads = args.threads or cores
     print(f"bench: generating models into {args.models_dir}", flush=True)
@@ -308,7 +319,7 @@ def cmd_all(args):
             columns.append(b)
     print("bench: kiln backends: " + (", ".join(columns) or "none"), flush=True)
 
-    names = [n for n in models.MODELS if not args.models or n in args.models.split(",")]
+    names = [n for n in catalog.MODELS if not args.models or n in args.models.split(",")]
     results = {"machine": machine_info(args.build_dir), "threads": threads,
                "warmup": args.warmup, "runs": args.runs, "backends": wanted,
                "models": {}, "notes": notes}
@@ -317,9 +328,9 @@ def cmd_all(args):
     for name in names:
         mdir = os.path.join(args.models_dir, name)
         man = load_manifest(mdir)
-        small = models.MODELS[name][2]
+        small = catalog.MODELS[name][1]
         out_root = os.path.join(args.out_dir, name)
-        r = {"note": models.MODELS[name][3], "shapes": man["shapes"], "ops": man["ops"],
+        r = {"note": catalog.MODELS[name][2], "shapes": man["shapes"], "ops": man["ops"],
              "fw": {}}
         results["models"][name] = r
         print(f"bench: {name}", flush=True)
@@ -347,13 +358,17 @@ def cmd_all(args):
                 r["fw"]["kiln-" + b] = {"skipped": "large network: interpreter not run"}
                 print(f"  kiln-{b:13s} skipped (large network)", flush=True)
                 continue
+            # The interpreter is skipped where too slow; a compiled backend
+            # gets fewer runs instead (the report says how many).
             budget = args.interp_budget if b == "interpreter" else args.budget
+            over = "skip" if b == "interpreter" else "reduce"
             ins = []
             for k, v in man["inputs"].items():
                 ins += ["--input", f"{k}={os.path.join(mdir, v)}"]
-            measure("kiln-" + b, lambda od, b=b, ins=ins, budget=budget: [
+            measure("kiln-" + b, lambda od, b=b, ins=ins, budget=budget, over=over: [
                 args.kiln_bench, os.path.join(mdir, "model.onnx"), "--backend", b,
-                "--output-dir", od, "--budget-s", str(budget)] + ins + common)
+                "--output-dir", od, "--budget-s", str(budget), "--over-budget", over]
+                + ins + common)
         if not args.no_torch:
             measure("torch", lambda od: [py, __file__, "torch", name, mdir, od] + common)
         if name == "sgemm":
@@ -373,6 +388,7 @@ def cmd_all(args):
                 print("  !!! " + msg, flush=True)
                 notes.append(msg)
     results["elapsed_s"] = time.time() - t_start
+    results["loadavg"] = [load_start, os.getloadavg()]
     with open(os.path.join(args.out_dir, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
     report.write(results, args.report, args.chart)
@@ -418,7 +434,7 @@ def main():
     a.add_argument("--warmup", type=int, default=10)
     a.add_argument("--runs", type=int, default=50)
     a.add_argument("--budget", type=float, default=120.0)
-    a.add_argument("--interp-budget", type=float, default=20.0)
+    a.add_argument("--interp-budget", type=float, default=30.0)
     a.add_argument("--rtol", type=float, default=1e-3)
     a.add_argument("--atol", type=float, default=1e-4)
     a.add_argument("--no-torch", action="store_true")

@@ -8,7 +8,7 @@
  *   kiln_bench --list
  *   kiln_bench MODEL.onnx --backend NAME --input NAME=FILE.npy ...
  *              [--threads N] [--warmup N] [--runs N] [--budget-s S]
- *              [--output-dir DIR]
+ *              [--over-budget skip|reduce] [--output-dir DIR]
  *
  * Built by bench/run with plain cc against build/libkiln.so; it is not part
  * of the meson build so that a broken benchmark never breaks anyone's build. */
@@ -29,6 +29,7 @@ typedef struct bench_args {
   int in_count;
   int threads, warmup, runs;
   double budget_s; /* 0 = no limit */
+  int reduce;      /* over budget: fewer runs (1) or skip (0) */
   int list;
 } bench_args;
 
@@ -38,7 +39,20 @@ static double bench_now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
+/* VmHWM rather than ru_maxrss: on Linux ru_maxrss survives fork + exec, so
+ * it would report at least the size of the Python process that started us. */
 static double bench_peak_rss_mb(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  if (f) {
+    char line[256];
+    long kib = -1;
+    while (fgets(line, sizeof line, f))
+      if (sscanf(line, "VmHWM: %ld", &kib) == 1)
+        break;
+    fclose(f);
+    if (kib >= 0)
+      return (double)kib / 1024.0;
+  }
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   return (double)ru.ru_maxrss / 1024.0; /* Linux reports KiB */
@@ -80,7 +94,7 @@ static int bench_usage(const char *why) {
           "kiln_bench: %s\nusage: kiln_bench --list\n"
           "       kiln_bench MODEL.onnx --backend NAME --input NAME=FILE.npy ...\n"
           "                  [--threads N] [--warmup N] [--runs N] [--budget-s S]\n"
-          "                  [--output-dir DIR]\n",
+          "                  [--over-budget skip|reduce] [--output-dir DIR]\n",
           why);
   return 2;
 }
@@ -115,6 +129,8 @@ static int bench_parse(int argc, char **argv, bench_args *a) {
       a->runs = atoi(v);
     else if (!strcmp(o, "--budget-s"))
       a->budget_s = atof(v);
+    else if (!strcmp(o, "--over-budget"))
+      a->reduce = !strcmp(v, "reduce");
     else if (!strcmp(o, "--input")) {
       const char *eq = strchr(v, '=');
       if (!eq || a->in_count == BENCH_MAX_INPUTS)
@@ -243,8 +259,7 @@ static kiln_status bench_bind(bench_state *st, const bench_args *a) {
     int64_t bytes = kiln_type_bytes(&io.type);
     st->out_ptrs[i] = calloc((size_t)(bytes > 0 ? bytes : 1), 1);
     if (!st->out_ptrs[i])
-      return kiln_status_make(KILN_OUT_OF_MEMORY, "kiln_bench: no memory for output '%s'",
-                              io.name);
+      return kiln_status_make(KILN_OUT_OF_MEMORY, "kiln_bench: no memory for output '%s'", io.name);
   }
   return NULL;
 }
@@ -313,8 +328,15 @@ static int bench_model(const bench_args *a) {
       return bench_fail("writing outputs", s);
     }
   }
-  double need_s = probe * (a->warmup + a->runs) / 1e3;
-  if (a->budget_s > 0 && need_s > a->budget_s) {
+  int warmup = a->warmup, runs = a->runs;
+  double need_s = probe * (warmup + runs) / 1e3;
+  if (a->budget_s > 0 && need_s > a->budget_s && a->reduce) {
+    /* A slow compiled backend still gets a number, from fewer runs (the
+     * report shows the count), rather than none. */
+    warmup = warmup < 2 ? warmup : 2;
+    runs = (int)(a->budget_s * 1e3 / (probe > 0 ? probe : 1)) - warmup;
+    runs = runs < 5 ? 5 : runs > a->runs ? a->runs : runs;
+  } else if (a->budget_s > 0 && need_s > a->budget_s) {
     printf("{\"skipped\": \"one run took %.1f ms; %d runs would need %.0f s, over the %.0f s "
            "budget\", \"probe_ms\": %.3f, \"load_ms\": %.3f, \"compile_ms\": %.3f, "
            "\"peak_rss_mb\": %.1f}\n",
@@ -324,12 +346,12 @@ static int bench_model(const bench_args *a) {
     return 0;
   }
 
-  st.times = malloc(sizeof(double) * (size_t)a->runs);
+  st.times = malloc(sizeof(double) * (size_t)runs);
   if (!st.times) {
     bench_state_free(&st);
     return bench_fail("timing", kiln_status_make(KILN_OUT_OF_MEMORY, "no memory for times"));
   }
-  for (int i = 0; i < a->warmup + a->runs; i++) {
+  for (int i = 0; i < warmup + runs; i++) {
     double r0 = bench_now_ms();
     s = kiln_run(st.exe, st.in_ptrs, st.out_ptrs);
     double r1 = bench_now_ms();
@@ -337,20 +359,19 @@ static int bench_model(const bench_args *a) {
       bench_state_free(&st);
       return bench_fail("run", s);
     }
-    if (i >= a->warmup)
-      st.times[i - a->warmup] = r1 - r0;
+    if (i >= warmup)
+      st.times[i - warmup] = r1 - r0;
   }
-  qsort(st.times, (size_t)a->runs, sizeof(double), bench_cmp_double);
+  qsort(st.times, (size_t)runs, sizeof(double), bench_cmp_double);
   const double *t = st.times;
-  int n = a->runs;
+  int n = runs;
   printf("{\"backend\": ");
   bench_json_string(a->backend);
   printf(", \"load_ms\": %.3f, \"compile_ms\": %.3f, \"runs\": %d, \"warmup\": %d, "
          "\"median_ms\": %.4f, \"min_ms\": %.4f, \"max_ms\": %.4f, \"p25_ms\": %.4f, "
          "\"p75_ms\": %.4f, \"peak_rss_compiled_mb\": %.1f, \"peak_rss_mb\": %.1f}\n",
-         t1 - t0, t2 - t1, n, a->warmup, bench_quantile(t, n, 0.5), t[0], t[n - 1],
-         bench_quantile(t, n, 0.25), bench_quantile(t, n, 0.75), rss_compiled,
-         bench_peak_rss_mb());
+         t1 - t0, t2 - t1, n, warmup, bench_quantile(t, n, 0.5), t[0], t[n - 1],
+         bench_quantile(t, n, 0.25), bench_quantile(t, n, 0.75), rss_compiled, bench_peak_rss_mb());
   bench_state_free(&st);
   return 0;
 }

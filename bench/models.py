@@ -1,5 +1,5 @@
-"""bench/models.py: the benchmark models as PyTorch modules, one builder per
-model, each seeded so that the ONNX export (bench.py gen) and the PyTorch
+"""bench/models.py: the benchmark models (listed in catalog.py) as PyTorch
+modules, one builder per model, each seeded so that the ONNX export (bench.py gen) and the PyTorch
 eager runner (bench.py torch) rebuild the very same weights in separate
 processes without shipping a checkpoint between them."""
 
@@ -9,7 +9,7 @@ import torch
 from torch import nn
 import torch.nn.functional as F
 
-OPSET = 17  # kiln's loader reads 1-25; 17 is the newest torch 2.5's exporter knows well
+from catalog import OPSET, SEED  # noqa: F401 - OPSET is re-exported for bench.py gen
 
 
 class Eltwise(nn.Module):
@@ -104,26 +104,22 @@ def _torchvision(name):
     return getattr(torchvision.models, name)(weights=None)
 
 
-# name -> (builder, {input: shape}, small enough for the interpreter, note)
-MODELS = {
-    "eltwise": (Eltwise, {"x": (64, 65536)}, True, "elementwise chain"),
-    "mlp": (Mlp, {"x": (256, 512)}, True, "MLP 512-1024-512 + residual"),
-    "convblock": (ConvBlock, {"x": (4, 64, 56, 56)}, True, "2x (conv3x3 64, BN, ReLU)"),
-    "layernorm": (GatedLayerNorm, {"x": (16, 256, 512)}, True, "LayerNorm + gated residual"),
-    "attention": (Attention, {"x": (2, 256, 512)}, True, "MHA 8 heads, d=512, T=256"),
-    "resnet18": (lambda: _torchvision("resnet18"), {"x": (1, 3, 224, 224)}, False, "torchvision"),
-    "mobilenet_v2": (lambda: _torchvision("mobilenet_v2"), {"x": (1, 3, 224, 224)}, False,
-                     "torchvision"),
-    "resnet50": (lambda: _torchvision("resnet50"), {"x": (1, 3, 224, 224)}, False, "torchvision"),
-    "sgemm": (Sgemm, {"a": (1024, 1024), "b": (1024, 1024)}, True, "1024^3 MatMul"),
+BUILDERS = {
+    "eltwise": Eltwise,
+    "mlp": Mlp,
+    "convblock": ConvBlock,
+    "layernorm": GatedLayerNorm,
+    "attention": Attention,
+    "resnet18": lambda: _torchvision("resnet18"),
+    "mobilenet_v2": lambda: _torchvision("mobilenet_v2"),
+    "resnet50": lambda: _torchvision("resnet50"),
+    "sgemm": Sgemm,
 }
-
-SEED = 20240601
 
 
 def build(name):
     """The eval-mode module for a model name, with its fixed-seed weights."""
     torch.manual_seed(SEED)
-    m = MODELS[name][0]()
+    m = BUILDERS[name]()
     m.eval()
     return m

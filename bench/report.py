@@ -13,6 +13,7 @@ SPEEDUP_TARGETS = {"eltwise": 1.5, "layernorm": 1.5, "mlp": 1.0, "convblock": 1.
 SGEMM_TARGET = 0.90        # of numpy/OpenBLAS GFLOP/s
 COMPILE_TARGET_MS = 3000.0  # ResNet-50, load + compile
 MAIN = "kiln-cpu"           # the column the targets judge
+RUNS_WANTED = 50            # fewer (a slow backend over its time budget) is flagged
 
 
 def _ms(res):
@@ -24,13 +25,15 @@ def _cell(res):
         return "-"
     if "median_ms" in res:
         s = f"{res['median_ms']:.3f} ({res['min_ms']:.3f}-{res['max_ms']:.3f})"
+        if res.get("runs", 0) < RUNS_WANTED:
+            s += f" [{res['runs']} runs]"
         chk = res.get("check")
         if chk and not chk["ok"]:
             s += " **WRONG**"
         return s
     if "skipped" in res:
-        return "skipped"
-    return "error"
+        return f"skipped (1 run: {res['probe_ms']:.0f})" if "probe_ms" in res else "skipped"
+    return "error (see notes)"
 
 
 def _gflops(res, flop):
@@ -103,8 +106,13 @@ def write(results, md_path, png_path):
              "threads; PyTorch: eager, inference_mode, set_num_threads(threads)")
     L.append("- numpy SGEMM runs with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE removed from its "
              "environment (env -u): this machine sets both, and they halve OpenBLAS's SGEMM")
-    L.append("- peak memory: ru_maxrss of each framework's own measuring process (Python "
+    L.append("- peak memory: peak RSS (VmHWM) of each framework's own measuring process (Python "
              "runners include the interpreter and the framework's import)")
+    la = results.get("loadavg")
+    if la:
+        L.append(f"- load average (1, 5, 15 min) at start {la[0][0]:.2f} {la[0][1]:.2f} "
+                 f"{la[0][2]:.2f}, at end {la[1][0]:.2f} {la[1][1]:.2f} {la[1][2]:.2f}: "
+                 "above ~0.1 other work shared the cores and the spreads widen")
     L.append(f"- whole run: {results.get('elapsed_s', 0):.0f} s\n")
 
     L.append("## Latency (ms)\n")

@@ -271,3 +271,36 @@ uint16_t kiln_f32_to_bf16(float f) {
   uint32_t rounding = 0x7fffu + ((u >> 16) & 1u);
   return (uint16_t)((u + rounding) >> 16);
 }
+
+double kiln_elem_load_f64(kiln_elem e, const void *p, int64_t i) {
+  switch (e) {
+  case KILN_F64:
+    return ((const double *)p)[i];
+  case KILN_F32:
+    return ((const float *)p)[i];
+  case KILN_F16:
+    return kiln_f16_to_f32(((const uint16_t *)p)[i]);
+  case KILN_BF16:
+    return kiln_bf16_to_f32(((const uint16_t *)p)[i]);
+  case KILN_I8:
+    return ((const int8_t *)p)[i];
+  case KILN_U8:
+    return ((const uint8_t *)p)[i];
+  case KILN_I16:
+    return ((const int16_t *)p)[i];
+  case KILN_U16:
+    return ((const uint16_t *)p)[i];
+  case KILN_I32:
+    return ((const int32_t *)p)[i];
+  case KILN_U32:
+    return ((const uint32_t *)p)[i];
+  case KILN_I64:
+    return (double)((const int64_t *)p)[i];
+  case KILN_U64:
+    return (double)((const uint64_t *)p)[i];
+  case KILN_BOOL:
+    return ((const uint8_t *)p)[i] != 0;
+  default:
+    return 0.0;
+  }
+}

@@ -1,48 +1,22 @@
-/* passes/lower_rules.c: one lowering rule per node kind, each rewriting a
- * node into kinds closer to the primitive set (docs/passes.md). Rules may
- * produce non-primitive kinds (Mean -> Sum -> Add); the driver repeats. */
+/* passes/lower_rules.c: the rule table (one rule per node kind, each
+ * rewriting a node into kinds closer to the primitive set, docs/passes.md)
+ * and the rules for activations, variadic elementwise kinds, reductions,
+ * normalizations and Gemm. Rules may produce non-primitive kinds
+ * (Mean -> Sum -> Add); the driver repeats. */
 #include <math.h>
 #include <stdlib.h>
 
 #include "passes/lower_rules.h"
 #include "passes/pass_util.h"
 
-/* ---- builder helpers: NULL in, NULL out, first failure kept ---- */
-
-static kiln_value *emit(kiln_lower_ctx *c, kiln_node_kind k, kiln_value *const *in, uint32_t n,
-                        const kiln_attr_desc *a, uint32_t na) {
-  if (c->s)
-    return NULL;
-  kiln_value *out = NULL;
-  c->s = kiln_pass_emit(c->f, c->n, k, in, n, a, na, &out);
-  return out;
-}
-static kiln_value *un(kiln_lower_ctx *c, kiln_node_kind k, kiln_value *x) {
-  return x ? emit(c, k, &x, 1, NULL, 0) : NULL;
-}
-static kiln_value *bin(kiln_lower_ctx *c, kiln_node_kind k, kiln_value *a, kiln_value *b) {
-  kiln_value *in[2] = {a, b};
-  return a && b ? emit(c, k, in, 2, NULL, 0) : NULL;
-}
-static kiln_value *sc(kiln_lower_ctx *c, double x) {
-  if (c->s)
-    return NULL;
-  kiln_value *v = NULL;
-  c->s = kiln_pass_const_scalar(kiln_function_module(c->f), c->elem, x, &v);
-  return v;
-}
-static kiln_value *reduce(kiln_lower_ctx *c, kiln_node_kind k, kiln_value *x, const int64_t *axes,
-                          uint32_t n, int64_t keepdims) {
-  kiln_attr_desc a[2] = {KILN_ATTR_IS("axes", axes, n), KILN_ATTR_I("keepdims", keepdims)};
-  return x ? emit(c, k, &x, 1, a, 2) : NULL;
-}
-static kiln_value *reshape(kiln_lower_ctx *c, kiln_value *x, const int64_t *dims, uint32_t r) {
-  bool zero = false;
-  for (uint32_t i = 0; i < r; i++)
-    zero |= dims[i] == 0;
-  kiln_attr_desc a[2] = {KILN_ATTR_I("allowzero", zero), KILN_ATTR_IS("shape", dims, r)};
-  return x ? emit(c, KILN_NODE_Reshape, &x, 1, a, 2) : NULL;
-}
+/* Short names for the shared builder helpers (lower_rules.h). */
+#define emit lower_emit
+#define un lower_un
+#define bin lower_bin
+#define sc lower_sc
+#define reduce lower_reduce
+#define reshape lower_reshape
+#define where lower_where
 
 static kiln_value *in0(kiln_lower_ctx *c) {
   return kiln_node_input(c->n, 0);
@@ -170,11 +144,6 @@ static bool r_clip(kiln_lower_ctx *c, kiln_value **r) {
 }
 
 /* ---- activations (float) ---- */
-
-static kiln_value *where(kiln_lower_ctx *c, kiln_value *cond, kiln_value *a, kiln_value *b) {
-  kiln_value *in[3] = {cond, a, b};
-  return cond && a && b ? emit(c, KILN_NODE_Where, in, 3, NULL, 0) : NULL;
-}
 
 static bool r_softplus(kiln_lower_ctx *c, kiln_value **r) {
   if (!is_float(c))
@@ -576,6 +545,9 @@ static const kiln_lower_rule rules[KILN_NODE_KIND_COUNT] = {
     [KILN_NODE_LayerNormalization] = r_layernorm,
     [KILN_NODE_MeanVarianceNormalization] = r_mvn,
     [KILN_NODE_Gemm] = r_gemm,
+#define KILN_LOWER_ROW(k) [KILN_NODE_##k] = kiln_lower_##k,
+    KILN_LOWER_RULES_EXTERN(KILN_LOWER_ROW)
+#undef KILN_LOWER_ROW
 };
 
 kiln_lower_rule kiln_lower_rule_for(kiln_node_kind k) {

@@ -1,10 +1,14 @@
-/* passes/lower_rules.h: the lowering rule table (private to passes/). A
- * rule rewrites one node into simpler nodes inserted before it and returns
- * the values that replace its results. */
+/* passes/lower_rules.h: the lowering rule table and the builder helpers
+ * the rule files share (private to passes/). A rule rewrites one node into
+ * simpler nodes inserted before it and returns the values that replace its
+ * results. Rules live in lower_rules.c (activations, reductions,
+ * normalizations), lower_math.c (elementwise math, comparisons, generators)
+ * and lower_nn.c (convolution, pooling, data movement, quantization). */
 #ifndef KILN_PASS_LOWER_RULES_H
 #define KILN_PASS_LOWER_RULES_H
 
 #include "kiln/passes.h"
+#include "passes/pass_util.h"
 
 /* Builder state threaded through a rule: the first failure sticks and
  * every later helper call returns NULL, so rules read as straight-line
@@ -23,5 +27,127 @@ typedef bool (*kiln_lower_rule)(kiln_lower_ctx *c, kiln_value **repl);
 
 /* The rule for kind k, or NULL. */
 kiln_lower_rule kiln_lower_rule_for(kiln_node_kind k);
+
+/* Rules defined in lower_math.c and lower_nn.c, listed in the table of
+ * lower_rules.c. */
+#define KILN_LOWER_RULES_EXTERN(X)                                                                \
+  X(Sigmoid) X(Relu) X(Reciprocal) X(Tan) X(Sinh) X(Cosh) X(Asin) X(Acos) X(Asinh) X(Acosh)      \
+  X(Atanh) X(Sign) X(IsInf) X(Ceil) X(Tanh) X(Or) X(Greater) X(GreaterOrEqual) X(LessOrEqual)    \
+  X(Xor) X(ArgMin) X(ReduceMin) X(ReduceProd) X(Hardmax) X(CumSum) X(Trilu) X(EyeLike) X(Range)  \
+  X(Split) X(Tile) X(DepthToSpace) X(SpaceToDepth) X(OneHot) X(GatherElements) X(GatherND)       \
+  X(FusedElementwise) X(Conv) X(AveragePool) X(LRN) X(MatMulInteger) X(ConvInteger)              \
+  X(DequantizeLinear) X(QuantizeLinear) X(QLinearMatMul) X(QLinearConv) X(ReverseSequence)       \
+  X(Upsample)
+#define KILN_LOWER_DECL(k) bool kiln_lower_##k(kiln_lower_ctx *c, kiln_value **r);
+KILN_LOWER_RULES_EXTERN(KILN_LOWER_DECL)
+#undef KILN_LOWER_DECL
+
+/* ---- builder helpers: NULL in, NULL out, first failure kept ---- */
+
+static inline kiln_value *lower_emit(kiln_lower_ctx *c, kiln_node_kind k, kiln_value *const *in,
+                                     uint32_t n, const kiln_attr_desc *a, uint32_t na) {
+  if (c->s)
+    return NULL;
+  for (uint32_t i = 0; i < n; i++)
+    if (!in[i])
+      return NULL;
+  kiln_value *out = NULL;
+  c->s = kiln_pass_emit(c->f, c->n, k, in, n, a, na, &out);
+  return out;
+}
+static inline kiln_value *lower_un(kiln_lower_ctx *c, kiln_node_kind k, kiln_value *x) {
+  return lower_emit(c, k, &x, 1, NULL, 0);
+}
+static inline kiln_value *lower_bin(kiln_lower_ctx *c, kiln_node_kind k, kiln_value *a,
+                                    kiln_value *b) {
+  kiln_value *in[2] = {a, b};
+  return lower_emit(c, k, in, 2, NULL, 0);
+}
+/* Scalar constant of element type e. */
+static inline kiln_value *lower_sce(kiln_lower_ctx *c, kiln_elem e, double x) {
+  if (c->s)
+    return NULL;
+  kiln_value *v = NULL;
+  c->s = kiln_pass_const_scalar(kiln_function_module(c->f), e, x, &v);
+  return v;
+}
+static inline kiln_value *lower_sc(kiln_lower_ctx *c, double x) {
+  return lower_sce(c, c->elem, x);
+}
+static inline kiln_value *lower_where(kiln_lower_ctx *c, kiln_value *cond, kiln_value *a,
+                                      kiln_value *b) {
+  kiln_value *in[3] = {cond, a, b};
+  return lower_emit(c, KILN_NODE_Where, in, 3, NULL, 0);
+}
+static inline kiln_value *lower_cast(kiln_lower_ctx *c, kiln_value *x, kiln_elem to) {
+  kiln_attr_desc a = KILN_ATTR_T("to", to);
+  return lower_emit(c, KILN_NODE_Cast, &x, 1, &a, 1);
+}
+static inline kiln_value *lower_reshape(kiln_lower_ctx *c, kiln_value *x, const int64_t *dims,
+                                        uint32_t r) {
+  bool zero = false;
+  for (uint32_t i = 0; i < r; i++)
+    zero |= dims[i] == 0;
+  kiln_attr_desc a[2] = {KILN_ATTR_I("allowzero", zero), KILN_ATTR_IS("shape", dims, r)};
+  return lower_emit(c, KILN_NODE_Reshape, &x, 1, a, 2);
+}
+static inline kiln_value *lower_transpose(kiln_lower_ctx *c, kiln_value *x, const int64_t *perm,
+                                          uint32_t r) {
+  kiln_attr_desc a = KILN_ATTR_IS("perm", perm, r);
+  return lower_emit(c, KILN_NODE_Transpose, &x, 1, &a, 1);
+}
+/* x[start:end] along one axis (step 1). */
+static inline kiln_value *lower_slice(kiln_lower_ctx *c, kiln_value *x, int64_t axis,
+                                      int64_t start, int64_t end) {
+  int64_t one = 1;
+  kiln_attr_desc a[4] = {KILN_ATTR_IS("axes", &axis, 1), KILN_ATTR_IS("ends", &end, 1),
+                         KILN_ATTR_IS("starts", &start, 1), KILN_ATTR_IS("steps", &one, 1)};
+  return lower_emit(c, KILN_NODE_Slice, &x, 1, a, 4);
+}
+static inline kiln_value *lower_concat(kiln_lower_ctx *c, kiln_value *const *xs, uint32_t n,
+                                       int64_t axis) {
+  kiln_attr_desc a = KILN_ATTR_I("axis", axis);
+  return n == 1 ? xs[0] : lower_emit(c, KILN_NODE_Concat, xs, n, &a, 1);
+}
+static inline kiln_value *lower_reduce(kiln_lower_ctx *c, kiln_node_kind k, kiln_value *x,
+                                       const int64_t *axes, uint32_t n, int64_t keepdims) {
+  kiln_attr_desc a[2] = {KILN_ATTR_IS("axes", axes, n), KILN_ATTR_I("keepdims", keepdims)};
+  return lower_emit(c, k, &x, 1, a, 2);
+}
+/* A constant of type t whose element i is fill(i, user) (stored as t's
+ * element type). */
+kiln_value *kiln_lower_const_fn(kiln_lower_ctx *c, const kiln_type *t,
+                                double (*fill)(int64_t i, const void *user), const void *user);
+/* A constant of element type e and the given dims, from a double array. */
+kiln_value *kiln_lower_const_vals(kiln_lower_ctx *c, kiln_elem e, uint32_t rank,
+                                  const int64_t *dims, const double *vals);
+
+static inline kiln_value *lower_in(kiln_lower_ctx *c, uint32_t i) {
+  return i < kiln_node_input_count(c->n) ? kiln_node_input(c->n, i) : NULL;
+}
+static inline const kiln_type *lower_tin(kiln_lower_ctx *c, uint32_t i) {
+  return kiln_value_type(kiln_node_input(c->n, i));
+}
+static inline const kiln_type *lower_tout(kiln_lower_ctx *c, uint32_t i) {
+  return kiln_value_type(kiln_node_result(c->n, i));
+}
+static inline int64_t lower_iattr(kiln_lower_ctx *c, const char *name, int64_t d) {
+  return kiln_attrs_int_or(kiln_node_attrs(c->n), name, d);
+}
+static inline double lower_fattr(kiln_lower_ctx *c, const char *name, double d) {
+  return kiln_attrs_float_or(kiln_node_attrs(c->n), name, d);
+}
+/* An ints attribute into out (at most cap entries); returns its length,
+ * 0 when absent. */
+static inline uint32_t lower_ints(kiln_lower_ctx *c, const char *name, int64_t *out,
+                                  uint32_t cap) {
+  const kiln_attr *a = kiln_attrs_find(kiln_node_attrs(c->n), name);
+  uint32_t n = a && kiln_attr_ints(a) ? kiln_attr_len(a) : 0;
+  if (n > cap)
+    n = cap;
+  for (uint32_t i = 0; i < n; i++)
+    out[i] = kiln_attr_ints(a)[i];
+  return n;
+}
 
 #endif

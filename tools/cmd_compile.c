@@ -1,7 +1,9 @@
 /* tools/cmd_compile.c: `kiln compile FILE --backend NAME [...]`: compile a
  * model and report how long it took, the peak memory of the process and,
- * with --stats, the sizes of the result. Nothing is written. */
+ * with --stats, the sizes of the result. With --bundle DIR the backend
+ * writes an ahead-of-time bundle there instead (docs/bundles.md). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tools/commands.h"
@@ -13,14 +15,51 @@ static void compile_help(void) {
          "of the process.\n\n"
          "  --stats               also print weight bytes, activation arena bytes and\n"
          "                        the instruction count of the compiled program\n"
+         "  --bundle DIR          write an ahead-of-time bundle into DIR (created if\n"
+         "                        missing): NAME.o, NAME.h, NAME.weights\n"
+         "  --name NAME           the bundle's name, a C identifier (default: model)\n"
+         "  --target TRIPLE       target triple of the bundle, e.g. aarch64-linux-gnu\n"
+         "                        (default: host)\n"
+         "  --weights-c           also write NAME_weights.c, the weights as a C array\n"
          "%s"
          "  --help                this text\n",
          tool_compile_args_help);
 }
 
+/* DIR/NAME.weights -> DIR/NAME_weights.c: `NAME_weights` (64-byte aligned)
+ * and `NAME_weights_size`, so a bundle can be linked without a data file. */
+static kiln_status compile_weights_c(const char *dir, const char *name) {
+  char in_path[4096], out_path[4096];
+  snprintf(in_path, sizeof in_path, "%s/%s.weights", dir, name);
+  snprintf(out_path, sizeof out_path, "%s/%s_weights.c", dir, name);
+  FILE *in = fopen(in_path, "rb");
+  if (!in)
+    return kiln_status_make(KILN_IO_ERROR, "%s: cannot open", in_path);
+  FILE *out = fopen(out_path, "w");
+  if (!out) {
+    fclose(in);
+    return kiln_status_make(KILN_IO_ERROR, "%s: cannot write", out_path);
+  }
+  fprintf(out, "/* %s_weights.c: the weights of bundle %s (from %s.weights). */\n", name, name,
+          name);
+  fprintf(out, "_Alignas(64) const unsigned char %s_weights[] = {", name);
+  int c;
+  unsigned long n = 0;
+  while ((c = fgetc(in)) != EOF)
+    fprintf(out, "%s%d", n++ % 24 ? "," : (n > 1 ? ",\n" : "\n"), c);
+  if (n == 0)
+    fprintf(out, "0");
+  fprintf(out, "};\nconst unsigned long %s_weights_size = %lulu;\n", name, n);
+  bool bad = ferror(in) || ferror(out);
+  fclose(in);
+  if (fclose(out) || bad)
+    return kiln_status_make(KILN_IO_ERROR, "%s: writing failed", out_path);
+  return NULL;
+}
+
 int kiln_cmd_compile(int argc, char **argv) {
-  const char *file = NULL;
-  bool stats = false;
+  const char *file = NULL, *bundle = NULL, *name = NULL, *v = NULL;
+  bool stats = false, weights_c = false;
   tool_compile_args ca;
   tool_compile_args_init(&ca);
   for (int i = 1; i < argc; i++) {
@@ -30,6 +69,20 @@ int kiln_cmd_compile(int argc, char **argv) {
       return KILN_EXIT_OK;
     } else if (strcmp(argv[i], "--stats") == 0) {
       stats = true;
+    } else if (strcmp(argv[i], "--weights-c") == 0) {
+      weights_c = true;
+    } else if ((r = tool_opt_value(argc, argv, &i, "--bundle", &v)) != 0) {
+      if (r < 0)
+        return tool_usage_error("compile", "--bundle wants a folder");
+      bundle = v;
+    } else if ((r = tool_opt_value(argc, argv, &i, "--name", &v)) != 0) {
+      if (r < 0)
+        return tool_usage_error("compile", "--name wants a C identifier");
+      name = v;
+    } else if ((r = tool_opt_value(argc, argv, &i, "--target", &v)) != 0) {
+      if (r < 0)
+        return tool_usage_error("compile", "--target wants a target triple");
+      ca.opts.target = v;
     } else if ((r = tool_compile_arg("compile", argc, argv, &i, &ca)) != 0) {
       if (r != 1)
         return r;
@@ -45,6 +98,8 @@ int kiln_cmd_compile(int argc, char **argv) {
     return tool_usage_error("compile", "missing FILE");
   if (!ca.backend)
     return tool_usage_error("compile", "missing --backend NAME");
+  if ((name || weights_c || ca.opts.target) && !bundle)
+    return tool_usage_error("compile", "--name, --target and --weights-c need --bundle DIR");
 
   kiln_context *ctx = NULL;
   kiln_module *m = NULL;
@@ -53,6 +108,18 @@ int kiln_cmd_compile(int argc, char **argv) {
   if (!s)
     s = tool_load_module(file, &ca.dims, ctx, &m);
   double t0 = tool_now_ms();
+  if (!s && bundle) {
+    const char *bname = name ? name : kiln_module_name(m);
+    s = kiln_compile_bundle(ctx, m, ca.function, ca.backend, &ca.opts, bundle, bname);
+    if (!s && weights_c)
+      s = compile_weights_c(bundle, bname);
+    if (!s)
+      printf("wrote bundle %s/%s.{o,h,weights}%s in %.3f ms\n", bundle, bname,
+             weights_c ? " and _weights.c" : "", tool_now_ms() - t0);
+    kiln_module_destroy(m);
+    kiln_context_destroy(ctx);
+    return s ? tool_fail(s) : KILN_EXIT_OK;
+  }
   if (!s)
     s = kiln_compile(ctx, m, ca.function, ca.backend, &ca.opts, &exe);
   double t1 = tool_now_ms();

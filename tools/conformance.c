@@ -1,4 +1,6 @@
-/* tools/conformance.c: `kiln conformance`, the ONNX backend-test runner.
+/* tools/conformance.c: `kiln conformance`, the ONNX backend-test runner,
+ * and its generated suite (--generate: random graphs from tools/graphgen.c,
+ * each backend compared with the interpreter's outputs).
  * A case is a folder with model.onnx and test_data_set_N/{input,output}_K.pb.
  * Each case runs in a forked child (a crash or hang costs one case, not the
  * run); the child reports one line per backend through a pipe: PASS, FAIL
@@ -22,6 +24,7 @@
 #include <unistd.h>
 
 #include "tools/commands.h"
+#include "tools/graphgen.h"
 
 #define CONF_MAX_BACKENDS 8
 #define CONF_MAX_IO 64
@@ -35,9 +38,11 @@ typedef struct conf_result {
 } conf_result;
 
 typedef struct conf_case {
-  char *name, *dir, *suite;
+  char *name, *dir, *suite; /* dir is NULL for a generated case */
   conf_result res[CONF_MAX_BACKENDS];
   bool done;
+  bool generated;
+  uint32_t index; /* graph number within the --seed family */
 } conf_case;
 
 typedef struct conf_tol {
@@ -58,6 +63,11 @@ typedef struct conf_args {
   const char *filter, *json, *xfail_path, *tol_path, *against;
   uint64_t jobs, timeout;
   char *backend_list; /* owned copy split in place */
+  /* The generated suite. */
+  bool generate;
+  uint64_t n_generate, seed;
+  const char *repro_dir;
+  tool_compile_args compile; /* --threads, --cpu, ... (backend is unused) */
 } conf_args;
 
 typedef struct conf_run {
@@ -116,8 +126,11 @@ static const char conf_help[] =
     "                        [--filter REGEX] [--json FILE] [--jobs N] [--timeout SEC]\n"
     "                        [--expected-failures FILE] [--tolerances FILE]\n"
     "                        [--against interpreter]\n"
+    "       kiln conformance --backend NAME[,NAME...] --generate N [--seed S]\n"
+    "                        [--repro-dir DIR] [--threads N] [--jobs N] [--json FILE] ...\n"
     "Runs ONNX backend test cases (folders with model.onnx and test_data_set_N/)\n"
-    "found in each suite folder, each case in a child process.\n"
+    "found in each suite folder, or N random generated graphs, each case in a\n"
+    "child process.\n"
     "  --backend LIST      backends to test (comma-separated)\n"
     "  --suite DIR         folder of case folders (repeatable)\n"
     "  --filter REGEX      only cases whose name matches (POSIX extended)\n"
@@ -130,17 +143,66 @@ static const char conf_help[] =
     "  --tolerances FILE   lines 'case rtol atol  # reason' (default rtol 1e-3,\n"
     "                      atol 1e-7; NaN matches NaN)\n"
     "  --against interpreter  compare each backend with the interpreter's outputs\n"
-    "                      on the test inputs instead of the stored outputs\n";
+    "                      on the test inputs instead of the stored outputs\n"
+    "  --generate N        instead of suites: graphs 0..N-1 of the random family\n"
+    "                      --seed S (default 1), each run on every backend and\n"
+    "                      compared with the interpreter (rtol 1e-3, atol 1e-5;\n"
+    "                      f16 rtol 1e-2, bf16 rtol 5e-2)\n"
+    "  --seed S            the generated family (default 1)\n"
+    "  --repro-dir DIR     where a failing generated case is written as NAME.kir\n"
+    "                      and NAME.INPUT.npy (default ./kiln-repro)\n"
+    "Compile options passed to every backend (as in kiln compile):\n"
+    "  --threads N         worker threads (0 = backend default), e.g. cpu at 1 and 2\n"
+    "  --cpu NAME, --cpu-features F, --device N\n";
+
+static bool conf_is_compile_opt(const char *arg) {
+  static const char *const names[] = {"--threads", "--cpu", "--cpu-features", "--device"};
+  for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
+    size_t n = strlen(names[k]);
+    if (!strncmp(arg, names[k], n) && (arg[n] == '\0' || arg[n] == '='))
+      return true;
+  }
+  return false;
+}
 
 static int conf_parse(int argc, char **argv, conf_args *a) {
   a->jobs = 1;
   a->timeout = 60;
+  a->seed = 1;
+  a->repro_dir = "./kiln-repro";
+  tool_compile_args_init(&a->compile);
   for (int i = 1; i < argc; i++) {
     const char *v;
     int r;
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       fputs(conf_help, stdout);
       return -1;
+    }
+    if ((r = tool_opt_value(argc, argv, &i, "--generate", &v)) != 0) {
+      if (r < 0 || !tool_parse_u64(v, &a->n_generate) || a->n_generate > 10000000)
+        return tool_usage_error("conformance", "--generate needs a count from 0 to 10000000");
+      a->generate = true;
+      continue;
+    }
+    if ((r = tool_opt_value(argc, argv, &i, "--seed", &v)) != 0) {
+      if (r < 0 || !tool_parse_u64(v, &a->seed))
+        return tool_usage_error("conformance", "--seed needs a non-negative integer");
+      continue;
+    }
+    if ((r = tool_opt_value(argc, argv, &i, "--repro-dir", &v)) != 0) {
+      if (r < 0 || !v[0])
+        return tool_usage_error("conformance", "--repro-dir needs a folder");
+      a->repro_dir = v;
+      continue;
+    }
+    /* Compile options shared with kiln compile / run (--backend here is
+     * a list, and --function / --dim have no meaning for these cases). */
+    if (conf_is_compile_opt(argv[i])) {
+      r = tool_compile_arg("conformance", argc, argv, &i, &a->compile);
+      if (r == 1)
+        continue;
+      if (r != 0)
+        return r;
     }
     if ((r = tool_opt_value(argc, argv, &i, "--backend", &v)) != 0) {
       if (r < 0)
@@ -192,8 +254,13 @@ static int conf_parse(int argc, char **argv, conf_args *a) {
   }
   if (!a->n_backends)
     return tool_usage_error("conformance", "--backend is required");
-  if (!a->n_suites)
-    return tool_usage_error("conformance", "at least one --suite is required");
+  if (a->generate && a->n_suites)
+    return tool_usage_error("conformance", "--generate and --suite do not go together");
+  if (a->generate && a->against)
+    return tool_usage_error("conformance",
+                            "--generate always compares with the interpreter; drop --against");
+  if (!a->n_suites && !a->generate)
+    return tool_usage_error("conformance", "at least one --suite (or --generate N) is required");
   return 0;
 }
 
@@ -258,6 +325,39 @@ static int conf_collect(conf_run *R) {
   if (R->a.filter)
     regfree(&re);
   return rc;
+}
+
+/* The generated suite: one case per graph index, named after seed and
+ * index so that a failure names what to regenerate. */
+static int conf_collect_generated(conf_run *R) {
+  regex_t re;
+  if (R->a.filter && regcomp(&re, R->a.filter, REG_EXTENDED | REG_NOSUB) != 0)
+    return tool_usage_error("conformance", "--filter '%s' is not a valid regex", R->a.filter);
+  char suite[64];
+  snprintf(suite, sizeof suite, "generated seed %llu", (unsigned long long)R->a.seed);
+  for (uint64_t i = 0; i < R->a.n_generate; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "gen_s%llu_%llu", (unsigned long long)R->a.seed,
+             (unsigned long long)i);
+    if (R->a.filter && regexec(&re, name, 0, NULL, 0) != 0)
+      continue;
+    if (R->n_cases == R->cap_cases) {
+      R->cap_cases = R->cap_cases ? R->cap_cases * 2 : 1024;
+      conf_case *nc = realloc(R->cases, R->cap_cases * sizeof *nc);
+      if (!nc)
+        _exit(KILN_EXIT_FAIL);
+      R->cases = nc;
+    }
+    conf_case *c = &R->cases[R->n_cases++];
+    memset(c, 0, sizeof *c);
+    c->name = conf_strdup(name);
+    c->suite = conf_strdup(suite);
+    c->generated = true;
+    c->index = (uint32_t)i;
+  }
+  if (R->a.filter)
+    regfree(&re);
+  return 0;
 }
 
 /* Read "WORD WORD ...  # comment" lines; calls fn with the words. */
@@ -380,9 +480,13 @@ static kiln_status conf_read_set(const char *set_dir, conf_data *d) {
   return NULL;
 }
 
-static void conf_tolerance(const conf_run *R, const char *name, double *rtol, double *atol) {
+/* Generated graphs are compared with the interpreter, whose float results
+ * differ from another backend's by rounding only: atol 1e-5 absorbs values
+ * that cancel to near zero (ONNX test data is exact enough for 1e-7). */
+static void conf_tolerance(const conf_run *R, const conf_case *c, double *rtol, double *atol) {
+  const char *name = c->name;
   *rtol = 1e-3;
-  *atol = 1e-7;
+  *atol = c->generated ? 1e-5 : 1e-7;
   for (size_t i = 0; i < R->n_tols; i++)
     if (!strcmp(R->tols[i].name, name)) {
       *rtol = R->tols[i].rtol;
@@ -507,7 +611,7 @@ static kiln_status conf_execute(conf_run *R, const kiln_module *m, const char *b
   *exe_out = NULL;
   *outs_out = NULL;
   kiln_executable *exe;
-  KILN_TRY(kiln_compile(R->ctx, m, NULL, backend, NULL, &exe));
+  KILN_TRY(kiln_compile(R->ctx, m, NULL, backend, &R->a.compile.opts, &exe));
   uint32_t ni = kiln_executable_input_count(exe), no = kiln_executable_output_count(exe);
   const void *ins[CONF_MAX_IO];
   kiln_status s = NULL;
@@ -582,7 +686,7 @@ static void conf_report(int fd, const char *backend, conf_rc rc, const char *det
 static bool conf_check(conf_run *R, const conf_case *c, kiln_executable *exe, void **outs,
                        const kiln_tensor *want, uint32_t n_want, char *msg, size_t msz) {
   double rtol, atol;
-  conf_tolerance(R, c->name, &rtol, &atol);
+  conf_tolerance(R, c, &rtol, &atol);
   uint32_t no = kiln_executable_output_count(exe);
   for (uint32_t k = 0; k < n_want; k++) {
     int32_t idx = -1;
@@ -596,13 +700,129 @@ static bool conf_check(conf_run *R, const conf_case *c, kiln_executable *exe, vo
     }
     kiln_io_info info;
     kiln_executable_output(exe, (uint32_t)idx, &info);
-    if (!conf_compare(info.name, &info.type, outs[idx], &want[k], rtol, atol, msg, msz))
+    /* A generated f16 / bf16 result is rounded to its few mantissa bits on
+     * each backend after different float sequences: allow a few units in
+     * the last place (2^-10 and 2^-7 relative). */
+    double rt = rtol;
+    if (c->generated && info.type.elem == KILN_F16)
+      rt = fmax(rtol, 1e-2);
+    else if (c->generated && info.type.elem == KILN_BF16)
+      rt = fmax(rtol, 5e-2);
+    if (!conf_compare(info.name, &info.type, outs[idx], &want[k], rt, atol, msg, msz))
       return false;
   }
   return true;
 }
 
+/* The inputs of generated graph c: the same for every backend and every
+ * run, drawn from seed and index. Moves them into d. */
+static uint64_t conf_gen_input_seed(const conf_run *R, const conf_case *c) {
+  return R->a.seed * 0x9E3779B97F4A7C15ull + c->index;
+}
+
+static kiln_status conf_gen_inputs(const conf_run *R, const conf_case *c, const kiln_module *m,
+                                   conf_data *d) {
+  memset(d, 0, sizeof *d);
+  kiln_tensor *t = NULL;
+  uint32_t n = 0;
+  KILN_TRY(kiln_graphgen_inputs(m, conf_gen_input_seed(R, c), &t, &n));
+  if (n > CONF_MAX_IO) {
+    kiln_graphgen_inputs_free(t, n);
+    return kiln_status_make(KILN_OUT_OF_RANGE, "%u inputs (at most %d)", n, CONF_MAX_IO);
+  }
+  for (uint32_t i = 0; i < n; i++)
+    d->in[i] = t[i];
+  d->n_in = n;
+  kiln_free(t); /* the tensors now belong to d */
+  return NULL;
+}
+
+static conf_rc conf_skip_or_fail(kiln_status s) {
+  kiln_code k = kiln_status_code(s);
+  return k == KILN_UNIMPLEMENTED || k == KILN_UNAVAILABLE ? R_SKIP : R_FAIL;
+}
+
+/* One generated graph on every backend, against the interpreter. The
+ * interpreter itself, when listed, passes when the graph compiles and runs:
+ * it is its own reference. */
+static void conf_gen_child(conf_run *R, const conf_case *c, int fd) {
+  conf_rc rc[CONF_MAX_BACKENDS];
+  char detail[CONF_MAX_BACKENDS][4096];
+  kiln_module *m = NULL;
+  conf_data data = {0};
+  kiln_status s = kiln_graphgen(R->a.seed, c->index, &m);
+  if (!s)
+    s = conf_gen_inputs(R, c, m, &data);
+  if (s) {
+    for (uint32_t b = 0; b < R->a.n_backends; b++) {
+      snprintf(detail[b], sizeof detail[b], "graphgen: %s", kiln_status_message(s));
+      conf_report(fd, R->a.backends[b], R_FAIL, detail[b]);
+    }
+    kiln_status_free(s);
+    kiln_module_destroy(m);
+    conf_data_free(&data);
+    return;
+  }
+  kiln_executable *ref_exe = NULL;
+  void **ref_outs = NULL;
+  kiln_tensor ref[CONF_MAX_IO];
+  uint32_t n_ref = 0;
+  kiln_status ref_s = conf_execute(R, m, "interpreter", &data, &ref_exe, &ref_outs);
+  for (uint32_t i = 0; !ref_s && i < kiln_executable_output_count(ref_exe) && i < CONF_MAX_IO;
+       i++) {
+    kiln_io_info info;
+    kiln_executable_output(ref_exe, i, &info);
+    ref[n_ref++] = (kiln_tensor){info.type, ref_outs[i], (char *)info.name};
+  }
+  for (uint32_t b = 0; b < R->a.n_backends; b++) {
+    const char *be = R->a.backends[b];
+    rc[b] = R_PASS;
+    if (!strcmp(be, "interpreter")) {
+      if (ref_s) {
+        rc[b] = conf_skip_or_fail(ref_s);
+        snprintf(detail[b], sizeof detail[b], "%s", kiln_status_message(ref_s));
+      } else {
+        snprintf(detail[b], sizeof detail[b], "reference: compiled and ran (%u outputs)", n_ref);
+      }
+      continue;
+    }
+    if (ref_s) {
+      rc[b] = conf_skip_or_fail(ref_s);
+      snprintf(detail[b], sizeof detail[b], "interpreter reference: %s",
+               kiln_status_message(ref_s));
+      continue;
+    }
+    kiln_executable *exe;
+    void **outs;
+    s = conf_execute(R, m, be, &data, &exe, &outs);
+    if (s) {
+      rc[b] = conf_skip_or_fail(s);
+      snprintf(detail[b], sizeof detail[b], "%s", kiln_status_message(s));
+      kiln_status_free(s);
+      continue;
+    }
+    char msg[1024];
+    if (!conf_check(R, c, exe, outs, ref, n_ref, msg, sizeof msg)) {
+      rc[b] = R_FAIL;
+      snprintf(detail[b], sizeof detail[b], "%s", msg);
+    } else {
+      snprintf(detail[b], sizeof detail[b], "%u outputs match", n_ref);
+    }
+    conf_free_outs(exe, outs);
+  }
+  for (uint32_t b = 0; b < R->a.n_backends; b++)
+    conf_report(fd, R->a.backends[b], rc[b], detail[b]);
+  kiln_status_free(ref_s);
+  conf_free_outs(ref_exe, ref_outs);
+  kiln_module_destroy(m);
+  conf_data_free(&data);
+}
+
 static void conf_child(conf_run *R, const conf_case *c, int fd) {
+  if (c->generated) {
+    conf_gen_child(R, c, fd);
+    return;
+  }
   char *model = conf_path(c->dir, "model.onnx");
   /* Data sets, sorted. */
   char *sets[64];
@@ -734,6 +954,128 @@ typedef struct conf_slot {
   char *buf;
   size_t len, cap;
 } conf_slot;
+
+/* ---------------------------------------------------------------------
+ * Reproducers of failed generated cases: DIR/NAME.kir and one
+ * DIR/NAME.INPUT.npy per input, so that `kiln run` replays the case. */
+static kiln_status conf_mkdirs(const char *path) {
+  char *p = conf_strdup(path);
+  for (char *q = p + 1; *q; q++) {
+    if (*q != '/')
+      continue;
+    *q = '\0';
+    if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+      kiln_status s = kiln_status_make(KILN_IO_ERROR, "cannot create '%s': %s", p, strerror(errno));
+      free(p);
+      return s;
+    }
+    *q = '/';
+  }
+  kiln_status s = NULL;
+  if (mkdir(p, 0777) != 0 && errno != EEXIST)
+    s = kiln_status_make(KILN_IO_ERROR, "cannot create '%s': %s", p, strerror(errno));
+  free(p);
+  return s;
+}
+
+/* Writes the files; the --input arguments go to `args` (one line). */
+static kiln_status conf_gen_write(const conf_run *R, const conf_case *c, FILE *args) {
+  KILN_TRY(conf_mkdirs(R->a.repro_dir));
+  kiln_module *m = NULL;
+  KILN_TRY(kiln_graphgen(R->a.seed, c->index, &m));
+  char *text = NULL, *path = NULL;
+  kiln_tensor *in = NULL;
+  uint32_t n_in = 0;
+  kiln_status s = kiln_module_print(m, &text);
+  if (!s) {
+    char file[128];
+    snprintf(file, sizeof file, "%s.kir", c->name);
+    path = conf_path(R->a.repro_dir, file);
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(text, f) < 0)
+      s = kiln_status_make(KILN_IO_ERROR, "cannot write '%s': %s", path, strerror(errno));
+    if (f && fclose(f) != 0 && !s)
+      s = kiln_status_make(KILN_IO_ERROR, "cannot write '%s': %s", path, strerror(errno));
+    kiln_module_free_string(m, text);
+  }
+  if (!s)
+    s = kiln_graphgen_inputs(m, conf_gen_input_seed(R, c), &in, &n_in);
+  for (uint32_t i = 0; !s && i < n_in; i++) {
+    char file[192];
+    snprintf(file, sizeof file, "%s.%s.npy", c->name, in[i].name);
+    char *ip = conf_path(R->a.repro_dir, file);
+    s = kiln_tensor_write_npy(ip, &in[i]);
+    fprintf(args, " --input %s=%s", in[i].name, ip);
+    free(ip);
+  }
+  kiln_graphgen_inputs_free(in, n_in);
+  free(path);
+  kiln_module_destroy(m);
+  return s;
+}
+
+/* Written in a child of its own: the graph that crashed a case's child
+ * must not take the runner down with it. Appends the command line that
+ * reproduces the failure to each failed backend's detail. */
+static void conf_gen_repro(conf_run *R, conf_case *c) {
+  int p[2];
+  if (pipe(p) != 0)
+    return;
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(p[0]);
+    FILE *args = fdopen(p[1], "w");
+    kiln_status s = args ? conf_gen_write(R, c, args) : NULL;
+    if (s)
+      fprintf(stderr, "kiln conformance: %s: repro: %s\n", c->name, kiln_status_message(s));
+    int code = s || !args ? 1 : 0;
+    kiln_status_free(s);
+    if (args)
+      fclose(args);
+    _exit(code);
+  }
+  close(p[1]);
+  char buf[4096];
+  size_t len = 0;
+  ssize_t k;
+  while (pid > 0 && len + 1 < sizeof buf &&
+         ((k = read(p[0], buf + len, sizeof buf - 1 - len)) > 0 || (k < 0 && errno == EINTR)))
+    len += k > 0 ? (size_t)k : 0;
+  buf[len] = '\0';
+  close(p[0]);
+  int status = 0;
+  bool ok =
+      pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  const kiln_compile_options *o = &R->a.compile.opts;
+  for (uint32_t b = 0; b < R->a.n_backends; b++) {
+    conf_result *r = &c->res[b];
+    if (r->rc != R_FAIL && r->rc != R_CRASH && r->rc != R_TIMEOUT)
+      continue;
+    char extra[256] = "";
+    int e = 0;
+    if (o->threads)
+      e += snprintf(extra + e, sizeof extra - (size_t)e, " --threads %u", o->threads);
+    if (o->device >= 0)
+      e += snprintf(extra + e, sizeof extra - (size_t)e, " --device %d", o->device);
+    if (o->cpu)
+      e += snprintf(extra + e, sizeof extra - (size_t)e, " --cpu %.64s", o->cpu);
+    if (o->cpu_features)
+      snprintf(extra + e, sizeof extra - (size_t)e, " --cpu-features %.64s", o->cpu_features);
+    size_t n = strlen(r->detail) + strlen(R->a.repro_dir) + strlen(c->name) + len + 512;
+    char *d = malloc(n);
+    if (!d)
+      continue;
+    if (ok)
+      snprintf(d, n, "%s; repro: %s/%s.kir (kiln run %s/%s.kir --backend %s%s%s)", r->detail,
+               R->a.repro_dir, c->name, R->a.repro_dir, c->name, R->a.backends[b], extra, buf);
+    else
+      snprintf(d, n, "%s; repro: not written (see the message above)", r->detail);
+    free(r->detail);
+    r->detail = d;
+  }
+}
 
 static double conf_now(void) {
   struct timespec ts;
@@ -867,7 +1209,6 @@ static void conf_schedule(conf_run *R) {
       slots[j] = (conf_slot){
           .pid = pid, .fd = p[0], .case_idx = next, .deadline = conf_now() + (double)R->a.timeout};
       next++;
-
     }
     /* Wait for output, an exit, or a deadline. */
     struct pollfd pf[256];
@@ -915,6 +1256,13 @@ static void conf_schedule(conf_run *R) {
       }
       conf_finish(R, s, missing, why);
       s->pid = -1;
+      conf_case *fc = &R->cases[s->case_idx];
+      bool failed = false;
+      for (uint32_t b = 0; b < R->a.n_backends; b++)
+        failed = failed || fc->res[b].rc == R_FAIL || fc->res[b].rc == R_CRASH ||
+                 fc->res[b].rc == R_TIMEOUT;
+      if (fc->generated && failed)
+        conf_gen_repro(R, fc);
 
       done++;
       conf_progress(R, done, tty, &R->cases[s->case_idx]);
@@ -1066,7 +1414,7 @@ int kiln_cmd_conformance(int argc, char **argv) {
   if (!rc && R.a.xfail_path)
     rc = conf_read_table(&R, R.a.xfail_path, conf_xf_line);
   if (!rc)
-    rc = conf_collect(&R);
+    rc = R.a.generate ? conf_collect_generated(&R) : conf_collect(&R);
   if (!rc) {
     kiln_status s = kiln_context_create(&R.ctx);
     if (s)
@@ -1078,6 +1426,12 @@ int kiln_cmd_conformance(int argc, char **argv) {
                             R.a.backends[b]);
   if (!rc && R.a.against && !kiln_context_find_backend(R.ctx, "interpreter"))
     rc = tool_usage_error("conformance", "--against needs the interpreter backend");
+  if (!rc && R.a.generate && !kiln_context_find_backend(R.ctx, "interpreter"))
+    rc =
+        tool_usage_error("conformance", "--generate needs the interpreter backend (the reference)");
+  if (!rc && R.a.generate && R.a.n_backends == 1 && !strcmp(R.a.backends[0], "interpreter"))
+    printf("note: the interpreter is the reference; run alone, each generated graph is only "
+           "checked to compile and run on it\n");
   if (!rc) {
     if (!R.n_cases)
       fprintf(stderr, "kiln conformance: no cases found\n");

@@ -75,9 +75,15 @@ static double gg_param(gg *g, double lo, double hi) {
 
 /* ---- element types and data ---- */
 #define GG_BIT(e) (1u << (e))
-#define GG_FLOATS (GG_BIT(KILN_F32) | GG_BIT(KILN_F64))
-#define GG_INTS (GG_BIT(KILN_I32) | GG_BIT(KILN_I64))
+#define GG_FLOATS (GG_BIT(KILN_F32) | GG_BIT(KILN_F64) | GG_BIT(KILN_F16) | GG_BIT(KILN_BF16))
+#define GG_SINTS (GG_BIT(KILN_I8) | GG_BIT(KILN_I16) | GG_BIT(KILN_I32) | GG_BIT(KILN_I64))
+#define GG_UINTS (GG_BIT(KILN_U8) | GG_BIT(KILN_U16) | GG_BIT(KILN_U32) | GG_BIT(KILN_U64))
+#define GG_INTS (GG_SINTS | GG_UINTS)
 #define GG_NUMS (GG_FLOATS | GG_INTS)
+#define GG_SIGNED (GG_FLOATS | GG_SINTS)
+/* MatMul and CumSum: floats and the 32- and 64-bit integers. */
+#define GG_MATMUL                                                                                  \
+  (GG_FLOATS | GG_BIT(KILN_I32) | GG_BIT(KILN_I64) | GG_BIT(KILN_U32) | GG_BIT(KILN_U64))
 #define GG_BOOLS GG_BIT(KILN_BOOL)
 
 static bool gg_isint(kiln_elem e) {
@@ -143,11 +149,19 @@ static void gg_store(kiln_elem e, void *base, int64_t i, double v) {
   }
 }
 
-/* A random element in [lo, hi]: integers uniformly, floats on a 1/64 grid
- * (exact in every float type, so backends see identical data). */
+static void gg_elem_bounds(kiln_elem e, double *lo, double *hi);
+
+/* A random element in [lo, hi] (cut to what e holds): integers uniformly,
+ * floats on a 1/64 grid (exact in every float type up to 4 in magnitude,
+ * so backends see identical data). */
 static double gg_rand_value(gg *g, kiln_elem e, double lo, double hi) {
   if (e == KILN_BOOL)
     return (double)gg_below(g, 2);
+  double el, eh;
+  gg_elem_bounds(e, &el, &eh);
+  lo = fmax(lo, el), hi = fmin(hi, eh);
+  if (hi < lo)
+    hi = lo;
   if (gg_isint(e))
     return (double)gg_irange(g, (int64_t)ceil(lo), (int64_t)floor(hi));
   double v = round(gg_uniform(g, lo, hi) * 64.0) / 64.0;
@@ -178,8 +192,42 @@ static kiln_elem gg_pick_elem(gg *g, uint32_t mask) {
   return c[gg_below(g, n)];
 }
 
-static bool gg_range_ok(double lo, double hi) {
-  return isfinite(lo) && isfinite(hi) && lo >= -GG_BOUND && hi <= GG_BOUND && lo <= hi;
+/* What an element type holds exactly enough for range tracking: results
+ * must stay inside it (no integer wrap-around, no float16 overflow). */
+static void gg_elem_bounds(kiln_elem e, double *lo, double *hi) {
+  switch (e) {
+  case KILN_I8:
+    *lo = -128, *hi = 127;
+    return;
+  case KILN_U8:
+    *lo = 0, *hi = 255;
+    return;
+  case KILN_I16:
+    *lo = -32768, *hi = 32767;
+    return;
+  case KILN_U16:
+    *lo = 0, *hi = 65535;
+    return;
+  case KILN_F16:
+    *lo = -6e4, *hi = 6e4;
+    return;
+  case KILN_U32:
+  case KILN_U64:
+    *lo = 0, *hi = GG_BOUND;
+    return;
+  case KILN_BOOL:
+    *lo = 0, *hi = 1;
+    return;
+  default:
+    *lo = -GG_BOUND, *hi = GG_BOUND;
+    return;
+  }
+}
+
+static bool gg_range_ok(kiln_elem e, double lo, double hi) {
+  double el, eh;
+  gg_elem_bounds(e, &el, &eh);
+  return isfinite(lo) && isfinite(hi) && lo >= el && hi <= eh && lo <= hi;
 }
 
 static double gg_absmax(double lo, double hi) {
@@ -201,10 +249,12 @@ static void gg_push(gg *g, kiln_value *v, double lo, double hi) {
 typedef struct gg_want {
   uint32_t elems;
   uint32_t min_rank, max_rank;
+  bool empty_ok; /* the generator is defined on zero-size tensors */
 } gg_want;
 
 static bool gg_fits(const kiln_type *t, const gg_want *w) {
-  return (w->elems & GG_BIT(t->elem)) && t->rank >= w->min_rank && t->rank <= w->max_rank;
+  return (w->elems & GG_BIT(t->elem)) && t->rank >= w->min_rank && t->rank <= w->max_rank &&
+         (w->empty_ok || kiln_type_numel(t) > 0);
 }
 
 static kiln_status gg_add_input(gg *g, const kiln_type *t, gg_val *out) {
@@ -220,7 +270,16 @@ static kiln_status gg_add_input(gg *g, const kiln_type *t, gg_val *out) {
   return NULL;
 }
 
-/* A random new input matching w. */
+static bool gg_emit(gg *g, kiln_node_kind kind, gg_opnd *ops, uint32_t n,
+                    const kiln_attr_desc *attrs, uint32_t na, uint32_t nres, const double *lo,
+                    const double *hi);
+
+static gg_opnd gg_use(const gg_val *v) {
+  return (gg_opnd){.v = v->v, .t = *kiln_value_type(v->v), .lo = v->lo, .hi = v->hi};
+}
+
+/* A random new input matching w (a bf16 one is an f32 input and a Cast,
+ * since .npy files have no bf16). */
 static bool gg_new_input(gg *g, const gg_want *w, gg_val *out) {
   if (g->ninputs >= GG_MAX_INPUTS)
     return false;
@@ -232,11 +291,25 @@ static bool gg_new_input(gg *g, const gg_want *w, gg_val *out) {
   int64_t dims[KILN_MAX_RANK] = {0};
   for (uint32_t i = 0; i < rank; i++)
     dims[i] = gg_dim(g);
-  kiln_type t = gg_mk(gg_pick_elem(g, w->elems), rank, dims);
+  /* Now and then an empty tensor, for the kinds that are defined on one. */
+  if (w->empty_ok && rank > 0 && gg_chance(g, 0.05))
+    dims[gg_below(g, rank)] = 0;
+  kiln_elem e = gg_pick_elem(g, w->elems);
+  bool bf16 = e == KILN_BF16;
+  if (bf16)
+    e = KILN_F32; /* an f32 input, then a Cast */
+  kiln_type t = gg_mk(e, rank, dims);
   kiln_status s = gg_add_input(g, &t, out);
   if (s) {
     g->err = s;
     return false;
+  }
+  if (bf16) {
+    kiln_attr_desc at[1] = {KILN_ATTR_T("to", KILN_BF16)};
+    gg_opnd op = gg_use(out);
+    if (!gg_emit(g, KILN_NODE_Cast, &op, 1, at, 1, 1, &out->lo, &out->hi))
+      return false;
+    *out = g->pool[g->npool - 1];
   }
   return true;
 }
@@ -257,11 +330,14 @@ static bool gg_base(gg *g, const gg_want *w, gg_val *out) {
   return true;
 }
 
-static gg_opnd gg_use(const gg_val *v) {
-  return (gg_opnd){.v = v->v, .t = *kiln_value_type(v->v), .lo = v->lo, .hi = v->hi};
-}
-
+/* A fresh constant; its range is cut to what e holds (an unsigned
+ * operand drawn from [-1, 1] gets [0, 1]). */
 static gg_opnd gg_fresh(kiln_elem e, uint32_t rank, const int64_t *dims, double lo, double hi) {
+  double el, eh;
+  gg_elem_bounds(e, &el, &eh);
+  lo = fmax(lo, el), hi = fmin(hi, eh);
+  if (hi < lo)
+    lo = hi = el;
   return (gg_opnd){.t = gg_mk(e, rank, dims), .lo = lo, .hi = hi};
 }
 
@@ -315,7 +391,8 @@ static gg_opnd gg_second(gg *g, const kiln_type *a, kiln_elem e, double lo, doub
   gg_opnd o = gg_fresh(e, r, d, lo, hi);
   double ilo, ihi;
   gg_input_range(e, &ilo, &ihi);
-  if (input_ok && g->ninputs < GG_MAX_INPUTS && ilo >= lo && ihi <= hi && gg_chance(g, 0.25)) {
+  if (input_ok && e != KILN_BF16 && g->ninputs < GG_MAX_INPUTS && ilo >= lo && ihi <= hi &&
+      gg_chance(g, 0.25)) {
     o.input = true;
     o.lo = ilo, o.hi = ihi;
   }
@@ -339,8 +416,13 @@ static bool gg_infer(gg *g, kiln_node_kind kind, const gg_opnd *ops, uint32_t n,
     return false;
   }
   (void)g;
+  /* An empty result only from an empty operand: otherwise some attribute
+   * (a slice, a split) came out degenerate. */
+  bool empty_in = false;
+  for (uint32_t i = 0; i < n; i++)
+    empty_in = empty_in || (!ops[i].absent && kiln_type_numel(&ops[i].t) == 0);
   for (uint32_t i = 0; i < *nr; i++)
-    if (kiln_type_numel(&rt[i]) > GG_MAX_NUMEL || kiln_type_numel(&rt[i]) == 0)
+    if (kiln_type_numel(&rt[i]) > GG_MAX_NUMEL || (kiln_type_numel(&rt[i]) == 0 && !empty_in))
       return false;
   return true;
 }
@@ -405,7 +487,7 @@ static bool gg_try1(gg *g, kiln_node_kind kind, gg_opnd *ops, uint32_t n,
     lo = 0, hi = 1;
   if (gg_isint(rt[0].elem))
     lo = floor(lo), hi = ceil(hi);
-  if (!gg_range_ok(lo, hi))
+  if (!gg_range_ok(rt[0].elem, lo, hi))
     return false;
   return gg_emit(g, kind, ops, n, attrs, na, 1, &lo, &hi);
 }
@@ -415,6 +497,9 @@ static bool gg_clip(gg *g, gg_val *v, double lo, double hi) {
   kiln_elem e = kiln_value_type(v->v)->elem;
   if (gg_isint(e))
     lo = ceil(lo), hi = floor(hi);
+  double el, eh;
+  gg_elem_bounds(e, &el, &eh);
+  lo = fmax(lo, el), hi = fmin(hi, eh);
   if (hi < lo)
     hi = lo;
   gg_opnd ops[3] = {gg_use(v), gg_fresh(e, 0, NULL, lo, lo), gg_fresh(e, 0, NULL, hi, hi)};
@@ -446,9 +531,9 @@ typedef struct gg_unary_row {
 
 static const gg_unary_row gg_unary_rows[] = {
     {KILN_NODE_Abs, GG_NUMS, -INFINITY, INFINITY},
-    {KILN_NODE_Neg, GG_NUMS, -INFINITY, INFINITY},
+    {KILN_NODE_Neg, GG_SIGNED, -INFINITY, INFINITY},
     {KILN_NODE_Sign, GG_NUMS, -INFINITY, INFINITY},
-    {KILN_NODE_Relu, GG_NUMS, -INFINITY, INFINITY},
+    {KILN_NODE_Relu, GG_SIGNED, -INFINITY, INFINITY},
     {KILN_NODE_Identity, GG_NUMS | GG_BOOLS, -INFINITY, INFINITY},
     {KILN_NODE_Not, GG_BOOLS, -INFINITY, INFINITY},
     {KILN_NODE_Acos, GG_FLOATS, -1, 1},
@@ -577,7 +662,7 @@ static double gg_eval_unary(kiln_node_kind k, double x, double a, double b, bool
 static bool gg_gen_unary(gg *g) {
   const gg_unary_row *r = &gg_unary_rows[gg_below(g, sizeof gg_unary_rows / sizeof *gg_unary_rows)];
   gg_val a;
-  if (!gg_base(g, &(gg_want){r->elems, 0, KILN_MAX_RANK}, &a))
+  if (!gg_base(g, &(gg_want){r->elems, 0, KILN_MAX_RANK, true}, &a))
     return false;
   if (a.lo < r->dlo || a.hi > r->dhi) {
     double lo = r->dlo, hi = isfinite(r->dhi) ? r->dhi : fmax(a.hi, lo + 1);
@@ -638,9 +723,14 @@ static bool gg_gen_unary(gg *g) {
 
 static bool gg_gen_cast(gg *g) {
   gg_val a;
-  if (!gg_base(g, &(gg_want){GG_NUMS | GG_BOOLS, 0, KILN_MAX_RANK}, &a))
+  if (!gg_base(g, &(gg_want){GG_NUMS | GG_BOOLS, 0, KILN_MAX_RANK, true}, &a))
     return false;
   kiln_elem to = gg_pick_elem(g, GG_NUMS | GG_BOOLS);
+  kiln_elem from = kiln_value_type(a.v)->elem;
+  /* Negative values have no unsigned counterpart: clamp them away first. */
+  if (kiln_elem_is_unsigned_int(to) && from != KILN_BOOL && a.lo < 0 &&
+      !gg_clip(g, &a, 0, fmax(a.hi, 1)))
+    return false;
   kiln_attr_desc at[1] = {KILN_ATTR_T("to", to)};
   double lo = a.lo, hi = a.hi;
   if (gg_isint(to))
@@ -704,6 +794,7 @@ static bool gg_gen_binary(gg *g) {
                                          KILN_NODE_Or,
                                          KILN_NODE_Xor,
                                          KILN_NODE_PRelu,
+                                         KILN_NODE_BitShift,
                                          KILN_NODE_Add,
                                          KILN_NODE_Mul,
                                          KILN_NODE_Sub};
@@ -713,8 +804,10 @@ static bool gg_gen_binary(gg *g) {
     elems = GG_BOOLS;
   else if (k == KILN_NODE_Pow || k == KILN_NODE_PRelu)
     elems = GG_FLOATS;
+  else if (k == KILN_NODE_BitShift)
+    elems = GG_UINTS;
   gg_val a;
-  if (!gg_base(g, &(gg_want){elems, 0, KILN_MAX_RANK}, &a))
+  if (!gg_base(g, &(gg_want){elems, 0, KILN_MAX_RANK, true}, &a))
     return false;
   const kiln_type *at = kiln_value_type(a.v);
   bool isint = gg_isint(at->elem);
@@ -730,12 +823,14 @@ static bool gg_gen_binary(gg *g) {
     blo = -2, bhi = 2;
   } else if (elems == GG_BOOLS) {
     blo = 0, bhi = 1;
+  } else if (k == KILN_NODE_BitShift) {
+    blo = 0, bhi = 3; /* shifts stay far below the bit width */
   }
   gg_opnd ops[2] = {gg_use(&a), gg_second(g, at, at->elem, blo, bhi, k != KILN_NODE_PRelu,
                                           !guard_b && k != KILN_NODE_Pow)};
   (void)guard_b;
   bool swap = k != KILN_NODE_PRelu && k != KILN_NODE_Div && k != KILN_NODE_Mod &&
-              k != KILN_NODE_Pow && gg_chance(g, 0.3);
+              k != KILN_NODE_Pow && k != KILN_NODE_BitShift && gg_chance(g, 0.3);
   if (swap) {
     gg_opnd t = ops[0];
     ops[0] = ops[1], ops[1] = t;
@@ -746,6 +841,11 @@ static bool gg_gen_binary(gg *g) {
     attrs[na++] = KILN_ATTR_I("fmod", isint ? (int64_t)gg_below(g, 2) : 1);
   double lo, hi;
   gg_interval(k, ops[0].lo, ops[0].hi, ops[1].lo, ops[1].hi, &lo, &hi);
+  if (k == KILN_NODE_BitShift) {
+    bool left = gg_chance(g, 0.5);
+    attrs[na++] = KILN_ATTR_S("direction", left ? "LEFT" : "RIGHT");
+    lo = 0, hi = left ? ops[0].hi * ldexp(1, (int)ops[1].hi) : ops[0].hi;
+  }
   return gg_try1(g, k, ops, 2, attrs, na, lo, hi);
 }
 
@@ -754,7 +854,8 @@ static bool gg_gen_variadic(gg *g) {
                                          KILN_NODE_Sum};
   kiln_node_kind k = kinds[gg_below(g, 4)];
   gg_val a;
-  if (!gg_base(g, &(gg_want){k == KILN_NODE_Mean ? GG_FLOATS : GG_NUMS, 0, KILN_MAX_RANK}, &a))
+  if (!gg_base(g, &(gg_want){k == KILN_NODE_Mean ? GG_FLOATS : GG_NUMS, 0, KILN_MAX_RANK, true},
+               &a))
     return false;
   const kiln_type *at = kiln_value_type(a.v);
   bool isint = gg_isint(at->elem);
@@ -782,7 +883,7 @@ static bool gg_gen_variadic(gg *g) {
 
 static bool gg_gen_where(gg *g) {
   gg_val a;
-  if (!gg_base(g, &(gg_want){GG_NUMS, 0, KILN_MAX_RANK}, &a))
+  if (!gg_base(g, &(gg_want){GG_NUMS, 0, KILN_MAX_RANK, false}, &a))
     return false;
   const kiln_type *at = kiln_value_type(a.v);
   bool isint = gg_isint(at->elem);
@@ -800,7 +901,7 @@ static bool gg_gen_where(gg *g) {
 
 static bool gg_gen_clip(gg *g) {
   gg_val a;
-  if (!gg_base(g, &(gg_want){GG_NUMS, 0, KILN_MAX_RANK}, &a))
+  if (!gg_base(g, &(gg_want){GG_NUMS, 0, KILN_MAX_RANK, false}, &a))
     return false;
   kiln_elem e = kiln_value_type(a.v)->elem;
   double mid = (a.lo + a.hi) / 2;
@@ -849,7 +950,7 @@ static bool gg_gen_reduce(gg *g) {
   bool floaty = k == KILN_NODE_ReduceL2 || k == KILN_NODE_ReduceLogSum ||
                 k == KILN_NODE_ReduceLogSumExp || k == KILN_NODE_ReduceMean;
   gg_val a;
-  if (!gg_base(g, &(gg_want){floaty ? GG_FLOATS : GG_NUMS, 1, KILN_MAX_RANK}, &a))
+  if (!gg_base(g, &(gg_want){floaty ? GG_FLOATS : GG_NUMS, 1, KILN_MAX_RANK, false}, &a))
     return false;
   if (k == KILN_NODE_ReduceLogSum && a.lo < 0.5 && !gg_clip(g, &a, 0.5, fmax(a.hi, 1)))
     return false;
@@ -900,8 +1001,8 @@ static bool gg_gen_axis_op(gg *g) {
   kiln_node_kind k = kinds[gg_below(g, 6)];
   bool args = k == KILN_NODE_ArgMax || k == KILN_NODE_ArgMin;
   gg_val a;
-  if (!gg_base(g, &(gg_want){args || k == KILN_NODE_CumSum ? GG_NUMS : GG_FLOATS, 1, KILN_MAX_RANK},
-               &a))
+  uint32_t elems = args ? GG_NUMS : k == KILN_NODE_CumSum ? GG_MATMUL : GG_FLOATS;
+  if (!gg_base(g, &(gg_want){elems, 1, KILN_MAX_RANK, false}, &a))
     return false;
   const kiln_type *t = kiln_value_type(a.v);
   int64_t axis = gg_axis(g, t->rank);
@@ -926,7 +1027,7 @@ static bool gg_gen_axis_op(gg *g) {
 
 static bool gg_gen_topk(gg *g) {
   gg_val a;
-  if (!gg_base(g, &(gg_want){GG_NUMS, 1, KILN_MAX_RANK}, &a))
+  if (!gg_base(g, &(gg_want){GG_NUMS, 1, KILN_MAX_RANK, false}, &a))
     return false;
   const kiln_type *t = kiln_value_type(a.v);
   int64_t axis = gg_axis(g, t->rank), d = t->dims[gg_norm_axis(axis, t->rank)];
@@ -945,7 +1046,7 @@ static bool gg_gen_topk(gg *g) {
 
 static bool gg_gen_matmul(gg *g) {
   gg_val a;
-  if (!gg_base(g, &(gg_want){GG_NUMS, 1, 4}, &a))
+  if (!gg_base(g, &(gg_want){GG_MATMUL, 1, 4, false}, &a))
     return false;
   const kiln_type *t = kiln_value_type(a.v);
   bool isint = gg_isint(t->elem);
@@ -970,7 +1071,7 @@ static bool gg_gen_matmul(gg *g) {
 
 static bool gg_gen_gemm(gg *g) {
   gg_val a;
-  if (!gg_base(g, &(gg_want){GG_FLOATS, 2, 2}, &a))
+  if (!gg_base(g, &(gg_want){GG_FLOATS, 2, 2, false}, &a))
     return false;
   const kiln_type *t = kiln_value_type(a.v);
   int64_t ta = gg_below(g, 2), tb = gg_below(g, 2);
@@ -1029,7 +1130,7 @@ static bool gg_spatial(gg *g, const kiln_type *t, bool dilate, int64_t *k, int64
 
 static bool gg_gen_conv(gg *g) {
   gg_val a;
-  if (!gg_base(g, &(gg_want){GG_FLOATS, 3, 4}, &a))
+  if (!gg_base(g, &(gg_want){GG_FLOATS, 3, 4, false}, &a))
     return false;
   const kiln_type *t = kiln_value_type(a.v);
   uint32_t ns = t->rank - 2;
@@ -1052,7 +1153,7 @@ static bool gg_gen_conv(gg *g) {
 
 static bool gg_gen_pool(gg *g) {
   gg_val a;
-  if (!gg_base(g, &(gg_want){GG_FLOATS, 3, 4}, &a))
+  if (!gg_base(g, &(gg_want){GG_FLOATS, 3, 4, false}, &a))
     return false;
   const kiln_type *t = kiln_value_type(a.v);
   uint32_t ns = t->rank - 2;
@@ -1065,17 +1166,23 @@ static bool gg_gen_pool(gg *g) {
   int64_t k[2], s[2], p[4], dl[2];
   if (!gg_spatial(g, t, false, k, s, p, dl))
     return false;
-  kiln_attr_desc at[4] = {KILN_ATTR_IS("kernel_shape", k, ns), KILN_ATTR_IS("strides", s, ns),
-                          KILN_ATTR_IS("pads", p, 2 * ns),
-                          KILN_ATTR_I("count_include_pad", (int64_t)gg_below(g, 2))};
+  /* ceil_mode: the last window may hang over the end (never starting in
+   * the right pad); for AveragePool only without count_include_pad, where
+   * ONNX and PyTorch agree on the divisor. */
+  int64_t cip = (int64_t)gg_below(g, 2), ceil_mode = (int64_t)gg_below(g, 2);
+  if (pick >= 2 && cip)
+    ceil_mode = 0;
+  kiln_attr_desc at[5] = {KILN_ATTR_IS("kernel_shape", k, ns), KILN_ATTR_IS("strides", s, ns),
+                          KILN_ATTR_IS("pads", p, 2 * ns), KILN_ATTR_I("ceil_mode", ceil_mode),
+                          KILN_ATTR_I("count_include_pad", cip)};
   if (pick < 2)
-    return gg_try1(g, KILN_NODE_MaxPool, &op, 1, at, 3, lo, hi);
-  return gg_try1(g, KILN_NODE_AveragePool, &op, 1, at, 4, lo, hi);
+    return gg_try1(g, KILN_NODE_MaxPool, &op, 1, at, 4, lo, hi);
+  return gg_try1(g, KILN_NODE_AveragePool, &op, 1, at, 5, lo, hi);
 }
 
 static bool gg_gen_shape_op(gg *g) {
   gg_val a;
-  if (!gg_base(g, &(gg_want){GG_NUMS | GG_BOOLS, 1, KILN_MAX_RANK}, &a))
+  if (!gg_base(g, &(gg_want){GG_NUMS | GG_BOOLS, 1, KILN_MAX_RANK, true}, &a))
     return false;
   const kiln_type *t = kiln_value_type(a.v);
   uint32_t r = t->rank;
@@ -1100,6 +1207,8 @@ static bool gg_gen_shape_op(gg *g) {
   case 1: { /* Reshape: factor the element count anew */
     k = KILN_NODE_Reshape;
     int64_t left = kiln_type_numel(t);
+    if (left == 0)
+      return false; /* -1 would be ambiguous */
     uint32_t nr = 0, want = 1 + gg_below(g, 4);
     while (nr + 1 < want) {
       int64_t divs[16], nd = 0;
@@ -1163,7 +1272,7 @@ static bool gg_gen_shape_op(gg *g) {
 
 static bool gg_gen_slice_pad(gg *g) {
   gg_val a;
-  if (!gg_base(g, &(gg_want){GG_NUMS, 1, KILN_MAX_RANK}, &a))
+  if (!gg_base(g, &(gg_want){GG_NUMS, 1, KILN_MAX_RANK, false}, &a))
     return false;
   const kiln_type *t = kiln_value_type(a.v);
   uint32_t r = t->rank;
@@ -1204,7 +1313,9 @@ static bool gg_gen_slice_pad(gg *g) {
     pads[i] = gg_irange(g, 0, lim), pads[r + i] = gg_irange(g, 0, lim);
   }
   bool isint = gg_isint(t->elem);
-  double value = isint ? (double)gg_irange(g, -2, 2) : gg_param(g, -1, 1);
+  double value = kiln_elem_is_unsigned_int(t->elem) ? (double)gg_irange(g, 0, 2)
+                 : isint                            ? (double)gg_irange(g, -2, 2)
+                                                    : gg_param(g, -1, 1);
   kiln_attr_desc at[3] = {KILN_ATTR_IS("pads", pads, 2 * r), KILN_ATTR_S("mode", mode),
                           KILN_ATTR_F("value", value)};
   uint32_t na = strcmp(mode, "constant") == 0 ? 3 : 2;
@@ -1216,7 +1327,7 @@ static bool gg_gen_slice_pad(gg *g) {
 
 static bool gg_gen_concat_split(gg *g) {
   gg_val a;
-  if (!gg_base(g, &(gg_want){GG_NUMS | GG_BOOLS, 1, KILN_MAX_RANK}, &a))
+  if (!gg_base(g, &(gg_want){GG_NUMS | GG_BOOLS, 1, KILN_MAX_RANK, true}, &a))
     return false;
   const kiln_type *t = kiln_value_type(a.v);
   int64_t axis = gg_axis(g, t->rank), ax = gg_norm_axis(axis, t->rank);
@@ -1277,7 +1388,7 @@ static bool gg_gen_concat_split(gg *g) {
 
 static bool gg_gen_gather(gg *g) {
   gg_val a;
-  if (!gg_base(g, &(gg_want){GG_NUMS | GG_BOOLS, 1, KILN_MAX_RANK}, &a))
+  if (!gg_base(g, &(gg_want){GG_NUMS | GG_BOOLS, 1, KILN_MAX_RANK, false}, &a))
     return false;
   const kiln_type *t = kiln_value_type(a.v);
   int64_t axis = gg_axis(g, t->rank), d = t->dims[gg_norm_axis(axis, t->rank)];
@@ -1292,7 +1403,7 @@ static bool gg_gen_gather(gg *g) {
 static bool gg_gen_norm(gg *g) {
   gg_val a;
   bool layer = gg_chance(g, 0.5);
-  if (!gg_base(g, &(gg_want){GG_FLOATS, layer ? 1 : 2, KILN_MAX_RANK}, &a))
+  if (!gg_base(g, &(gg_want){GG_FLOATS, layer ? 1 : 2, KILN_MAX_RANK, false}, &a))
     return false;
   const kiln_type *t = kiln_value_type(a.v);
   double eps = gg_chance(g, 0.5) ? 1e-5 : 0.0625;
@@ -1318,6 +1429,280 @@ static bool gg_gen_norm(gg *g) {
   return gg_try1(g, KILN_NODE_BatchNormalization, ops, 5, at, 1, -hi, hi);
 }
 
+/* GatherElements and GatherND, with every index inside the data's dims
+ * (negative ones too). */
+static bool gg_gen_gather2(gg *g) {
+  gg_val a;
+  if (!gg_base(g, &(gg_want){GG_NUMS | GG_BOOLS, 1, 4, false}, &a))
+    return false;
+  const kiln_type *t = kiln_value_type(a.v);
+  uint32_t r = t->rank;
+  if (kiln_type_numel(t) == 0)
+    return false;
+  static double vals[GG_MAX_NUMEL];
+  kiln_elem ie = gg_chance(g, 0.7) ? KILN_I64 : KILN_I32;
+  int64_t d[KILN_MAX_RANK] = {0};
+  if (gg_chance(g, 0.5)) {
+    int64_t axis = gg_axis(g, r), ax = gg_norm_axis(axis, r), D = t->dims[ax];
+    for (uint32_t i = 0; i < r; i++)
+      d[i] = (int64_t)i == ax ? gg_dim(g) : 1 + (int64_t)gg_below(g, (uint32_t)t->dims[i]);
+    kiln_type it = gg_mk(ie, r, d);
+    int64_t n = kiln_type_numel(&it);
+    if (n > GG_MAX_NUMEL)
+      return false;
+    for (int64_t j = 0; j < n; j++)
+      vals[j] = (double)gg_irange(g, -D, D - 1);
+    gg_opnd ops[2] = {gg_use(&a), gg_fresh(ie, r, d, (double)-D, (double)D - 1)};
+    ops[1].vals = vals;
+    kiln_attr_desc at[1] = {KILN_ATTR_I("axis", axis)};
+    return gg_try1(g, KILN_NODE_GatherElements, ops, 2, at, 1, a.lo, a.hi);
+  }
+  uint32_t q = 1 + gg_below(g, r), ir = 1 + gg_below(g, 2);
+  for (uint32_t i = 0; i + 1 < ir; i++)
+    d[i] = gg_dim(g);
+  d[ir - 1] = q;
+  kiln_type it = gg_mk(ie, ir, d);
+  int64_t n = kiln_type_numel(&it), dmax = 1;
+  for (int64_t j = 0; j < n; j++) {
+    int64_t D = t->dims[j % q];
+    dmax = D > dmax ? D : dmax;
+    vals[j] = (double)gg_irange(g, -D, D - 1);
+  }
+  gg_opnd ops[2] = {gg_use(&a), gg_fresh(ie, ir, d, (double)-dmax, (double)dmax - 1)};
+  ops[1].vals = vals;
+  return gg_try1(g, KILN_NODE_GatherND, ops, 2, NULL, 0, a.lo, a.hi);
+}
+
+/* ScatterElements and ScatterND. Indices never repeat, so that the
+ * result does not depend on the order in which updates land. */
+static bool gg_gen_scatter(gg *g) {
+  gg_val a;
+  if (!gg_base(g, &(gg_want){GG_NUMS, 1, 4, false}, &a))
+    return false;
+  const kiln_type *t = kiln_value_type(a.v);
+  uint32_t r = t->rank;
+  kiln_elem e = t->elem;
+  if (kiln_type_numel(t) == 0)
+    return false;
+  static const char *const reds[] = {"none", "add", "mul", "max", "min"};
+  uint32_t red = gg_below(g, 5);
+  bool isint = gg_isint(e);
+  static double vals[GG_MAX_NUMEL];
+  static int64_t perm[GG_MAX_NUMEL];
+  int64_t d[KILN_MAX_RANK] = {0};
+  uint32_t ur;
+  int64_t ud[KILN_MAX_RANK] = {0};
+  gg_opnd ops[3];
+  kiln_attr_desc at[2];
+  uint32_t na = 0;
+  kiln_node_kind kind;
+  if (gg_chance(g, 0.5)) {
+    kind = KILN_NODE_ScatterElements;
+    int64_t axis = gg_axis(g, r), ax = gg_norm_axis(axis, r), D = t->dims[ax];
+    for (uint32_t i = 0; i < r; i++)
+      d[i] = (int64_t)i == ax ? 1 + (int64_t)gg_below(g, (uint32_t)D)
+                              : 1 + (int64_t)gg_below(g, (uint32_t)t->dims[i]);
+    int64_t outer = 1, inner = 1, k = d[ax];
+    for (uint32_t i = 0; i < r; i++)
+      outer *= (int64_t)i < ax ? d[i] : 1, inner *= (int64_t)i > ax ? d[i] : 1;
+    if (D > GG_MAX_NUMEL || outer * k * inner > GG_MAX_NUMEL)
+      return false;
+    for (int64_t o = 0; o < outer; o++)
+      for (int64_t in = 0; in < inner; in++) {
+        for (int64_t c = 0; c < D; c++)
+          perm[c] = c;
+        for (int64_t c = 0; c < k; c++) {
+          int64_t j = gg_irange(g, c, D - 1), x = perm[c];
+          perm[c] = perm[j], perm[j] = x;
+          vals[(o * k + c) * inner + in] = (double)(gg_chance(g, 0.3) ? perm[c] - D : perm[c]);
+        }
+      }
+    ops[1] = gg_fresh(KILN_I64, r, d, (double)-D, (double)D - 1);
+    ur = r;
+    memcpy(ud, d, sizeof ud);
+    at[na++] = KILN_ATTR_I("axis", axis);
+  } else {
+    kind = KILN_NODE_ScatterND;
+    uint32_t q = 1 + gg_below(g, r);
+    int64_t P = 1;
+    for (uint32_t i = 0; i < q; i++)
+      P *= t->dims[i];
+    if (P > GG_MAX_NUMEL)
+      return false;
+    int64_t m = 1 + (int64_t)gg_below(g, (uint32_t)(P < 4 ? P : 4));
+    for (int64_t c = 0; c < P; c++)
+      perm[c] = c;
+    for (int64_t c = 0; c < m; c++) {
+      int64_t j = gg_irange(g, c, P - 1), x = perm[c];
+      perm[c] = perm[j], perm[j] = x;
+      int64_t f = perm[c];
+      for (int64_t col = (int64_t)q - 1; col >= 0; col--) {
+        vals[c * q + col] = (double)(f % t->dims[col]);
+        f /= t->dims[col];
+      }
+    }
+    d[0] = m, d[1] = q;
+    ops[1] = gg_fresh(KILN_I64, 2, d, 0, (double)GG_MAX_NUMEL);
+    ur = 1 + r - q;
+    ud[0] = m;
+    for (uint32_t i = q; i < r; i++)
+      ud[1 + i - q] = t->dims[i];
+  }
+  ops[1].vals = vals;
+  ops[0] = gg_use(&a);
+  ops[2] = gg_fresh(e, ur, ud, isint ? -3 : -1, isint ? 3 : 1);
+  if (red)
+    at[na++] = KILN_ATTR_S("reduction", reds[red]);
+  double lo, hi, ul = ops[2].lo, uh = ops[2].hi;
+  switch (red) {
+  case 1:
+    lo = fmin(a.lo, a.lo + ul), hi = fmax(a.hi, a.hi + uh);
+    break;
+  case 2:
+    gg_interval(KILN_NODE_Mul, a.lo, a.hi, ul, uh, &lo, &hi);
+    lo = fmin(lo, a.lo), hi = fmax(hi, a.hi);
+    break;
+  default:
+    lo = fmin(a.lo, ul), hi = fmax(a.hi, uh);
+    break;
+  }
+  return gg_try1(g, kind, ops, 3, at, na, lo, hi);
+}
+
+/* RNN, GRU and LSTM with their default activations: small weights, any
+ * direction; the hidden states stay in [-1, 1], an LSTM cell in
+ * [-seq, seq]. */
+static bool gg_gen_rnn(gg *g) {
+  gg_val a;
+  if (!gg_base(g, &(gg_want){GG_BIT(KILN_F32) | GG_BIT(KILN_F64) | GG_BIT(KILN_F16), 3, 3, false},
+               &a))
+    return false;
+  const kiln_type *t = kiln_value_type(a.v);
+  if (kiln_type_numel(t) == 0)
+    return false;
+  static const kiln_node_kind kinds[] = {KILN_NODE_RNN, KILN_NODE_GRU, KILN_NODE_LSTM};
+  static const int64_t gates[] = {1, 3, 4};
+  static const char *const dirs[] = {"forward", "reverse", "bidirectional"};
+  uint32_t which = gg_below(g, 3), dir = gg_below(g, 3);
+  int64_t nd = dir == 2 ? 2 : 1, H = 1 + (int64_t)gg_below(g, 4), G = gates[which];
+  int64_t wd[3] = {nd, G * H, t->dims[2]}, rd[3] = {nd, G * H, H}, bd[2] = {nd, 2 * G * H};
+  gg_opnd ops[4] = {gg_use(&a), gg_fresh(t->elem, 3, wd, -0.5, 0.5),
+                    gg_fresh(t->elem, 3, rd, -0.5, 0.5), gg_fresh(t->elem, 2, bd, -0.5, 0.5)};
+  uint32_t n = gg_chance(g, 0.3) ? 3 : 4;
+  kiln_attr_desc at[3] = {KILN_ATTR_S("direction", dirs[dir]), KILN_ATTR_I("hidden_size", H)};
+  uint32_t na = 2;
+  if (kinds[which] == KILN_NODE_GRU)
+    at[na++] = KILN_ATTR_I("linear_before_reset", (int64_t)gg_below(g, 2));
+  uint32_t nres = which == 2 ? 3 : 2;
+  kiln_type rt[4];
+  uint32_t nr;
+  if (!gg_infer(g, kinds[which], ops, n, at, na, nres, rt, &nr))
+    return false;
+  double seq = (double)t->dims[0];
+  double lo[3] = {-1, -1, -seq}, hi[3] = {1, 1, seq};
+  return gg_emit(g, kinds[which], ops, n, at, na, nres, lo, hi);
+}
+
+/* QuantizeLinear to u8 or i8, often followed by the DequantizeLinear that
+ * undoes it. Scales are odd multiples of 1/64, so that the float grid of
+ * the inputs rarely meets a rounding tie. */
+static bool gg_gen_quant(gg *g) {
+  gg_val a;
+  if (!gg_base(g, &(gg_want){GG_BIT(KILN_F32) | GG_BIT(KILN_F16), 0, KILN_MAX_RANK, false}, &a))
+    return false;
+  kiln_elem e = kiln_value_type(a.v)->elem;
+  double scale = (double)(1 + 2 * gg_below(g, 4)) / 64.0 * (gg_chance(g, 0.5) ? 1 : 4);
+  bool u8 = gg_chance(g, 0.5);
+  kiln_elem qe = u8 ? KILN_U8 : KILN_I8;
+  double zp = u8 ? (double)gg_irange(g, 0, 255) : (double)gg_irange(g, -128, 127);
+  double qmin = u8 ? 0 : -128, qmax = u8 ? 255 : 127;
+  gg_opnd ops[3] = {gg_use(&a), gg_fresh(e, 0, NULL, scale, scale), gg_fresh(qe, 0, NULL, zp, zp)};
+  ops[1].vals = &scale;
+  ops[2].vals = &zp;
+  double lo = fmin(fmax(floor(a.lo / scale) + zp, qmin), qmax);
+  double hi = fmin(fmax(ceil(a.hi / scale) + zp, qmin), qmax);
+  if (!gg_try1(g, KILN_NODE_QuantizeLinear, ops, 3, NULL, 0, lo, hi))
+    return false;
+  if (gg_chance(g, 0.4))
+    return true;
+  gg_val q = g->pool[g->npool - 1];
+  gg_opnd dops[3] = {gg_use(&q), gg_fresh(e, 0, NULL, scale, scale), gg_fresh(qe, 0, NULL, zp, zp)};
+  dops[1].vals = &scale;
+  dops[2].vals = &zp;
+  return gg_try1(g, KILN_NODE_DequantizeLinear, dops, 3, NULL, 0, (q.lo - zp) * scale - 1e-3,
+                 (q.hi - zp) * scale + 1e-3);
+}
+
+/* Resize of the spatial dims: nearest (asymmetric, floor: exact for the
+ * integer and 1/2 scales drawn) or linear (a convex combination, so the
+ * range holds). */
+static bool gg_gen_resize(gg *g) {
+  gg_val a;
+  if (!gg_base(g, &(gg_want){GG_FLOATS, 3, 4, false}, &a))
+    return false;
+  const kiln_type *t = kiln_value_type(a.v);
+  if (kiln_type_numel(t) == 0)
+    return false;
+  static const double sc[] = {0.5, 1, 2, 3, 1.5};
+  static const char *const ctms[] = {"half_pixel", "align_corners", "asymmetric",
+                                     "pytorch_half_pixel"};
+  bool linear = gg_chance(g, 0.5);
+  double scales[KILN_MAX_RANK];
+  for (uint32_t i = 0; i < t->rank; i++)
+    scales[i] = i < 2 ? 1 : sc[gg_below(g, linear ? 5 : 4)];
+  kiln_attr_desc at[4] = {KILN_ATTR_FS("scales", scales, t->rank)};
+  uint32_t na = 1;
+  if (linear) {
+    at[na++] = KILN_ATTR_S("mode", "linear");
+    at[na++] = KILN_ATTR_S("coordinate_transformation_mode", ctms[gg_below(g, 4)]);
+  } else {
+    at[na++] = KILN_ATTR_S("mode", "nearest");
+    at[na++] = KILN_ATTR_S("coordinate_transformation_mode", "asymmetric");
+    at[na++] = KILN_ATTR_S("nearest_mode", "floor");
+  }
+  gg_opnd op = gg_use(&a);
+  double m = linear ? 1e-3 * (a.hi - a.lo) + 1e-3 : 0;
+  return gg_try1(g, KILN_NODE_Resize, &op, 1, at, na, a.lo - m, a.hi + m);
+}
+
+/* Einsum on a few equation shapes: transposes, sums, dot, outer and
+ * (batched) matrix products. */
+static bool gg_gen_einsum(gg *g) {
+  gg_val a;
+  if (!gg_base(g, &(gg_want){GG_FLOATS | GG_BIT(KILN_I32) | GG_BIT(KILN_I64), 1, 3, false}, &a))
+    return false;
+  const kiln_type *t = kiln_value_type(a.v);
+  kiln_elem e = t->elem;
+  double b = gg_absmax(a.lo, a.hi), bb = gg_isint(e) ? 2 : 1;
+  const char *eq = NULL;
+  int64_t d[3] = {0};
+  uint32_t r2 = 0;
+  double hi = b;
+  uint32_t pick = gg_below(g, 3);
+  if (t->rank == 1) {
+    eq = pick == 0 ? "i->" : pick == 1 ? "i,i->" : "i,j->ij";
+    d[0] = pick == 1 ? t->dims[0] : gg_dim(g);
+    r2 = pick == 0 ? 0 : 1;
+    hi = pick == 2 ? b * bb : (double)t->dims[0] * b * (pick ? bb : 1);
+  } else if (t->rank == 2) {
+    eq = pick == 0 ? "ij->ji" : pick == 1 ? "ij->i" : "ij,jk->ik";
+    d[0] = t->dims[1], d[1] = gg_dim(g);
+    r2 = pick == 2 ? 2 : 0;
+    hi = pick == 0 ? b : (double)t->dims[1] * b * (pick == 2 ? bb : 1);
+  } else {
+    eq = pick == 0 ? "bij->bji" : pick == 1 ? "bij->b" : "bij,bjk->bik";
+    d[0] = t->dims[0], d[1] = t->dims[2], d[2] = gg_dim(g);
+    r2 = pick == 2 ? 3 : 0;
+    hi = pick == 0 ? b
+                   : (double)(pick == 1 ? t->dims[1] * t->dims[2] : t->dims[2]) * b *
+                         (pick == 2 ? bb : 1);
+  }
+  gg_opnd ops[2] = {gg_use(&a), gg_fresh(e, r2, d, -bb, bb)};
+  kiln_attr_desc at[1] = {KILN_ATTR_S("equation", eq)};
+  uint32_t n = strchr(eq, ',') ? 2 : 1;
+  return gg_try1(g, KILN_NODE_Einsum, ops, n, at, 1, -hi - 1e-3, hi + 1e-3);
+}
+
 typedef struct gg_gen_row {
   bool (*fn)(gg *g);
   uint32_t weight;
@@ -1328,7 +1713,8 @@ static const gg_gen_row gg_gens[] = {
     {gg_gen_clip, 3},   {gg_gen_cast, 3},     {gg_gen_reduce, 5},    {gg_gen_axis_op, 5},
     {gg_gen_topk, 2},   {gg_gen_matmul, 4},   {gg_gen_gemm, 3},      {gg_gen_conv, 4},
     {gg_gen_pool, 3},   {gg_gen_shape_op, 8}, {gg_gen_slice_pad, 5}, {gg_gen_concat_split, 4},
-    {gg_gen_gather, 3}, {gg_gen_norm, 3},
+    {gg_gen_gather, 3}, {gg_gen_norm, 3},     {gg_gen_gather2, 3},   {gg_gen_scatter, 3},
+    {gg_gen_rnn, 2},    {gg_gen_quant, 2},    {gg_gen_resize, 2},    {gg_gen_einsum, 2},
 };
 
 static bool gg_draw(gg *g) {
@@ -1352,9 +1738,9 @@ static kiln_status gg_build(gg *g, uint64_t seed, uint32_t index) {
   /* The first input is mostly a 4-D float tensor, so that Conv and the
    * pools get their chance. */
   gg_val v;
-  gg_want w0 = {GG_FLOATS, gg_chance(g, 0.5) ? 4u : 1u, 4};
+  gg_want w0 = {GG_FLOATS, gg_chance(g, 0.5) ? 4u : 1u, 4, false};
   if (gg_chance(g, 0.15))
-    w0 = (gg_want){GG_NUMS | GG_BOOLS, 0, 4};
+    w0 = (gg_want){GG_NUMS | GG_BOOLS, 0, 4, false};
   if (!gg_new_input(g, &w0, &v))
     return g->err ? g->err : kiln_status_make(KILN_INTERNAL, "graphgen: no first input");
   uint32_t target = 2 + gg_below(g, 19);

@@ -20,7 +20,8 @@ static const tool_command tool_commands[] = {
     {"opt", kiln_cmd_opt, "run a pass pipeline on a model and print the result"},
 #endif
 #ifdef KILN_HAVE_CONFORMANCE
-    {"conformance", kiln_cmd_conformance, "run the ONNX conformance cases on a backend"},
+    {"conformance", kiln_cmd_conformance,
+     "run ONNX conformance cases, or generated graphs (--generate), on backends"},
 #endif
 };
 

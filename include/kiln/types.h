@@ -86,6 +86,11 @@ uint16_t kiln_f32_to_f16(float f);
 float kiln_bf16_to_f32(uint16_t h);
 uint16_t kiln_f32_to_bf16(float f);
 
+/* Element i of an array of element type e, as a double (integers
+ * converted, bool 0/1, f16/bf16 widened). For comparing and printing
+ * tensors of any type; not for exact 64-bit integer work. */
+double kiln_elem_load_f64(kiln_elem e, const void *data, int64_t i);
+
 /* The allocator kiln uses for a module's memory. `free` receives the size
  * that was asked for. alloc returns NULL on failure (kiln then reports
  * KILN_OUT_OF_MEMORY). The struct must outlive every object made with it. */

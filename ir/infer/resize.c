@@ -61,13 +61,9 @@ static kiln_status scaled(const char *kind, int64_t in, double scale, int64_t *o
 
 static kiln_status resize_enums(const kiln_attrs *attrs, const char **ctm, const char **policy) {
   static const char *const modes[] = {"nearest", "linear", "cubic", NULL};
-  static const char *const ctms[] = {"half_pixel",
-                                     "half_pixel_symmetric",
-                                     "pytorch_half_pixel",
-                                     "align_corners",
-                                     "asymmetric",
-                                     "tf_crop_and_resize",
-                                     NULL};
+  static const char *const ctms[] = {
+      "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",   "align_corners",
+      "asymmetric", "tf_crop_and_resize",   "tf_half_pixel_for_nn", NULL};
   static const char *const nearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil",
                                         NULL};
   static const char *const policies[] = {"stretch", "not_larger", "not_smaller", NULL};

@@ -154,6 +154,7 @@ kiln_status onnx_imp_resize(onnx_loader *L, const Onnx__NodeProto *n, const onnx
 kiln_status onnx_imp_upsample(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_constant_of_shape(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_range(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
+kiln_status onnx_imp_window(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_onehot(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_int_input(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_cast(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);

@@ -260,3 +260,18 @@ kiln_status onnx_imp_onehot(onnx_loader *L, const Onnx__NodeProto *n, const onnx
   onnx_attrs_free(&al);
   return s;
 }
+
+/* HannWindow, HammingWindow, BlackmanWindow: the size input (known at
+ * compile time) becomes the `size` attribute. */
+kiln_status onnx_imp_window(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op) {
+  double size;
+  KILN_TRY(scalar_input(L, n, 0, "size", &size, NULL));
+  onnx_attr_list al = {0};
+  kiln_status s = onnx_attrs_from_node(L, n, NULL, &al);
+  if (!s)
+    s = onnx_attrs_set_int(&al, "size", (int64_t)size);
+  if (!s)
+    s = onnx_emit(L, n, op->kind, NULL, 0, &al, 0);
+  onnx_attrs_free(&al);
+  return s;
+}

@@ -21,7 +21,8 @@ typedef struct ew_gen {
   LLVMContextRef ctx;
   LLVMModuleRef mod;
   LLVMBuilderRef b;
-  LLVMTypeRef ty; /* element type */
+  LLVMTypeRef ty;     /* element type of the inputs */
+  LLVMTypeRef out_ty; /* of the result (i8 for bool) */
   kiln_elem elem;
 } ew_gen;
 
@@ -65,9 +66,38 @@ static bool ew_op_ok(kiln_elem el, int32_t kind) {
   case KILN_NODE_Gelu:
   case KILN_NODE_Pow:
     return ew_is_float(el);
+  case KILN_NODE_Equal:
+  case KILN_NODE_Greater:
+  case KILN_NODE_GreaterOrEqual:
+  case KILN_NODE_Less:
+  case KILN_NODE_LessOrEqual:
+    return ew_is_float(el) || ew_is_int(el) || el == KILN_BOOL;
+  case KILN_NODE_IsNaN:
+    return ew_is_float(el);
+  case KILN_NODE_And:
+  case KILN_NODE_Or:
+  case KILN_NODE_Xor:
+  case KILN_NODE_Not:
+    return el == KILN_BOOL;
   default:
     return false;
   }
+}
+
+/* Operands of an op in a body: fused vocabulary, plus the comparisons and
+ * logical kinds the plain-kind path uses. */
+static uint32_t ew_arity(kiln_node_kind k) {
+  uint32_t a = kiln_fused_arity(k);
+  if (a)
+    return a;
+  const kiln_node_kind_info *info = kiln_node_kind_get_info(k);
+  return info && (info->flags & KILN_NK_BINARY) ? 2 : 1;
+}
+
+/* Does the body's last op make a bool from non-bool operands? */
+static bool ew_makes_bool(kiln_node_kind k) {
+  return k == KILN_NODE_Equal || k == KILN_NODE_Greater || k == KILN_NODE_GreaterOrEqual ||
+         k == KILN_NODE_Less || k == KILN_NODE_LessOrEqual || k == KILN_NODE_IsNaN;
 }
 
 bool kcpu_ew_supported(kiln_elem elem, const kiln_fused_op *ops, uint32_t n_ops) {
@@ -111,6 +141,11 @@ static LLVMValueRef ew_fconst(ew_gen *g, double v) { return LLVMConstReal(g->ty,
 
 static LLVMValueRef ew_unary(ew_gen *g, kiln_node_kind k, LLVMValueRef x) {
   LLVMBuilderRef b = g->b;
+  LLVMTypeRef i8 = LLVMInt8TypeInContext(g->ctx);
+  if (k == KILN_NODE_Not)
+    return LLVMBuildXor(b, x, LLVMConstInt(i8, 1, 0), "");
+  if (k == KILN_NODE_IsNaN)
+    return LLVMBuildZExt(b, LLVMBuildFCmp(b, LLVMRealUNO, x, x, ""), i8, "");
   if (ew_is_int(g->elem)) {
     LLVMValueRef zero = LLVMConstNull(g->ty);
     switch (k) {
@@ -197,9 +232,39 @@ static bool ew_const_is(LLVMValueRef v, double want) {
   return LLVMConstRealGetDouble(v, &lost) == want;
 }
 
+static LLVMValueRef ew_compare(ew_gen *g, kiln_node_kind k, LLVMValueRef a, LLVMValueRef c) {
+  LLVMBuilderRef b = g->b;
+  LLVMValueRef r;
+  if (ew_is_float(g->elem)) {
+    LLVMRealPredicate p = k == KILN_NODE_Equal     ? LLVMRealOEQ
+                          : k == KILN_NODE_Greater ? LLVMRealOGT
+                          : k == KILN_NODE_GreaterOrEqual ? LLVMRealOGE
+                          : k == KILN_NODE_Less           ? LLVMRealOLT
+                                                          : LLVMRealOLE;
+    r = LLVMBuildFCmp(b, p, a, c, "");
+  } else {
+    bool sg = ew_signed(g->elem);
+    LLVMIntPredicate p = k == KILN_NODE_Equal            ? LLVMIntEQ
+                         : k == KILN_NODE_Greater        ? (sg ? LLVMIntSGT : LLVMIntUGT)
+                         : k == KILN_NODE_GreaterOrEqual ? (sg ? LLVMIntSGE : LLVMIntUGE)
+                         : k == KILN_NODE_Less           ? (sg ? LLVMIntSLT : LLVMIntULT)
+                                                         : (sg ? LLVMIntSLE : LLVMIntULE);
+    r = LLVMBuildICmp(b, p, a, c, "");
+  }
+  return LLVMBuildZExt(b, r, LLVMInt8TypeInContext(g->ctx), "");
+}
+
 static LLVMValueRef ew_binary(ew_gen *g, kiln_node_kind k, LLVMValueRef a, LLVMValueRef c) {
   LLVMBuilderRef b = g->b;
   LLVMValueRef args[2] = {a, c};
+  if (ew_makes_bool(k))
+    return ew_compare(g, k, a, c);
+  if (k == KILN_NODE_And)
+    return LLVMBuildAnd(b, a, c, "");
+  if (k == KILN_NODE_Or)
+    return LLVMBuildOr(b, a, c, "");
+  if (k == KILN_NODE_Xor)
+    return LLVMBuildXor(b, a, c, "");
   if (ew_is_int(g->elem)) {
     bool sg = ew_signed(g->elem);
     switch (k) {
@@ -363,7 +428,7 @@ static LLVMValueRef ew_worker(ew_gen *g, const ew_space *sp, uint32_t n_in,
     /* an input constant along the inner dim is loaded once per row */
     hoisted[j] = sp->s[j][m - 1] ? NULL : LLVMBuildLoad2(b, g->ty, base[j], "");
   }
-  LLVMValueRef obase = ew_gep(g, ptrs[0], i);
+  LLVMValueRef obase = LLVMBuildInBoundsGEP2(b, g->out_ty, ptrs[0], &i, 1, "");
   LLVMBuildBr(b, colh);
 
   LLVMPositionBuilderAtEnd(b, colh);
@@ -381,15 +446,14 @@ static LLVMValueRef ew_worker(ew_gen *g, const ew_space *sp, uint32_t n_in,
     } else if (op->kind == KILN_FUSED_CONST) {
       stack[top++] = ew_is_int(g->elem) ? LLVMConstInt(g->ty, (unsigned long long)(int64_t)op->value, 1)
                                         : ew_fconst(g, op->value);
-    } else if (kiln_fused_arity((kiln_node_kind)op->kind) == 2 ||
-               (kiln_node_kind)op->kind == KILN_NODE_Pow) {
+    } else if (ew_arity((kiln_node_kind)op->kind) == 2) {
       top--;
       stack[top - 1] = ew_binary(g, (kiln_node_kind)op->kind, stack[top - 1], stack[top]);
     } else {
       stack[top - 1] = ew_unary(g, (kiln_node_kind)op->kind, stack[top - 1]);
     }
   }
-  LLVMBuildStore(b, stack[0], ew_gep(g, obase, t));
+  LLVMBuildStore(b, stack[0], LLVMBuildInBoundsGEP2(b, g->out_ty, obase, &t, 1, ""));
   LLVMValueRef t1 = LLVMBuildAdd(b, t, ew_i64(g, 1), "");
   LLVMBuildBr(b, colh);
   LLVMValueRef tv[2] = {ew_i64(g, 0), t1};
@@ -426,15 +490,18 @@ kiln_status kcpu_emit_elementwise(kcpu_emit *e, const kiln_instr *in, const kiln
                               "cpu: elementwise instruction %u has an absent input %u",
                               kiln_instr_index(in), j);
     its[j] = kiln_buffer_type(x);
-    if (its[j]->elem != ot->elem)
+    if (its[j]->elem != its[0]->elem)
       return kiln_status_make(KILN_UNIMPLEMENTED,
                               "cpu: elementwise instruction %u mixes %s and %s",
                               kiln_instr_index(in), kiln_elem_name(its[j]->elem),
                               kiln_elem_name(ot->elem));
   }
-  if (!kcpu_ew_supported(ot->elem, ops, n_ops))
-    return kiln_status_make(KILN_UNIMPLEMENTED, "cpu: elementwise instruction %u on %s",
-                            kiln_instr_index(in), kiln_elem_name(ot->elem));
+  kiln_elem el = its[0]->elem;
+  bool to_bool = n_ops > 0 && ops[n_ops - 1].kind >= 0 &&
+                 ew_makes_bool((kiln_node_kind)ops[n_ops - 1].kind);
+  if (!kcpu_ew_supported(el, ops, n_ops) || (to_bool ? ot->elem != KILN_BOOL : ot->elem != el))
+    return kiln_status_make(KILN_UNIMPLEMENTED, "cpu: elementwise instruction %u from %s to %s",
+                            kiln_instr_index(in), kiln_elem_name(el), kiln_elem_name(ot->elem));
   int64_t total = kiln_type_numel(ot);
   if (total == 0)
     return NULL;
@@ -443,14 +510,15 @@ kiln_status kcpu_emit_elementwise(kcpu_emit *e, const kiln_instr *in, const kiln
 
   LLVMContextRef C = kcpu_context(e);
   LLVMTypeRef ty;
-  switch (ot->elem) {
+  switch (el) {
   case KILN_F32: ty = LLVMFloatTypeInContext(C); break;
   case KILN_F64: ty = LLVMDoubleTypeInContext(C); break;
-  default: ty = LLVMIntTypeInContext(C, (unsigned)(8 * kiln_elem_size(ot->elem))); break;
+  default: ty = LLVMIntTypeInContext(C, (unsigned)(8 * kiln_elem_size(el))); break;
   }
   LLVMBuilderRef eb = kcpu_builder(e);
   LLVMBasicBlockRef at = LLVMGetInsertBlock(eb);
-  ew_gen g = {.e = e, .ctx = C, .mod = kcpu_module(e), .ty = ty, .elem = ot->elem};
+  ew_gen g = {.e = e, .ctx = C, .mod = kcpu_module(e), .ty = ty, .elem = el};
+  g.out_ty = to_bool ? LLVMInt8TypeInContext(C) : ty;
   g.b = LLVMCreateBuilderInContext(C);
   LLVMValueRef worker = ew_worker(&g, &sp, n_in, ops, n_ops, kcpu_next_id(e));
   LLVMDisposeBuilder(g.b);

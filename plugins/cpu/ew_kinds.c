@@ -12,7 +12,7 @@ static bool ew_body_for(kiln_node_kind k, uint32_t n, kiln_fused_op *ops, uint32
   if (n == 0 || n > 16)
     return false;
   const kiln_node_kind_info *info = kiln_node_kind_get_info(k);
-  if (info->flags & KILN_NK_UNARY) {
+  if ((info->flags & KILN_NK_UNARY) || k == KILN_NODE_Not || k == KILN_NODE_IsNaN) {
     if (n != 1)
       return false;
     ops[o++] = (kiln_fused_op){.kind = KILN_FUSED_INPUT, .input = 0};
@@ -42,12 +42,17 @@ static bool ew_node_ok(const kiln_node *n, kiln_node_kind k) {
   if (kiln_node_result_count(n) != 1)
     return false;
   const kiln_type *rt = kiln_value_type(kiln_node_result(n, 0));
-  if (rt->quantized)
-    return false;
   uint32_t ni = kiln_node_input_count(n);
+  if (rt->quantized || ni == 0 || !kiln_node_input(n, 0))
+    return false;
+  kiln_elem el = kiln_value_type(kiln_node_input(n, 0))->elem;
+  bool to_bool = k == KILN_NODE_Equal || k == KILN_NODE_Greater || k == KILN_NODE_GreaterOrEqual ||
+                 k == KILN_NODE_Less || k == KILN_NODE_LessOrEqual || k == KILN_NODE_IsNaN;
+  if (to_bool ? rt->elem != KILN_BOOL : rt->elem != el)
+    return false;
   for (uint32_t i = 0; i < ni; i++) {
     const kiln_value *v = kiln_node_input(n, i);
-    if (!v || kiln_value_type(v)->elem != rt->elem || kiln_value_type(v)->quantized)
+    if (!v || kiln_value_type(v)->elem != el || kiln_value_type(v)->quantized)
       return false;
   }
   if (k == KILN_NODE_Gelu && strcmp(kiln_attrs_string_or(kiln_node_attrs(n), "approximate", "none"),
@@ -63,9 +68,9 @@ static bool ew_node_ok(const kiln_node *n, kiln_node_kind k) {
       kiln_status_free(s);
       return false;
     }
-    return ni <= 16 && kcpu_ew_supported(rt->elem, big, n_ops);
+    return ni <= 16 && kcpu_ew_supported(el, big, n_ops);
   }
-  return ew_body_for(k, ni, ops, &n_ops) && kcpu_ew_supported(rt->elem, ops, n_ops);
+  return ew_body_for(k, ni, ops, &n_ops) && kcpu_ew_supported(el, ops, n_ops);
 }
 
 static kiln_status ew_emit_kind(kcpu_emit *e, const kiln_instr *in, kiln_node_kind k) {
@@ -113,6 +118,16 @@ KCPU_EW_KIND(Max)
 KCPU_EW_KIND(Min)
 KCPU_EW_KIND(Sum)
 KCPU_EW_KIND(Mean)
+KCPU_EW_KIND(Equal)
+KCPU_EW_KIND(Greater)
+KCPU_EW_KIND(GreaterOrEqual)
+KCPU_EW_KIND(Less)
+KCPU_EW_KIND(LessOrEqual)
+KCPU_EW_KIND(IsNaN)
+KCPU_EW_KIND(And)
+KCPU_EW_KIND(Or)
+KCPU_EW_KIND(Xor)
+KCPU_EW_KIND(Not)
 
 bool kcpu_supports_FusedElementwise(const kiln_node *n) {
   return ew_node_ok(n, KILN_NODE_FusedElementwise);

@@ -98,10 +98,12 @@ static kiln_status kcpu_compile(void *state, const kiln_ir *ir, const kiln_compi
   static const char *const keep[] = {"kiln_entry", "kcpu_pool_create", "kcpu_pool_destroy"};
   if (!s)
     s = kcpu_finish_module(mod, &t, keep, 3);
-  if (!s && getenv("KILN_CPU_DUMP_IR")) {
-    char *text = LLVMPrintModuleToString(mod);
-    kiln_plugin_log("cpu", KILN_LOG_ERROR, "optimized module of %s:\n%s", kiln_ir_name(ir), text);
-    LLVMDisposeMessage(text);
+  const char *dump = getenv("KILN_CPU_DUMP_IR"); /* a file for the optimized module */
+  if (!s && dump) {
+    char *err = NULL;
+    if (LLVMPrintModuleToFile(mod, dump, &err))
+      kiln_plugin_log("cpu", KILN_LOG_WARN, "KILN_CPU_DUMP_IR=%s: %s", dump, err ? err : "");
+    LLVMDisposeMessage(err);
   }
   uint64_t addrs[3] = {0};
   if (!s) {
@@ -150,7 +152,7 @@ static kiln_status kcpu_take_frame(kcpu_exec *x, kcpu_frame **out) {
 
 static kiln_status kcpu_run(void *executable, const void *const *inputs, void *const *outputs) {
   kcpu_exec *x = executable;
-  kcpu_frame *f;
+  kcpu_frame *f = NULL;
   KILN_TRY(kcpu_take_frame(x, &f));
   x->entry(NULL, f->arena, inputs, outputs, f->pool);
   pthread_mutex_lock(&x->lock);

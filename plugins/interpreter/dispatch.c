@@ -51,9 +51,7 @@ static unsigned interp_classes_for(kiln_node_kind kind) {
   case KILN_NODE_ReduceL2:
   case KILN_NODE_ReduceLogSum:
   case KILN_NODE_ReduceLogSumExp:
-  case KILN_NODE_ReduceMax:
   case KILN_NODE_ReduceMean:
-  case KILN_NODE_ReduceMin:
   case KILN_NODE_ReduceProd:
   case KILN_NODE_ReduceSum:
   case KILN_NODE_ReduceSumSquare:
@@ -71,6 +69,8 @@ static unsigned interp_classes_for(kiln_node_kind kind) {
     return CU;
   case KILN_NODE_DequantizeLinear:
     return CS | CU;
+  case KILN_NODE_ReduceMax:
+  case KILN_NODE_ReduceMin:
   case KILN_NODE_Identity:
   case KILN_NODE_Dropout:
   case KILN_NODE_Cast:
@@ -83,6 +83,15 @@ static unsigned interp_classes_for(kiln_node_kind kind) {
   if (kind < KILN_NODE_MatMul) /* the rest of D1's rows before D2's: float only */
     return CF;
   switch (kind) {
+  case KILN_NODE_BitwiseAnd:
+  case KILN_NODE_BitwiseOr:
+  case KILN_NODE_BitwiseXor:
+  case KILN_NODE_BitwiseNot:
+    return CS | CU;
+  case KILN_NODE_RMSNormalization:
+  case KILN_NODE_Mish:
+  case KILN_NODE_Swish:
+  case KILN_NODE_LpNormalization:
   case KILN_NODE_DynamicQuantizeLinear:
   case KILN_NODE_NegativeLogLikelihoodLoss:
   case KILN_NODE_SoftmaxCrossEntropyLoss:

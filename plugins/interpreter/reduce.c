@@ -166,6 +166,8 @@ static kiln_status reduce_int(reduce_op op, interp_tensor *y, const interp_tenso
   }
   int bits = (int)kiln_elem_size(x->type.elem) * 8;
   uint64_t umax = bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+  if (x->type.elem == KILN_BOOL) /* Max is "any", Min is "all" (empty: true) */
+    umax = 1;
   int64_t smax = (int64_t)(umax >> 1), smin = -smax - 1;
   for (int64_t j = 0; j < n_out; j++)
     acc[j] = op == R_PROD  ? 1
@@ -223,7 +225,8 @@ static kiln_status reduce_run(const char *name, reduce_op op, const kiln_attrs *
   interp_tensor *y = &outs[0];
   const interp_tensor *x = &ins[0];
   interp_class c = interp_class_of(x->type.elem);
-  if (c == INTERP_BOOL)
+  /* ONNX allows bool for Max and Min only (logical or / and) */
+  if (c == INTERP_BOOL && op != R_MAX && op != R_MIN)
     return interp_bad_elem(name, "input", x->type.elem);
   bool mask[KILN_MAX_RANK], reduce;
   KILN_TRY(reduce_axes(name, attrs, x->type.rank, mask, &reduce));

@@ -78,7 +78,7 @@ const char *ocl_err_name(cl_int err) {
 }
 
 kiln_status ocl_fail(cl_int err, const char *call, const char *fmt, ...) {
-  char what[512];
+  char what[9000];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(what, sizeof what, fmt, ap);

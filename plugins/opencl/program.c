@@ -95,6 +95,10 @@ kiln_status ocl_program_build(cl_context ctx, const ocl_device *d, const char *s
     clReleaseProgram(p);
     return s;
   }
+  char *log = build_log(p, d->id);
+  if (log && strstr(log, "warning"))
+    kiln_plugin_log(OCL_NAME, KILN_LOG_DEBUG, "build log:\n%.4000s", log);
+  free(log);
   store(p, &k);
   *out = p;
   return NULL;

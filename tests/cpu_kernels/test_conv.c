@@ -42,7 +42,8 @@ static void ref_conv(const cv *c, const float *X, const float *Wt, const float *
 
 static void conv_case(cv c, int relu) {
   int64_t OH = cv_oh(&c), OW = cv_ow(&c);
-  int64_t xn = c.N * c.C * c.H * c.W, wn = c.M * (c.C / c.g) * c.KH * c.KW, yn = c.N * c.M * OH * OW;
+  int64_t xn = c.N * c.C * c.H * c.W, wn = c.M * (c.C / c.g) * c.KH * c.KW,
+          yn = c.N * c.M * OH * OW;
   float *X = tk_alloc(xn), *Wt = tk_alloc(wn), *b = tk_alloc(c.M), *Y = tk_alloc(yn);
   float *Y2 = tk_alloc(yn), *R = tk_alloc(yn);
   tk_fill(X, xn, 11);
@@ -71,7 +72,7 @@ END_TEST
 START_TEST(conv_general) {
   conv_case((cv){1, 3, 9, 11, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 1);
   conv_case((cv){2, 5, 17, 15, 7, 3, 2, 2, 3, 1, 2, 0, 2, 1, 0, 1}, 0);
-  conv_case((cv){1, 4, 8, 8, 6, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 2}, 0); /* grouped, dilated */
+  conv_case((cv){1, 4, 8, 8, 6, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 2}, 0);  /* grouped, dilated */
   conv_case((cv){1, 2, 1, 20, 3, 1, 5, 1, 1, 1, 1, 0, 2, 0, 2, 1}, 0); /* 1-D */
 }
 END_TEST

@@ -4,6 +4,7 @@
 #include "tk.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 /* naive op(A) op(B) with the full epilogue, in double */
@@ -86,8 +87,7 @@ START_TEST(gemm_sizes) {
     for (int i = 0; i < 4; i++)
       for (int j = 0; j < 4; j++)
         for (int k = 0; k < 4; k++)
-          run_case(sz[i], sz[j], sz[k], (i + k) & 1, (j + k) & 1, k & 1, (i + j) & 1, lanes[l],
-                   p2);
+          run_case(sz[i], sz[j], sz[k], (i + k) & 1, (j + k) & 1, k & 1, (i + j) & 1, lanes[l], p2);
   kcpu_pool_destroy(p2);
 }
 END_TEST

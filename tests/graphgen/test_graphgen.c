@@ -115,7 +115,8 @@ START_TEST(inputs_match_module) {
 }
 END_TEST
 
-/* Outputs must be finite and inside the generator's bound (1e6). */
+/* Outputs must be finite and inside the generator's bound (1e6); an
+ * unsigned result that wrapped around would show up as a huge value. */
 static void check_output(uint32_t gi, const kiln_io_info *io, const void *data) {
   int64_t n = kiln_type_numel(&io->type);
   for (int64_t j = 0; j < n; j++) {
@@ -127,17 +128,42 @@ static void check_output(uint32_t gi, const kiln_io_info *io, const void *data) 
     case KILN_F64:
       x = ((const double *)data)[j];
       break;
+    case KILN_F16:
+      x = kiln_f16_to_f32(((const uint16_t *)data)[j]);
+      break;
+    case KILN_BF16:
+      x = kiln_bf16_to_f32(((const uint16_t *)data)[j]);
+      break;
+    case KILN_I8:
+      x = ((const int8_t *)data)[j];
+      break;
+    case KILN_U8:
+      x = ((const uint8_t *)data)[j];
+      break;
+    case KILN_I16:
+      x = ((const int16_t *)data)[j];
+      break;
+    case KILN_U16:
+      x = ((const uint16_t *)data)[j];
+      break;
     case KILN_I32:
       x = ((const int32_t *)data)[j];
       break;
+    case KILN_U32:
+      x = ((const uint32_t *)data)[j];
+      break;
     case KILN_I64:
       x = (double)((const int64_t *)data)[j];
+      break;
+    case KILN_U64:
+      x = (double)((const uint64_t *)data)[j];
       break;
     case KILN_BOOL:
       x = ((const uint8_t *)data)[j];
       ck_assert(x == 0 || x == 1);
       break;
     default:
+      ck_abort_msg("graph %u output %s has element type %d", gi, io->name, (int)io->type.elem);
       x = 0;
       break;
     }
@@ -214,6 +240,55 @@ START_TEST(graphs_run_on_interpreter) {
 }
 END_TEST
 
+/* The family reaches what the generator promises: every element type, the
+ * newer node kinds, zero-size tensors and ceil_mode pools, and no module
+ * input of type bf16 (.npy cannot hold one). */
+START_TEST(family_covers_types_and_kinds) {
+  static const char *const want[] = {"f16[",
+                                     "bf16[",
+                                     "u8[",
+                                     "u16[",
+                                     "u32[",
+                                     "u64[",
+                                     "i8[",
+                                     "i16[",
+                                     "= Resize(",
+                                     "= Einsum(",
+                                     "= RNN(",
+                                     "= GRU(",
+                                     "= LSTM(",
+                                     "= QuantizeLinear(",
+                                     "= DequantizeLinear(",
+                                     "= GatherElements(",
+                                     "= GatherND(",
+                                     "= ScatterElements(",
+                                     "= ScatterND(",
+                                     "= CumSum(",
+                                     "= TopK(",
+                                     "ceil_mode = 1",
+                                     "BitShift("};
+  size_t nw = sizeof want / sizeof *want;
+  bool seen[sizeof want / sizeof *want] = {0};
+  uint32_t empty = 0;
+  for (uint32_t i = 0; i < 400; i++) {
+    kiln_module *m = gen(SEED, i);
+    char *a = print_module(m);
+    for (size_t k = 0; k < nw; k++)
+      seen[k] = seen[k] || strstr(a, want[k]) != NULL;
+    for (uint32_t k = 0; k < kiln_module_input_count(m); k++) {
+      const kiln_type *t = kiln_value_type(kiln_module_input(m, k));
+      ck_assert_msg(t->elem != KILN_BF16, "graph %u: bf16 module input", i);
+      empty += kiln_type_numel(t) == 0;
+    }
+    free(a);
+    kiln_module_destroy(m);
+  }
+  for (size_t k = 0; k < nw; k++)
+    ck_assert_msg(seen[k], "no graph of 400 has '%s'", want[k]);
+  ck_assert_msg(empty > 0, "no graph of 400 has a zero-size input");
+}
+END_TEST
+
 int main(void) {
   Suite *su = suite_create("graphgen");
   TCase *tc = tcase_create("graphgen");
@@ -223,6 +298,7 @@ int main(void) {
   tcase_add_test(tc, other_seed_or_index_other_graph);
   tcase_add_test(tc, inputs_match_module);
   tcase_add_test(tc, graphs_run_on_interpreter);
+  tcase_add_test(tc, family_covers_types_and_kinds);
   suite_add_tcase(su, tc);
   SRunner *sr = srunner_create(su);
   srunner_run_all(sr, CK_NORMAL);

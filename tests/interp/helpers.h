@@ -80,5 +80,6 @@ TCase *interp_tcase_elementwise(void);
 TCase *interp_tcase_reduce(void);
 TCase *interp_tcase_other(void);
 TCase *interp_tcase_plugin(void);
+TCase *interp_tcase_later(void);
 
 #endif

@@ -74,6 +74,7 @@ int main(void) {
   suite_add_tcase(su, interp_tcase_reduce());
   suite_add_tcase(su, interp_tcase_other());
   suite_add_tcase(su, interp_tcase_plugin());
+  suite_add_tcase(su, interp_tcase_later());
   SRunner *sr = srunner_create(su);
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);

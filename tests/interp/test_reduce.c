@@ -230,11 +230,37 @@ START_TEST(topk) {
 }
 END_TEST
 
+/* bool: ReduceMax is "any", ReduceMin "all"; an empty reduction gives
+ * false and true; the other reductions refuse bool. */
+START_TEST(reduce_bool_max_min) {
+  uint8_t x[6] = {0, 1, 0, 0, 1, 1}, y[3]; /* [[F, T], [F, F], [T, T]] */
+  interp_tensor in = tt(KILN_BOOL, x, 2, DIMS(3, 2)), out = tt(KILN_BOOL, y, 2, DIMS(3, 1));
+  kiln_attrs *a = mk_attrs((kiln_attr_desc[]){KILN_ATTR_IS("axes", DIMS(1), 1)}, 1);
+  RUN_OK(ReduceMax, a, &out, 1, &in, 1);
+  ck_assert(y[0] == 1 && y[1] == 0 && y[2] == 1);
+  RUN_OK(ReduceMin, a, &out, 1, &in, 1);
+  ck_assert(y[0] == 0 && y[1] == 0 && y[2] == 1);
+  RUN_FAIL(ReduceSum, a, &out, 1, &in, 1, KILN_UNIMPLEMENTED);
+  free_attrs(a);
+  in = tt(KILN_BOOL, x, 2, DIMS(0, 2));
+  out = tt(KILN_BOOL, y, 2, DIMS(1, 2));
+  a = mk_attrs((kiln_attr_desc[]){KILN_ATTR_IS("axes", DIMS(0), 1)}, 1);
+  RUN_OK(ReduceMax, a, &out, 1, &in, 1);
+  ck_assert(y[0] == 0 && y[1] == 0);
+  RUN_OK(ReduceMin, a, &out, 1, &in, 1);
+  ck_assert(y[0] == 1 && y[1] == 1);
+  free_attrs(a);
+  ck_assert(interp_elem_supported(KILN_NODE_ReduceMax, KILN_BOOL));
+  ck_assert(!interp_elem_supported(KILN_NODE_ReduceSum, KILN_BOOL));
+}
+END_TEST
+
 TCase *interp_tcase_reduce(void) {
   TCase *tc = tcase_create("reduce");
   tcase_add_test(tc, reduce_sum_axes_keepdims);
   tcase_add_test(tc, reduce_log_and_special);
   tcase_add_test(tc, reduce_integers);
+  tcase_add_test(tc, reduce_bool_max_min);
   tcase_add_test(tc, argmax_argmin);
   tcase_add_test(tc, softmax_family);
   tcase_add_test(tc, cumsum);

@@ -77,6 +77,34 @@ START_TEST(conv_transpose) {
 }
 END_TEST
 
+/* output_shape fixes the result size and the pads follow from it: the full
+ * result of x * w at stride 2 is [1, 1, 3, 2, 5, 3, 3] (7 cells). */
+START_TEST(conv_transpose_output_shape) {
+  float x[3] = {1, 2, 3}, w[3] = {1, 1, 1}, y[8];
+  interp_tensor ins[2] = {t_tensor(KILN_F32, x, 3, DIMS(1, 1, 3)),
+                          t_tensor(KILN_F32, w, 3, DIMS(1, 1, 3))};
+  /* 8 cells: total padding 2*2 + 3 - 8 = -1 splits as begin 0 (floor
+   * division), end -1, so the extra cell is a zero at the end */
+  interp_tensor out = t_tensor(KILN_F32, y, 3, DIMS(1, 1, 8));
+  t_run(interp_ConvTranspose,
+        ATTRS(KILN_ATTR_IS("strides", DIMS(2), 1), KILN_ATTR_IS("output_shape", DIMS(8), 1)), &out,
+        1, ins, 2);
+  CHECK_F(y, 0, 1, 1, 3, 2, 5, 3, 3, 0);
+  /* 6 cells: total 1; NOTSET puts the odd cell at the beginning */
+  out = t_tensor(KILN_F32, y, 3, DIMS(1, 1, 6));
+  t_run(interp_ConvTranspose,
+        ATTRS(KILN_ATTR_IS("strides", DIMS(2), 1), KILN_ATTR_IS("output_shape", DIMS(6), 1)), &out,
+        1, ins, 2);
+  CHECK_F(y, 0, 1, 3, 2, 5, 3, 3);
+  /* SAME_UPPER puts it at the end */
+  t_run(interp_ConvTranspose,
+        ATTRS(KILN_ATTR_IS("strides", DIMS(2), 1), KILN_ATTR_IS("output_shape", DIMS(6), 1),
+              KILN_ATTR_S("auto_pad", "SAME_UPPER")),
+        &out, 1, ins, 2);
+  CHECK_F(y, 0, 1, 1, 3, 2, 5, 3);
+}
+END_TEST
+
 START_TEST(conv_integer_qlinear) {
   uint8_t x[9] = {2, 3, 4, 5, 6, 7, 8, 9, 10}, w[4] = {1, 1, 1, 1}, xzp = 1;
   int32_t y[4];
@@ -108,6 +136,7 @@ TCase *interp2_conv_tcase(void) {
   tcase_add_test(tc, conv_groups_bias_1d);
   tcase_add_test(tc, conv_auto_pad);
   tcase_add_test(tc, conv_transpose);
+  tcase_add_test(tc, conv_transpose_output_shape);
   tcase_add_test(tc, conv_integer_qlinear);
   return tc;
 }

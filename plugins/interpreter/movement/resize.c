@@ -9,28 +9,33 @@
 #include <string.h>
 
 enum { MV_NEAREST, MV_LINEAR, MV_CUBIC };
-enum { MV_HALF, MV_HALF_SYM, MV_PYTORCH, MV_ALIGN, MV_ASYM, MV_TFCROP };
+enum { MV_HALF, MV_HALF_SYM, MV_PYTORCH, MV_ALIGN, MV_ASYM, MV_TFCROP, MV_TFNN };
+/* Most taps one axis may have: antialiasing widens the filter by 1/scale. */
+enum { MV_MAX_TAPS = 64 };
 enum { MV_R_PFLOOR, MV_R_PCEIL, MV_R_FLOOR, MV_R_CEIL };
 
 typedef struct mv_rs {
   int mode, ctm, nearest;
   double a; /* cubic_coeff_a */
-  bool exclude_outside;
+  bool exclude_outside, antialias;
   double extrapolation;
   double scale[KILN_MAX_RANK], roi_lo[KILN_MAX_RANK], roi_hi[KILN_MAX_RANK];
 } mv_rs;
 
 /* The input coordinate of result index x on one axis; false when it falls
- * outside the input for tf_crop_and_resize (extrapolation). */
+ * outside the input for tf_crop_and_resize (extrapolation). The modes that
+ * divide by the result length use in * scale, not the floored result dim
+ * (ONNX's length_resized): downsampling 4 by 0.6 stretches over 2.4 cells,
+ * not 2. */
 static bool mv_src_coord(const mv_rs *r, uint32_t ax, int64_t x, int64_t in, int64_t out,
                          double *res) {
-  double s = r->scale[ax], xo;
+  double s = r->scale[ax], xo, ow = s * (double)in;
   switch (r->ctm) {
   case MV_HALF:
     xo = ((double)x + 0.5) / s - 0.5;
     break;
   case MV_HALF_SYM: {
-    double ow = s * (double)in, adj = (double)out / ow, center = (double)in / 2;
+    double adj = (double)out / ow, center = (double)in / 2;
     xo = center * (1 - adj) + ((double)x + 0.5) / s - 0.5;
     break;
   }
@@ -38,10 +43,13 @@ static bool mv_src_coord(const mv_rs *r, uint32_t ax, int64_t x, int64_t in, int
     xo = out > 1 ? ((double)x + 0.5) / s - 0.5 : 0;
     break;
   case MV_ALIGN:
-    xo = out == 1 ? 0 : (double)x * (double)(in - 1) / (double)(out - 1);
+    xo = ow == 1 ? 0 : (double)x * (double)(in - 1) / (ow - 1);
     break;
   case MV_ASYM:
     xo = (double)x / s;
+    break;
+  case MV_TFNN:
+    xo = ((double)x + 0.5) / s;
     break;
   default: {
     double lo = r->roi_lo[ax], hi = r->roi_hi[ax];
@@ -60,8 +68,52 @@ static int64_t mv_clamp(int64_t v, int64_t in) {
   return v < 0 ? 0 : (v >= in ? in - 1 : v);
 }
 
-/* Taps of one axis: returns their count. */
-static int mv_taps(const mv_rs *r, double xo, int64_t in, int64_t *idx, double *w) {
+/* The cubic convolution kernel of Keys with parameter A, at distance d. */
+static double mv_cubic(double A, double d) {
+  d = fabs(d);
+  if (d <= 1)
+    return ((A + 2) * d - (A + 3)) * d * d + 1;
+  if (d < 2)
+    return ((A * d - 5 * A) * d + 8 * A) * d - 4 * A;
+  return 0;
+}
+
+/* Antialiased downsampling (scale < 1): the filter is stretched by 1/scale,
+ * so the taps are every input cell j within 1/scale (linear) or 2/scale
+ * (cubic) of xo, weighted by the kernel at (j - xo) * scale and normalized
+ * to sum 1. Cells past the edges repeat the edge cell, unless
+ * exclude_outside drops them. The count is -1 when it exceeds MV_MAX_TAPS. */
+static int mv_taps_antialias(const mv_rs *r, double xo, double scale, int64_t in, int64_t *idx,
+                             double *w) {
+  double support = r->mode == MV_LINEAR ? 1 : 2;
+  double fl = floor(xo);
+  /* ONNX takes xo's cell as the left neighbour only when xo is not whole */
+  int64_t left = (int64_t)fl - (xo == fl ? 1 : 0);
+  int64_t start = (int64_t)floor(-support / scale) + 1, n = 2 - 2 * start;
+  if (n > MV_MAX_TAPS)
+    return -1;
+  double sum = 0;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t j = left + start + i;
+    double d = ((double)j - xo) * scale, c;
+    if (r->mode == MV_LINEAR)
+      c = fmax(0, 1 - fabs(d));
+    else
+      c = mv_cubic(r->a, d);
+    if (r->exclude_outside && (j < 0 || j >= in))
+      c = 0;
+    idx[i] = mv_clamp(j, in);
+    w[i] = c;
+    sum += c;
+  }
+  if (sum != 0)
+    for (int64_t i = 0; i < n; i++)
+      w[i] /= sum;
+  return (int)n;
+}
+
+/* Taps of one axis: returns their count (-1: too many). */
+static int mv_taps(const mv_rs *r, double xo, double scale, int64_t in, int64_t *idx, double *w) {
   double fl = floor(xo), t = xo - fl;
   int64_t f = (int64_t)fl;
   if (r->mode == MV_NEAREST) {
@@ -80,6 +132,8 @@ static int mv_taps(const mv_rs *r, double xo, int64_t in, int64_t *idx, double *
     w[0] = 1;
     return 1;
   }
+  if (r->antialias && scale < 1)
+    return mv_taps_antialias(r, xo, scale, in, idx, w);
   if (r->mode == MV_LINEAR) {
     idx[0] = mv_clamp(f, in), w[0] = 1 - t;
     idx[1] = mv_clamp(f + 1, in), w[1] = t;
@@ -118,8 +172,8 @@ static kiln_status mv_resize_run(const char *name, const mv_rs *r, interp_tensor
   bool isf = interp_mv_class(it->elem) == INTERP_MV_F;
   for (int64_t o = 0; o < n; o++) {
     interp_mv_unravel(ot->dims, rank, o, oc);
-    int64_t idx[KILN_MAX_RANK][4];
-    double w[KILN_MAX_RANK][4];
+    int64_t idx[KILN_MAX_RANK][MV_MAX_TAPS];
+    double w[KILN_MAX_RANK][MV_MAX_TAPS];
     int nt[KILN_MAX_RANK];
     bool extrapolate = false;
     for (uint32_t d = 0; d < rank && !extrapolate; d++) {
@@ -132,7 +186,11 @@ static kiln_status mv_resize_run(const char *name, const mv_rs *r, interp_tensor
         extrapolate = true;
         break;
       }
-      nt[d] = mv_taps(r, xo, it->dims[d], idx[d], w[d]);
+      nt[d] = mv_taps(r, xo, r->scale[d], it->dims[d], idx[d], w[d]);
+      if (nt[d] < 0)
+        return interp_mv_err(KILN_UNIMPLEMENTED, name,
+                             "antialiasing at scale %g on axis %u needs more than %d taps",
+                             r->scale[d], d, (int)MV_MAX_TAPS);
     }
     if (extrapolate) {
       interp_mv_store_double(y, o, r->extrapolation);
@@ -185,8 +243,9 @@ kiln_status interp_Resize(const kiln_attrs *attrs, interp_tensor *outs, uint32_t
                           const interp_tensor *ins, uint32_t n_ins) {
   (void)n_outs, (void)n_ins;
   static const char *const modes[] = {"nearest", "linear", "cubic"};
-  static const char *const ctms[] = {"half_pixel",    "half_pixel_symmetric", "pytorch_half_pixel",
-                                     "align_corners", "asymmetric",           "tf_crop_and_resize"};
+  static const char *const ctms[] = {
+      "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",  "align_corners",
+      "asymmetric", "tf_crop_and_resize",   "tf_half_pixel_for_nn"};
   static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
   mv_rs r;
   memset(&r, 0, sizeof r);
@@ -195,14 +254,14 @@ kiln_status interp_Resize(const kiln_attrs *attrs, interp_tensor *outs, uint32_t
   if ((r.mode = mv_pick(s, modes, 3)) < 0)
     return interp_mv_err(KILN_INVALID_ARGUMENT, "Resize", "unknown mode '%s'", s);
   s = kiln_attrs_string_or(attrs, "coordinate_transformation_mode", "half_pixel");
-  if ((r.ctm = mv_pick(s, ctms, 6)) < 0)
+  if ((r.ctm = mv_pick(s, ctms, 7)) < 0)
     return interp_mv_err(KILN_INVALID_ARGUMENT, "Resize",
                          "unknown coordinate_transformation_mode '%s'", s);
   s = kiln_attrs_string_or(attrs, "nearest_mode", "round_prefer_floor");
   if ((r.nearest = mv_pick(s, nms, 4)) < 0)
     return interp_mv_err(KILN_INVALID_ARGUMENT, "Resize", "unknown nearest_mode '%s'", s);
-  if (kiln_attrs_int_or(attrs, "antialias", 0) != 0 && r.mode != MV_NEAREST)
-    return interp_mv_err(KILN_UNIMPLEMENTED, "Resize", "antialias is not supported");
+  /* antialias only changes the linear and cubic filters; nearest ignores it */
+  r.antialias = kiln_attrs_int_or(attrs, "antialias", 0) != 0 && r.mode != MV_NEAREST;
   r.a = kiln_attrs_float_or(attrs, "cubic_coeff_a", -0.75);
   r.exclude_outside = kiln_attrs_int_or(attrs, "exclude_outside", 0) != 0;
   r.extrapolation = kiln_attrs_float_or(attrs, "extrapolation_value", 0.0);

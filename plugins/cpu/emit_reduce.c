@@ -1,0 +1,218 @@
+/* plugins/cpu/emit_reduce.c: reductions over any axes, ArgMax/ArgMin,
+ * Softmax/LogSoftmax along any axis, LayerNormalization and inference
+ * BatchNormalization, as calls to the kernel library. The supported
+ * (element type, reduction) table mirrors kcpu_k_reduce's. */
+#include "emit_util.h"
+
+/* codes of kcpu_runtime.h (KCPU_RED_*) */
+enum { RSUM, RMEAN, RMAX, RMIN, RPROD, RSUMSQ, RL1, RL2, RLOGSUM, RLOGSUMEXP };
+
+static bool kcpu_red_type_ok(kiln_elem t, int op) {
+  switch (t) {
+  case KILN_F32:
+  case KILN_F64:
+    return true;
+  case KILN_I32:
+  case KILN_I64:
+    return op == RSUM || op == RMAX || op == RMIN || op == RPROD || op == RSUMSQ || op == RL1;
+  case KILN_I8:
+  case KILN_U8:
+    return op == RMAX || op == RMIN;
+  default:
+    return false;
+  }
+}
+
+static bool kcpu_red_ok(const kiln_node *n, int op) {
+  const kiln_type *x = kcpu_n_in(n, 0), *y = kcpu_n_out(n, 0);
+  return x && y && !x->quantized && y->elem == x->elem && kcpu_red_type_ok(x->elem, op);
+}
+
+static kiln_status kcpu_red_emit(kcpu_emit *e, const kiln_instr *in, int op) {
+  const kiln_type *x = kcpu_i_in_type(in, 0);
+  const kiln_attrs *a = kiln_instr_attrs(in);
+  const int64_t *axes;
+  uint32_t na = kcpu_e_ints(a, "axes", &axes);
+  int64_t mask = 0;
+  for (uint32_t i = 0; i < na; i++) {
+    int64_t ax;
+    if (!kcpu_e_axis(axes[i], x->rank, &ax))
+      return kcpu_e_fail(in, "axis %lld out of range", (long long)axes[i]);
+    mask |= (int64_t)1 << ax;
+  }
+  if (na == 0) {
+    if (kiln_attrs_int_or(a, "noop_with_empty_axes", 0)) {
+      /* identity: a plain copy */
+      LLVMBuildMemMove(kcpu_builder(e), kcpu_addr(e, kcpu_i_out(in, 0)), 1,
+                       kcpu_addr(e, kcpu_i_in(in, 0)), 1, kcpu_i64(e, kiln_type_bytes(x)));
+      return NULL;
+    }
+    mask = ((int64_t)1 << x->rank) - 1;
+  }
+  int64_t dims1 = 1;
+  LLVMValueRef args[] = {kcpu_i64(e, x->elem),
+                         kcpu_i64(e, op),
+                         kcpu_addr(e, kcpu_i_in(in, 0)),
+                         kcpu_addr(e, kcpu_i_out(in, 0)),
+                         kcpu_i64(e, x->rank ? x->rank : 1),
+                         x->rank ? kcpu_i64_array(e, x->dims, x->rank)
+                                 : kcpu_i64_array(e, &dims1, 1),
+                         kcpu_i64(e, x->rank ? mask : 1)};
+  return kcpu_e_call(e, in, "kcpu_k_reduce", args, 7);
+}
+
+#define KCPU_RED_KIND(K, OP)                                                                       \
+  bool kcpu_supports_##K(const kiln_node *n) {                                                     \
+    return kcpu_red_ok(n, OP);                                                                     \
+  }                                                                                                \
+  kiln_status kcpu_emit_##K(kcpu_emit *e, const kiln_instr *in) {                                  \
+    return kcpu_red_emit(e, in, OP);                                                               \
+  }
+
+KCPU_RED_KIND(ReduceSum, RSUM)
+KCPU_RED_KIND(ReduceMean, RMEAN)
+KCPU_RED_KIND(ReduceMax, RMAX)
+KCPU_RED_KIND(ReduceMin, RMIN)
+KCPU_RED_KIND(ReduceProd, RPROD)
+KCPU_RED_KIND(ReduceSumSquare, RSUMSQ)
+KCPU_RED_KIND(ReduceL1, RL1)
+KCPU_RED_KIND(ReduceL2, RL2)
+KCPU_RED_KIND(ReduceLogSum, RLOGSUM)
+KCPU_RED_KIND(ReduceLogSumExp, RLOGSUMEXP)
+
+static bool kcpu_arg_ok(const kiln_node *n) {
+  const kiln_type *x = kcpu_n_in(n, 0);
+  if (!x || x->quantized || x->rank == 0)
+    return false;
+  switch (x->elem) {
+  case KILN_F32:
+  case KILN_F64:
+  case KILN_I32:
+  case KILN_I64:
+  case KILN_I8:
+  case KILN_U8:
+    return true;
+  default:
+    return false;
+  }
+}
+
+static kiln_status kcpu_arg_emit(kcpu_emit *e, const kiln_instr *in, int64_t is_max) {
+  const kiln_type *x = kcpu_i_in_type(in, 0);
+  const kiln_attrs *a = kiln_instr_attrs(in);
+  int64_t ax;
+  if (!kcpu_e_axis(kiln_attrs_int_or(a, "axis", 0), x->rank, &ax))
+    return kcpu_e_fail(in, "axis out of range");
+  LLVMValueRef args[] = {kcpu_i64(e, x->elem),
+                         kcpu_i64(e, is_max),
+                         kcpu_i64(e, kiln_attrs_int_or(a, "select_last_index", 0) != 0),
+                         kcpu_addr(e, kcpu_i_in(in, 0)),
+                         kcpu_addr(e, kcpu_i_out(in, 0)),
+                         kcpu_i64(e, kcpu_e_prod(x->dims, 0, (uint32_t)ax)),
+                         kcpu_i64(e, x->dims[ax]),
+                         kcpu_i64(e, kcpu_e_prod(x->dims, (uint32_t)ax + 1, x->rank))};
+  return kcpu_e_call(e, in, "kcpu_k_argminmax", args, 8);
+}
+
+bool kcpu_supports_ArgMax(const kiln_node *n) {
+  return kcpu_arg_ok(n);
+}
+kiln_status kcpu_emit_ArgMax(kcpu_emit *e, const kiln_instr *in) {
+  return kcpu_arg_emit(e, in, 1);
+}
+bool kcpu_supports_ArgMin(const kiln_node *n) {
+  return kcpu_arg_ok(n);
+}
+kiln_status kcpu_emit_ArgMin(kcpu_emit *e, const kiln_instr *in) {
+  return kcpu_arg_emit(e, in, 0);
+}
+
+static bool kcpu_sm_ok(const kiln_node *n) {
+  const kiln_type *x = kcpu_n_in(n, 0);
+  return x && x->rank >= 1 && kcpu_n_all_elem(n, KILN_F32);
+}
+
+static kiln_status kcpu_sm_emit(kcpu_emit *e, const kiln_instr *in, int64_t log) {
+  const kiln_type *x = kcpu_i_in_type(in, 0);
+  int64_t ax;
+  if (!kcpu_e_axis(kiln_attrs_int_or(kiln_instr_attrs(in), "axis", -1), x->rank, &ax))
+    return kcpu_e_fail(in, "axis out of range");
+  LLVMValueRef args[] = {kcpu_addr(e, kcpu_i_in(in, 0)),
+                         kcpu_addr(e, kcpu_i_out(in, 0)),
+                         kcpu_i64(e, kcpu_e_prod(x->dims, 0, (uint32_t)ax)),
+                         kcpu_i64(e, x->dims[ax]),
+                         kcpu_i64(e, kcpu_e_prod(x->dims, (uint32_t)ax + 1, x->rank)),
+                         kcpu_i64(e, log),
+                         kcpu_pool(e)};
+  return kcpu_e_call(e, in, "kcpu_k_softmax", args, 7);
+}
+
+bool kcpu_supports_Softmax(const kiln_node *n) {
+  return kcpu_sm_ok(n);
+}
+kiln_status kcpu_emit_Softmax(kcpu_emit *e, const kiln_instr *in) {
+  return kcpu_sm_emit(e, in, 0);
+}
+bool kcpu_supports_LogSoftmax(const kiln_node *n) {
+  return kcpu_sm_ok(n);
+}
+kiln_status kcpu_emit_LogSoftmax(kcpu_emit *e, const kiln_instr *in) {
+  return kcpu_sm_emit(e, in, 1);
+}
+
+bool kcpu_supports_LayerNormalization(const kiln_node *n) {
+  const kiln_type *x = kcpu_n_in(n, 0), *s = kcpu_n_in(n, 1), *b = kcpu_n_in(n, 2);
+  int64_t ax;
+  if (!x || !s || x->rank == 0 || !kcpu_n_all_elem(n, KILN_F32) ||
+      !kcpu_e_axis(kiln_attrs_int_or(kiln_node_attrs(n), "axis", -1), x->rank, &ax))
+    return false;
+  int64_t len = kcpu_e_prod(x->dims, (uint32_t)ax, x->rank);
+  return kiln_type_numel(s) == len && (!b || kiln_type_numel(b) == len);
+}
+
+kiln_status kcpu_emit_LayerNormalization(kcpu_emit *e, const kiln_instr *in) {
+  const kiln_type *x = kcpu_i_in_type(in, 0);
+  const kiln_attrs *a = kiln_instr_attrs(in);
+  int64_t ax;
+  if (!kcpu_e_axis(kiln_attrs_int_or(a, "axis", -1), x->rank, &ax))
+    return kcpu_e_fail(in, "axis out of range");
+  LLVMValueRef args[] = {kcpu_addr(e, kcpu_i_in(in, 0)),
+                         kcpu_addr(e, kcpu_i_in(in, 1)),
+                         kcpu_e_ptr(e, kcpu_i_in(in, 2)),
+                         kcpu_addr(e, kcpu_i_out(in, 0)),
+                         kcpu_e_ptr(e, kcpu_i_out(in, 1)),
+                         kcpu_e_ptr(e, kcpu_i_out(in, 2)),
+                         kcpu_i64(e, kcpu_e_prod(x->dims, 0, (uint32_t)ax)),
+                         kcpu_i64(e, kcpu_e_prod(x->dims, (uint32_t)ax, x->rank)),
+                         kcpu_f32(e, (float)kiln_attrs_float_or(a, "epsilon", 1e-5)),
+                         kcpu_pool(e)};
+  return kcpu_e_call(e, in, "kcpu_k_layernorm", args, 10);
+}
+
+bool kcpu_supports_BatchNormalization(const kiln_node *n) {
+  const kiln_type *x = kcpu_n_in(n, 0);
+  if (!x || x->rank < 2 || kiln_node_result_count(n) != 1 || !kcpu_n_all_elem(n, KILN_F32))
+    return false;
+  for (uint32_t i = 1; i < 5; i++) {
+    const kiln_type *p = kcpu_n_in(n, i);
+    if (!p || kiln_type_numel(p) != x->dims[1])
+      return false;
+  }
+  return true;
+}
+
+kiln_status kcpu_emit_BatchNormalization(kcpu_emit *e, const kiln_instr *in) {
+  const kiln_type *x = kcpu_i_in_type(in, 0);
+  LLVMValueRef args[] = {
+      kcpu_addr(e, kcpu_i_in(in, 0)),
+      kcpu_addr(e, kcpu_i_in(in, 1)),
+      kcpu_addr(e, kcpu_i_in(in, 2)),
+      kcpu_addr(e, kcpu_i_in(in, 3)),
+      kcpu_addr(e, kcpu_i_in(in, 4)),
+      kcpu_addr(e, kcpu_i_out(in, 0)),
+      kcpu_i64(e, x->dims[0]),
+      kcpu_i64(e, x->dims[1]),
+      kcpu_i64(e, kcpu_e_prod(x->dims, 2, x->rank)),
+      kcpu_f32(e, (float)kiln_attrs_float_or(kiln_instr_attrs(in), "epsilon", 1e-5))};
+  return kcpu_e_call(e, in, "kcpu_k_batchnorm", args, 10);
+}

@@ -1,0 +1,205 @@
+/* plugins/interpreter/later.c: kernels of the kinds appended to
+ * node_kinds.def after the first set (RMSNormalization, the Bitwise family,
+ * Mish, Swish, LpNormalization, the Hann/Hamming/Blackman windows). They
+ * follow the house rules of the older families: floats in double, integers
+ * as 64-bit patterns. */
+#include "kernel.h"
+
+static kiln_status later_need_float(const char *name, const interp_tensor *x) {
+  if (interp_class_of(x->type.elem) != INTERP_FLOAT)
+    return interp_bad_elem(name, "input", x->type.elem);
+  return NULL;
+}
+
+/* RMSNormalization: over dims [axis, rank), y = x / sqrt(mean(x^2) + eps)
+ * * scale, scale broadcast to x. */
+INTERP_KERNEL(RMSNormalization) {
+  INTERP_ARITY(RMSNormalization, 1, 2);
+  const interp_tensor *x = &ins[0], *scale = &ins[1];
+  KILN_TRY(later_need_float("RMSNormalization", x));
+  double eps = kiln_attrs_float_or(attrs, "epsilon", 1e-5);
+  uint32_t axis;
+  KILN_TRY_CTX(interp_axis(kiln_attrs_int_or(attrs, "axis", -1), x->type.rank, &axis),
+               "interpreter RMSNormalization");
+  int64_t outer = 1, inner = 1;
+  for (uint32_t d = 0; d < x->type.rank; d++)
+    *(d < axis ? &outer : &inner) *= x->type.dims[d];
+  for (int64_t o = 0; o < outer; o++) {
+    int64_t base = o * inner;
+    double ss = 0;
+    for (int64_t i = 0; i < inner; i++) {
+      double v = interp_load_f(x, base + i);
+      ss += v * v;
+    }
+    double inv = 1.0 / sqrt(ss / (double)inner + eps);
+    for (int64_t i = 0; i < inner; i++) {
+      int64_t si = interp_broadcast_index(&x->type, &scale->type, base + i);
+      interp_store_f(&outs[0], base + i,
+                     interp_load_f(x, base + i) * inv * interp_load_f(scale, si));
+    }
+  }
+  return NULL;
+}
+
+/* The Bitwise kinds work on the bit pattern: signed values are
+ * sign-extended to 64 bits and the store keeps the low bits. */
+static uint64_t later_bits(const interp_tensor *t, int64_t i) {
+  return interp_class_of(t->type.elem) == INTERP_SIGNED ? (uint64_t)interp_load_i(t, i)
+                                                        : interp_load_u(t, i);
+}
+
+static kiln_status later_need_int(const char *name, const interp_tensor *x) {
+  interp_class c = interp_class_of(x->type.elem);
+  if (c != INTERP_SIGNED && c != INTERP_UNSIGNED)
+    return interp_bad_elem(name, "input", x->type.elem);
+  return NULL;
+}
+
+enum { LATER_AND, LATER_OR, LATER_XOR };
+
+static kiln_status later_bitwise(const char *name, int op, interp_tensor *outs, uint32_t n_outs,
+                                 const interp_tensor *ins, uint32_t n_ins) {
+  INTERP_ARITY(bitwise, 1, 2);
+  KILN_TRY(later_need_int(name, &ins[0]));
+  interp_tensor *y = &outs[0];
+  int64_t n = interp_numel(y);
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t a = later_bits(&ins[0], interp_broadcast_index(&y->type, &ins[0].type, i));
+    uint64_t b = later_bits(&ins[1], interp_broadcast_index(&y->type, &ins[1].type, i));
+    interp_store_u(y, i, op == LATER_AND ? a & b : op == LATER_OR ? a | b : a ^ b);
+  }
+  return NULL;
+}
+
+INTERP_KERNEL(BitwiseAnd) {
+  (void)attrs;
+  return later_bitwise("BitwiseAnd", LATER_AND, outs, n_outs, ins, n_ins);
+}
+INTERP_KERNEL(BitwiseOr) {
+  (void)attrs;
+  return later_bitwise("BitwiseOr", LATER_OR, outs, n_outs, ins, n_ins);
+}
+INTERP_KERNEL(BitwiseXor) {
+  (void)attrs;
+  return later_bitwise("BitwiseXor", LATER_XOR, outs, n_outs, ins, n_ins);
+}
+
+INTERP_KERNEL(BitwiseNot) {
+  (void)attrs;
+  INTERP_ARITY(BitwiseNot, 1, 1);
+  KILN_TRY(later_need_int("BitwiseNot", &ins[0]));
+  int64_t n = interp_numel(&outs[0]);
+  for (int64_t i = 0; i < n; i++)
+    interp_store_u(&outs[0], i, ~later_bits(&ins[0], i));
+  return NULL;
+}
+
+/* softplus without overflow: log1p(exp(x)) is x itself for large x. */
+static double later_softplus(double x) {
+  return x > 30.0 ? x + log1p(exp(-x)) : log1p(exp(x));
+}
+
+static double later_sigmoid(double x) {
+  return x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
+}
+
+INTERP_KERNEL(Mish) {
+  (void)attrs;
+  INTERP_ARITY(Mish, 1, 1);
+  KILN_TRY(later_need_float("Mish", &ins[0]));
+  int64_t n = interp_numel(&outs[0]);
+  for (int64_t i = 0; i < n; i++) {
+    double x = interp_load_f(&ins[0], i);
+    interp_store_f(&outs[0], i, x * tanh(later_softplus(x)));
+  }
+  return NULL;
+}
+
+INTERP_KERNEL(Swish) {
+  INTERP_ARITY(Swish, 1, 1);
+  KILN_TRY(later_need_float("Swish", &ins[0]));
+  double alpha = kiln_attrs_float_or(attrs, "alpha", 1.0);
+  int64_t n = interp_numel(&outs[0]);
+  for (int64_t i = 0; i < n; i++) {
+    double x = interp_load_f(&ins[0], i);
+    interp_store_f(&outs[0], i, x * later_sigmoid(alpha * x));
+  }
+  return NULL;
+}
+
+/* LpNormalization: each line along `axis` divided by its L1 (sum of |x|)
+ * or L2 norm; a line of zeros stays zeros (the ONNX test data wants 0, not
+ * 0/0). */
+INTERP_KERNEL(LpNormalization) {
+  INTERP_ARITY(LpNormalization, 1, 1);
+  const interp_tensor *x = &ins[0];
+  KILN_TRY(later_need_float("LpNormalization", x));
+  uint32_t axis;
+  KILN_TRY_CTX(interp_axis(kiln_attrs_int_or(attrs, "axis", -1), x->type.rank, &axis),
+               "interpreter LpNormalization");
+  int64_t p = kiln_attrs_int_or(attrs, "p", 2);
+  if (p != 1 && p != 2)
+    return kiln_status_make(KILN_INVALID_ARGUMENT,
+                            "interpreter LpNormalization: p = %lld, expected 1 or 2", (long long)p);
+  int64_t outer = 1, len = x->type.rank ? x->type.dims[axis] : 1, inner = 1;
+  for (uint32_t d = 0; d < x->type.rank; d++) {
+    if (d < axis)
+      outer *= x->type.dims[d];
+    else if (d > axis)
+      inner *= x->type.dims[d];
+  }
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t in = 0; in < inner; in++) {
+      int64_t base = o * len * inner + in;
+      double norm = 0;
+      for (int64_t j = 0; j < len; j++) {
+        double v = interp_load_f(x, base + j * inner);
+        norm += p == 1 ? fabs(v) : v * v;
+      }
+      if (p == 2)
+        norm = sqrt(norm);
+      for (int64_t j = 0; j < len; j++)
+        interp_store_f(&outs[0], base + j * inner,
+                       norm == 0 ? 0.0 : interp_load_f(x, base + j * inner) / norm);
+    }
+  return NULL;
+}
+
+/* Windows: w[n] = a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N), with
+ * N = size (periodic) or size - 1 (symmetric). */
+static kiln_status later_window(const kiln_attrs *attrs, interp_tensor *y, double a0, double a1,
+                                double a2) {
+  int64_t n = interp_numel(y);
+  double N = (double)(kiln_attrs_int_or(attrs, "periodic", 1) ? n : n - 1);
+  const double pi = 3.14159265358979323846;
+  for (int64_t i = 0; i < n; i++) {
+    double t = 2 * pi * (double)i / N;
+    double v = a0 - a1 * cos(t) + a2 * cos(2 * t);
+    if (interp_class_of(y->type.elem) == INTERP_FLOAT)
+      interp_store_f(y, i, v);
+    else
+      interp_store_i(y, i, (int64_t)v); /* truncates, as a cast of the float window */
+  }
+  return NULL;
+}
+
+INTERP_KERNEL(HannWindow) {
+  (void)ins, (void)n_ins;
+  if (n_outs < 1)
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "interpreter HannWindow: no result");
+  return later_window(attrs, &outs[0], 0.5, 0.5, 0);
+}
+
+INTERP_KERNEL(HammingWindow) {
+  (void)ins, (void)n_ins;
+  if (n_outs < 1)
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "interpreter HammingWindow: no result");
+  return later_window(attrs, &outs[0], 25.0 / 46, 21.0 / 46, 0);
+}
+
+INTERP_KERNEL(BlackmanWindow) {
+  (void)ins, (void)n_ins;
+  if (n_outs < 1)
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "interpreter BlackmanWindow: no result");
+  return later_window(attrs, &outs[0], 0.42, 0.5, 0.08);
+}

@@ -1,0 +1,142 @@
+/* plugins/opencl/supports.c: which nodes the OpenCL backend runs natively.
+ * The answer mirrors what the generators (gen_*.c) accept, so a declared
+ * node never fails to generate; everything else is lowered by the core.
+ * Element types: f32 and the integer types and bool everywhere the kind
+ * allows them, f64 only when the device has cl_khr_fp64; f16 and bf16 are
+ * declined (see docs/opencl.md). */
+#include <string.h>
+
+#include "ocl.h"
+
+bool ocl_elem_ok(const ocl_device *d, kiln_elem e) {
+  if (e == KILN_F64)
+    return d && d->fp64;
+  return ocl_ctype(e) != NULL;
+}
+
+static kiln_elem in_elem(const kiln_node *n, uint32_t i) {
+  const kiln_value *v = kiln_node_input(n, i);
+  return v ? kiln_value_type(v)->elem : KILN_ELEM_COUNT;
+}
+
+static bool unary_ok(kiln_node_kind k, kiln_elem e) {
+  switch (k) {
+  case KILN_NODE_Abs:
+  case KILN_NODE_Neg:
+  case KILN_NODE_Sign:
+  case KILN_NODE_Relu:
+    return e != KILN_BOOL;
+  case KILN_NODE_Not:
+    return e == KILN_BOOL;
+  case KILN_NODE_Identity:
+  case KILN_NODE_Cast:
+    return true;
+  case KILN_NODE_Dropout:
+    return false; /* lowered away (its mask becomes a constant) */
+  default:
+    return ocl_is_float(e);
+  }
+}
+
+static bool binary_ok(kiln_node_kind k, kiln_elem a, kiln_elem b) {
+  switch (k) {
+  case KILN_NODE_And:
+  case KILN_NODE_Or:
+  case KILN_NODE_Xor:
+    return a == KILN_BOOL;
+  case KILN_NODE_BitShift:
+    return kiln_elem_is_unsigned_int(a);
+  case KILN_NODE_Equal:
+    return true;
+  case KILN_NODE_Pow:
+    return a != KILN_BOOL && b != KILN_BOOL;
+  default:
+    return a != KILN_BOOL;
+  }
+}
+
+static bool reduce_ok(kiln_node_kind k, kiln_elem e) {
+  if (e == KILN_BOOL)
+    return false;
+  switch (k) {
+  case KILN_NODE_ReduceL2:
+  case KILN_NODE_ReduceLogSum:
+  case KILN_NODE_ReduceLogSumExp:
+    return ocl_is_float(e);
+  default:
+    return true;
+  }
+}
+
+static bool node_ok(const kiln_node *n, kiln_node_kind k, kiln_elem e0) {
+  const kiln_node_kind_info *info = kiln_node_kind_get_info(k);
+  const kiln_attrs *a = kiln_node_attrs(n);
+  switch (k) {
+  case KILN_NODE_Max:
+  case KILN_NODE_Min:
+    return true;
+  case KILN_NODE_Sum:
+  case KILN_NODE_Mean:
+    return e0 != KILN_BOOL;
+  case KILN_NODE_Clip:
+    return e0 != KILN_BOOL;
+  case KILN_NODE_FusedElementwise:
+  case KILN_NODE_Gemm:
+  case KILN_NODE_Conv:
+  case KILN_NODE_AveragePool:
+  case KILN_NODE_GlobalAveragePool:
+  case KILN_NODE_GlobalMaxPool:
+  case KILN_NODE_Softmax:
+  case KILN_NODE_LogSoftmax:
+    if (k == KILN_NODE_Gemm && kiln_node_input(n, 2) &&
+        kiln_value_type(kiln_node_input(n, 2))->elem != e0)
+      return false;
+    return ocl_is_float(e0);
+  case KILN_NODE_MaxPool:
+    if (kiln_node_result_count(n) > 1 && kiln_attrs_int_or(a, "storage_order", 0) != 0)
+      return false;
+    return e0 != KILN_BOOL;
+  case KILN_NODE_MatMul:
+    return e0 != KILN_BOOL && in_elem(n, 1) == e0;
+  case KILN_NODE_ArgMax:
+  case KILN_NODE_ArgMin:
+    return e0 != KILN_BOOL;
+  case KILN_NODE_Gather:
+  case KILN_NODE_GatherElements:
+    return in_elem(n, 1) == KILN_I32 || in_elem(n, 1) == KILN_I64;
+  case KILN_NODE_Pad: {
+    const char *m = kiln_attrs_string_or(a, "mode", "constant");
+    return !strcmp(m, "constant") || !strcmp(m, "edge") || !strcmp(m, "reflect") ||
+           !strcmp(m, "wrap");
+  }
+  default:
+    break;
+  }
+  if (k >= KILN_NODE_ReduceL1 && k <= KILN_NODE_ReduceSumSquare)
+    return reduce_ok(k, e0);
+  if (info && (info->flags & KILN_NK_UNARY))
+    return unary_ok(k, e0);
+  if (info && (info->flags & KILN_NK_BINARY))
+    return binary_ok(k, e0, in_elem(n, 1));
+  return true; /* data movement: any stored type */
+}
+
+bool ocl_supports_node(void *state, const kiln_node *node) {
+  (void)state;
+  kiln_node_kind k = kiln_node_get_kind(node);
+  if ((unsigned)k >= KILN_NODE_KIND_COUNT || !ocl_gen_has(k))
+    return false;
+  const ocl_device *d = ocl_default_device();
+  for (uint32_t i = 0; i < kiln_node_input_count(node); i++) {
+    const kiln_value *v = kiln_node_input(node, i);
+    if (v && (kiln_value_type(v)->quantized || !ocl_elem_ok(d, kiln_value_type(v)->elem)))
+      return false;
+  }
+  for (uint32_t i = 0; i < kiln_node_result_count(node); i++) {
+    const kiln_type *t = kiln_value_type(kiln_node_result(node, i));
+    if (t->quantized || !ocl_elem_ok(d, t->elem))
+      return false;
+  }
+  kiln_elem e0 = kiln_node_input_count(node) ? in_elem(node, 0) : KILN_F32;
+  return node_ok(node, k, e0);
+}

@@ -1,0 +1,91 @@
+/* tests/cpu/test_fuse.c: elementwise fusion on the cpu backend: which
+ * chains become one FusedElementwise instruction (and which must not), and
+ * that fused results match the interpreter on odd sizes. */
+#include <stdio.h>
+
+#include "suites.h"
+
+static void kt_vs_interp(const char *text, double rtol, double atol) {
+  kt_run a, b;
+  kt_run_text(text, "cpu", 2, &a);
+  kt_run_text(text, "interpreter", 0, &b);
+  kt_assert_close(&a, &b, rtol, atol);
+  kt_run_free(&a);
+  kt_run_free(&b);
+}
+
+START_TEST(chain_becomes_one_node) {
+  const char *text = "module @t\ninput %x : f32[3,17]\ninput %b : f32[17]\n"
+                     "const %h : f32[] = [0.5]\nfunc @main {\n"
+                     "  %a : f32[3,17] = Add(%x, %b)\n  %t : f32[3,17] = Tanh(%a)\n"
+                     "  %m : f32[3,17] = Mul(%t, %h)\n  %e : f32[3,17] = Exp(%m)\n"
+                     "  output %y = %e\n}\n";
+  ck_assert_uint_eq(kt_count_instrs(text, "cpu", KILN_NODE_FusedElementwise), 1);
+  ck_assert_uint_eq(kt_count_instrs(text, "cpu", KILN_NODE_Tanh), 0);
+  ck_assert_uint_eq(kt_count_instrs(text, "cpu", KILN_NODE_Add), 0);
+  kt_vs_interp(text, 2e-6, 1e-6);
+}
+END_TEST
+
+START_TEST(shared_intermediate_not_fused_through) {
+  /* %a has two users: it stays materialized; each user chain fuses alone
+   * only when it has two nodes. Here: Exp(a) and Neg(a) are single nodes,
+   * Add(Exp, Neg) fuses with both (they are single-use) -> one node. */
+  const char *text = "module @t\ninput %x : f32[7]\nfunc @main {\n"
+                     "  %a : f32[7] = Sigmoid(%x)\n  %e : f32[7] = Exp(%a)\n"
+                     "  %n : f32[7] = Neg(%a)\n  %s : f32[7] = Add(%e, %n)\n"
+                     "  output %y = %s\n  output %z = %a\n}\n";
+  ck_assert_uint_eq(kt_count_instrs(text, "cpu", KILN_NODE_Sigmoid), 1);
+  ck_assert_uint_eq(kt_count_instrs(text, "cpu", KILN_NODE_FusedElementwise), 1);
+  kt_vs_interp(text, 2e-6, 1e-6);
+}
+END_TEST
+
+START_TEST(single_node_not_fused) {
+  const char *text = "module @t\ninput %x : f32[9]\nfunc @main {\n  %a : f32[9] = Exp(%x)\n"
+                     "  output %y = %a\n}\n";
+  ck_assert_uint_eq(kt_count_instrs(text, "cpu", KILN_NODE_FusedElementwise), 0);
+  ck_assert_uint_eq(kt_count_instrs(text, "cpu", KILN_NODE_Exp), 1);
+}
+END_TEST
+
+START_TEST(lowered_activations_fuse) {
+  /* Gelu (tanh form), HardSwish and Elu lower to arithmetic, comparisons
+   * and Where; the arithmetic parts fuse. */
+  static const int sizes[] = {1, 7, 15, 16, 17, 33};
+  for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "module @t\ninput %%x : f32[3,%d]\ninput %%b : f32[%d]\nfunc @main {\n"
+             "  %%a : f32[3,%d] = Add(%%x, %%b)\n"
+             "  %%g : f32[3,%d] = Gelu(%%a) {approximate = \"tanh\"}\n"
+             "  %%h : f32[3,%d] = HardSwish(%%g)\n  %%e : f32[3,%d] = Elu(%%h)\n"
+             "  %%q : f32[3,%d] = Gelu(%%e)\n  output %%y = %%q\n}\n",
+             sizes[s], sizes[s], sizes[s], sizes[s], sizes[s], sizes[s], sizes[s]);
+    ck_assert_uint_ge(kt_count_instrs(text, "cpu", KILN_NODE_FusedElementwise), 1);
+    kt_vs_interp(text, 1e-5, 2e-6);
+  }
+}
+END_TEST
+
+START_TEST(explicit_fused_node) {
+  const char *text = "module @t\ninput %x : f32[5,33]\ninput %w : f32[33]\nfunc @main {\n"
+                     "  %f : f32[5,33] = FusedElementwise(%x, %w) "
+                     "{body = \"x0 1.5 Mul 0.5 Add Tanh x1 Mul x0 Max Sqrt\"}\n"
+                     "  output %y = %f\n}\n";
+  kt_vs_interp(text, 2e-6, 1e-6);
+}
+END_TEST
+
+Suite *kcpu_fuse_suite(void) {
+  Suite *s = suite_create("cpu-fuse");
+  TCase *tc = tcase_create("fuse");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, chain_becomes_one_node);
+  tcase_add_test(tc, shared_intermediate_not_fused_through);
+  tcase_add_test(tc, single_node_not_fused);
+  tcase_add_test(tc, lowered_activations_fuse);
+  tcase_add_test(tc, explicit_fused_node);
+  suite_add_tcase(s, tc);
+  return s;
+}

@@ -1,0 +1,233 @@
+/* tests/cpu_kernels/test_misc.c: reductions, ArgMax, Softmax, LayerNorm,
+ * BatchNorm, strided copies (transpose / slice), Gather, Where, Cast and
+ * index-mapped Pad, with hand-computed or naive expected values. */
+#include "tk.h"
+
+#include <math.h>
+#include <string.h>
+
+START_TEST(reduce_axes) {
+  /* x [2,3,4] = 0..23 */
+  float x[24], y[12];
+  for (int i = 0; i < 24; i++)
+    x[i] = (float)i;
+  int64_t dims[3] = {2, 3, 4};
+  ck_assert_int_eq(kcpu_k_reduce(KCPU_F32, KCPU_RED_SUM, x, y, 3, dims, 2), 0); /* axis 1 */
+  /* y[0][0] = 0+4+8, y[1][3] = 15+19+23 */
+  ck_assert_float_eq(y[0], 12);
+  ck_assert_float_eq(y[7], 57);
+  ck_assert_int_eq(kcpu_k_reduce(KCPU_F32, KCPU_RED_MAX, x, y, 3, dims, 5), 0); /* axes 0,2 */
+  ck_assert_float_eq(y[0], 15);
+  ck_assert_float_eq(y[2], 23);
+  ck_assert_int_eq(kcpu_k_reduce(KCPU_F32, KCPU_RED_MEAN, x, y, 3, dims, 4), 0); /* last */
+  ck_assert_float_eq(y[0], 1.5f);
+  ck_assert_float_eq(y[5], 21.5f);
+  ck_assert_int_eq(kcpu_k_reduce(KCPU_F32, KCPU_RED_MIN, x, y, 3, dims, 7), 0);
+  ck_assert_float_eq(y[0], 0);
+  int64_t xi[24], yi[4];
+  for (int i = 0; i < 24; i++)
+    xi[i] = i - 5;
+  ck_assert_int_eq(kcpu_k_reduce(KCPU_I64, KCPU_RED_SUM, xi, yi, 3, dims, 3), 0);
+  /* sum over axes 0,1 of column 0: (0+4+...+20) - 6*5 = 60 - 30 */
+  ck_assert_int_eq(yi[0], 30);
+  ck_assert_int_eq(kcpu_k_reduce(KCPU_U8, KCPU_RED_SUM, xi, yi, 3, dims, 3), -1);
+}
+END_TEST
+
+START_TEST(reduce_long_rows) {
+  /* 1000-long rows exercise the partial accumulators */
+  int64_t dims[2] = {3, 1000};
+  float *x = tk_alloc(3000), y[3];
+  tk_fill(x, 3000, 21);
+  ck_assert_int_eq(kcpu_k_reduce(KCPU_F32, KCPU_RED_L2, x, y, 2, dims, 2), 0);
+  for (int r = 0; r < 3; r++) {
+    double s = 0;
+    for (int i = 0; i < 1000; i++)
+      s += (double)x[r * 1000 + i] * x[r * 1000 + i];
+    ck_assert_double_eq_tol(y[r], sqrt(s), 1e-3);
+  }
+  ck_assert_int_eq(kcpu_k_reduce(KCPU_F32, KCPU_RED_LOGSUMEXP, x, y, 2, dims, 2), 0);
+  double s = 0;
+  for (int i = 0; i < 1000; i++)
+    s += exp(x[i]);
+  ck_assert_double_eq_tol(y[0], log(s), 1e-4);
+  free(x);
+}
+END_TEST
+
+START_TEST(argmax) {
+  float x[6] = {1, 5, 5, 2, 0, 2}; /* [2,3], along axis 1 */
+  int64_t y[3];
+  kcpu_k_argminmax(KCPU_F32, 1, 0, x, y, 2, 3, 1);
+  ck_assert_int_eq(y[0], 1);
+  ck_assert_int_eq(y[1], 0);
+  kcpu_k_argminmax(KCPU_F32, 1, 1, x, y, 2, 3, 1);
+  ck_assert_int_eq(y[0], 2);
+  ck_assert_int_eq(y[1], 2);
+  kcpu_k_argminmax(KCPU_F32, 0, 0, x, y, 1, 2, 3); /* axis 0 of [2,3] */
+  ck_assert_int_eq(y[0], 0);
+}
+END_TEST
+
+START_TEST(softmax) {
+  struct kcpu_pool *p2 = kcpu_pool_create(2);
+  float x[6] = {1, 2, 3, 1, 1, 1}, y[6], z[6];
+  kcpu_k_softmax(x, y, 2, 3, 1, 0, p2);
+  double e = exp(1) + exp(2) + exp(3);
+  ck_assert_double_eq_tol(y[0], exp(1) / e, 1e-6);
+  ck_assert_double_eq_tol(y[2], exp(3) / e, 1e-6);
+  ck_assert_double_eq_tol(y[4], 1.0 / 3, 1e-6);
+  kcpu_k_softmax(x, z, 2, 3, 1, 1, NULL);
+  ck_assert_double_eq_tol(z[2], 3 - log(e), 1e-5);
+  /* axis 0 of [2,3]: pairs (x[i], x[3+i]) */
+  kcpu_k_softmax(x, y, 1, 2, 3, 0, NULL);
+  ck_assert_double_eq_tol(y[0], 0.5, 1e-6);
+  ck_assert_double_eq_tol(y[2], exp(3) / (exp(3) + exp(1)), 1e-6);
+  kcpu_pool_destroy(p2);
+}
+END_TEST
+
+START_TEST(layernorm) {
+  float x[4] = {1, 2, 3, 4}, sc[4] = {1, 1, 2, 2}, b[4] = {0, 0, 0, 1}, y[4], m, r;
+  kcpu_k_layernorm(x, sc, b, y, &m, &r, 1, 4, 0.0f, NULL);
+  /* mean 2.5, var 1.25 */
+  double rs = 1 / sqrt(1.25);
+  ck_assert_double_eq_tol(m, 2.5, 1e-6);
+  ck_assert_double_eq_tol(r, rs, 1e-6);
+  ck_assert_double_eq_tol(y[0], -1.5 * rs, 1e-6);
+  ck_assert_double_eq_tol(y[3], 1.5 * rs * 2 + 1, 1e-6);
+  float bx[4] = {1, 2, 3, 4}, s2[2] = {2, 1}, b2[2] = {1, 0}, mu[2] = {1, 3}, v[2] = {4, 1};
+  kcpu_k_batchnorm(bx, s2, b2, mu, v, y, 1, 2, 2, 0.0f);
+  ck_assert_float_eq(y[0], 1); /* (1-1)/2*2+1 */
+  ck_assert_float_eq(y[1], 2);
+  ck_assert_float_eq(y[3], 1);
+}
+END_TEST
+
+START_TEST(copy_transpose_slice) {
+  struct kcpu_pool *p2 = kcpu_pool_create(2);
+  /* transpose [3,5] -> [5,3] for 1-, 2-, 4-, 8- and 3-byte elements */
+  static const int64_t es[] = {1, 2, 4, 8, 3};
+  for (int e = 0; e < 5; e++) {
+    int64_t E = es[e];
+    uint8_t src[15 * 8], dst[15 * 8];
+    for (int i = 0; i < 15 * 8; i++)
+      src[i] = (uint8_t)(i * 7 + 1);
+    int64_t dims[2] = {5, 3}, dst_st[2] = {3, 1}, src_st[2] = {1, 5};
+    kcpu_k_copy_strided(dst, dst_st, src, src_st, 2, dims, E, p2);
+    for (int i = 0; i < 5; i++)
+      for (int j = 0; j < 3; j++)
+        ck_assert_int_eq(memcmp(dst + (i * 3 + j) * E, src + (j * 5 + i) * E, (size_t)E), 0);
+  }
+  /* slice x[0..10) step -3 from 9: 9, 6, 3, 0 */
+  int32_t x[10], y[4];
+  for (int i = 0; i < 10; i++)
+    x[i] = i * 10;
+  int64_t d1[1] = {4}, one[1] = {1}, neg[1] = {-3};
+  kcpu_k_copy_strided(y, one, x + 9, neg, 1, d1, 4, NULL);
+  ck_assert_int_eq(y[0], 90);
+  ck_assert_int_eq(y[3], 0);
+  /* large copy goes through the pool: expand a row [1000] to [300,1000] */
+  float *row = tk_alloc(1000), *big = tk_alloc(300000);
+  tk_fill(row, 1000, 3);
+  int64_t bd[2] = {300, 1000}, bst[2] = {1000, 1}, rst[2] = {0, 1};
+  kcpu_k_copy_strided(big, bst, row, rst, 2, bd, 4, p2);
+  ck_assert_float_eq(big[299 * 1000 + 999], row[999]);
+  ck_assert_float_eq(big[150 * 1000 + 7], row[7]);
+  free(row), free(big);
+  kcpu_pool_destroy(p2);
+}
+END_TEST
+
+START_TEST(gather_where) {
+  /* data [2,3] gather axis 1 with [2,-1,5] -> [[d0,d2,0],[d3,d5,0]] */
+  float d[6] = {1, 2, 3, 4, 5, 6}, y[6];
+  int64_t idx[3] = {2, -1, 5};
+  kcpu_k_gather(d, idx, 0, y, 2, 3, 1, 3, 4);
+  ck_assert_float_eq(y[0], 3);
+  ck_assert_float_eq(y[1], 3);
+  ck_assert_float_eq(y[2], 0);
+  ck_assert_float_eq(y[3], 6);
+  int32_t i32[2] = {1, 0};
+  kcpu_k_gather(d, i32, 1, y, 1, 2, 3, 2, 4); /* axis 0 of [2,3] */
+  ck_assert_float_eq(y[0], 4);
+  ck_assert_float_eq(y[5], 3);
+  /* where(cond [2,1], x [2,2], y scalar) */
+  uint8_t c[2] = {1, 0};
+  float xv[4] = {1, 2, 3, 4}, yv = 9, out[4];
+  int64_t dims[2] = {2, 2}, cst[2] = {1, 0}, xst[2] = {2, 1}, yst[2] = {0, 0};
+  kcpu_k_where(out, c, cst, xv, xst, &yv, yst, 2, dims, 4);
+  ck_assert_float_eq(out[0], 1);
+  ck_assert_float_eq(out[1], 2);
+  ck_assert_float_eq(out[2], 9);
+  ck_assert_float_eq(out[3], 9);
+}
+END_TEST
+
+START_TEST(cast) {
+  float f[5] = {1.5f, -2.7f, 0.0f, 65504.0f, 1e-7f};
+  int32_t i[5];
+  ck_assert_int_eq(kcpu_k_cast(f, KCPU_F32, i, KCPU_I32, 5), 0);
+  ck_assert_int_eq(i[0], 1);
+  ck_assert_int_eq(i[1], -2);
+  uint16_t h[5];
+  kcpu_k_cast(f, KCPU_F32, h, KCPU_F16, 5);
+  ck_assert_uint_eq(h[0], 0x3e00); /* 1.5 */
+  ck_assert_uint_eq(h[3], 0x7bff); /* 65504 */
+  float back[5];
+  kcpu_k_cast(h, KCPU_F16, back, KCPU_F32, 5);
+  ck_assert_float_eq(back[1], -2.69921875f);
+  ck_assert_float_eq_tol(back[4], 1.1920929e-7f, 1e-12f); /* subnormal half: 2 * 2^-24 */
+  uint8_t b[5];
+  kcpu_k_cast(f, KCPU_F32, b, KCPU_BOOL, 5);
+  ck_assert_int_eq(b[0], 1);
+  ck_assert_int_eq(b[2], 0);
+  double dd[5];
+  kcpu_k_cast(b, KCPU_BOOL, dd, KCPU_F64, 5);
+  ck_assert_double_eq(dd[4], 1.0);
+  int64_t big = 300;
+  int8_t s8;
+  kcpu_k_cast(&big, KCPU_I64, &s8, KCPU_I8, 1);
+  ck_assert_int_eq(s8, 44); /* wraps modulo 256 */
+  uint16_t bf;
+  float one = 1.0f;
+  kcpu_k_cast(&one, KCPU_F32, &bf, KCPU_BF16, 1);
+  ck_assert_uint_eq(bf, 0x3f80);
+}
+END_TEST
+
+START_TEST(pad_modes) {
+  float x[3] = {1, 2, 3}, y[7];
+  int64_t id[1] = {3}, od[1] = {7}, pb[1] = {2};
+  kcpu_k_pad_index(x, y, 1, id, od, pb, 2, 4); /* reflect: 3 2 1 2 3 2 1 */
+  ck_assert_float_eq(y[0], 3);
+  ck_assert_float_eq(y[1], 2);
+  ck_assert_float_eq(y[5], 2);
+  ck_assert_float_eq(y[6], 1);
+  kcpu_k_pad_index(x, y, 1, id, od, pb, 1, 4); /* edge: 1 1 1 2 3 3 3 */
+  ck_assert_float_eq(y[0], 1);
+  ck_assert_float_eq(y[6], 3);
+  kcpu_k_pad_index(x, y, 1, id, od, pb, 3, 4); /* wrap: 2 3 1 2 3 1 2 */
+  ck_assert_float_eq(y[0], 2);
+  ck_assert_float_eq(y[6], 2);
+  float v = 7, z[3];
+  kcpu_k_fill(z, 3, &v, 4);
+  ck_assert_float_eq(z[2], 7);
+}
+END_TEST
+
+Suite *tk_misc_suite(void) {
+  Suite *s = suite_create("cpu_kernels_misc");
+  TCase *tc = tcase_create("misc");
+  tcase_add_test(tc, reduce_axes);
+  tcase_add_test(tc, reduce_long_rows);
+  tcase_add_test(tc, argmax);
+  tcase_add_test(tc, softmax);
+  tcase_add_test(tc, layernorm);
+  tcase_add_test(tc, copy_transpose_slice);
+  tcase_add_test(tc, gather_where);
+  tcase_add_test(tc, cast);
+  tcase_add_test(tc, pad_modes);
+  suite_add_tcase(s, tc);
+  return s;
+}

@@ -1,0 +1,45 @@
+/* tests/infer/cases_later.c: the kinds appended to node_kinds.def later
+ * (RMSNormalization, Bitwise*, Mish, Swish, LpNormalization, windows). */
+#include "harness.h"
+
+void cases_later(void) {
+  OK(RMSNormalization, "f32[2,3,4] f32[4]", "f32[2,3,4]");
+  OK(RMSNormalization, "f16[2,3,4] f16[3,4]", "f16[2,3,4]", KILN_ATTR_I("axis", 1));
+  ERR(RMSNormalization, "f32[2,3,4] f32[5]", "scale (input 1) f32[5] does not broadcast");
+  ERR(RMSNormalization, "i32[2,3] i32[3]", "input 0 is i32[2,3]");
+  ERR(RMSNormalization, "f32[2,3] f32[3]", "axis", KILN_ATTR_I("axis", 2));
+
+  static const kiln_node_kind bitwise[] = {KILN_NODE_BitwiseAnd, KILN_NODE_BitwiseOr,
+                                           KILN_NODE_BitwiseXor};
+  for (size_t i = 0; i < 3; i++) {
+    infer_ok(bitwise[i], "u8[2,1] u8[3]", NULL, 0, 0, "u8[2,3]", __LINE__);
+    infer_ok(bitwise[i], "i64[] i64[4]", NULL, 0, 0, "i64[4]", __LINE__);
+    infer_err(bitwise[i], "f32[2] f32[2]", NULL, 0, 0, KILN_INVALID_ARGUMENT, "input 0 is f32[2]",
+              __LINE__);
+    infer_err(bitwise[i], "i32[2] i16[2]", NULL, 0, 0, KILN_INVALID_ARGUMENT, "i16[2]", __LINE__);
+    infer_err(bitwise[i], "i32[2] i32[3]", NULL, 0, 0, KILN_INVALID_ARGUMENT, "broadcast",
+              __LINE__);
+  }
+  OK(BitwiseNot, "i16[2,2]", "i16[2,2]");
+  ERR(BitwiseNot, "bool[2]", "input 0 is bool[2]");
+
+  OK(Mish, "f64[3]", "f64[3]");
+  ERR(Mish, "i32[3]", "input 0 is i32[3]");
+  OK(Swish, "bf16[2,2]", "bf16[2,2]", KILN_ATTR_F("alpha", 0.5));
+  ERR(Swish, "u8[2]", "input 0 is u8[2]");
+
+  OK(LpNormalization, "f32[2,3]", "f32[2,3]", KILN_ATTR_I("axis", 0), KILN_ATTR_I("p", 1));
+  ERR(LpNormalization, "f32[2,3]", "attribute 'p' = 3 must be 1 or 2", KILN_ATTR_I("p", 3));
+  ERR(LpNormalization, "f32[2,3]", "axis", KILN_ATTR_I("axis", -3));
+
+  OK(HannWindow, "", "f32[10]", KILN_ATTR_I("size", 10));
+  OK(HammingWindow, "", "f64[0]", KILN_ATTR_I("size", 0), KILN_ATTR_T("output_datatype", KILN_F64));
+  OK(BlackmanWindow, "", "i32[3]", KILN_ATTR_I("size", 3), KILN_ATTR_T("output_datatype", KILN_I32),
+     KILN_ATTR_I("periodic", 0));
+  ERR(HannWindow, "", "attribute 'size' is required");
+  ERR(HammingWindow, "", "attribute 'size' = -1 must not be negative", KILN_ATTR_I("size", -1));
+  ERR(BlackmanWindow, "", "attribute 'periodic' = 2 must be 0 or 1", KILN_ATTR_I("size", 4),
+      KILN_ATTR_I("periodic", 2));
+  ERR(BlackmanWindow, "", "output_datatype", KILN_ATTR_I("size", 4),
+      KILN_ATTR_T("output_datatype", KILN_BOOL));
+}

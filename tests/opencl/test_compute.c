@@ -1,0 +1,327 @@
+/* tests/opencl/test_compute.c: small graphs compiled for opencl and run
+ * against the interpreter, several also against hand-computed values:
+ * elementwise (broadcast, integer, comparison, cast), fused elementwise,
+ * matmul of odd sizes, gemm, conv, pools, softmax, reductions and data
+ * movement. */
+#include <math.h>
+
+#include "helpers.h"
+
+static const int64_t d23[] = {2, 3}, d3[] = {3};
+
+START_TEST(add_broadcast) {
+  tg t;
+  tg_init(&t);
+  kiln_value *a = tg_input(&t, "a", KILN_F32, 2, d23), *b = tg_input(&t, "b", KILN_F32, 1, d3);
+  kiln_value *ab[] = {a, b};
+  tg_output(&t, "y", tg_node(&t, KILN_NODE_Add, ab, 2, NULL, 0));
+  float av[] = {1, 2, 3, 4, 5, 6}, bv[] = {10, 20, 30};
+  const void *ins[] = {av, bv};
+  const float want[] = {11, 22, 33, 14, 25, 36};
+  tg_check(&t, ins, 1e-6, want, 6);
+  tg_free(&t);
+}
+END_TEST
+
+START_TEST(unary_float) {
+  static const kiln_node_kind kinds[] = {KILN_NODE_Relu, KILN_NODE_Sigmoid, KILN_NODE_Exp,
+                                         KILN_NODE_Tanh, KILN_NODE_Abs,     KILN_NODE_Floor,
+                                         KILN_NODE_Round, KILN_NODE_Erf,    KILN_NODE_Neg,
+                                         KILN_NODE_Sign, KILN_NODE_Elu,     KILN_NODE_HardSwish};
+  for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+    tg t;
+    tg_init(&t);
+    kiln_value *x = tg_input(&t, "x", KILN_F32, 2, d23);
+    tg_output(&t, "y", tg_node(&t, kinds[k], &x, 1, NULL, 0));
+    tg_check(&t, NULL, 1e-5, NULL, 0);
+    tg_free(&t);
+  }
+  /* hand-computed: relu and sigmoid */
+  tg t;
+  tg_init(&t);
+  kiln_value *x = tg_input(&t, "x", KILN_F32, 1, d3);
+  kiln_value *r = tg_node(&t, KILN_NODE_Relu, &x, 1, NULL, 0);
+  tg_output(&t, "y", tg_node(&t, KILN_NODE_Sigmoid, &r, 1, NULL, 0));
+  float xv[] = {-3, 0, 2};
+  const void *ins[] = {xv};
+  const float want[] = {0.5f, 0.5f, 0.880797078f};
+  tg_check(&t, ins, 1e-6, want, 3);
+  tg_free(&t);
+}
+END_TEST
+
+START_TEST(integer_and_compare) {
+  static const kiln_node_kind kinds[] = {KILN_NODE_Add, KILN_NODE_Sub, KILN_NODE_Mul,
+                                         KILN_NODE_Mod, KILN_NODE_Less, KILN_NODE_Equal,
+                                         KILN_NODE_Max, KILN_NODE_Min};
+  for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+    tg t;
+    tg_init(&t);
+    kiln_value *a = tg_input(&t, "a", KILN_I32, 2, d23), *b = tg_input(&t, "b", KILN_I32, 1, d3);
+    kiln_value *ab[] = {a, b};
+    tg_output(&t, "y", tg_node(&t, kinds[k], ab, 2, NULL, 0));
+    tg_check(&t, NULL, 0, NULL, 0);
+    tg_free(&t);
+  }
+  /* integer division truncates toward zero: -7 / 2 = -3 */
+  tg t;
+  tg_init(&t);
+  kiln_value *a = tg_input(&t, "a", KILN_I64, 1, d3), *b = tg_input(&t, "b", KILN_I64, 1, d3);
+  kiln_value *ab[] = {a, b};
+  kiln_value *q = tg_node(&t, KILN_NODE_Div, ab, 2, NULL, 0);
+  kiln_attr_desc to = KILN_ATTR_T("to", KILN_F32);
+  tg_output(&t, "y", tg_node(&t, KILN_NODE_Cast, &q, 1, &to, 1));
+  int64_t av[] = {-7, 9, 100}, bv[] = {2, -4, 7};
+  const void *ins[] = {av, bv};
+  const float want[] = {-3, -2, 14};
+  tg_check(&t, ins, 0, want, 3);
+  tg_free(&t);
+}
+END_TEST
+
+START_TEST(where_and_cast) {
+  tg t;
+  tg_init(&t);
+  kiln_value *c = tg_input(&t, "c", KILN_BOOL, 1, d3);
+  kiln_value *x = tg_input(&t, "x", KILN_F32, 2, d23), *y = tg_input(&t, "y", KILN_F32, 1, d3);
+  kiln_value *cxy[] = {c, x, y};
+  kiln_value *w = tg_node(&t, KILN_NODE_Where, cxy, 3, NULL, 0);
+  kiln_attr_desc to = KILN_ATTR_T("to", KILN_I32);
+  tg_output(&t, "w", w);
+  tg_output(&t, "i", tg_node(&t, KILN_NODE_Cast, &w, 1, &to, 1));
+  uint8_t cv[] = {1, 0, 1};
+  float xv[] = {1.5f, 2.5f, -3.5f, 4, 5, 6}, yv[] = {-1, -2, -3};
+  const void *ins[] = {cv, xv, yv};
+  const float want[] = {1.5f, -2, -3.5f, 4, -2, 6};
+  tg_check(&t, ins, 0, want, 6);
+  tg_free(&t);
+}
+END_TEST
+
+START_TEST(fused) {
+  tg t;
+  tg_init(&t);
+  kiln_value *a = tg_input(&t, "a", KILN_F32, 2, d23), *b = tg_input(&t, "b", KILN_F32, 1, d3);
+  kiln_value *ab[] = {a, b};
+  kiln_attr_desc body = KILN_ATTR_S("body", "x0 1.5 Mul 0.5 Add Tanh x1 Mul x0 Max");
+  tg_output(&t, "y", tg_node(&t, KILN_NODE_FusedElementwise, ab, 2, &body, 1));
+  float av[] = {0, 1, -1, 2, -2, 0.5f}, bv[] = {2, -1, 3};
+  const void *ins[] = {av, bv};
+  /* max(tanh(1.5 a + 0.5) * b, a) */
+  float want[6];
+  for (int i = 0; i < 6; i++) {
+    float v = tanhf(1.5f * av[i] + 0.5f) * bv[i % 3];
+    want[i] = v > av[i] ? v : av[i];
+  }
+  tg_check(&t, ins, 1e-5, want, 6);
+  tg_free(&t);
+}
+END_TEST
+
+static void matmul_case(uint32_t ra, const int64_t *da, uint32_t rb, const int64_t *db) {
+  tg t;
+  tg_init(&t);
+  kiln_value *a = tg_input(&t, "a", KILN_F32, ra, da), *b = tg_input(&t, "b", KILN_F32, rb, db);
+  kiln_value *ab[] = {a, b};
+  tg_output(&t, "y", tg_node(&t, KILN_NODE_MatMul, ab, 2, NULL, 0));
+  tg_check(&t, NULL, 1e-4, NULL, 0);
+  tg_free(&t);
+}
+
+START_TEST(matmul) {
+  /* hand-computed 2x2 */
+  tg t;
+  tg_init(&t);
+  static const int64_t d22[] = {2, 2};
+  kiln_value *a = tg_input(&t, "a", KILN_F32, 2, d22), *b = tg_input(&t, "b", KILN_F32, 2, d22);
+  kiln_value *ab[] = {a, b};
+  tg_output(&t, "y", tg_node(&t, KILN_NODE_MatMul, ab, 2, NULL, 0));
+  float av[] = {1, 2, 3, 4}, bv[] = {5, 6, 7, 8};
+  const void *ins[] = {av, bv};
+  const float want[] = {19, 22, 43, 50};
+  tg_check(&t, ins, 0, want, 4);
+  tg_free(&t);
+  /* odd sizes, batching with broadcast, 1-D operands */
+  static const int64_t a1[] = {3, 17}, b1[] = {17, 5};
+  matmul_case(2, a1, 2, b1);
+  static const int64_t a2[] = {2, 1, 5, 33}, b2[] = {3, 33, 19};
+  matmul_case(4, a2, 3, b2);
+  static const int64_t a3[] = {7}, b3[] = {7, 4};
+  matmul_case(1, a3, 2, b3);
+}
+END_TEST
+
+START_TEST(gemm) {
+  tg t;
+  tg_init(&t);
+  static const int64_t da[] = {5, 3}, db[] = {4, 5}, dc[] = {4};
+  kiln_value *a = tg_input(&t, "a", KILN_F32, 2, da), *b = tg_input(&t, "b", KILN_F32, 2, db);
+  kiln_value *c = tg_input(&t, "c", KILN_F32, 1, dc);
+  kiln_value *abc[] = {a, b, c};
+  kiln_attr_desc at[] = {KILN_ATTR_F("alpha", 0.5), KILN_ATTR_F("beta", 2.0), KILN_ATTR_I("transA", 1),
+                         KILN_ATTR_I("transB", 1)};
+  tg_output(&t, "y", tg_node(&t, KILN_NODE_Gemm, abc, 3, at, 4));
+  tg_check(&t, NULL, 1e-5, NULL, 0);
+  tg_free(&t);
+}
+END_TEST
+
+START_TEST(conv) {
+  /* hand-computed: 1x1x3x3 input, 2x2 kernel of ones, bias 1, no pad */
+  tg t;
+  tg_init(&t);
+  static const int64_t dx[] = {1, 1, 3, 3}, dw[] = {1, 1, 2, 2}, db[] = {1};
+  kiln_value *x = tg_input(&t, "x", KILN_F32, 4, dx);
+  float wv[] = {1, 1, 1, 1}, bv[] = {1};
+  kiln_value *xwb[] = {x, tg_const(&t, KILN_F32, 4, dw, wv), tg_const(&t, KILN_F32, 1, db, bv)};
+  tg_output(&t, "y", tg_node(&t, KILN_NODE_Conv, xwb, 3, NULL, 0));
+  float xv[] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  const void *ins[] = {xv};
+  const float want[] = {13, 17, 25, 29};
+  tg_check(&t, ins, 0, want, 4);
+  tg_free(&t);
+  /* groups, stride, pads, dilation, against the interpreter */
+  tg_init(&t);
+  static const int64_t dx2[] = {2, 4, 9, 8}, dw2[] = {6, 2, 3, 3}, db2[] = {6};
+  kiln_value *x2 = tg_input(&t, "x", KILN_F32, 4, dx2);
+  kiln_value *w2 = tg_input(&t, "w", KILN_F32, 4, dw2), *b2 = tg_input(&t, "b", KILN_F32, 1, db2);
+  static const int64_t pads[] = {1, 2, 1, 0}, strides[] = {2, 1}, dil[] = {1, 2};
+  kiln_attr_desc at[] = {KILN_ATTR_I("group", 2), KILN_ATTR_IS("pads", pads, 4),
+                         KILN_ATTR_IS("strides", strides, 2), KILN_ATTR_IS("dilations", dil, 2)};
+  kiln_value *xwb2[] = {x2, w2, b2};
+  tg_output(&t, "y", tg_node(&t, KILN_NODE_Conv, xwb2, 3, at, 4));
+  tg_check(&t, NULL, 1e-4, NULL, 0);
+  tg_free(&t);
+}
+END_TEST
+
+START_TEST(pool) {
+  static const int64_t dx[] = {1, 1, 4, 4}, k[] = {2, 2};
+  float xv[16];
+  for (int i = 0; i < 16; i++)
+    xv[i] = (float)i;
+  const void *ins[] = {xv};
+  kiln_attr_desc at[] = {KILN_ATTR_IS("kernel_shape", k, 2), KILN_ATTR_IS("strides", k, 2)};
+  tg t;
+  tg_init(&t);
+  kiln_value *x = tg_input(&t, "x", KILN_F32, 4, dx);
+  tg_output(&t, "y", tg_node(&t, KILN_NODE_MaxPool, &x, 1, at, 2));
+  const float want_max[] = {5, 7, 13, 15};
+  tg_check(&t, ins, 0, want_max, 4);
+  tg_free(&t);
+  tg_init(&t);
+  x = tg_input(&t, "x", KILN_F32, 4, dx);
+  tg_output(&t, "y", tg_node(&t, KILN_NODE_AveragePool, &x, 1, at, 2));
+  const float want_avg[] = {2.5f, 4.5f, 10.5f, 12.5f};
+  tg_check(&t, ins, 0, want_avg, 4);
+  tg_free(&t);
+  /* padded 3x3 windows, count_include_pad, global pools */
+  tg_init(&t);
+  static const int64_t dx2[] = {2, 3, 7, 6}, k3[] = {3, 3}, p1[] = {1, 1, 1, 1};
+  x = tg_input(&t, "x", KILN_F32, 4, dx2);
+  kiln_attr_desc a2[] = {KILN_ATTR_IS("kernel_shape", k3, 2), KILN_ATTR_IS("pads", p1, 4),
+                         KILN_ATTR_I("count_include_pad", 1)};
+  tg_output(&t, "avg", tg_node(&t, KILN_NODE_AveragePool, &x, 1, a2, 3));
+  tg_output(&t, "max", tg_node(&t, KILN_NODE_MaxPool, &x, 1, a2, 2));
+  tg_output(&t, "gavg", tg_node(&t, KILN_NODE_GlobalAveragePool, &x, 1, NULL, 0));
+  tg_output(&t, "gmax", tg_node(&t, KILN_NODE_GlobalMaxPool, &x, 1, NULL, 0));
+  tg_check(&t, NULL, 1e-5, NULL, 0);
+  tg_free(&t);
+}
+END_TEST
+
+START_TEST(softmax_reduce) {
+  tg t;
+  tg_init(&t);
+  kiln_value *x = tg_input(&t, "x", KILN_F32, 1, d3);
+  tg_output(&t, "y", tg_node(&t, KILN_NODE_Softmax, &x, 1, NULL, 0));
+  float xv[] = {1, 2, 3};
+  const void *ins[] = {xv};
+  /* e^k / (e + e^2 + e^3) */
+  const float want[] = {0.0900305732f, 0.244728471f, 0.665240956f};
+  tg_check(&t, ins, 1e-6, want, 3);
+  tg_free(&t);
+  static const int64_t d[] = {3, 4, 5}, ax[] = {0, 2};
+  tg_init(&t);
+  x = tg_input(&t, "x", KILN_F32, 3, d);
+  kiln_attr_desc a1 = KILN_ATTR_I("axis", 1);
+  kiln_attr_desc ra[] = {KILN_ATTR_IS("axes", ax, 2), KILN_ATTR_I("keepdims", 0)};
+  tg_output(&t, "sm", tg_node(&t, KILN_NODE_Softmax, &x, 1, &a1, 1));
+  tg_output(&t, "lsm", tg_node(&t, KILN_NODE_LogSoftmax, &x, 1, &a1, 1));
+  tg_output(&t, "sum", tg_node(&t, KILN_NODE_ReduceSum, &x, 1, ra, 2));
+  tg_output(&t, "max", tg_node(&t, KILN_NODE_ReduceMax, &x, 1, ra, 1));
+  tg_output(&t, "mean", tg_node(&t, KILN_NODE_ReduceMean, &x, 1, ra, 2));
+  tg_output(&t, "lse", tg_node(&t, KILN_NODE_ReduceLogSumExp, &x, 1, ra, 2));
+  tg_output(&t, "am", tg_node(&t, KILN_NODE_ArgMax, &x, 1, &a1, 1));
+  tg_check(&t, NULL, 1e-5, NULL, 0);
+  tg_free(&t);
+}
+END_TEST
+
+START_TEST(movement) {
+  static const int64_t d[] = {2, 3, 4}, perm[] = {2, 0, 1};
+  static const int64_t st[] = {1, -1}, en[] = {3, -100}, axs[] = {1, 2}, steps[] = {1, -2};
+  static const int64_t pads[] = {0, 1, 2, 1, 0, 0};
+  tg t;
+  tg_init(&t);
+  kiln_value *x = tg_input(&t, "x", KILN_F32, 3, d);
+  kiln_attr_desc ap = KILN_ATTR_IS("perm", perm, 3);
+  tg_output(&t, "tr", tg_node(&t, KILN_NODE_Transpose, &x, 1, &ap, 1));
+  kiln_attr_desc as[] = {KILN_ATTR_IS("starts", st, 2), KILN_ATTR_IS("ends", en, 2),
+                         KILN_ATTR_IS("axes", axs, 2), KILN_ATTR_IS("steps", steps, 2)};
+  tg_output(&t, "sl", tg_node(&t, KILN_NODE_Slice, &x, 1, as, 4));
+  kiln_value *xx[] = {x, x};
+  kiln_attr_desc ax = KILN_ATTR_I("axis", 1);
+  tg_output(&t, "cat", tg_node(&t, KILN_NODE_Concat, xx, 2, &ax, 1));
+  kiln_attr_desc apad[] = {KILN_ATTR_IS("pads", pads, 6), KILN_ATTR_S("mode", "reflect")};
+  tg_output(&t, "pad", tg_node(&t, KILN_NODE_Pad, &x, 1, apad, 2));
+  int64_t iv[] = {2, 0, -1};
+  static const int64_t di[] = {3};
+  kiln_value *xi[] = {x, tg_const(&t, KILN_I64, 1, di, iv)};
+  kiln_attr_desc ag = KILN_ATTR_I("axis", 2);
+  tg_output(&t, "gat", tg_node(&t, KILN_NODE_Gather, xi, 2, &ag, 1));
+  tg_check(&t, NULL, 0, NULL, 0);
+  tg_free(&t);
+  /* hand-computed transpose of a 2x3 */
+  tg_init(&t);
+  x = tg_input(&t, "x", KILN_F32, 2, d23);
+  tg_output(&t, "y", tg_node(&t, KILN_NODE_Transpose, &x, 1, NULL, 0));
+  float xv[] = {1, 2, 3, 4, 5, 6};
+  const void *ins[] = {xv};
+  const float want[] = {1, 4, 2, 5, 3, 6};
+  tg_check(&t, ins, 0, want, 6);
+  tg_free(&t);
+}
+END_TEST
+
+START_TEST(f64) {
+  tg t;
+  tg_init(&t);
+  kiln_value *a = tg_input(&t, "a", KILN_F64, 2, d23), *b = tg_input(&t, "b", KILN_F64, 1, d3);
+  kiln_value *ab[] = {a, b};
+  kiln_value *m = tg_node(&t, KILN_NODE_Mul, ab, 2, NULL, 0);
+  tg_output(&t, "y", tg_node(&t, KILN_NODE_Exp, &m, 1, NULL, 0));
+  tg_check(&t, NULL, 1e-12, NULL, 0);
+  tg_free(&t);
+}
+END_TEST
+
+Suite *ocl_compute_suite(void) {
+  Suite *s = suite_create("opencl_compute");
+  TCase *tc = tcase_create("compute");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, add_broadcast);
+  tcase_add_test(tc, unary_float);
+  tcase_add_test(tc, integer_and_compare);
+  tcase_add_test(tc, where_and_cast);
+  tcase_add_test(tc, fused);
+  tcase_add_test(tc, matmul);
+  tcase_add_test(tc, gemm);
+  tcase_add_test(tc, conv);
+  tcase_add_test(tc, pool);
+  tcase_add_test(tc, softmax_reduce);
+  tcase_add_test(tc, movement);
+  tcase_add_test(tc, f64);
+  suite_add_tcase(s, tc);
+  return s;
+}

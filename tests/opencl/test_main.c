@@ -1,0 +1,25 @@
+/* tests/opencl/test_main.c: runs the opencl Check suites; with
+ * --no-device-child it is the fresh process of the "no device" test. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "helpers.h"
+
+int ocl_no_device_child(void);
+
+int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "--no-device-child"))
+    return ocl_no_device_child();
+  unsetenv("CK_RUN_SUITE");
+  unsetenv("CK_RUN_CASE");
+  /* Keep the tests' cache entries out of the user's cache. */
+  char dir[] = "/tmp/kiln-ocl-tests-XXXXXX";
+  if (mkdtemp(dir))
+    setenv("KILN_CACHE_DIR", dir, 1);
+  SRunner *sr = srunner_create(ocl_compute_suite());
+  srunner_add_suite(sr, ocl_cache_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
