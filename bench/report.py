@@ -122,15 +122,16 @@ def write(results, md_path, png_path):
         L.append(f"| {name} | " + " | ".join(_cell(m["fw"].get(c)) for c in cols) + " |")
 
     kcols = [c for c in cols if c.startswith("kiln-")]
+    timed = [c for c in kcols if any(_ms(m["fw"].get(c)) for m in results["models"].values())]
     peers = [c for c in cols if not c.startswith("kiln-")]
     L.append("\n## kiln's speedup over each peer (peer median / kiln median; > 1 = kiln "
              "faster)\n")
-    L.append("| model | " + " | ".join(f"{k} vs {NAMES.get(p, p)}" for k in kcols
+    L.append("| model | " + " | ".join(f"{k} vs {NAMES.get(p, p)}" for k in timed
                                        for p in peers) + " |")
-    L.append("|---" * (len(kcols) * len(peers) + 1) + "|")
+    L.append("|---" * (len(timed) * len(peers) + 1) + "|")
     for name, m in results["models"].items():
         cells = []
-        for k in kcols:
+        for k in timed:
             for p in peers:
                 a, b = _ms(m["fw"].get(k)), _ms(m["fw"].get(p))
                 cells.append(f"{b / a:.2f}x" if a and b else "-")
@@ -152,7 +153,7 @@ def write(results, md_path, png_path):
         cells.append(f"{o['compile_ms']:.0f}" if "compile_ms" in o else "-")
         for c in cols:
             r = m["fw"].get(c, {})
-            cells.append(f"{r['peak_rss_mb']:.0f}" if "peak_rss_mb" in r else "-")
+            cells.append(f"{r['peak_rss_mb']:.0f}" if "median_ms" in r else "-")
         L.append(f"| {name} | " + " | ".join(cells) + " |")
 
     if "sgemm" in results["models"]:

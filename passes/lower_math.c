@@ -17,8 +17,7 @@ kiln_value *kiln_lower_const_fn(kiln_lower_ctx *c, const kiln_type *t,
   int64_t n = kiln_type_numel(t);
   void *buf = calloc((size_t)kiln_type_bytes(t) + 1, 1);
   if (!buf) {
-    c->s = kiln_status_make(KILN_OUT_OF_MEMORY, "lower: constant of %lld elements",
-                            (long long)n);
+    c->s = kiln_status_make(KILN_OUT_OF_MEMORY, "lower: constant of %lld elements", (long long)n);
     return NULL;
   }
   for (int64_t i = 0; i < n; i++)
@@ -53,19 +52,9 @@ bool kiln_lower_Sigmoid(kiln_lower_ctx *c, kiln_value **r) {
     return false;
   /* exp(-x) overflows to inf for very negative x, and 1/inf = 0 is right. */
   r[0] = lower_bin(c, KILN_NODE_Div, lower_sc(c, 1),
-                   lower_bin(c, KILN_NODE_Add, lower_un(c, KILN_NODE_Exp, lower_un(c, KILN_NODE_Neg, X0)),
+                   lower_bin(c, KILN_NODE_Add,
+                             lower_un(c, KILN_NODE_Exp, lower_un(c, KILN_NODE_Neg, X0)),
                              lower_sc(c, 1)));
-  return true;
-}
-
-bool kiln_lower_Tanh(kiln_lower_ctx *c, kiln_value **r) {
-  if (!is_float(c))
-    return false;
-  /* tanh x = 1 - 2 / (exp(2x) + 1): saturates to +-1 without inf/inf. */
-  kiln_value *e = lower_un(c, KILN_NODE_Exp, lower_bin(c, KILN_NODE_Mul, X0, lower_sc(c, 2)));
-  r[0] = lower_bin(c, KILN_NODE_Sub, lower_sc(c, 1),
-                   lower_bin(c, KILN_NODE_Div, lower_sc(c, 2),
-                             lower_bin(c, KILN_NODE_Add, e, lower_sc(c, 1))));
   return true;
 }
 
@@ -86,7 +75,8 @@ bool kiln_lower_Reciprocal(kiln_lower_ctx *c, kiln_value **r) {
 bool kiln_lower_Tan(kiln_lower_ctx *c, kiln_value **r) {
   if (!is_float(c))
     return false;
-  r[0] = lower_bin(c, KILN_NODE_Div, lower_un(c, KILN_NODE_Sin, X0), lower_un(c, KILN_NODE_Cos, X0));
+  r[0] =
+      lower_bin(c, KILN_NODE_Div, lower_un(c, KILN_NODE_Sin, X0), lower_un(c, KILN_NODE_Cos, X0));
   return true;
 }
 
@@ -116,8 +106,9 @@ bool kiln_lower_Asin(kiln_lower_ctx *c, kiln_value **r) {
   if (!is_float(c))
     return false;
   /* asin x = atan(x / sqrt(1 - x^2)); at |x| = 1 the quotient is +-inf. */
-  r[0] = lower_un(c, KILN_NODE_Atan,
-                  lower_bin(c, KILN_NODE_Div, X0, lower_un(c, KILN_NODE_Sqrt, sq_plus(c, X0, 1, true))));
+  r[0] = lower_un(
+      c, KILN_NODE_Atan,
+      lower_bin(c, KILN_NODE_Div, X0, lower_un(c, KILN_NODE_Sqrt, sq_plus(c, X0, 1, true))));
   return true;
 }
 
@@ -137,17 +128,20 @@ bool kiln_lower_Asinh(kiln_lower_ctx *c, kiln_value **r) {
     return false;
   /* Odd function: computing on |x| avoids cancellation for negative x. */
   kiln_value *a = lower_un(c, KILN_NODE_Abs, X0);
-  kiln_value *y = lower_un(c, KILN_NODE_Log,
-                           lower_bin(c, KILN_NODE_Add, a, lower_un(c, KILN_NODE_Sqrt, sq_plus(c, a, 1, false))));
-  r[0] = lower_where(c, lower_bin(c, KILN_NODE_Less, X0, lower_sc(c, 0)), lower_un(c, KILN_NODE_Neg, y), y);
+  kiln_value *y = lower_un(
+      c, KILN_NODE_Log,
+      lower_bin(c, KILN_NODE_Add, a, lower_un(c, KILN_NODE_Sqrt, sq_plus(c, a, 1, false))));
+  r[0] = lower_where(c, lower_bin(c, KILN_NODE_Less, X0, lower_sc(c, 0)),
+                     lower_un(c, KILN_NODE_Neg, y), y);
   return true;
 }
 
 bool kiln_lower_Acosh(kiln_lower_ctx *c, kiln_value **r) {
   if (!is_float(c))
     return false;
-  r[0] = lower_un(c, KILN_NODE_Log,
-                  lower_bin(c, KILN_NODE_Add, X0, lower_un(c, KILN_NODE_Sqrt, sq_plus(c, X0, -1, false))));
+  r[0] = lower_un(
+      c, KILN_NODE_Log,
+      lower_bin(c, KILN_NODE_Add, X0, lower_un(c, KILN_NODE_Sqrt, sq_plus(c, X0, -1, false))));
   return true;
 }
 
@@ -221,8 +215,9 @@ bool kiln_lower_LessOrEqual(kiln_lower_ctx *c, kiln_value **r) {
   return true;
 }
 bool kiln_lower_Or(kiln_lower_ctx *c, kiln_value **r) {
-  r[0] = lower_un(c, KILN_NODE_Not, lower_bin(c, KILN_NODE_And, lower_un(c, KILN_NODE_Not, X0),
-                                               lower_un(c, KILN_NODE_Not, X1)));
+  r[0] = lower_un(
+      c, KILN_NODE_Not,
+      lower_bin(c, KILN_NODE_And, lower_un(c, KILN_NODE_Not, X0), lower_un(c, KILN_NODE_Not, X1)));
   return true;
 }
 bool kiln_lower_Xor(kiln_lower_ctx *c, kiln_value **r) {
@@ -351,8 +346,8 @@ bool kiln_lower_Hardmax(kiln_lower_ctx *c, kiln_value **r) {
   kiln_attr_desc a[3] = {KILN_ATTR_I("axis", axis), KILN_ATTR_I("keepdims", 1),
                          KILN_ATTR_I("select_last_index", 0)};
   kiln_value *am = lower_emit(c, KILN_NODE_ArgMax, &x, 1, a, 3);
-  kiln_value *hit =
-      lower_bin(c, KILN_NODE_Equal, am, axis_iota(c, t->rank, (uint32_t)axis, t->dims[axis], KILN_I64));
+  kiln_value *hit = lower_bin(c, KILN_NODE_Equal, am,
+                              axis_iota(c, t->rank, (uint32_t)axis, t->dims[axis], KILN_I64));
   r[0] = lower_where(c, hit, lower_sc(c, 1), lower_sc(c, 0));
   return true;
 }
@@ -365,13 +360,20 @@ static double fill_tri(int64_t idx, const void *u) {
   const tri_fill *t = u;
   int64_t i = (idx / t->m) % t->n, j = idx % t->m;
   switch (t->mode) {
-  case 0: return i <= j;
-  case 1: return i < j;
-  case 2: return i >= j;
-  case 3: return i > j;
-  case 4: return j - i >= t->k;
-  case 5: return j - i <= t->k;
-  default: return j - i == t->k;
+  case 0:
+    return i <= j;
+  case 1:
+    return i < j;
+  case 2:
+    return i >= j;
+  case 3:
+    return i > j;
+  case 4:
+    return j - i >= t->k;
+  case 5:
+    return j - i <= t->k;
+  default:
+    return j - i == t->k;
   }
 }
 

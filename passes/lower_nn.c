@@ -134,7 +134,7 @@ bool kiln_lower_OneHot(kiln_lower_ctx *c, kiln_value **r) {
 }
 
 typedef struct base_fill {
-  int64_t rank, skip;                     /* skip: the gathered axis, -1 none */
+  int64_t rank, skip; /* skip: the gathered axis, -1 none */
   int64_t dims[KILN_MAX_RANK], mul[KILN_MAX_RANK];
 } base_fill;
 /* sum over axes k != skip of (coordinate k of i in dims) * mul[k] */
@@ -166,8 +166,8 @@ bool kiln_lower_GatherElements(kiln_lower_ctx *c, kiln_value **r) {
   if (!c->s)
     c->s = kiln_type_make(KILN_I64, it->rank, it->dims, &bt);
   kiln_value *base = c->s ? NULL : kiln_lower_const_fn(c, &bt, fill_base, &b);
-  kiln_value *idx = wrap_index(c, kiln_node_input(c->n, 1),
-                               lower_sce(c, KILN_I64, (double)dt->dims[axis]));
+  kiln_value *idx =
+      wrap_index(c, kiln_node_input(c->n, 1), lower_sce(c, KILN_I64, (double)dt->dims[axis]));
   idx = lower_bin(c, KILN_NODE_Add,
                   lower_bin(c, KILN_NODE_Mul, idx, lower_sce(c, KILN_I64, (double)strides[axis])),
                   base);
@@ -217,8 +217,8 @@ bool kiln_lower_GatherND(kiln_lower_ctx *c, kiln_value **r) {
     kiln_type bt;
     if (!c->s)
       c->s = kiln_type_make(KILN_I64, (uint32_t)last, it->dims, &bt);
-    idx = lower_bin(c, KILN_NODE_Add, idx,
-                    c->s ? NULL : kiln_lower_const_fn(c, &bt, fill_base, &b));
+    idx =
+        lower_bin(c, KILN_NODE_Add, idx, c->s ? NULL : kiln_lower_const_fn(c, &bt, fill_base, &b));
   }
   r[0] = gather0(c, lower_reshape(c, X0, flat, fr), idx);
   return true;
@@ -232,11 +232,11 @@ bool kiln_lower_ReverseSequence(kiln_lower_ctx *c, kiln_value **r) {
   int64_t ldims[KILN_MAX_RANK];
   for (uint32_t i = 0; i < t->rank; i++)
     ldims[i] = (int64_t)i == ba ? t->dims[ba] : 1;
-  kiln_value *len = lower_reshape(c, lower_cast(c, kiln_node_input(c->n, 1), KILN_I64), ldims,
-                                  t->rank);
+  kiln_value *len =
+      lower_reshape(c, lower_cast(c, kiln_node_input(c->n, 1), KILN_I64), ldims, t->rank);
   kiln_value *tt = iota_along(c, t->rank, (uint32_t)ta, t->dims[ta]);
-  kiln_value *rev = lower_bin(c, KILN_NODE_Sub,
-                              lower_bin(c, KILN_NODE_Sub, len, lower_sce(c, KILN_I64, 1)), tt);
+  kiln_value *rev =
+      lower_bin(c, KILN_NODE_Sub, lower_bin(c, KILN_NODE_Sub, len, lower_sce(c, KILN_I64, 1)), tt);
   kiln_value *src = lower_where(c, lower_bin(c, KILN_NODE_Less, tt, len), rev, tt);
   kiln_attr_desc ea = KILN_ATTR_IS("shape", t->dims, t->rank);
   src = lower_emit(c, KILN_NODE_Expand, &src, 1, &ea, 1);
@@ -251,10 +251,9 @@ bool kiln_lower_Upsample(kiln_lower_ctx *c, kiln_value **r) {
   if (!s || !kiln_attr_floats(s))
     return false;
   const char *mode = kiln_attrs_string_or(kiln_node_attrs(c->n), "mode", "nearest");
-  kiln_attr_desc a[4] = {
-      KILN_ATTR_S("coordinate_transformation_mode", "asymmetric"), KILN_ATTR_S("mode", mode),
-      KILN_ATTR_S("nearest_mode", "floor"),
-      KILN_ATTR_FS("scales", kiln_attr_floats(s), kiln_attr_len(s))};
+  kiln_attr_desc a[4] = {KILN_ATTR_S("coordinate_transformation_mode", "asymmetric"),
+                         KILN_ATTR_S("mode", mode), KILN_ATTR_S("nearest_mode", "floor"),
+                         KILN_ATTR_FS("scales", kiln_attr_floats(s), kiln_attr_len(s))};
   kiln_value *x = X0;
   r[0] = lower_emit(c, KILN_NODE_Resize, &x, 1, a, 4);
   return true;
@@ -323,9 +322,11 @@ static void pool_pads(kiln_lower_ctx *c, uint32_t sr, const int64_t *in, const i
   }
 }
 
-bool kiln_lower_AveragePool(kiln_lower_ctx *c, kiln_value **r) {
+/* AveragePool (p = 0) and LpPool (p > 0) as a window sum: a Conv with a
+ * ones kernel over [N*C, 1, ...], of x or of |x|^p. */
+static bool pool_by_conv(kiln_lower_ctx *c, kiln_value **r, int64_t p) {
   const kiln_type *t = lower_tin(c, 0), *ot = lower_tout(c, 0);
-  if (t->rank < 3 || !kiln_elem_is_float(t->elem))
+  if (t->rank < 3 || !kiln_elem_is_float(t->elem) || p < 0)
     return false;
   uint32_t sr = t->rank - 2;
   int64_t k[KILN_MAX_RANK], s[KILN_MAX_RANK], d[KILN_MAX_RANK], pads[2 * KILN_MAX_RANK];
@@ -362,10 +363,21 @@ bool kiln_lower_AveragePool(kiln_lower_ctx *c, kiln_value **r) {
     c->s = kiln_pass_const_fill(kiln_function_module(c->f), &wt, 1, &ones);
   kiln_attr_desc ca[4] = {KILN_ATTR_IS("dilations", d, sr), KILN_ATTR_IS("kernel_shape", k, sr),
                           KILN_ATTR_IS("pads", pads, 2 * sr), KILN_ATTR_IS("strides", s, sr)};
-  kiln_value *in[2] = {lower_reshape(c, X0, xd, t->rank), ones};
+  kiln_value *x = X0;
+  if (p == 2)
+    x = lower_bin(c, KILN_NODE_Mul, x, x);
+  else if (p > 0)
+    x = lower_bin(c, KILN_NODE_Pow, lower_un(c, KILN_NODE_Abs, x), lower_sc(c, (double)p));
+  kiln_value *in[2] = {lower_reshape(c, x, xd, t->rank), ones};
   kiln_value *sum = lower_emit(c, KILN_NODE_Conv, in, 2, ca, 4);
   kiln_value *y;
-  if (!any_pad || lower_iattr(c, "count_include_pad", 0)) {
+  if (p == 1)
+    y = sum;
+  else if (p == 2)
+    y = lower_un(c, KILN_NODE_Sqrt, sum);
+  else if (p > 0)
+    y = lower_bin(c, KILN_NODE_Pow, sum, lower_sc(c, 1.0 / (double)p));
+  else if (!any_pad || lower_iattr(c, "count_include_pad", 0)) {
     y = lower_bin(c, KILN_NODE_Div, sum, lower_sce(c, t->elem, (double)kn));
   } else {
     /* Divide each window by how many real (unpadded) elements it covers:
@@ -385,6 +397,15 @@ bool kiln_lower_AveragePool(kiln_lower_ctx *c, kiln_value **r) {
   (void)od;
   r[0] = lower_reshape(c, y, ot->dims, ot->rank);
   return true;
+}
+
+bool kiln_lower_AveragePool(kiln_lower_ctx *c, kiln_value **r) {
+  return pool_by_conv(c, r, 0);
+}
+
+bool kiln_lower_LpPool(kiln_lower_ctx *c, kiln_value **r) {
+  int64_t p = lower_iattr(c, "p", 2);
+  return p >= 1 && pool_by_conv(c, r, p);
 }
 
 bool kiln_lower_LRN(kiln_lower_ctx *c, kiln_value **r) {
@@ -451,8 +472,9 @@ bool kiln_lower_MatMulInteger(kiln_lower_ctx *c, kiln_value **r) {
 bool kiln_lower_ConvInteger(kiln_lower_ctx *c, kiln_value **r) {
   const kiln_type *xt = lower_tin(c, 0), *wt = lower_tin(c, 1);
   /* f64 holds every u8/i8 product sum exactly, so the Cast back is exact. */
-  kiln_value *in[2] = {minus_zp(c, X0, lower_in(c, 2), KILN_F64, xt->rank, 1),
-                       minus_zp(c, kiln_node_input(c->n, 1), lower_in(c, 3), KILN_F64, wt->rank, 0)};
+  kiln_value *in[2] = {
+      minus_zp(c, X0, lower_in(c, 2), KILN_F64, xt->rank, 1),
+      minus_zp(c, kiln_node_input(c->n, 1), lower_in(c, 3), KILN_F64, wt->rank, 0)};
   kiln_attr_desc *d = NULL;
   uint32_t nd = 0;
   if (!c->s)
@@ -500,11 +522,20 @@ bool kiln_lower_DequantizeLinear(kiln_lower_ctx *c, kiln_value **r) {
 /* Saturating range of an 8/16-bit integer type; false for others. */
 static bool int_range(kiln_elem e, double *lo, double *hi) {
   switch (e) {
-  case KILN_U8: *lo = 0, *hi = 255; return true;
-  case KILN_I8: *lo = -128, *hi = 127; return true;
-  case KILN_U16: *lo = 0, *hi = 65535; return true;
-  case KILN_I16: *lo = -32768, *hi = 32767; return true;
-  default: return false;
+  case KILN_U8:
+    *lo = 0, *hi = 255;
+    return true;
+  case KILN_I8:
+    *lo = -128, *hi = 127;
+    return true;
+  case KILN_U16:
+    *lo = 0, *hi = 65535;
+    return true;
+  case KILN_I16:
+    *lo = -32768, *hi = 32767;
+    return true;
+  default:
+    return false;
   }
 }
 
@@ -517,8 +548,9 @@ bool kiln_lower_QuantizeLinear(kiln_lower_ctx *c, kiln_value **r) {
     return false;
   uint32_t rank = lower_tin(c, 0)->rank;
   kiln_value *zp = lower_in(c, 2);
-  kiln_value *q = lower_un(c, KILN_NODE_Round,
-                           lower_bin(c, KILN_NODE_Div, X0, along(c, kiln_node_input(c->n, 1), rank, axis)));
+  kiln_value *q =
+      lower_un(c, KILN_NODE_Round,
+               lower_bin(c, KILN_NODE_Div, X0, along(c, kiln_node_input(c->n, 1), rank, axis)));
   if (zp)
     q = lower_bin(c, KILN_NODE_Add, q, along(c, lower_cast(c, zp, c->elem), rank, axis));
   q = lower_bin(c, KILN_NODE_Min, lower_bin(c, KILN_NODE_Max, q, lower_sc(c, lo)), lower_sc(c, hi));

@@ -148,7 +148,12 @@ static bool r_clip(kiln_lower_ctx *c, kiln_value **r) {
 static bool r_softplus(kiln_lower_ctx *c, kiln_value **r) {
   if (!is_float(c))
     return false;
-  r[0] = un(c, KILN_NODE_Log, bin(c, KILN_NODE_Add, un(c, KILN_NODE_Exp, in0(c)), sc(c, 1)));
+  /* max(x, 0) + log(1 + exp(-|x|)): exp never overflows, and large x
+   * stays x instead of becoming inf. */
+  kiln_value *x = in0(c);
+  kiln_value *t = un(c, KILN_NODE_Exp, un(c, KILN_NODE_Neg, un(c, KILN_NODE_Abs, x)));
+  r[0] = bin(c, KILN_NODE_Add, bin(c, KILN_NODE_Max, x, sc(c, 0)),
+             un(c, KILN_NODE_Log, bin(c, KILN_NODE_Add, t, sc(c, 1))));
   return true;
 }
 

@@ -3,7 +3,8 @@
  * simpler nodes inserted before it and returns the values that replace its
  * results. Rules live in lower_rules.c (activations, reductions,
  * normalizations), lower_math.c (elementwise math, comparisons, generators)
- * and lower_nn.c (convolution, pooling, data movement, quantization). */
+ * lower_nn.c (convolution, pooling, data movement, quantization) and
+ * lower_later.c (the kinds appended to the table later). */
 #ifndef KILN_PASS_LOWER_RULES_H
 #define KILN_PASS_LOWER_RULES_H
 
@@ -28,16 +29,19 @@ typedef bool (*kiln_lower_rule)(kiln_lower_ctx *c, kiln_value **repl);
 /* The rule for kind k, or NULL. */
 kiln_lower_rule kiln_lower_rule_for(kiln_node_kind k);
 
-/* Rules defined in lower_math.c and lower_nn.c, listed in the table of
- * lower_rules.c. */
-#define KILN_LOWER_RULES_EXTERN(X)                                                                \
-  X(Sigmoid) X(Relu) X(Reciprocal) X(Tan) X(Sinh) X(Cosh) X(Asin) X(Acos) X(Asinh) X(Acosh)      \
-  X(Atanh) X(Sign) X(IsInf) X(Ceil) X(Tanh) X(Or) X(Greater) X(GreaterOrEqual) X(LessOrEqual)    \
-  X(Xor) X(ArgMin) X(ReduceMin) X(ReduceProd) X(Hardmax) X(CumSum) X(Trilu) X(EyeLike) X(Range)  \
-  X(Split) X(Tile) X(DepthToSpace) X(SpaceToDepth) X(OneHot) X(GatherElements) X(GatherND)       \
-  X(FusedElementwise) X(Conv) X(AveragePool) X(LRN) X(MatMulInteger) X(ConvInteger)              \
-  X(DequantizeLinear) X(QuantizeLinear) X(QLinearMatMul) X(QLinearConv) X(ReverseSequence)       \
-  X(Upsample)
+/* Rules defined in lower_math.c, lower_nn.c and lower_later.c, listed in
+ * the table of lower_rules.c. */
+/* clang-format off */
+#define KILN_LOWER_RULES_EXTERN(X) \
+  X(Sigmoid) X(Relu) X(Reciprocal) X(Tan) X(Sinh) X(Cosh) X(Asin) X(Acos) X(Asinh) X(Acosh) \
+  X(Atanh) X(Sign) X(IsInf) X(Ceil) X(Or) X(Greater) X(GreaterOrEqual) X(LessOrEqual) X(Xor) \
+  X(ArgMin) X(ReduceMin) X(ReduceProd) X(Hardmax) X(CumSum) X(Trilu) X(EyeLike) X(Range) \
+  X(Split) X(Tile) X(DepthToSpace) X(SpaceToDepth) X(OneHot) X(GatherElements) X(GatherND) \
+  X(FusedElementwise) X(Conv) X(AveragePool) X(LRN) X(MatMulInteger) X(ConvInteger) \
+  X(DequantizeLinear) X(QuantizeLinear) X(QLinearMatMul) X(QLinearConv) X(ReverseSequence) \
+  X(Upsample) X(RMSNormalization) X(BitwiseOr) X(BitwiseXor) X(BitwiseNot) X(Mish) X(Swish) \
+  X(LpNormalization) X(HannWindow) X(HammingWindow) X(BlackmanWindow) X(LpPool)
+/* clang-format on */
 #define KILN_LOWER_DECL(k) bool kiln_lower_##k(kiln_lower_ctx *c, kiln_value **r);
 KILN_LOWER_RULES_EXTERN(KILN_LOWER_DECL)
 #undef KILN_LOWER_DECL
@@ -97,8 +101,8 @@ static inline kiln_value *lower_transpose(kiln_lower_ctx *c, kiln_value *x, cons
   return lower_emit(c, KILN_NODE_Transpose, &x, 1, &a, 1);
 }
 /* x[start:end] along one axis (step 1). */
-static inline kiln_value *lower_slice(kiln_lower_ctx *c, kiln_value *x, int64_t axis,
-                                      int64_t start, int64_t end) {
+static inline kiln_value *lower_slice(kiln_lower_ctx *c, kiln_value *x, int64_t axis, int64_t start,
+                                      int64_t end) {
   int64_t one = 1;
   kiln_attr_desc a[4] = {KILN_ATTR_IS("axes", &axis, 1), KILN_ATTR_IS("ends", &end, 1),
                          KILN_ATTR_IS("starts", &start, 1), KILN_ATTR_IS("steps", &one, 1)};
@@ -139,8 +143,7 @@ static inline double lower_fattr(kiln_lower_ctx *c, const char *name, double d) 
 }
 /* An ints attribute into out (at most cap entries); returns its length,
  * 0 when absent. */
-static inline uint32_t lower_ints(kiln_lower_ctx *c, const char *name, int64_t *out,
-                                  uint32_t cap) {
+static inline uint32_t lower_ints(kiln_lower_ctx *c, const char *name, int64_t *out, uint32_t cap) {
   const kiln_attr *a = kiln_attrs_find(kiln_node_attrs(c->n), name);
   uint32_t n = a && kiln_attr_ints(a) ? kiln_attr_len(a) : 0;
   if (n > cap)

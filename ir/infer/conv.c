@@ -220,6 +220,15 @@ kiln_status kiln_infer_AveragePool(const kiln_type *const *in, uint32_t n_in,
   return pool("AveragePool", in[0], attrs, KILN_INFER_FLOAT, n_results, out);
 }
 
+kiln_status kiln_infer_LpPool(const kiln_type *const *in, uint32_t n_in, const kiln_attrs *attrs,
+                              uint32_t n_results, kiln_type *out) {
+  (void)n_in;
+  int64_t p = kiln_attrs_int_or(attrs, "p", 2);
+  if (p < 1)
+    return kiln_infer_fail("LpPool", "attribute 'p' = %lld must be positive", (long long)p);
+  return pool("LpPool", in[0], attrs, KILN_INFER_FLOAT, n_results, out);
+}
+
 kiln_status kiln_infer_MaxPool(const kiln_type *const *in, uint32_t n_in, const kiln_attrs *attrs,
                                uint32_t n_results, kiln_type *out) {
   (void)n_in;

@@ -1,6 +1,7 @@
 /* ir/infer/later.c: inference of the kinds appended to node_kinds.def after
  * the first set: RMSNormalization, the Bitwise family, Mish, Swish,
- * LpNormalization and the window generators. */
+ * LpNormalization, the window generators and Det (LpPool is in conv.c with
+ * the other pools). */
 #include <string.h>
 
 #include "ir/infer/infer.h"
@@ -109,3 +110,14 @@ static kiln_status window(const char *kind, const kiln_attrs *attrs, kiln_type *
 WINDOW(HannWindow)
 WINDOW(HammingWindow)
 WINDOW(BlackmanWindow)
+
+kiln_status kiln_infer_Det(const kiln_type *const *in, uint32_t n_in, const kiln_attrs *attrs,
+                           uint32_t n_results, kiln_type *out) {
+  (void)n_in, (void)attrs, (void)n_results;
+  const kiln_type *x = in[0];
+  KILN_TRY(kiln_infer_check_elem("Det", "input 0", x, KILN_INFER_FLOAT));
+  KILN_TRY(kiln_infer_check_rank("Det", "input 0", x, 2, true));
+  if (x->dims[x->rank - 1] != x->dims[x->rank - 2])
+    return kiln_infer_fail("Det", "input 0 %s is not a stack of square matrices", KILN_INFER_TS(x));
+  return kiln_infer_make("Det", x->elem, x->rank - 2, x->dims, out);
+}

@@ -143,8 +143,8 @@ static kiln_status bundle_header(const kiln_ir *ir, const char *dir, const char 
   fprintf(f, "#define %s_WEIGHTS_BYTES %lluu\n", up, (unsigned long long)weight_bytes);
   fprintf(f, "#define %s_ACTIVATIONS_BYTES %lluu\n", up,
           (unsigned long long)kiln_ir_activation_bytes(ir));
-  fprintf(f, "#define %s_NUM_INPUTS %u\n#define %s_NUM_OUTPUTS %u\n\n", up,
-          kiln_ir_input_count(ir), up, kiln_ir_output_count(ir));
+  fprintf(f, "#define %s_NUM_INPUTS %u\n#define %s_NUM_OUTPUTS %u\n\n", up, kiln_ir_input_count(ir),
+          up, kiln_ir_output_count(ir));
   for (uint32_t i = 0; i < kiln_ir_input_count(ir); i++)
     bundle_io(f, up, "INPUT", i, kiln_ir_input(ir, i));
   for (uint32_t i = 0; i < kiln_ir_output_count(ir); i++)

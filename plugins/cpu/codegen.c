@@ -35,16 +35,34 @@ static kcpu_emit_fn kcpu_emitter(kiln_node_kind k) {
   return (uint32_t)k < KILN_NODE_KIND_COUNT ? table[k] : NULL;
 }
 
-bool kcpu_has_emitter(kiln_node_kind k) { return kcpu_emitter(k) != NULL; }
+bool kcpu_has_emitter(kiln_node_kind k) {
+  return kcpu_emitter(k) != NULL;
+}
 
-LLVMContextRef kcpu_context(kcpu_emit *e) { return e->ctx; }
-LLVMModuleRef kcpu_module(kcpu_emit *e) { return e->mod; }
-LLVMBuilderRef kcpu_builder(kcpu_emit *e) { return e->b; }
-LLVMValueRef kcpu_function(kcpu_emit *e) { return e->fn; }
-LLVMValueRef kcpu_pool(kcpu_emit *e) { return e->pool; }
-uint32_t kcpu_threads(kcpu_emit *e) { return e->o->threads ? e->o->threads : 1; }
-uint32_t kcpu_vector_lanes(kcpu_emit *e) { return e->o->lanes ? e->o->lanes : 4; }
-uint32_t kcpu_next_id(kcpu_emit *e) { return e->next_id++; }
+LLVMContextRef kcpu_context(kcpu_emit *e) {
+  return e->ctx;
+}
+LLVMModuleRef kcpu_module(kcpu_emit *e) {
+  return e->mod;
+}
+LLVMBuilderRef kcpu_builder(kcpu_emit *e) {
+  return e->b;
+}
+LLVMValueRef kcpu_function(kcpu_emit *e) {
+  return e->fn;
+}
+LLVMValueRef kcpu_pool(kcpu_emit *e) {
+  return e->pool;
+}
+uint32_t kcpu_threads(kcpu_emit *e) {
+  return e->o->threads ? e->o->threads : 1;
+}
+uint32_t kcpu_vector_lanes(kcpu_emit *e) {
+  return e->o->lanes ? e->o->lanes : 4;
+}
+uint32_t kcpu_next_id(kcpu_emit *e) {
+  return e->next_id++;
+}
 
 LLVMValueRef kcpu_i32(kcpu_emit *e, int32_t v) {
   return LLVMConstInt(LLVMInt32TypeInContext(e->ctx), (unsigned long long)(int64_t)v, 1);
@@ -136,8 +154,9 @@ kiln_status kcpu_call(kcpu_emit *e, const char *fn, LLVMValueRef *args, unsigned
     return kiln_status_make(KILN_INTERNAL, "cpu: kernel '%s' is not in the kernel library", fn);
   LLVMTypeRef ft = LLVMGlobalGetValueType(f);
   if (LLVMCountParamTypes(ft) != n && !LLVMIsFunctionVarArg(ft))
-    return kiln_status_make(KILN_INTERNAL, "cpu: kernel '%s' takes %u arguments, the emitter passed %u",
-                            fn, LLVMCountParamTypes(ft), n);
+    return kiln_status_make(KILN_INTERNAL,
+                            "cpu: kernel '%s' takes %u arguments, the emitter passed %u", fn,
+                            LLVMCountParamTypes(ft), n);
   LLVMValueRef v = LLVMBuildCall2(e->b, ft, f, args, n, "");
   if (out)
     *out = v;
@@ -164,10 +183,10 @@ static void kcpu_make_weight_globals(kcpu_emit *e) {
       continue;
     int64_t bytes = kiln_type_bytes(kiln_buffer_type(b));
     const void *data = kiln_buffer_data(b);
-    LLVMValueRef init =
-        bytes > 0 && data
-            ? LLVMConstStringInContext2(e->ctx, data, (size_t)bytes, 1)
-            : LLVMConstNull(LLVMArrayType2(LLVMInt8TypeInContext(e->ctx), (uint64_t)(bytes > 0 ? bytes : 1)));
+    LLVMValueRef init = bytes > 0 && data
+                            ? LLVMConstStringInContext2(e->ctx, data, (size_t)bytes, 1)
+                            : LLVMConstNull(LLVMArrayType2(LLVMInt8TypeInContext(e->ctx),
+                                                           (uint64_t)(bytes > 0 ? bytes : 1)));
     LLVMValueRef g = LLVMAddGlobal(e->mod, LLVMTypeOf(init), "kcpu.weight");
     LLVMSetInitializer(g, init);
     LLVMSetGlobalConstant(g, 1);

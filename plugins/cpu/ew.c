@@ -26,7 +26,9 @@ typedef struct ew_gen {
   kiln_elem elem;
 } ew_gen;
 
-static bool ew_is_float(kiln_elem el) { return el == KILN_F32 || el == KILN_F64; }
+static bool ew_is_float(kiln_elem el) {
+  return el == KILN_F32 || el == KILN_F64;
+}
 static bool ew_is_int(kiln_elem el) {
   return el == KILN_I8 || el == KILN_U8 || el == KILN_I16 || el == KILN_U16 || el == KILN_I32 ||
          el == KILN_U32 || el == KILN_I64 || el == KILN_U64;
@@ -130,14 +132,16 @@ static LLVMValueRef ew_math(ew_gen *g, const char *name, LLVMValueRef x) {
   if (!fn) {
     fn = LLVMAddFunction(g->mod, buf, ft);
     if (!f32) /* libm without errno: lets the optimizer treat it as pure */
-      LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
-                              LLVMCreateEnumAttribute(g->ctx,
-                                                      LLVMGetEnumAttributeKindForName("nounwind", 8), 0));
+      LLVMAddAttributeAtIndex(
+          fn, LLVMAttributeFunctionIndex,
+          LLVMCreateEnumAttribute(g->ctx, LLVMGetEnumAttributeKindForName("nounwind", 8), 0));
   }
   return LLVMBuildCall2(g->b, ft, fn, &x, 1, "");
 }
 
-static LLVMValueRef ew_fconst(ew_gen *g, double v) { return LLVMConstReal(g->ty, v); }
+static LLVMValueRef ew_fconst(ew_gen *g, double v) {
+  return LLVMConstReal(g->ty, v);
+}
 
 static LLVMValueRef ew_unary(ew_gen *g, kiln_node_kind k, LLVMValueRef x) {
   LLVMBuilderRef b = g->b;
@@ -149,7 +153,8 @@ static LLVMValueRef ew_unary(ew_gen *g, kiln_node_kind k, LLVMValueRef x) {
   if (ew_is_int(g->elem)) {
     LLVMValueRef zero = LLVMConstNull(g->ty);
     switch (k) {
-    case KILN_NODE_Neg: return LLVMBuildSub(b, zero, x, "");
+    case KILN_NODE_Neg:
+      return LLVMBuildSub(b, zero, x, "");
     case KILN_NODE_Abs:
       if (!ew_signed(g->elem))
         return x;
@@ -162,48 +167,63 @@ static LLVMValueRef ew_unary(ew_gen *g, kiln_node_kind k, LLVMValueRef x) {
     case KILN_NODE_Sign: {
       LLVMValueRef one = LLVMConstInt(g->ty, 1, 0);
       LLVMValueRef pos = LLVMBuildSelect(
-          b, LLVMBuildICmp(b, ew_signed(g->elem) ? LLVMIntSGT : LLVMIntUGT, x, zero, ""), one,
-          zero, "");
+          b, LLVMBuildICmp(b, ew_signed(g->elem) ? LLVMIntSGT : LLVMIntUGT, x, zero, ""), one, zero,
+          "");
       if (!ew_signed(g->elem))
         return pos;
-      return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, x, zero, ""),
-                             LLVMConstAllOnes(g->ty), pos, "");
+      return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, x, zero, ""), LLVMConstAllOnes(g->ty),
+                             pos, "");
     }
-    default: return x; /* Identity */
+    default:
+      return x; /* Identity */
     }
   }
   LLVMValueRef zero = ew_fconst(g, 0.0), one = ew_fconst(g, 1.0);
   switch (k) {
-  case KILN_NODE_Abs: return ew_intrinsic(g, "llvm.fabs", &x, 1);
-  case KILN_NODE_Ceil: return ew_intrinsic(g, "llvm.ceil", &x, 1);
-  case KILN_NODE_Floor: return ew_intrinsic(g, "llvm.floor", &x, 1);
-  case KILN_NODE_Round: return ew_intrinsic(g, "llvm.roundeven", &x, 1);
-  case KILN_NODE_Sqrt: return ew_intrinsic(g, "llvm.sqrt", &x, 1);
-  case KILN_NODE_Neg: return LLVMBuildFNeg(b, x, "");
-  case KILN_NODE_Reciprocal: return LLVMBuildFDiv(b, one, x, "");
+  case KILN_NODE_Abs:
+    return ew_intrinsic(g, "llvm.fabs", &x, 1);
+  case KILN_NODE_Ceil:
+    return ew_intrinsic(g, "llvm.ceil", &x, 1);
+  case KILN_NODE_Floor:
+    return ew_intrinsic(g, "llvm.floor", &x, 1);
+  case KILN_NODE_Round:
+    return ew_intrinsic(g, "llvm.roundeven", &x, 1);
+  case KILN_NODE_Sqrt:
+    return ew_intrinsic(g, "llvm.sqrt", &x, 1);
+  case KILN_NODE_Neg:
+    return LLVMBuildFNeg(b, x, "");
+  case KILN_NODE_Reciprocal:
+    return LLVMBuildFDiv(b, one, x, "");
   case KILN_NODE_Relu: /* unordered-or-greater keeps NaN, like the reference */
     return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealUGT, x, zero, ""), x, zero, "");
   case KILN_NODE_Sign: {
-    LLVMValueRef neg = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, x, zero, ""),
-                                       ew_fconst(g, -1.0), x, "");
+    LLVMValueRef neg =
+        LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, x, zero, ""), ew_fconst(g, -1.0), x, "");
     return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, x, zero, ""), one, neg, "");
   }
   case KILN_NODE_Softsign: {
     LLVMValueRef a = ew_intrinsic(g, "llvm.fabs", &x, 1);
     return LLVMBuildFDiv(b, x, LLVMBuildFAdd(b, one, a, ""), "");
   }
-  case KILN_NODE_Exp: return ew_math(g, "exp", x);
-  case KILN_NODE_Log: return ew_math(g, "log", x);
-  case KILN_NODE_Tanh: return ew_math(g, "tanh", x);
-  case KILN_NODE_Erf: return ew_math(g, "erf", x);
-  case KILN_NODE_Sin: return ew_math(g, "sin", x);
-  case KILN_NODE_Cos: return ew_math(g, "cos", x);
-  case KILN_NODE_Tan: return ew_math(g, "tan", x);
+  case KILN_NODE_Exp:
+    return ew_math(g, "exp", x);
+  case KILN_NODE_Log:
+    return ew_math(g, "log", x);
+  case KILN_NODE_Tanh:
+    return ew_math(g, "tanh", x);
+  case KILN_NODE_Erf:
+    return ew_math(g, "erf", x);
+  case KILN_NODE_Sin:
+    return ew_math(g, "sin", x);
+  case KILN_NODE_Cos:
+    return ew_math(g, "cos", x);
+  case KILN_NODE_Tan:
+    return ew_math(g, "tan", x);
   case KILN_NODE_Sigmoid:
     if (g->elem == KILN_F32)
       return ew_math(g, "sigmoid", x);
-    return LLVMBuildFDiv(b, one, LLVMBuildFAdd(b, one, ew_math(g, "exp", LLVMBuildFNeg(b, x, "")), ""),
-                         "");
+    return LLVMBuildFDiv(b, one,
+                         LLVMBuildFAdd(b, one, ew_math(g, "exp", LLVMBuildFNeg(b, x, "")), ""), "");
   case KILN_NODE_Softplus:
     if (g->elem == KILN_F32)
       return ew_math(g, "softplus", x);
@@ -217,11 +237,13 @@ static LLVMValueRef ew_unary(ew_gen *g, kiln_node_kind k, LLVMValueRef x) {
     if (g->elem == KILN_F32)
       return ew_math(g, "gelu", x);
     {
-      LLVMValueRef er = ew_math(g, "erf", LLVMBuildFMul(b, x, ew_fconst(g, 0.70710678118654752440), ""));
+      LLVMValueRef er =
+          ew_math(g, "erf", LLVMBuildFMul(b, x, ew_fconst(g, 0.70710678118654752440), ""));
       return LLVMBuildFMul(b, LLVMBuildFMul(b, ew_fconst(g, 0.5), x, ""),
                            LLVMBuildFAdd(b, one, er, ""), "");
     }
-  default: return x; /* Identity */
+  default:
+    return x; /* Identity */
   }
 }
 
@@ -236,8 +258,8 @@ static LLVMValueRef ew_compare(ew_gen *g, kiln_node_kind k, LLVMValueRef a, LLVM
   LLVMBuilderRef b = g->b;
   LLVMValueRef r;
   if (ew_is_float(g->elem)) {
-    LLVMRealPredicate p = k == KILN_NODE_Equal     ? LLVMRealOEQ
-                          : k == KILN_NODE_Greater ? LLVMRealOGT
+    LLVMRealPredicate p = k == KILN_NODE_Equal            ? LLVMRealOEQ
+                          : k == KILN_NODE_Greater        ? LLVMRealOGT
                           : k == KILN_NODE_GreaterOrEqual ? LLVMRealOGE
                           : k == KILN_NODE_Less           ? LLVMRealOLT
                                                           : LLVMRealOLE;
@@ -268,9 +290,12 @@ static LLVMValueRef ew_binary(ew_gen *g, kiln_node_kind k, LLVMValueRef a, LLVMV
   if (ew_is_int(g->elem)) {
     bool sg = ew_signed(g->elem);
     switch (k) {
-    case KILN_NODE_Add: return LLVMBuildAdd(b, a, c, "");
-    case KILN_NODE_Sub: return LLVMBuildSub(b, a, c, "");
-    case KILN_NODE_Mul: return LLVMBuildMul(b, a, c, "");
+    case KILN_NODE_Add:
+      return LLVMBuildAdd(b, a, c, "");
+    case KILN_NODE_Sub:
+      return LLVMBuildSub(b, a, c, "");
+    case KILN_NODE_Mul:
+      return LLVMBuildMul(b, a, c, "");
     case KILN_NODE_Div: {
       /* Division by zero (and INT_MIN / -1) is undefined in LLVM; divide
        * by 1 there instead and answer 0, so a bad input never traps. */
@@ -287,17 +312,25 @@ static LLVMValueRef ew_binary(ew_gen *g, kiln_node_kind k, LLVMValueRef a, LLVMV
       LLVMValueRef q = sg ? LLVMBuildSDiv(b, a, d, "") : LLVMBuildUDiv(b, a, d, "");
       return LLVMBuildSelect(b, bad, zero, q, "");
     }
-    case KILN_NODE_Max: return ew_intrinsic(g, sg ? "llvm.smax" : "llvm.umax", args, 2);
-    default: return ew_intrinsic(g, sg ? "llvm.smin" : "llvm.umin", args, 2); /* Min */
+    case KILN_NODE_Max:
+      return ew_intrinsic(g, sg ? "llvm.smax" : "llvm.umax", args, 2);
+    default:
+      return ew_intrinsic(g, sg ? "llvm.smin" : "llvm.umin", args, 2); /* Min */
     }
   }
   switch (k) {
-  case KILN_NODE_Add: return LLVMBuildFAdd(b, a, c, "");
-  case KILN_NODE_Sub: return LLVMBuildFSub(b, a, c, "");
-  case KILN_NODE_Mul: return LLVMBuildFMul(b, a, c, "");
-  case KILN_NODE_Div: return LLVMBuildFDiv(b, a, c, "");
-  case KILN_NODE_Max: return ew_intrinsic(g, "llvm.maximum", args, 2);
-  case KILN_NODE_Min: return ew_intrinsic(g, "llvm.minimum", args, 2);
+  case KILN_NODE_Add:
+    return LLVMBuildFAdd(b, a, c, "");
+  case KILN_NODE_Sub:
+    return LLVMBuildFSub(b, a, c, "");
+  case KILN_NODE_Mul:
+    return LLVMBuildFMul(b, a, c, "");
+  case KILN_NODE_Div:
+    return LLVMBuildFDiv(b, a, c, "");
+  case KILN_NODE_Max:
+    return ew_intrinsic(g, "llvm.maximum", args, 2);
+  case KILN_NODE_Min:
+    return ew_intrinsic(g, "llvm.minimum", args, 2);
   case KILN_NODE_Pow:
     if (ew_const_is(c, 1.0))
       return a;
@@ -308,7 +341,8 @@ static LLVMValueRef ew_binary(ew_gen *g, kiln_node_kind k, LLVMValueRef a, LLVMV
     if (ew_const_is(c, 0.5))
       return ew_intrinsic(g, "llvm.sqrt", &a, 1);
     return ew_intrinsic(g, "llvm.pow", args, 2);
-  default: return a;
+  default:
+    return a;
   }
 }
 
@@ -444,8 +478,9 @@ static LLVMValueRef ew_worker(ew_gen *g, const ew_space *sp, uint32_t n_in,
       uint32_t j = op->input;
       stack[top++] = hoisted[j] ? hoisted[j] : LLVMBuildLoad2(b, g->ty, ew_gep(g, base[j], t), "");
     } else if (op->kind == KILN_FUSED_CONST) {
-      stack[top++] = ew_is_int(g->elem) ? LLVMConstInt(g->ty, (unsigned long long)(int64_t)op->value, 1)
-                                        : ew_fconst(g, op->value);
+      stack[top++] = ew_is_int(g->elem)
+                         ? LLVMConstInt(g->ty, (unsigned long long)(int64_t)op->value, 1)
+                         : ew_fconst(g, op->value);
     } else if (ew_arity((kiln_node_kind)op->kind) == 2) {
       top--;
       stack[top - 1] = ew_binary(g, (kiln_node_kind)op->kind, stack[top - 1], stack[top]);
@@ -491,14 +526,13 @@ kiln_status kcpu_emit_elementwise(kcpu_emit *e, const kiln_instr *in, const kiln
                               kiln_instr_index(in), j);
     its[j] = kiln_buffer_type(x);
     if (its[j]->elem != its[0]->elem)
-      return kiln_status_make(KILN_UNIMPLEMENTED,
-                              "cpu: elementwise instruction %u mixes %s and %s",
+      return kiln_status_make(KILN_UNIMPLEMENTED, "cpu: elementwise instruction %u mixes %s and %s",
                               kiln_instr_index(in), kiln_elem_name(its[j]->elem),
                               kiln_elem_name(ot->elem));
   }
   kiln_elem el = its[0]->elem;
-  bool to_bool = n_ops > 0 && ops[n_ops - 1].kind >= 0 &&
-                 ew_makes_bool((kiln_node_kind)ops[n_ops - 1].kind);
+  bool to_bool =
+      n_ops > 0 && ops[n_ops - 1].kind >= 0 && ew_makes_bool((kiln_node_kind)ops[n_ops - 1].kind);
   if (!kcpu_ew_supported(el, ops, n_ops) || (to_bool ? ot->elem != KILN_BOOL : ot->elem != el))
     return kiln_status_make(KILN_UNIMPLEMENTED, "cpu: elementwise instruction %u from %s to %s",
                             kiln_instr_index(in), kiln_elem_name(el), kiln_elem_name(ot->elem));
@@ -511,9 +545,15 @@ kiln_status kcpu_emit_elementwise(kcpu_emit *e, const kiln_instr *in, const kiln
   LLVMContextRef C = kcpu_context(e);
   LLVMTypeRef ty;
   switch (el) {
-  case KILN_F32: ty = LLVMFloatTypeInContext(C); break;
-  case KILN_F64: ty = LLVMDoubleTypeInContext(C); break;
-  default: ty = LLVMIntTypeInContext(C, (unsigned)(8 * kiln_elem_size(el))); break;
+  case KILN_F32:
+    ty = LLVMFloatTypeInContext(C);
+    break;
+  case KILN_F64:
+    ty = LLVMDoubleTypeInContext(C);
+    break;
+  default:
+    ty = LLVMIntTypeInContext(C, (unsigned)(8 * kiln_elem_size(el)));
+    break;
   }
   LLVMBuilderRef eb = kcpu_builder(e);
   LLVMBasicBlockRef at = LLVMGetInsertBlock(eb);

@@ -55,15 +55,15 @@ static bool ew_node_ok(const kiln_node *n, kiln_node_kind k) {
     if (!v || kiln_value_type(v)->elem != el || kiln_value_type(v)->quantized)
       return false;
   }
-  if (k == KILN_NODE_Gelu && strcmp(kiln_attrs_string_or(kiln_node_attrs(n), "approximate", "none"),
-                                    "none") != 0)
+  if (k == KILN_NODE_Gelu &&
+      strcmp(kiln_attrs_string_or(kiln_node_attrs(n), "approximate", "none"), "none") != 0)
     return false;
   kiln_fused_op ops[64];
   uint32_t n_ops;
   if (k == KILN_NODE_FusedElementwise) {
     kiln_fused_op big[KILN_FUSED_MAX_OPS];
-    kiln_status s = kiln_fused_parse(kiln_attrs_string_or(kiln_node_attrs(n), "body", ""), ni,
-                                     big, KILN_FUSED_MAX_OPS, &n_ops);
+    kiln_status s = kiln_fused_parse(kiln_attrs_string_or(kiln_node_attrs(n), "body", ""), ni, big,
+                                     KILN_FUSED_MAX_OPS, &n_ops);
     if (s) {
       kiln_status_free(s);
       return false;
@@ -77,13 +77,15 @@ static kiln_status ew_emit_kind(kcpu_emit *e, const kiln_instr *in, kiln_node_ki
   kiln_fused_op ops[64];
   uint32_t n_ops, n_in = kiln_instr_operand_count(in) - kiln_instr_result_count(in);
   if (!ew_body_for(k, n_in, ops, &n_ops))
-    return kiln_status_make(KILN_INVALID_ARGUMENT, "cpu: %s with %u inputs",
-                            kiln_node_kind_name(k), n_in);
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "cpu: %s with %u inputs", kiln_node_kind_name(k),
+                            n_in);
   return kcpu_emit_elementwise(e, in, ops, n_ops);
 }
 
 #define KCPU_EW_KIND(K)                                                                            \
-  bool kcpu_supports_##K(const kiln_node *n) { return ew_node_ok(n, KILN_NODE_##K); }              \
+  bool kcpu_supports_##K(const kiln_node *n) {                                                     \
+    return ew_node_ok(n, KILN_NODE_##K);                                                           \
+  }                                                                                                \
   kiln_status kcpu_emit_##K(kcpu_emit *e, const kiln_instr *in) {                                  \
     return ew_emit_kind(e, in, KILN_NODE_##K);                                                     \
   }

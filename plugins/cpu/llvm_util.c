@@ -31,8 +31,7 @@ static void kcpu_init_targets(void) {
 
 kiln_status kcpu_llvm_init(void) {
   pthread_once(&kcpu_init_once, kcpu_init_targets);
-  return kcpu_init_ok ? NULL
-                      : kiln_status_make(KILN_UNAVAILABLE, "cpu: LLVM has no native target");
+  return kcpu_init_ok ? NULL : kiln_status_make(KILN_UNAVAILABLE, "cpu: LLVM has no native target");
 }
 
 kiln_status kcpu_status_from_message(char *msg, const char *what) {
@@ -121,10 +120,11 @@ kiln_status kcpu_target_resolve(const kiln_compile_options *opts, kcpu_target *t
   t->lanes = kcpu_lanes_for(t->features, t->aarch64);
   if (cpu && !feat && !t->aarch64) {
     /* Conservative table for common names; unknown names get 4. */
-    static const char *const avx512[] = {"skylake-avx512", "cascadelake", "icelake-server",
-                                         "icelake-client", "sapphirerapids", "znver4", "x86-64-v4"};
-    static const char *const avx2[] = {"haswell", "broadwell", "skylake", "znver1", "znver2",
-                                       "znver3", "x86-64-v3", "alderlake"};
+    static const char *const avx512[] = {"skylake-avx512", "cascadelake",    "icelake-server",
+                                         "icelake-client", "sapphirerapids", "znver4",
+                                         "x86-64-v4"};
+    static const char *const avx2[] = {"haswell", "broadwell", "skylake",   "znver1",
+                                       "znver2",  "znver3",    "x86-64-v3", "alderlake"};
     for (size_t i = 0; i < sizeof avx512 / sizeof *avx512; i++)
       if (strcmp(cpu, avx512[i]) == 0)
         t->lanes = 16;
@@ -147,8 +147,8 @@ kiln_status kcpu_target_machine(const kcpu_target *t, LLVMRelocMode reloc, LLVMC
     return s;
   }
   LLVMDisposeMessage(err);
-  *out = LLVMCreateTargetMachine(target, t->triple, t->cpu, t->features,
-                                 LLVMCodeGenLevelAggressive, reloc, cm);
+  *out = LLVMCreateTargetMachine(target, t->triple, t->cpu, t->features, LLVMCodeGenLevelAggressive,
+                                 reloc, cm);
   if (!*out)
     return kiln_status_make(KILN_INVALID_ARGUMENT,
                             "cpu: cannot make a target machine for %s (cpu '%s', features '%s')",
@@ -171,7 +171,8 @@ kiln_status kcpu_load_library(LLVMContextRef ctx, const kcpu_target *t, LLVMModu
   bool bad = LLVMParseBitcodeInContext2(ctx, buf, &m);
   LLVMDisposeMemoryBuffer(buf);
   if (bad || !m)
-    return kiln_status_make(KILN_INTERNAL, "cpu: the embedded kernel library bitcode is unreadable");
+    return kiln_status_make(KILN_INTERNAL,
+                            "cpu: the embedded kernel library bitcode is unreadable");
   LLVMSetTarget(m, t->triple);
   *out = m;
   return NULL;
@@ -182,9 +183,9 @@ static void kcpu_set_fn_target(LLVMContextRef ctx, LLVMValueRef fn, const kcpu_t
   for (size_t i = 0; i < 3; i++)
     LLVMRemoveStringAttributeAtIndex(fn, LLVMAttributeFunctionIndex, drop[i],
                                      (unsigned)strlen(drop[i]));
-  LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
-                          LLVMCreateStringAttribute(ctx, "target-cpu", 10, t->cpu,
-                                                    (unsigned)strlen(t->cpu)));
+  LLVMAddAttributeAtIndex(
+      fn, LLVMAttributeFunctionIndex,
+      LLVMCreateStringAttribute(ctx, "target-cpu", 10, t->cpu, (unsigned)strlen(t->cpu)));
   if (t->features[0])
     LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
                             LLVMCreateStringAttribute(ctx, "target-features", 15, t->features,
@@ -224,8 +225,7 @@ kiln_status kcpu_finish_module(LLVMModuleRef mod, const kcpu_target *t, const ch
   for (LLVMValueRef g = LLVMGetFirstGlobal(mod); g; g = LLVMGetNextGlobal(g)) {
     size_t len;
     const char *name = LLVMGetValueName2(g, &len);
-    if (!LLVMIsDeclaration(g) && !kcpu_kept(name, keep, n_keep) &&
-        strncmp(name, "llvm.", 5) != 0) {
+    if (!LLVMIsDeclaration(g) && !kcpu_kept(name, keep, n_keep) && strncmp(name, "llvm.", 5) != 0) {
       LLVMSetLinkage(g, LLVMInternalLinkage);
       LLVMSetVisibility(g, LLVMDefaultVisibility);
     }

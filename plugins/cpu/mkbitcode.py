@@ -14,7 +14,11 @@ def build(clang, link, target, flags, sources, out_bc, tmpdir):
     objs = []
     for i, src in enumerate(sources):
         obj = os.path.join(tmpdir, '%s-%d-%s.bc' % (target or 'host', i, os.path.basename(src)))
-        cmd = [clang] + (['--target=' + target] if target else []) + flags + ['-c', src, '-o', obj]
+        cross = []
+        # Debian's libc6-dev-arm64-cross puts the aarch64 libc headers here.
+        if target and os.path.isdir('/usr/%s/include' % target):
+            cross = ['-isystem', '/usr/%s/include' % target]
+        cmd = [clang] + (['--target=' + target] if target else []) + cross + flags + ['-c', src, '-o', obj]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             if target is None:

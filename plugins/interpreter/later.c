@@ -1,6 +1,7 @@
 /* plugins/interpreter/later.c: kernels of the kinds appended to
  * node_kinds.def after the first set (RMSNormalization, the Bitwise family,
- * Mish, Swish, LpNormalization, the Hann/Hamming/Blackman windows). They
+ * Mish, Swish, LpNormalization, the Hann/Hamming/Blackman windows, Det;
+ * LpPool is with the pools in movement/pool.c). They
  * follow the house rules of the older families: floats in double, integers
  * as 64-bit patterns. */
 #include "kernel.h"
@@ -202,4 +203,52 @@ INTERP_KERNEL(BlackmanWindow) {
   if (n_outs < 1)
     return kiln_status_make(KILN_INVALID_ARGUMENT, "interpreter BlackmanWindow: no result");
   return later_window(attrs, &outs[0], 0.42, 0.5, 0.08);
+}
+
+/* Det: Gaussian elimination with partial pivoting in double, per matrix of
+ * the stack; the sign flips with every row swap. */
+INTERP_KERNEL(Det) {
+  (void)attrs;
+  INTERP_ARITY(Det, 1, 1);
+  const interp_tensor *x = &ins[0];
+  KILN_TRY(later_need_float("Det", x));
+  uint32_t r = x->type.rank;
+  if (r < 2 || x->type.dims[r - 1] != x->type.dims[r - 2])
+    return kiln_status_make(KILN_INVALID_ARGUMENT,
+                            "interpreter Det: input is not a stack of square matrices");
+  int64_t m = x->type.dims[r - 1], count = interp_numel(&outs[0]);
+  double *a;
+  KILN_TRY(interp_scratch("Det", m * m, sizeof *a, (void **)&a));
+  for (int64_t b = 0; b < count; b++) {
+    for (int64_t i = 0; i < m * m; i++)
+      a[i] = interp_load_f(x, b * m * m + i);
+    double det = 1;
+    for (int64_t c = 0; c < m && det != 0; c++) {
+      int64_t piv = c;
+      for (int64_t i = c + 1; i < m; i++)
+        if (fabs(a[i * m + c]) > fabs(a[piv * m + c]))
+          piv = i;
+      if (a[piv * m + c] == 0) {
+        det = 0;
+        break;
+      }
+      if (piv != c) {
+        for (int64_t j = 0; j < m; j++) {
+          double t = a[c * m + j];
+          a[c * m + j] = a[piv * m + j];
+          a[piv * m + j] = t;
+        }
+        det = -det;
+      }
+      det *= a[c * m + c];
+      for (int64_t i = c + 1; i < m; i++) {
+        double f = a[i * m + c] / a[c * m + c];
+        for (int64_t j = c; j < m; j++)
+          a[i * m + j] -= f * a[c * m + j];
+      }
+    }
+    interp_store_f(&outs[0], b, det);
+  }
+  free(a);
+  return NULL;
 }

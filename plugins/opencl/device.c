@@ -41,8 +41,7 @@ static void dev_fill(cl_platform_id p, cl_device_id id, ocl_device *d) {
   if (clGetDeviceInfo(id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof v, &v, NULL) == CL_SUCCESS)
     d->local_mem = v;
   size_t wg = 0;
-  if (clGetDeviceInfo(id, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) != CL_SUCCESS ||
-      !wg)
+  if (clGetDeviceInfo(id, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) != CL_SUCCESS || !wg)
     wg = 1;
   d->max_wg = wg;
   size_t n = 0;

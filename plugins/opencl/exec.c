@@ -143,8 +143,8 @@ static kiln_status generate(ocl_exec *e, const uint64_t *weight_off, ocl_sb *src
       continue; /* alloc, dealloc, view: the plan already placed them */
     uint32_t nops = kiln_instr_operand_count(in);
     if (nops > OCL_MAX_ARGS) {
-      s = kiln_status_make(KILN_UNIMPLEMENTED, "opencl: instruction %u has %u operands (max %d)",
-                           i, nops, OCL_MAX_ARGS);
+      s = kiln_status_make(KILN_UNIMPLEMENTED, "opencl: instruction %u has %u operands (max %d)", i,
+                           nops, OCL_MAX_ARGS);
       break;
     }
     for (uint32_t j = 0; !s && j < nops; j++) {
@@ -171,8 +171,8 @@ static kiln_status generate(ocl_exec *e, const uint64_t *weight_off, ocl_sb *src
       snprintf(st->launch.name, sizeof st->launch.name, "k%u", i);
       s = nops == 2 && ops[0].type && ops[1].type
               ? ocl_gen_copy(&g)
-              : kiln_status_make(KILN_VERIFY_ERROR, "opencl: copy (instruction %u) needs 2 operands",
-                                 i);
+              : kiln_status_make(KILN_VERIFY_ERROR,
+                                 "opencl: copy (instruction %u) needs 2 operands", i);
     } else {
       s = ocl_gen_instr(&g);
     }
@@ -284,8 +284,7 @@ kiln_status ocl_compile(void *state, const kiln_ir *ir, const kiln_compile_optio
   kiln_status s = generate(e, weight_off, &src);
   cl_int err = CL_SUCCESS;
   if (!s) {
-    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)dev->platform,
-                                     0};
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)dev->platform, 0};
     e->ctx = clCreateContext(props, 1, &dev->id, NULL, NULL, &err);
     if (err != CL_SUCCESS)
       s = ocl_fail(err, "clCreateContext", "device %s", dev->name);

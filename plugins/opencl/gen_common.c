@@ -36,7 +36,9 @@ const char *ocl_ctype(kiln_elem e) {
   }
 }
 
-bool ocl_is_float(kiln_elem e) { return e == KILN_F32 || e == KILN_F64; }
+bool ocl_is_float(kiln_elem e) {
+  return e == KILN_F32 || e == KILN_F64;
+}
 
 static uint32_t root_arg(ocl_gen *g, uint32_t root) {
   ocl_launch *l = g->launch;
@@ -80,7 +82,9 @@ void ocl_gen_begin_1d(ocl_gen *g, int64_t n) {
                 (long long)n);
 }
 
-void ocl_gen_end(ocl_gen *g) { ocl_sb_printf(g->src, "}\n"); }
+void ocl_gen_end(ocl_gen *g) {
+  ocl_sb_printf(g->src, "}\n");
+}
 
 void ocl_gen_unravel(ocl_gen *g, const char *var, const int64_t *dims, uint32_t rank,
                      const char *prefix) {
@@ -129,8 +133,7 @@ kiln_status ocl_gen_unsupported(const ocl_gen *g, const char *why) {
                           why);
 }
 
-bool ocl_attr_ints(const kiln_attrs *a, const char *name, uint32_t n, int64_t dflt,
-                   int64_t *out) {
+bool ocl_attr_ints(const kiln_attrs *a, const char *name, uint32_t n, int64_t dflt, int64_t *out) {
   const kiln_attr *at = kiln_attrs_find(a, name);
   uint32_t len = at ? kiln_attr_len(at) : 0;
   const int64_t *v = at ? kiln_attr_ints(at) : NULL;
@@ -222,7 +225,9 @@ static ocl_gen_fn gen_for(kiln_node_kind k) {
   return NULL;
 }
 
-bool ocl_gen_has(kiln_node_kind k) { return gen_for(k) != NULL; }
+bool ocl_gen_has(kiln_node_kind k) {
+  return gen_for(k) != NULL;
+}
 
 kiln_status ocl_gen_instr(ocl_gen *g) {
   ocl_gen_fn fn = gen_for(g->kind);

@@ -20,26 +20,65 @@ static double attr_f(const ocl_gen *g, const char *n, double d) {
 static bool float_unary(ocl_gen *g, ocl_sb *e, kiln_node_kind k, kiln_elem el, const char *x) {
   const char *fn = NULL, *T = ocl_ctype(el);
   switch (k) {
-  case KILN_NODE_Acos: fn = "acos"; break;
-  case KILN_NODE_Acosh: fn = "acosh"; break;
-  case KILN_NODE_Asin: fn = "asin"; break;
-  case KILN_NODE_Asinh: fn = "asinh"; break;
-  case KILN_NODE_Atan: fn = "atan"; break;
-  case KILN_NODE_Atanh: fn = "atanh"; break;
-  case KILN_NODE_Ceil: fn = "ceil"; break;
-  case KILN_NODE_Cos: fn = "cos"; break;
-  case KILN_NODE_Cosh: fn = "cosh"; break;
-  case KILN_NODE_Erf: fn = "erf"; break;
-  case KILN_NODE_Exp: fn = "exp"; break;
-  case KILN_NODE_Floor: fn = "floor"; break;
-  case KILN_NODE_Log: fn = "log"; break;
-  case KILN_NODE_Round: fn = "rint"; break;
-  case KILN_NODE_Sin: fn = "sin"; break;
-  case KILN_NODE_Sinh: fn = "sinh"; break;
-  case KILN_NODE_Sqrt: fn = "sqrt"; break;
-  case KILN_NODE_Tan: fn = "tan"; break;
-  case KILN_NODE_Tanh: fn = "tanh"; break;
-  default: break;
+  case KILN_NODE_Acos:
+    fn = "acos";
+    break;
+  case KILN_NODE_Acosh:
+    fn = "acosh";
+    break;
+  case KILN_NODE_Asin:
+    fn = "asin";
+    break;
+  case KILN_NODE_Asinh:
+    fn = "asinh";
+    break;
+  case KILN_NODE_Atan:
+    fn = "atan";
+    break;
+  case KILN_NODE_Atanh:
+    fn = "atanh";
+    break;
+  case KILN_NODE_Ceil:
+    fn = "ceil";
+    break;
+  case KILN_NODE_Cos:
+    fn = "cos";
+    break;
+  case KILN_NODE_Cosh:
+    fn = "cosh";
+    break;
+  case KILN_NODE_Erf:
+    fn = "erf";
+    break;
+  case KILN_NODE_Exp:
+    fn = "exp";
+    break;
+  case KILN_NODE_Floor:
+    fn = "floor";
+    break;
+  case KILN_NODE_Log:
+    fn = "log";
+    break;
+  case KILN_NODE_Round:
+    fn = "rint";
+    break;
+  case KILN_NODE_Sin:
+    fn = "sin";
+    break;
+  case KILN_NODE_Sinh:
+    fn = "sinh";
+    break;
+  case KILN_NODE_Sqrt:
+    fn = "sqrt";
+    break;
+  case KILN_NODE_Tan:
+    fn = "tan";
+    break;
+  case KILN_NODE_Tanh:
+    fn = "tanh";
+    break;
+  default:
+    break;
   }
   if (fn) {
     ocl_sb_printf(e, "%s(%s)", fn, x);
@@ -232,15 +271,32 @@ static bool binary_stmt(ocl_gen *g, kiln_elem el, kiln_elem eb, const char *rt) 
   bool f = ocl_is_float(el), u = kiln_elem_is_unsigned_int(el), bo = el == KILN_BOOL;
   const char *op = NULL;
   switch (g->kind) {
-  case KILN_NODE_Add: op = "+"; break;
-  case KILN_NODE_Sub: op = "-"; break;
-  case KILN_NODE_Mul: op = "*"; break;
-  case KILN_NODE_Equal: op = "=="; break;
-  case KILN_NODE_Greater: op = ">"; break;
-  case KILN_NODE_GreaterOrEqual: op = ">="; break;
-  case KILN_NODE_Less: op = "<"; break;
-  case KILN_NODE_LessOrEqual: op = "<="; break;
-  default: break;
+  case KILN_NODE_Add:
+    op = "+";
+    break;
+  case KILN_NODE_Sub:
+    op = "-";
+    break;
+  case KILN_NODE_Mul:
+    op = "*";
+    break;
+  case KILN_NODE_Equal:
+    op = "==";
+    break;
+  case KILN_NODE_Greater:
+    op = ">";
+    break;
+  case KILN_NODE_GreaterOrEqual:
+    op = ">=";
+    break;
+  case KILN_NODE_Less:
+    op = "<";
+    break;
+  case KILN_NODE_LessOrEqual:
+    op = "<=";
+    break;
+  default:
+    break;
   }
   if (op) {
     if (bo && g->kind != KILN_NODE_Equal)
@@ -264,7 +320,8 @@ static bool binary_stmt(ocl_gen *g, kiln_elem el, kiln_elem eb, const char *rt) 
     if (bo)
       return false;
     if (f)
-      ocl_sb_printf(s, "  %s r = fmod(a, b);\n  if (!%d && r != 0 && ((r < 0) != (b < 0))) r += b;\n",
+      ocl_sb_printf(s,
+                    "  %s r = fmod(a, b);\n  if (!%d && r != 0 && ((r < 0) != (b < 0))) r += b;\n",
                     rt, fm);
     else if (u)
       ocl_sb_printf(s, "  %s r = b == 0 ? 0 : a %% b;\n", rt);
@@ -284,12 +341,13 @@ static bool binary_stmt(ocl_gen *g, kiln_elem el, kiln_elem eb, const char *rt) 
         ct = ocl_ctype(el);
       ocl_sb_printf(s, "  %s r = (%s)pow((%s)a, (%s)b);\n", rt, rt, ct, ct);
     } else {
-      ocl_sb_printf(s,
-                    "  long e = (long)b; ulong bb = (ulong)(long)a, rr = 1;\n"
-                    "  if (e < 0) rr = (long)a == 1 ? 1 : (long)a == -1 ? ((e & 1) ? (ulong)-1 : 1) : 0;\n"
-                    "  else while (e) { if (e & 1) rr *= bb; bb *= bb; e >>= 1; }\n"
-                    "  %s r = (%s)rr;\n",
-                    rt, rt);
+      ocl_sb_printf(
+          s,
+          "  long e = (long)b; ulong bb = (ulong)(long)a, rr = 1;\n"
+          "  if (e < 0) rr = (long)a == 1 ? 1 : (long)a == -1 ? ((e & 1) ? (ulong)-1 : 1) : 0;\n"
+          "  else while (e) { if (e & 1) rr *= bb; bb *= bb; e >>= 1; }\n"
+          "  %s r = (%s)rr;\n",
+          rt, rt);
     }
     return true;
   case KILN_NODE_And:
@@ -478,13 +536,27 @@ kiln_status ocl_gen_fused(ocl_gen *g) {
       snprintf(as, sizeof as, "t%u", a);
       snprintf(bs, sizeof bs, "t%u", b);
       switch ((kiln_node_kind)o->kind) {
-      case KILN_NODE_Add: ocl_sb_printf(s, "%s + %s", as, bs); break;
-      case KILN_NODE_Sub: ocl_sb_printf(s, "%s - %s", as, bs); break;
-      case KILN_NODE_Mul: ocl_sb_printf(s, "%s * %s", as, bs); break;
-      case KILN_NODE_Div: ocl_sb_printf(s, "%s / %s", as, bs); break;
-      case KILN_NODE_Pow: ocl_sb_printf(s, "pow(%s, %s)", as, bs); break;
-      case KILN_NODE_Max: minmax(s, true, true, as, bs); break;
-      case KILN_NODE_Min: minmax(s, false, true, as, bs); break;
+      case KILN_NODE_Add:
+        ocl_sb_printf(s, "%s + %s", as, bs);
+        break;
+      case KILN_NODE_Sub:
+        ocl_sb_printf(s, "%s - %s", as, bs);
+        break;
+      case KILN_NODE_Mul:
+        ocl_sb_printf(s, "%s * %s", as, bs);
+        break;
+      case KILN_NODE_Div:
+        ocl_sb_printf(s, "%s / %s", as, bs);
+        break;
+      case KILN_NODE_Pow:
+        ocl_sb_printf(s, "pow(%s, %s)", as, bs);
+        break;
+      case KILN_NODE_Max:
+        minmax(s, true, true, as, bs);
+        break;
+      case KILN_NODE_Min:
+        minmax(s, false, true, as, bs);
+        break;
       default:
         return ocl_gen_unsupported(g, "FusedElementwise body uses an unknown binary kind");
       }

@@ -7,7 +7,9 @@
 
 #include "ocl.h"
 
-static void strides(const kiln_type *t, int64_t *st) { kiln_type_strides(t, st); }
+static void strides(const kiln_type *t, int64_t *st) {
+  kiln_type_strides(t, st);
+}
 
 kiln_status ocl_gen_transpose(ocl_gen *g) {
   const kiln_type *y = g->ops[0].type, *x = g->ops[1].type;

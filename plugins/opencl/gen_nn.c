@@ -163,10 +163,9 @@ kiln_status ocl_gen_pool(ocl_gen *g) {
                     "  if (x%u < 0 || x%u >= %lldL) in_data = false;\n",
                     d, (long long)-p.pb[d], d, (long long)(p.in[d] + p.pe[d]), d, d,
                     (long long)p.in[d]);
-    ocl_sb_printf(g->src,
-                  "  if (in_data) { sum += xs[xi%u]; count++; }\n"
-                  "  else if (%d && in_padded) count++;\n",
-                  p.sp, include_pad);
+    ocl_sb_printf(g->src, "  if (in_data) { sum += xs[xi%u]; count++; }\n", p.sp);
+    if (include_pad)
+      ocl_sb_printf(g->src, "  else if (in_padded) count++;\n");
     win_close(g, &p);
     ocl_sb_printf(g->src, "  p0[gid] = count ? sum / (%s)count : (%s)NAN;\n", t, t);
   }
@@ -184,8 +183,8 @@ kiln_status ocl_gen_global_pool(ocl_gen *g) {
   const char *t = ocl_ctype(x->elem);
   bool is_max = g->kind == KILN_NODE_GlobalMaxPool;
   ocl_gen_begin_1d(g, kiln_type_numel(y));
-  ocl_sb_printf(g->src, "  __global %s *xs = p1 + gid * %lldL;\n  %s acc = %s;\n", t,
-                (long long)sp, t, is_max ? "xs[0]" : "0");
+  ocl_sb_printf(g->src, "  __global %s *xs = p1 + gid * %lldL;\n  %s acc = %s;\n", t, (long long)sp,
+                t, is_max ? "xs[0]" : "0");
   ocl_sb_printf(g->src, "  for (long i = 0; i < %lldL; i++) { %s v = xs[i]; ", (long long)sp, t);
   if (is_max)
     ocl_sb_printf(g->src, "acc = (isnan(acc) || isnan(v)) ? acc + v : fmax(acc, v); }\n");
@@ -245,8 +244,8 @@ static int64_t reduced_loop(ocl_gen *g, const kiln_type *x, const bool *red) {
                 (long long)R);
   for (uint32_t i = x->rank; i-- > 0;)
     if (red[i])
-      ocl_sb_printf(g->src, "  off += (rr %% %lldL) * %lldL; rr /= %lldL;\n",
-                    (long long)x->dims[i], (long long)st[i], (long long)x->dims[i]);
+      ocl_sb_printf(g->src, "  off += (rr %% %lldL) * %lldL; rr /= %lldL;\n", (long long)x->dims[i],
+                    (long long)st[i], (long long)x->dims[i]);
   return R;
 }
 
@@ -292,14 +291,22 @@ kiln_status ocl_gen_reduce(ocl_gen *g) {
       ocl_sb_printf(g->src, "  acc = (r == 0 || v %s acc) ? v : acc;\n", cmp);
     break;
   }
-  case KILN_NODE_ReduceProd: ocl_sb_printf(g->src, "  acc *= v;\n"); break;
+  case KILN_NODE_ReduceProd:
+    ocl_sb_printf(g->src, "  acc *= v;\n");
+    break;
   case KILN_NODE_ReduceL1:
     ocl_sb_printf(g->src, f ? "  acc += fabs(v);\n" : "  acc += v < 0 ? -v : v;\n");
     break;
   case KILN_NODE_ReduceL2:
-  case KILN_NODE_ReduceSumSquare: ocl_sb_printf(g->src, "  acc += v * v;\n"); break;
-  case KILN_NODE_ReduceLogSumExp: ocl_sb_printf(g->src, "  acc += exp(v - m);\n"); break;
-  default: ocl_sb_printf(g->src, "  acc += v;\n"); break;
+  case KILN_NODE_ReduceSumSquare:
+    ocl_sb_printf(g->src, "  acc += v * v;\n");
+    break;
+  case KILN_NODE_ReduceLogSumExp:
+    ocl_sb_printf(g->src, "  acc += exp(v - m);\n");
+    break;
+  default:
+    ocl_sb_printf(g->src, "  acc += v;\n");
+    break;
   }
   ocl_sb_printf(g->src, "  }\n");
   if ((k == KILN_NODE_ReduceMax || k == KILN_NODE_ReduceMin) && R == 0)
@@ -309,10 +316,17 @@ kiln_status ocl_gen_reduce(ocl_gen *g) {
   case KILN_NODE_ReduceMean:
     ocl_sb_printf(g->src, "  acc = acc / (%s)%lld;\n", t, (long long)(R ? R : 1));
     break;
-  case KILN_NODE_ReduceL2: ocl_sb_printf(g->src, "  acc = sqrt(acc);\n"); break;
-  case KILN_NODE_ReduceLogSum: ocl_sb_printf(g->src, "  acc = log(acc);\n"); break;
-  case KILN_NODE_ReduceLogSumExp: ocl_sb_printf(g->src, "  acc = log(acc) + m;\n"); break;
-  default: break;
+  case KILN_NODE_ReduceL2:
+    ocl_sb_printf(g->src, "  acc = sqrt(acc);\n");
+    break;
+  case KILN_NODE_ReduceLogSum:
+    ocl_sb_printf(g->src, "  acc = log(acc);\n");
+    break;
+  case KILN_NODE_ReduceLogSumExp:
+    ocl_sb_printf(g->src, "  acc = log(acc) + m;\n");
+    break;
+  default:
+    break;
   }
   ocl_sb_printf(g->src, "  p0[gid] = acc;\n");
   ocl_gen_end(g);
@@ -343,9 +357,10 @@ kiln_status ocl_gen_argminmax(ocl_gen *g) {
                 "  %s best = p1[base]; long bi = 0;\n"
                 "  for (long i = 1; i < %lldL; i++) {\n"
                 "    %s v = p1[base + i * %lldL];\n"
-                "    if (v %s best || (%d && v == best)) { best = v; bi = i; }\n"
+                "    if (v %s%s best) { best = v; bi = i; }\n"
                 "  }\n  p0[gid] = bi;\n",
-                t, (long long)x->dims[axis], t, (long long)st[axis], is_max ? ">" : "<", last);
+                t, (long long)x->dims[axis], t, (long long)st[axis], is_max ? ">" : "<",
+                last ? "=" : "");
   ocl_gen_end(g);
   return NULL;
 }
@@ -375,8 +390,8 @@ kiln_status ocl_gen_softmax(ocl_gen *g) {
                 "    %s v = p1[base + i * %lldL] - m;\n"
                 "    p0[base + i * %lldL] = %s;\n  }\n",
                 (long long)inner, (long long)(D * inner), (long long)inner, t, (long long)D,
-                (long long)inner, (long long)D, (long long)inner, (long long)D, t,
-                (long long)inner, (long long)inner, logsm ? "v - log(s)" : "exp(v) / s");
+                (long long)inner, (long long)D, (long long)inner, (long long)D, t, (long long)inner,
+                (long long)inner, logsm ? "v - log(s)" : "exp(v) / s");
   ocl_gen_end(g);
   return NULL;
 }

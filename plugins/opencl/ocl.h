@@ -115,8 +115,7 @@ void ocl_gen_bcast_index(ocl_gen *g, const kiln_type *in, uint32_t out_rank, con
 void ocl_gen_const(ocl_sb *b, double v, kiln_elem e);
 kiln_status ocl_gen_unsupported(const ocl_gen *g, const char *why);
 /* Attribute list of n ints into out (default dflt); false if wrong length. */
-bool ocl_attr_ints(const kiln_attrs *a, const char *name, uint32_t n, int64_t dflt,
-                   int64_t *out);
+bool ocl_attr_ints(const kiln_attrs *a, const char *name, uint32_t n, int64_t dflt, int64_t *out);
 
 kiln_status ocl_gen_unary(ocl_gen *g);
 kiln_status ocl_gen_binary(ocl_gen *g);

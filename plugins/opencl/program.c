@@ -12,8 +12,12 @@
 
 static atomic_uint_fast64_t g_source_builds, g_cache_hits;
 
-uint64_t kiln_opencl_source_builds(void) { return atomic_load(&g_source_builds); }
-uint64_t kiln_opencl_cache_hits(void) { return atomic_load(&g_cache_hits); }
+uint64_t kiln_opencl_source_builds(void) {
+  return atomic_load(&g_source_builds);
+}
+uint64_t kiln_opencl_cache_hits(void) {
+  return atomic_load(&g_cache_hits);
+}
 
 static char *build_log(cl_program p, cl_device_id d) {
   size_t n = 0;
@@ -84,8 +88,7 @@ kiln_status ocl_program_build(cl_context ctx, const ocl_device *d, const char *s
   if (err != CL_SUCCESS)
     return ocl_fail(err, "clCreateProgramWithSource", "%zu bytes of generated source", len);
   atomic_fetch_add(&g_source_builds, 1);
-  kiln_plugin_log(OCL_NAME, KILN_LOG_DEBUG, "building a program of %zu bytes for %s", len,
-                  d->name);
+  kiln_plugin_log(OCL_NAME, KILN_LOG_DEBUG, "building a program of %zu bytes for %s", len, d->name);
   err = clBuildProgram(p, 1, &d->id, options, NULL, NULL);
   if (err != CL_SUCCESS) {
     char *log = build_log(p, d->id);

@@ -46,9 +46,9 @@ END_TEST
 static const int64_t kt_sizes[] = {1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 100003};
 
 START_TEST(unary_kinds_sizes) {
-  static const char *const kinds[] = {"Abs", "Ceil", "Cos", "Erf", "Exp", "Floor", "Neg", "Relu",
-                                      "Round", "Sigmoid", "Sign", "Sin", "Tanh", "Softsign",
-                                      "Softplus"};
+  static const char *const kinds[] = {"Abs",   "Ceil", "Cos",  "Erf",      "Exp",
+                                      "Floor", "Neg",  "Relu", "Round",    "Sigmoid",
+                                      "Sign",  "Sin",  "Tanh", "Softsign", "Softplus"};
   for (size_t s = 0; s < sizeof kt_sizes / sizeof *kt_sizes; s++)
     for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
       if (kt_sizes[s] > 1000 && k > 2)
@@ -82,10 +82,11 @@ END_TEST
 
 START_TEST(binary_broadcast) {
   static const char *const kinds[] = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Pow"};
-  static const char *const shapes[][3] = {
-      {"[3,1,5]", "[1,4,1]", "[3,4,5]"}, {"[2,17]", "[17]", "[2,17]"},
-      {"[7]", "[]", "[7]"},              {"[1]", "[9,1]", "[9,1]"},
-      {"[4,1,33]", "[4,6,33]", "[4,6,33]"}};
+  static const char *const shapes[][3] = {{"[3,1,5]", "[1,4,1]", "[3,4,5]"},
+                                          {"[2,17]", "[17]", "[2,17]"},
+                                          {"[7]", "[]", "[7]"},
+                                          {"[1]", "[9,1]", "[9,1]"},
+                                          {"[4,1,33]", "[4,6,33]", "[4,6,33]"}};
   for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
       char text[768];

@@ -8,7 +8,9 @@
 
 static kiln_context *g_ctx;
 
-kiln_context *kt_ctx(void) { return g_ctx; }
+kiln_context *kt_ctx(void) {
+  return g_ctx;
+}
 
 void kt_fill(float *p, int64_t n, uint32_t seed, float lo, float hi) {
   uint32_t s = seed * 2654435761u + 12345u;

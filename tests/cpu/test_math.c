@@ -26,9 +26,15 @@ static double kt_sweep(kt_f f, kt_d ref, float lo, float hi, int n, int rel, dou
   return worst;
 }
 
-static double kt_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
-static double kt_softplus(double x) { return x > 30 ? x + log1p(exp(-x)) : log1p(exp(x)); }
-static double kt_gelu(double x) { return 0.5 * x * (1.0 + erf(x / sqrt(2.0))); }
+static double kt_sigmoid(double x) {
+  return 1.0 / (1.0 + exp(-x));
+}
+static double kt_softplus(double x) {
+  return x > 30 ? x + log1p(exp(-x)) : log1p(exp(x));
+}
+static double kt_gelu(double x) {
+  return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
+}
 
 #define N_POINTS 1000000
 

@@ -1,5 +1,6 @@
 /* tests/infer/cases_later.c: the kinds appended to node_kinds.def later
- * (RMSNormalization, Bitwise*, Mish, Swish, LpNormalization, windows). */
+ * (RMSNormalization, Bitwise*, Mish, Swish, LpNormalization, windows,
+ * LpPool, Det). */
 #include "harness.h"
 
 void cases_later(void) {
@@ -42,4 +43,17 @@ void cases_later(void) {
       KILN_ATTR_I("periodic", 2));
   ERR(BlackmanWindow, "", "output_datatype", KILN_ATTR_I("size", 4),
       KILN_ATTR_T("output_datatype", KILN_BOOL));
+
+  OK(LpPool, "f32[1,2,5,5]", "f32[1,2,2,2]", IS("kernel_shape", 2, 2), IS("strides", 2, 2));
+  OK(LpPool, "f32[1,2,5,5]", "f32[1,2,3,3]", IS("kernel_shape", 2, 2), IS("strides", 2, 2),
+     KILN_ATTR_I("ceil_mode", 1), KILN_ATTR_I("p", 1));
+  ERR(LpPool, "f32[1,2,5,5]", "attribute 'p' = 0 must be positive", IS("kernel_shape", 2, 2),
+      KILN_ATTR_I("p", 0));
+  ERR(LpPool, "i32[1,2,5,5]", "input 0 is i32[1,2,5,5]", IS("kernel_shape", 2, 2));
+
+  OK(Det, "f32[3,3]", "f32[]");
+  OK(Det, "f64[2,4,3,3]", "f64[2,4]");
+  ERR(Det, "f32[3,2]", "not a stack of square matrices");
+  ERR(Det, "f32[3]", "input 0 is f32[3]");
+  ERR(Det, "i64[2,2]", "input 0 is i64[2,2]");
 }

@@ -1,5 +1,5 @@
 /* tests/interp/test_later.c: kernels of the kinds appended later
- * (RMSNormalization, Bitwise*, Mish, Swish, LpNormalization, windows),
+ * (RMSNormalization, Bitwise*, Mish, Swish, LpNormalization, windows, Det),
  * with hand-computed expectations. */
 #include <stdint.h>
 
@@ -106,6 +106,24 @@ START_TEST(windows) {
 }
 END_TEST
 
+START_TEST(det) {
+  /* [[2, 1], [4, 3]] -> 2; [[0, 1], [1, 0]] -> -1 (needs a row swap);
+   * a 3x3 with two equal rows -> 0 */
+  double x[8] = {2, 1, 4, 3, 0, 1, 1, 0}, y[2];
+  interp_tensor in = tt(KILN_F64, x, 3, DIMS(2, 2, 2)), out = tt(KILN_F64, y, 1, DIMS(2));
+  RUN_OK(Det, NULL, &out, 1, &in, 1);
+  expect_f64(y, (double[]){2, -1}, 2, 1e-15, "Det 2x2");
+  float s[9] = {1, 2, 3, 4, 5, 6, 1, 2, 3}, t[9] = {2, 0, 0, 1, 3, 0, 5, 7, 4}, ys;
+  in = tt(KILN_F32, s, 2, DIMS(3, 3));
+  out = tt(KILN_F32, &ys, 0, NULL);
+  RUN_OK(Det, NULL, &out, 1, &in, 1);
+  ck_assert(ys == 0);
+  in = tt(KILN_F32, t, 2, DIMS(3, 3)); /* triangular: 2 * 3 * 4 */
+  RUN_OK(Det, NULL, &out, 1, &in, 1);
+  expect_f32(&ys, (float[]){24}, 1, 1e-6, "Det triangular");
+}
+END_TEST
+
 TCase *interp_tcase_later(void) {
   TCase *tc = tcase_create("later");
   tcase_add_test(tc, rms_normalization);
@@ -113,5 +131,6 @@ TCase *interp_tcase_later(void) {
   tcase_add_test(tc, mish_swish);
   tcase_add_test(tc, lp_normalization);
   tcase_add_test(tc, windows);
+  tcase_add_test(tc, det);
   return tc;
 }

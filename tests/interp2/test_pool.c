@@ -1,4 +1,5 @@
-/* tests/interp2/test_pool.c: AveragePool, MaxPool and the global pools. */
+/* tests/interp2/test_pool.c: AveragePool, LpPool, MaxPool and the global
+ * pools. */
 #include <stdint.h>
 
 #include "helpers.h"
@@ -66,6 +67,29 @@ START_TEST(max_pool_indices) {
 }
 END_TEST
 
+/* LpPool: (sum |x|^p)^(1/p) over each window; padding adds nothing. */
+START_TEST(lp_pool) {
+  float x[5] = {3, -4, 1, 2, 2}, y[3];
+  interp_tensor in = t_tensor(KILN_F32, x, 3, DIMS(1, 1, 5));
+  interp_tensor out = t_tensor(KILN_F32, y, 3, DIMS(1, 1, 2));
+  t_run(interp_LpPool,
+        ATTRS(KILN_ATTR_IS("kernel_shape", DIMS(2), 1), KILN_ATTR_IS("strides", DIMS(2), 1)), &out,
+        1, &in, 1);
+  CHECK_F(y, 1e-6, 5, sqrt(5.0));
+  t_run(interp_LpPool,
+        ATTRS(KILN_ATTR_IS("kernel_shape", DIMS(2), 1), KILN_ATTR_IS("strides", DIMS(2), 1),
+              KILN_ATTR_I("p", 1)),
+        &out, 1, &in, 1);
+  CHECK_F(y, 1e-6, 7, 3);
+  out = t_tensor(KILN_F32, y, 3, DIMS(1, 1, 3));
+  t_run(interp_LpPool,
+        ATTRS(KILN_ATTR_IS("kernel_shape", DIMS(2), 1), KILN_ATTR_IS("strides", DIMS(2), 1),
+              KILN_ATTR_IS("pads", DIMS(1, 1), 2)),
+        &out, 1, &in, 1);
+  CHECK_F(y, 1e-6, 3, sqrt(17.0), sqrt(8.0));
+}
+END_TEST
+
 START_TEST(global_pools) {
   float x[4] = {1, 2, 3, 6}, y[2];
   interp_tensor in = t_tensor(KILN_F32, x, 4, DIMS(1, 2, 2, 1));
@@ -83,5 +107,6 @@ TCase *interp2_pool_tcase(void) {
   tcase_add_test(tc, average_pool_ceil_mode);
   tcase_add_test(tc, max_pool_indices);
   tcase_add_test(tc, global_pools);
+  tcase_add_test(tc, lp_pool);
   return tc;
 }

@@ -26,7 +26,9 @@ void tg_init(tg *t) {
   OK(kiln_module_add_function(t->m, "main", &t->f));
 }
 
-void tg_free(tg *t) { kiln_module_destroy(t->m); }
+void tg_free(tg *t) {
+  kiln_module_destroy(t->m);
+}
 
 kiln_value *tg_input(tg *t, const char *name, kiln_elem e, uint32_t rank, const int64_t *dims) {
   kiln_type ty;
@@ -51,7 +53,9 @@ kiln_value *tg_node(tg *t, kiln_node_kind k, kiln_value *const *ins, uint32_t n,
   return kiln_node_result(nd, 0);
 }
 
-void tg_output(tg *t, const char *name, kiln_value *v) { OK(kiln_function_add_output(t->f, name, v)); }
+void tg_output(tg *t, const char *name, kiln_value *v) {
+  OK(kiln_function_add_output(t->f, name, v));
+}
 
 static void fill(const kiln_type *ty, void *data, uint32_t seed) {
   int64_t n = kiln_type_numel(ty);
@@ -60,13 +64,26 @@ static void fill(const kiln_type *ty, void *data, uint32_t seed) {
     x = x * 1664525u + 1013904223u;
     double r = (double)(x >> 8) / (double)(1u << 24); /* [0, 1) */
     switch (ty->elem) {
-    case KILN_F32: ((float *)data)[i] = (float)(r * 4 - 2); break;
-    case KILN_F64: ((double *)data)[i] = r * 4 - 2; break;
-    case KILN_I32: ((int32_t *)data)[i] = (int32_t)(r * 11) - 5; break;
-    case KILN_I64: ((int64_t *)data)[i] = (int64_t)(r * 11) - 5; break;
-    case KILN_U8: ((uint8_t *)data)[i] = (uint8_t)(r * 200); break;
-    case KILN_BOOL: ((uint8_t *)data)[i] = r < 0.5; break;
-    default: memset((char *)data + i * (int64_t)kiln_elem_size(ty->elem), 1, kiln_elem_size(ty->elem));
+    case KILN_F32:
+      ((float *)data)[i] = (float)(r * 4 - 2);
+      break;
+    case KILN_F64:
+      ((double *)data)[i] = r * 4 - 2;
+      break;
+    case KILN_I32:
+      ((int32_t *)data)[i] = (int32_t)(r * 11) - 5;
+      break;
+    case KILN_I64:
+      ((int64_t *)data)[i] = (int64_t)(r * 11) - 5;
+      break;
+    case KILN_U8:
+      ((uint8_t *)data)[i] = (uint8_t)(r * 200);
+      break;
+    case KILN_BOOL:
+      ((uint8_t *)data)[i] = r < 0.5;
+      break;
+    default:
+      memset((char *)data + i * (int64_t)kiln_elem_size(ty->elem), 1, kiln_elem_size(ty->elem));
     }
   }
 }

@@ -191,8 +191,7 @@ int ocl_no_device_child(void) {
   if (!s)
     s = kiln_compile(ctx, m, NULL, "opencl", NULL, &e);
   fprintf(stderr, "no-device compile: %s\n", kiln_status_message(s));
-  rc = kiln_status_code(s) == KILN_UNAVAILABLE &&
-               strstr(kiln_status_message(s), "no OpenCL device")
+  rc = kiln_status_code(s) == KILN_UNAVAILABLE && strstr(kiln_status_message(s), "no OpenCL device")
            ? 0
            : 5;
   kiln_status_free(s);

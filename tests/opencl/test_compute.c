@@ -24,10 +24,10 @@ START_TEST(add_broadcast) {
 END_TEST
 
 START_TEST(unary_float) {
-  static const kiln_node_kind kinds[] = {KILN_NODE_Relu, KILN_NODE_Sigmoid, KILN_NODE_Exp,
-                                         KILN_NODE_Tanh, KILN_NODE_Abs,     KILN_NODE_Floor,
-                                         KILN_NODE_Round, KILN_NODE_Erf,    KILN_NODE_Neg,
-                                         KILN_NODE_Sign, KILN_NODE_Elu,     KILN_NODE_HardSwish};
+  static const kiln_node_kind kinds[] = {KILN_NODE_Relu,  KILN_NODE_Sigmoid, KILN_NODE_Exp,
+                                         KILN_NODE_Tanh,  KILN_NODE_Abs,     KILN_NODE_Floor,
+                                         KILN_NODE_Round, KILN_NODE_Erf,     KILN_NODE_Neg,
+                                         KILN_NODE_Sign,  KILN_NODE_Elu,     KILN_NODE_HardSwish};
   for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
     tg t;
     tg_init(&t);
@@ -51,7 +51,7 @@ START_TEST(unary_float) {
 END_TEST
 
 START_TEST(integer_and_compare) {
-  static const kiln_node_kind kinds[] = {KILN_NODE_Add, KILN_NODE_Sub, KILN_NODE_Mul,
+  static const kiln_node_kind kinds[] = {KILN_NODE_Add, KILN_NODE_Sub,  KILN_NODE_Mul,
                                          KILN_NODE_Mod, KILN_NODE_Less, KILN_NODE_Equal,
                                          KILN_NODE_Max, KILN_NODE_Min};
   for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
@@ -158,8 +158,8 @@ START_TEST(gemm) {
   kiln_value *a = tg_input(&t, "a", KILN_F32, 2, da), *b = tg_input(&t, "b", KILN_F32, 2, db);
   kiln_value *c = tg_input(&t, "c", KILN_F32, 1, dc);
   kiln_value *abc[] = {a, b, c};
-  kiln_attr_desc at[] = {KILN_ATTR_F("alpha", 0.5), KILN_ATTR_F("beta", 2.0), KILN_ATTR_I("transA", 1),
-                         KILN_ATTR_I("transB", 1)};
+  kiln_attr_desc at[] = {KILN_ATTR_F("alpha", 0.5), KILN_ATTR_F("beta", 2.0),
+                         KILN_ATTR_I("transA", 1), KILN_ATTR_I("transB", 1)};
   tg_output(&t, "y", tg_node(&t, KILN_NODE_Gemm, abc, 3, at, 4));
   tg_check(&t, NULL, 1e-5, NULL, 0);
   tg_free(&t);

@@ -274,11 +274,16 @@ END_TEST
 START_TEST(primitive_set_is_total) {
   ck_assert(kiln_pass_has_lowering(KILN_NODE_Gemm));
   ck_assert(kiln_pass_has_lowering(KILN_NODE_Softmax));
+  ck_assert(kiln_pass_has_lowering(KILN_NODE_Sigmoid));
+  ck_assert(!kiln_pass_has_lowering(KILN_NODE_Tanh));
   ck_assert(!kiln_pass_has_lowering(KILN_NODE_MatMul));
   ck_assert(!kiln_pass_has_lowering(KILN_NODE_Add));
   ck_assert(!kiln_pass_has_lowering(KILN_NODE_ReduceSum));
 }
 END_TEST
+
+/* From test_lower_total.c. */
+TCase *lower_total_tcase(void);
 
 Suite *lower_suite(void) {
   Suite *s = suite_create("lowering");
@@ -288,5 +293,6 @@ Suite *lower_suite(void) {
   tcase_add_test(tc, lower_error_names_node);
   tcase_add_test(tc, primitive_set_is_total);
   suite_add_tcase(s, tc);
+  suite_add_tcase(s, lower_total_tcase());
   return s;
 }

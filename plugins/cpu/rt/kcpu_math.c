@@ -20,16 +20,24 @@ static inline uint32_t m_bits(float f) {
   return u;
 }
 
-static inline float m_min(float a, float b) { return a < b ? a : b; }
-static inline float m_max(float a, float b) { return a > b ? a : b; }
-static inline float m_abs(float x) { return m_from_bits(m_bits(x) & 0x7fffffffu); }
+static inline float m_min(float a, float b) {
+  return a < b ? a : b;
+}
+static inline float m_max(float a, float b) {
+  return a > b ? a : b;
+}
+static inline float m_abs(float x) {
+  return m_from_bits(m_bits(x) & 0x7fffffffu);
+}
 /* Round to nearest with the 1.5*2^23 trick (|x| < 2^22): no libm call. */
 static inline float m_round(float x) {
   const float magic = 12582912.0f;
   return (x + magic) - magic;
 }
 /* 2^n for an integer n in [-126, 127]. */
-static inline float m_pow2i(int32_t n) { return m_from_bits((uint32_t)(n + 127) << 23); }
+static inline float m_pow2i(int32_t n) {
+  return m_from_bits((uint32_t)(n + 127) << 23);
+}
 
 /* e^x: n = round(x/ln2), r = x - n*ln2 in two parts (Cody-Waite), e^r by
  * a degree-7 Taylor polynomial written as 1 + (r + r^2*q) so the large terms
@@ -105,7 +113,9 @@ float kcpu_m_tanh(float x) {
 }
 
 /* sigmoid = 1/(1+e^-x); e^-x overflowing to inf gives exactly 0. */
-float kcpu_m_sigmoid(float x) { return 1.0f / (1.0f + kcpu_m_exp(-x)); }
+float kcpu_m_sigmoid(float x) {
+  return 1.0f / (1.0f + kcpu_m_exp(-x));
+}
 
 /* erf: a rational approximation x*P(x^2)/Q(x^2) on [-4, 4] (erf is +-1 in
  * float beyond), the form used by Eigen's fast erf. */
@@ -195,4 +205,6 @@ float kcpu_m_softplus(float x) {
 }
 
 /* gelu (exact form) = x/2 * (1 + erf(x/sqrt(2))). */
-float kcpu_m_gelu(float x) { return 0.5f * x * (1.0f + kcpu_m_erf(x * 0.707106781186547524f)); }
+float kcpu_m_gelu(float x) {
+  return 0.5f * x * (1.0f + kcpu_m_erf(x * 0.707106781186547524f));
+}

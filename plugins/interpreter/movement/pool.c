@@ -1,5 +1,5 @@
-/* plugins/interpreter/movement/pool.c: AveragePool, MaxPool (with the
- * Indices result), GlobalAveragePool and GlobalMaxPool on [N, C, D1..Dk].
+/* plugins/interpreter/movement/pool.c: AveragePool, LpPool, MaxPool (with
+ * the Indices result), GlobalAveragePool and GlobalMaxPool on [N, C, D1..Dk].
  * Result sizes come from the inferred type (which already applied
  * ceil_mode); windows that run past the padded input are clipped. */
 #include "mv.h"
@@ -99,6 +99,40 @@ kiln_status interp_AveragePool(const kiln_attrs *attrs, interp_tensor *outs, uin
         }
       }
       interp_store_f(&outs[0], nc * osz + o, count ? sum / (double)count : NAN);
+    }
+  return NULL;
+}
+
+/* LpPool: (sum over the window's data cells of |x|^p)^(1/p); padding
+ * cells are zeros and add nothing. */
+kiln_status interp_LpPool(const kiln_attrs *attrs, interp_tensor *outs, uint32_t n_outs,
+                          const interp_tensor *ins, uint32_t n_ins) {
+  (void)n_outs, (void)n_ins;
+  mv_pool p;
+  KILN_TRY(mv_pool_params("LpPool", attrs, &ins[0].type, &outs[0].type, &p));
+  double pw = (double)kiln_attrs_int_or(attrs, "p", 2);
+  if (!(pw >= 1))
+    return interp_mv_err(KILN_INVALID_ARGUMENT, "LpPool", "p = %g must be positive", pw);
+  int64_t isz = interp_mv_prod(p.in, 0, p.sp), osz = interp_mv_prod(p.out, 0, p.sp);
+  int64_t ksz = interp_mv_prod(p.k, 0, p.sp), oc[KILN_MAX_RANK], kc[KILN_MAX_RANK];
+  for (int64_t nc = 0; nc < p.NC; nc++)
+    for (int64_t o = 0; o < osz; o++) {
+      interp_mv_unravel(p.out, p.sp, o, oc);
+      double sum = 0;
+      for (int64_t kf = 0; kf < ksz; kf++) {
+        interp_mv_unravel(p.k, p.sp, kf, kc);
+        bool in_data = true;
+        int64_t xi = 0;
+        for (uint32_t d = 0; d < p.sp; d++) {
+          int64_t x = oc[d] * p.stride[d] - p.pb[d] + kc[d] * p.dil[d];
+          if (x < 0 || x >= p.in[d])
+            in_data = false;
+          xi = xi * p.in[d] + x;
+        }
+        if (in_data)
+          sum += pow(fabs(interp_load_f(&ins[0], nc * isz + xi)), pw);
+      }
+      interp_store_f(&outs[0], nc * osz + o, pow(sum, 1.0 / pw));
     }
   return NULL;
 }
