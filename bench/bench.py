@@ -330,6 +330,10 @@ def cmd_all(args):
     print("bench: kiln backends: " + (", ".join(columns) or "none"), flush=True)
 
     names = [n for n in catalog.MODELS if not args.models or n in args.models.split(",")]
+    unknown = set(args.models.split(",")) - set(catalog.MODELS) if args.models else set()
+    if unknown:
+        sys.exit(f"bench: unknown model(s) {', '.join(sorted(unknown))}; known: "
+                 + ", ".join(catalog.MODELS))
     results = {"machine": machine_info(args.build_dir), "threads": threads,
                "warmup": args.warmup, "runs": args.runs, "backends": wanted,
                "models": {}, "notes": notes}

@@ -209,16 +209,24 @@ def chart(results, cols, png_path):
     import matplotlib.pyplot as plt
 
     names = list(results["models"])
+    cols = [c for c in cols if any(_ms(results["models"][n]["fw"].get(c)) for n in names)]
+    colors = {"kiln-cpu": "tab:orange", "kiln-opencl": "tab:brown",
+              "kiln-interpreter": "tab:gray", "ort": "tab:blue", "torch": "tab:red",
+              "numpy": "tab:purple"}
     fig, ax = plt.subplots(figsize=(max(8, 1.3 * len(names)), 5))
     w = 0.8 / max(1, len(cols))
     for i, c in enumerate(cols):
-        xs, ys = [], []
+        xs, ys, lo, hi = [], [], [], []
         for j, n in enumerate(names):
-            v = _ms(results["models"][n]["fw"].get(c))
-            if v:
+            r = results["models"][n]["fw"].get(c, {})
+            if _ms(r):
                 xs.append(j + (i - (len(cols) - 1) / 2) * w)
-                ys.append(v)
-        ax.bar(xs, ys, w, label=NAMES.get(c, c))
+                ys.append(r["median_ms"])
+                lo.append(r["median_ms"] - r.get("p25_ms", r["median_ms"]))
+                hi.append(r.get("p75_ms", r["median_ms"]) - r["median_ms"])
+        # Whiskers: the interquartile range.
+        ax.bar(xs, ys, w, yerr=[lo, hi], capsize=2, label=NAMES.get(c, c),
+               color=colors.get(c))
     ax.set_yscale("log")
     ax.set_xticks(range(len(names)))
     ax.set_xticklabels(names, rotation=20)

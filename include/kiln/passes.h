@@ -134,6 +134,13 @@ KILN_NODISCARD kiln_status kiln_pass_sink(kiln_function *f, const kiln_pass_opti
 KILN_NODISCARD kiln_status kiln_pass_fold_bn(kiln_function *f, const kiln_pass_options *o,
                                              uint32_t *changes);
 
+/* Elementwise fusion: trees of elementwise nodes (of the fused-body
+ * language, kiln_fused_parse) whose members o->supports_fused(node,
+ * KILN_NODE_FusedElementwise) accepts become FusedElementwise nodes that
+ * o->supports_node accepts. Nothing happens without those hooks. */
+KILN_NODISCARD kiln_status kiln_pass_fuse(kiln_function *f, const kiln_pass_options *o,
+                                          uint32_t *changes);
+
 /* Lowering: rewrite every node the backend (o->supports_node, else the
  * primitive set) does not run, by its rule, repeatedly, until every node is
  * run natively. A node with neither is an error naming the node, its kind,

@@ -91,7 +91,10 @@ typedef struct kiln_plugin {
   /* Optional: preferred layout for a node's data. Default: ANY. */
   kiln_layout (*preferred_layout)(void *state, const kiln_node *node);
   /* Optional: can `node` absorb a following activation of kind
-   * `activation` (fused conv+relu, matmul+gelu...)? Default: false. */
+   * `activation` (fused conv+relu, matmul+gelu...)? Default: false.
+   * Asked with activation == KILN_NODE_FusedElementwise, it means: may this
+   * elementwise node become part of a FusedElementwise body? (The fuse
+   * pass then also asks supports_node about the fused node it made.) */
   bool (*supports_fused)(void *state, const kiln_node *node, kiln_node_kind activation);
 
   /* Required: compile the instruction IR (with its memory plan) into an

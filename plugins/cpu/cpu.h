@@ -68,7 +68,7 @@ bool kcpu_ew_supported(kiln_elem elem, const kiln_fused_op *ops, uint32_t n_ops)
 uint32_t kcpu_next_id(kcpu_emit *e);
 
 /* Fusion (the rewrite_graph hook). */
-kiln_status kcpu_fuse_elementwise(void *state, kiln_function *f);
+bool kcpu_supports_fused(void *state, const kiln_node *n, kiln_node_kind activation);
 
 /* JIT: take mod (made in tsc's context), look up the named symbols;
  * names[0] is required (its failure is the error); absent others get 0. */

@@ -194,7 +194,7 @@ KILN_PLUGIN_EXPORT kiln_status kiln_plugin_entry(kiln_plugin *out, uint32_t host
   out->version = "0.1.0";
   out->description = "LLVM code generation for the host cpu: JIT, threads, fusion, AOT bundles";
   out->supports_node = kcpu_supports_node;
-  out->rewrite_graph = kcpu_fuse_elementwise;
+  out->supports_fused = kcpu_supports_fused;
   out->compile = kcpu_compile;
   out->run = kcpu_run;
   out->destroy = kcpu_destroy;

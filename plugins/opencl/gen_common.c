@@ -215,6 +215,13 @@ static ocl_gen_fn gen_for(kiln_node_kind k) {
     return ocl_gen_pad;
   case KILN_NODE_Trilu:
     return ocl_gen_trilu;
+  case KILN_NODE_CumSum:
+    return ocl_gen_cumsum;
+  case KILN_NODE_DepthToSpace:
+  case KILN_NODE_SpaceToDepth:
+    return ocl_gen_depth_space;
+  case KILN_NODE_EyeLike:
+    return ocl_gen_eyelike;
   default:
     break;
   }

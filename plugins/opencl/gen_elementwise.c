@@ -244,7 +244,11 @@ kiln_status ocl_gen_unary(ocl_gen *g) {
   } else if (g->kind == KILN_NODE_IsInf) {
     int neg = kiln_attrs_int_or(g->attrs, "detect_negative", 1) != 0;
     int pos = kiln_attrs_int_or(g->attrs, "detect_positive", 1) != 0;
-    ocl_sb_printf(&e, "(uchar)(isinf(x) && ((x > 0 && %d) || (x < 0 && %d)))", pos, neg);
+    ocl_sb_printf(&e, "%s",
+                  pos && neg ? "(uchar)(isinf(x) != 0)"
+                  : pos      ? "(uchar)(isinf(x) && x > 0)"
+                  : neg      ? "(uchar)(isinf(x) && x < 0)"
+                             : "(uchar)0");
     ok = ocl_is_float(el);
   } else {
     ok = any_unary(&e, g->kind, el, "x");

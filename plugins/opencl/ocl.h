@@ -142,6 +142,9 @@ kiln_status ocl_gen_gather(ocl_gen *g);
 kiln_status ocl_gen_gather_elements(ocl_gen *g);
 kiln_status ocl_gen_pad(ocl_gen *g);
 kiln_status ocl_gen_trilu(ocl_gen *g);
+kiln_status ocl_gen_cumsum(ocl_gen *g);
+kiln_status ocl_gen_depth_space(ocl_gen *g);
+kiln_status ocl_gen_eyelike(ocl_gen *g);
 
 /* Whether ocl_gen_instr has a generator for this kind at all. */
 bool ocl_gen_has(kiln_node_kind k);

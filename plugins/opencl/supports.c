@@ -100,7 +100,12 @@ static bool node_ok(const kiln_node *n, kiln_node_kind k, kiln_elem e0) {
     return e0 != KILN_BOOL && in_elem(n, 1) == e0;
   case KILN_NODE_ArgMax:
   case KILN_NODE_ArgMin:
+  case KILN_NODE_CumSum:
     return e0 != KILN_BOOL;
+  case KILN_NODE_DepthToSpace:
+  case KILN_NODE_SpaceToDepth:
+  case KILN_NODE_EyeLike:
+    return kiln_value_type(kiln_node_input(n, 0))->rank == (k == KILN_NODE_EyeLike ? 2u : 4u);
   case KILN_NODE_Gather:
   case KILN_NODE_GatherElements:
     return in_elem(n, 1) == KILN_I32 || in_elem(n, 1) == KILN_I64;

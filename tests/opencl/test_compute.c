@@ -294,6 +294,29 @@ START_TEST(movement) {
 }
 END_TEST
 
+START_TEST(cumsum_depth) {
+  tg t;
+  tg_init(&t);
+  kiln_value *x = tg_input(&t, "x", KILN_F32, 2, d23);
+  kiln_attr_desc ac[] = {KILN_ATTR_I("axis", 1), KILN_ATTR_I("reverse", 1)};
+  tg_output(&t, "y", tg_node(&t, KILN_NODE_CumSum, &x, 1, ac, 2));
+  float xv[] = {1, 2, 3, 4, 5, 6};
+  const void *ins[] = {xv};
+  const float want[] = {6, 5, 3, 15, 11, 6};
+  tg_check(&t, ins, 0, want, 6);
+  tg_free(&t);
+  static const int64_t d[] = {1, 8, 2, 3};
+  tg_init(&t);
+  x = tg_input(&t, "x", KILN_F32, 4, d);
+  kiln_attr_desc ab[] = {KILN_ATTR_I("blocksize", 2), KILN_ATTR_S("mode", "CRD")};
+  kiln_value *ds = tg_node(&t, KILN_NODE_DepthToSpace, &x, 1, ab, 2);
+  tg_output(&t, "d2s", ds);
+  tg_output(&t, "s2d", tg_node(&t, KILN_NODE_SpaceToDepth, &ds, 1, ab, 1));
+  tg_check(&t, NULL, 0, NULL, 0);
+  tg_free(&t);
+}
+END_TEST
+
 START_TEST(f64) {
   tg t;
   tg_init(&t);
@@ -321,6 +344,7 @@ Suite *ocl_compute_suite(void) {
   tcase_add_test(tc, pool);
   tcase_add_test(tc, softmax_reduce);
   tcase_add_test(tc, movement);
+  tcase_add_test(tc, cumsum_depth);
   tcase_add_test(tc, f64);
   suite_add_tcase(s, tc);
   return s;

@@ -11,7 +11,9 @@ int ocl_no_device_child(void);
  * threads ("Tracer caught signal 11"), so leak checking is off by default
  * here; ASAN_OPTIONS in the environment still overrides this. */
 const char *__asan_default_options(void);
-const char *__asan_default_options(void) { return "detect_leaks=0"; }
+const char *__asan_default_options(void) {
+  return "detect_leaks=0";
+}
 
 int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "--no-device-child"))
