@@ -13,7 +13,9 @@ MODELS = {
     "layernorm": ({"x": (16, 256, 512)}, True, "LayerNorm + gated residual"),
     "attention": ({"x": (2, 256, 512)}, False, "MHA 8 heads, d=512, T=256"),
     "resnet18": ({"x": (1, 3, 224, 224)}, False, "torchvision, random weights"),
-    "mobilenet_v2": ({"x": (1, 3, 224, 224)}, False, "torchvision, random weights"),
+    "mobilenet_v2": ({"x": (1, 3, 224, 224)}, False,
+                     "torchvision, random weights; outputs ~1e-9, as torchvision's fan-out "
+                     "init shrinks activations through the depthwise convs"),
     "resnet50": ({"x": (1, 3, 224, 224)}, False, "torchvision, random weights"),
     "sgemm": ({"a": (1024, 1024), "b": (1024, 1024)}, False, "1024^3 MatMul"),
 }

@@ -35,6 +35,11 @@ static const kiln_pass_entry table[] = {
       "elementwise trees into FusedElementwise nodes, where the backend declares it"},
      kiln_pass_fuse,
      NULL},
+    {{"fuseact", KILN_PASS_GRAPH,
+      "fold Relu/LeakyRelu/Sigmoid/Tanh into a preceding Conv/MatMul/Gemm, where the backend "
+      "declares it"},
+     kiln_pass_fuse_activation,
+     NULL},
     {{"lower", KILN_PASS_GRAPH, "rewrite nodes the backend does not run into primitives"},
      kiln_pass_lower,
      NULL},

@@ -141,6 +141,14 @@ KILN_NODISCARD kiln_status kiln_pass_fold_bn(kiln_function *f, const kiln_pass_o
 KILN_NODISCARD kiln_status kiln_pass_fuse(kiln_function *f, const kiln_pass_options *o,
                                           uint32_t *changes);
 
+/* Activation fusion: a Relu / LeakyRelu / Sigmoid / Tanh applied to the
+ * single use of a Conv / MatMul / Gemm result becomes that node's
+ * `activation` attribute (node_kinds.def), where o->supports_fused(node,
+ * activation kind) and then o->supports_node(fused node) accept it. */
+KILN_NODISCARD kiln_status kiln_pass_fuse_activation(kiln_function *f,
+                                                     const kiln_pass_options *o,
+                                                     uint32_t *changes);
+
 /* Lowering: rewrite every node the backend (o->supports_node, else the
  * primitive set) does not run, by its rule, repeatedly, until every node is
  * run natively. A node with neither is an error naming the node, its kind,

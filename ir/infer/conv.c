@@ -137,7 +137,8 @@ kiln_status kiln_infer_Conv(const kiln_type *const *in, uint32_t n_in, const kil
     KILN_TRY(kiln_infer_same_elem("Conv", "input 0", x, "input 2", in[2]));
     KILN_TRY(check_bias("Conv", in[2], w->dims[0]));
   }
-  return kiln_infer_make("Conv", x->elem, x->rank, dims, out);
+  KILN_TRY(kiln_infer_make("Conv", x->elem, x->rank, dims, out));
+  return kiln_infer_activation("Conv", attrs, out);
 }
 
 kiln_status kiln_infer_ConvTranspose(const kiln_type *const *in, uint32_t n_in,

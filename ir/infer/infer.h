@@ -100,6 +100,11 @@ KILN_NODISCARD kiln_status kiln_infer_type_attr(const char *kind, const kiln_att
                                                 const char *name, kiln_elem dflt, kiln_elem *out,
                                                 bool *present);
 
+/* kiln's fused `activation` attribute of Conv / MatMul / Gemm, if present:
+ * one of Relu LeakyRelu Sigmoid Tanh, on a float result. */
+KILN_NODISCARD kiln_status kiln_infer_activation(const char *kind, const kiln_attrs *a,
+                                                 const kiln_type *result);
+
 /* Shared shapes of several families. */
 KILN_NODISCARD kiln_status kiln_infer_matmul_shape(const char *kind, const kiln_type *a,
                                                    const kiln_type *b, int64_t *dims,

@@ -51,13 +51,14 @@ kiln_status kiln_infer_matmul_shape(const char *kind, const kiln_type *a, const 
 
 kiln_status kiln_infer_MatMul(const kiln_type *const *in, uint32_t n_in, const kiln_attrs *attrs,
                               uint32_t n_results, kiln_type *out) {
-  (void)n_in, (void)attrs, (void)n_results;
+  (void)n_in, (void)n_results;
   KILN_TRY(kiln_infer_check_elem("MatMul", "input 0", in[0], MATMUL_TYPES));
   KILN_TRY(kiln_infer_same_elem("MatMul", "input 0", in[0], "input 1", in[1]));
   int64_t dims[KILN_MAX_RANK];
   uint32_t rank;
   KILN_TRY(kiln_infer_matmul_shape("MatMul", in[0], in[1], dims, &rank));
-  return kiln_infer_make("MatMul", in[0]->elem, rank, dims, out);
+  KILN_TRY(kiln_infer_make("MatMul", in[0]->elem, rank, dims, out));
+  return kiln_infer_activation("MatMul", attrs, out);
 }
 
 kiln_status kiln_infer_Gemm(const kiln_type *const *in, uint32_t n_in, const kiln_attrs *attrs,
@@ -85,5 +86,5 @@ kiln_status kiln_infer_Gemm(const kiln_type *const *in, uint32_t n_in, const kil
       return kiln_infer_fail("Gemm", "input 2 (C) %s does not broadcast to the result [%lld,%lld]",
                              KILN_INFER_TS(in[2]), (long long)m, (long long)n);
   }
-  return NULL;
+  return kiln_infer_activation("Gemm", attrs, out);
 }

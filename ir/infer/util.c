@@ -255,3 +255,15 @@ kiln_status kiln_infer_type_attr(const char *kind, const kiln_attrs *a, const ch
   }
   return kiln_infer_fail(kind, "attribute '%s' must be an element type", name);
 }
+
+kiln_status kiln_infer_activation(const char *kind, const kiln_attrs *a, const kiln_type *result) {
+  static const char *const allowed[] = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", NULL};
+  if (!kiln_attrs_find(a, "activation"))
+    return NULL;
+  const char *act;
+  KILN_TRY(kiln_infer_enum(kind, a, "activation", "Relu", allowed, &act));
+  if (!kiln_elem_is_float(result->elem))
+    return kiln_infer_fail(kind, "attribute 'activation' = \"%s\" needs a float result, not %s",
+                           act, KILN_INFER_TS(result));
+  return NULL;
+}

@@ -3,7 +3,7 @@
  * pools, f32 NCHW, as calls to the kernel library. Pads are resolved here
  * exactly as the reference interpreter does (SAME_UPPER puts the odd pad at
  * the end). */
-#include "emit_util.h"
+#include "emit_nd.h"
 
 #include <string.h>
 
@@ -51,16 +51,24 @@ static bool kcpu_win_make(const kiln_attrs *a, const kiln_type *x, const kiln_ty
   return true;
 }
 
+static bool kcpu_conv_fast(const kiln_type *x, const kiln_type *w, const kiln_type *y) {
+  return x && w && y && (x->rank == 3 || x->rank == 4) && w->rank == x->rank &&
+         x->elem == KILN_F32 && w->elem == KILN_F32 && y->elem == KILN_F32;
+}
+
 bool kcpu_supports_Conv(const kiln_node *n) {
   const kiln_type *x = kcpu_n_in(n, 0), *w = kcpu_n_in(n, 1);
-  return x && w && (x->rank == 3 || x->rank == 4) && w->rank == x->rank &&
-         kcpu_n_all_elem(n, KILN_F32);
+  return (x && w && (x->rank == 3 || x->rank == 4) && w->rank == x->rank &&
+          kcpu_n_all_elem(n, KILN_F32)) ||
+         kcpu_nd_conv_ok(n);
 }
 
 kiln_status kcpu_emit_Conv(kcpu_emit *e, const kiln_instr *in) {
   const kiln_type *x = kcpu_i_in_type(in, 0), *wt = kcpu_i_in_type(in, 1);
   const kiln_type *y = kcpu_i_out_type(in, 0);
   const kiln_attrs *a = kiln_instr_attrs(in);
+  if (!kcpu_conv_fast(x, wt, y))
+    return kcpu_nd_conv_emit(e, in);
   uint32_t sp = x->rank - 2;
   kcpu_win w;
   if (!kcpu_win_make(a, x, y, wt->dims + 2, sp, &w))
@@ -133,19 +141,24 @@ static kiln_status kcpu_emit_pool(kcpu_emit *e, const kiln_instr *in, int64_t mo
   return kcpu_e_call(e, in, "kcpu_k_pool2d", args, 20);
 }
 
+/* The f32 2-D kernel for what it takes, the generic N-D one otherwise. */
+static bool kcpu_pool_fast(const kiln_instr *in) {
+  const kiln_type *x = kcpu_i_in_type(in, 0), *y = kcpu_i_out_type(in, 0);
+  return kiln_instr_result_count(in) == 1 && x && y && (x->rank == 3 || x->rank == 4) &&
+         x->elem == KILN_F32 && y->elem == KILN_F32;
+}
+
 bool kcpu_supports_MaxPool(const kiln_node *n) {
-  return kcpu_pool_ok(n);
+  return kcpu_pool_ok(n) || kcpu_nd_pool_ok(n, 0);
 }
 kiln_status kcpu_emit_MaxPool(kcpu_emit *e, const kiln_instr *in) {
-  if (kiln_instr_result_count(in) != 1)
-    return kcpu_e_fail(in, "the Indices result is not supported");
-  return kcpu_emit_pool(e, in, 0);
+  return kcpu_pool_fast(in) ? kcpu_emit_pool(e, in, 0) : kcpu_nd_pool_emit(e, in, 0);
 }
 bool kcpu_supports_AveragePool(const kiln_node *n) {
-  return kcpu_pool_ok(n);
+  return kcpu_pool_ok(n) || kcpu_nd_pool_ok(n, 1);
 }
 kiln_status kcpu_emit_AveragePool(kcpu_emit *e, const kiln_instr *in) {
-  return kcpu_emit_pool(e, in, 1);
+  return kcpu_pool_fast(in) ? kcpu_emit_pool(e, in, 1) : kcpu_nd_pool_emit(e, in, 1);
 }
 
 /* Global pools: a reduction over every spatial axis. */

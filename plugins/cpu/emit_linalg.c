@@ -8,7 +8,10 @@
 
 bool kcpu_supports_MatMul(const kiln_node *n) {
   const kiln_type *a = kcpu_n_in(n, 0), *b = kcpu_n_in(n, 1);
-  return a && b && a->rank >= 1 && b->rank >= 1 && kcpu_n_all_elem(n, KILN_F32);
+  if (!a || !b || a->rank < 1 || b->rank < 1)
+    return false;
+  kiln_elem el = a->elem;
+  return el != KILN_BF16 && el != KILN_BOOL && kcpu_n_all_elem(n, el);
 }
 
 kiln_status kcpu_emit_MatMul(kcpu_emit *e, const kiln_instr *in) {
@@ -60,6 +63,19 @@ kiln_status kcpu_emit_MatMul(kcpu_emit *e, const kiln_instr *in) {
     aoff = kcpu_i64_array(e, ao, (uint32_t)batch);
     boff = kcpu_i64_array(e, bo, (uint32_t)batch);
     free(ao), free(bo);
+  }
+  if (a->elem != KILN_F32) {
+    LLVMValueRef gargs[] = {kcpu_i64(e, a->elem),
+                            kcpu_i64(e, batch),
+                            aoff,
+                            boff,
+                            kcpu_i64(e, M),
+                            kcpu_i64(e, N),
+                            kcpu_i64(e, K),
+                            kcpu_addr(e, kcpu_i_in(in, 0)),
+                            kcpu_addr(e, kcpu_i_in(in, 1)),
+                            kcpu_addr(e, kcpu_i_out(in, 0))};
+    return kcpu_e_call(e, in, "kcpu_k_matmul_any", gargs, 10);
   }
   LLVMValueRef args[] = {kcpu_i64(e, batch),
                          aoff,

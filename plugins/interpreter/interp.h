@@ -74,4 +74,9 @@ interp_class interp_class_of(kiln_elem e);
  * input (dispatch.c; every type for kinds it does not restrict). */
 bool interp_elem_supported(kiln_node_kind kind, kiln_elem first_input);
 
+/* Apply a Conv / MatMul / Gemm node's fused `activation` attribute (if any)
+ * to its result in place, after the result was stored: the same values as
+ * the unfused node followed by the activation node. */
+kiln_status interp_apply_activation(const char *kernel, const kiln_attrs *attrs, interp_tensor *y);
+
 #endif

@@ -275,3 +275,38 @@ kiln_status interp_axis(int64_t axis, uint32_t rank, uint32_t *out) {
   *out = (uint32_t)(axis < 0 ? axis + r : axis);
   return NULL;
 }
+
+kiln_status interp_apply_activation(const char *kernel, const kiln_attrs *attrs, interp_tensor *y) {
+  const char *act = kiln_attrs_string_or(attrs, "activation", NULL);
+  if (!act)
+    return NULL;
+  double alpha = kiln_attrs_float_or(attrs, "activation_alpha", 0.01);
+  int kind = !strcmp(act, "Relu")        ? 0
+             : !strcmp(act, "LeakyRelu") ? 1
+             : !strcmp(act, "Sigmoid")   ? 2
+             : !strcmp(act, "Tanh")      ? 3
+                                         : -1;
+  if (kind < 0)
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "interpreter %s: unknown activation '%s'",
+                            kernel, act);
+  int64_t n = kiln_type_numel(&y->type);
+  for (int64_t i = 0; i < n; i++) {
+    double x = interp_load_f(y, i), r;
+    switch (kind) {
+    case 0:
+      r = x > 0 || isnan(x) ? x : 0.0;
+      break;
+    case 1:
+      r = x >= 0 || isnan(x) ? x : alpha * x;
+      break;
+    case 2:
+      r = x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
+      break;
+    default:
+      r = tanh(x);
+      break;
+    }
+    interp_store_f(y, i, r);
+  }
+  return NULL;
+}

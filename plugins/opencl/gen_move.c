@@ -133,7 +133,7 @@ static void index_shifted(ocl_gen *g, const kiln_type *t, uint32_t axis, int64_t
 
 kiln_status ocl_gen_concat(ocl_gen *g) {
   const kiln_type *y = g->ops[0].type;
-  uint32_t axis;
+  uint32_t axis = 0;
   KILN_TRY(axis_of(g, y->rank, 0, &axis));
   ocl_gen_begin_1d(g, kiln_type_numel(y));
   ocl_gen_unravel(g, "gid", y->dims, y->rank, "c");
@@ -156,7 +156,7 @@ kiln_status ocl_gen_concat(ocl_gen *g) {
 
 kiln_status ocl_gen_split(ocl_gen *g) {
   const kiln_type *x = g->ops[g->n_res].type;
-  uint32_t axis;
+  uint32_t axis = 0;
   if (!x)
     return ocl_gen_unsupported(g, "Split without input");
   KILN_TRY(axis_of(g, x->rank, 0, &axis));
@@ -183,7 +183,7 @@ kiln_status ocl_gen_split(ocl_gen *g) {
 
 kiln_status ocl_gen_gather(ocl_gen *g) {
   const kiln_type *y = g->ops[0].type, *x = g->ops[1].type, *ix = g->ops[2].type;
-  uint32_t axis;
+  uint32_t axis = 0;
   if (!x || !ix || (ix->elem != KILN_I32 && ix->elem != KILN_I64))
     return ocl_gen_unsupported(g, "Gather needs i32 or i64 indices");
   KILN_TRY(axis_of(g, x->rank, 0, &axis));
@@ -211,7 +211,7 @@ kiln_status ocl_gen_gather(ocl_gen *g) {
 
 kiln_status ocl_gen_gather_elements(ocl_gen *g) {
   const kiln_type *y = g->ops[0].type, *x = g->ops[1].type, *ix = g->ops[2].type;
-  uint32_t axis;
+  uint32_t axis = 0;
   if (!x || !ix || (ix->elem != KILN_I32 && ix->elem != KILN_I64) || ix->rank != x->rank)
     return ocl_gen_unsupported(g, "GatherElements needs i32 or i64 indices of the data's rank");
   KILN_TRY(axis_of(g, x->rank, 0, &axis));

@@ -26,6 +26,25 @@ START_TEST(matmul_2d_batch_vector) {
 }
 END_TEST
 
+START_TEST(matmul_fused_activations) {
+  /* [[1,-2],[3,-4]] . I = itself; then the fused activation. */
+  float a[4] = {1, -2, 3, -4}, b[4] = {1, 0, 0, 1}, y[4];
+  interp_tensor ins[2] = {t_tensor(KILN_F32, a, 2, DIMS(2, 2)),
+                          t_tensor(KILN_F32, b, 2, DIMS(2, 2))};
+  interp_tensor out = t_tensor(KILN_F32, y, 2, DIMS(2, 2));
+  t_run(interp_MatMul, ATTRS(KILN_ATTR_S("activation", "Relu")), &out, 1, ins, 2);
+  CHECK_F(y, 0, 1, 0, 3, 0);
+  t_run(interp_MatMul,
+        ATTRS(KILN_ATTR_S("activation", "LeakyRelu"), KILN_ATTR_F("activation_alpha", 0.5)), &out,
+        1, ins, 2);
+  CHECK_F(y, 0, 1, -1, 3, -2);
+  t_run(interp_Gemm, ATTRS(KILN_ATTR_S("activation", "Tanh")), &out, 1, ins, 2);
+  CHECK_F(y, 1e-6, 0.76159416f, -0.96402758f, 0.99505475f, -0.99932930f);
+  t_run(interp_MatMul, ATTRS(KILN_ATTR_S("activation", "Sigmoid")), &out, 1, ins, 2);
+  CHECK_F(y, 1e-6, 0.73105858f, 0.11920292f, 0.95257413f, 0.01798621f);
+}
+END_TEST
+
 START_TEST(gemm_trans_alpha_beta) {
   /* A^T with A = [[1,3],[2,4]] (so op(A) = [[1,2],[3,4]]), B^T with B = I */
   float a[4] = {1, 3, 2, 4}, b[4] = {1, 0, 0, 1}, c[2] = {10, 20}, y[4];
@@ -104,6 +123,7 @@ TCase *interp2_linalg_tcase(void) {
   TCase *tc = tcase_create("linalg");
   tcase_add_test(tc, matmul_2d_batch_vector);
   tcase_add_test(tc, gemm_trans_alpha_beta);
+  tcase_add_test(tc, matmul_fused_activations);
   tcase_add_test(tc, matmul_integer);
   tcase_add_test(tc, qlinear_matmul);
   tcase_add_test(tc, einsum_forms);

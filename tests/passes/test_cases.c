@@ -48,6 +48,18 @@ static char *slurp(const char *path) {
   return buf;
 }
 
+/* The FUSES list holds ",K1,K2,": both the node's kind and the fused
+ * form's kind must be listed. */
+static bool case_listed(const char *list, kiln_node_kind k) {
+  char key[80];
+  snprintf(key, sizeof key, ",%s,", kiln_node_kind_name(k));
+  return strstr(list, key) != NULL;
+}
+
+static bool case_supports_fused(void *user, const kiln_node *n, kiln_node_kind act) {
+  return case_listed(user, kiln_node_get_kind(n)) && case_listed(user, act);
+}
+
 START_TEST(run_case) {
   ck_assert_int_lt(_i, n_names);
   char path[1024];
@@ -73,6 +85,17 @@ START_TEST(run_case) {
   kiln_pass_options o = kiln_pass_options_default();
   if (tp_context())
     o.evaluate = tp_evaluate;
+  /* "# FUSES: K1,K2,...": a backend that declares the fused forms of these
+   * kinds (FusedElementwise for elementwise fusion). */
+  char fuses[256] = "";
+  char *fl = strstr(text, "# FUSES:");
+  if (fl && fl < sep) {
+    sscanf(fl + 8, " %250s", fuses + 1);
+    fuses[0] = ',';
+    strcat(fuses, ",");
+    o.supports_fused = case_supports_fused;
+    o.backend_user = fuses;
+  }
   kiln_pass_target t = {.module = in};
   s = kiln_pass_run(&t, pipeline, &o, NULL);
   ck_assert_msg(!s, "%s: %s", names[_i], kiln_status_message(s));

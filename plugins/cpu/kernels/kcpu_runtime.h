@@ -158,4 +158,42 @@ int kcpu_k_cast(const void *x, int64_t from, void *y, int64_t to, int64_t n);
 void kcpu_k_pad_index(const void *x, void *y, int64_t rank, const int64_t *idims,
                       const int64_t *odims, const int64_t *pb, int64_t mode, int64_t esize);
 
+/* ---- type-generic kernels (loss.c, convnd.c): elem codes above; they
+ * run on the calling thread and accumulate in double (integers: wrapping
+ * int64), trading speed for coverage. Functions returning int give -1 when
+ * scratch memory is short. ---- */
+/* red: 0 none (y [N, inner]), 1 sum, 2 mean (y scalar); targets equal to
+ * ignore (when has_ignore) or outside [0, C) contribute nothing. */
+void kcpu_k_nll(int64_t xt, const void *x, int64_t tt, const void *target, int64_t wt,
+                const void *weight, void *y, int64_t N, int64_t C, int64_t inner, int64_t red,
+                int64_t has_ignore, int64_t ignore);
+/* log_softmax over C (into logp_out when not NULL), then the NLL above. */
+int kcpu_k_sce(int64_t xt, const void *x, int64_t tt, const void *target, int64_t wt,
+               const void *weight, void *y, void *logp_out, int64_t N, int64_t C, int64_t inner,
+               int64_t red, int64_t has_ignore, int64_t ignore);
+/* N-D convolution: X [N,C,idims], W [M,C/group,kdims], B [M] or NULL,
+ * Y [N,M,odims]; pb: leading pads. sp <= 8 spatial dims. */
+void kcpu_k_convnd(int64_t elem, const void *X, const void *W, const void *B, void *Y, int64_t N,
+                   int64_t C, int64_t M, int64_t group, int64_t sp, const int64_t *idims,
+                   const int64_t *odims, const int64_t *kdims, const int64_t *strides,
+                   const int64_t *dil, const int64_t *pb);
+/* ConvTranspose: W [C, M/group, kdims]; output cell o = i*s - pb + k*dil. */
+int kcpu_k_convtransposend(int64_t elem, const void *X, const void *W, const void *B, void *Y,
+                           int64_t N, int64_t C, int64_t M, int64_t group, int64_t sp,
+                           const int64_t *idims, const int64_t *odims, const int64_t *kdims,
+                           const int64_t *strides, const int64_t *dil, const int64_t *pb);
+/* N-D pooling over [NC, idims]: mode 0 max (Ind: flat input index of the
+ * first max, spatial part column-major when col_major; may be NULL),
+ * 1 average (divisor: cells inside the input, or inside [-pb, in+pe) with
+ * count_include_pad). */
+void kcpu_k_poolnd(int64_t elem, const void *X, void *Y, int64_t *Ind, int64_t NC, int64_t sp,
+                   const int64_t *idims, const int64_t *odims, const int64_t *kdims,
+                   const int64_t *strides, const int64_t *dil, const int64_t *pb,
+                   const int64_t *pe, int64_t mode, int64_t count_include_pad, int64_t col_major);
+/* kcpu_k_matmul's contract for any numeric type. */
+void kcpu_k_matmul_any(int64_t elem, int64_t batch, const int64_t *a_off, const int64_t *b_off,
+                       int64_t M, int64_t N, int64_t K, const void *A, const void *B, void *C);
+/* Determinants of batch [n, n] matrices (partial pivoting, in double). */
+int kcpu_k_det(int64_t elem, const void *x, void *y, int64_t batch, int64_t n);
+
 #endif

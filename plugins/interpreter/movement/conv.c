@@ -174,7 +174,8 @@ kiln_status interp_Conv(const kiln_attrs *attrs, interp_tensor *outs, uint32_t n
   mv_conv p;
   KILN_TRY(mv_conv_params("Conv", attrs, &ins[0].type, &ins[1].type, &outs[0].type, false, &p));
   mv_conv_io io = {.x = &ins[0], .w = &ins[1], .b = interp_mv_opt(ins, n_ins, 2), .y = &outs[0]};
-  return mv_conv_run(&p, &io);
+  KILN_TRY(mv_conv_run(&p, &io));
+  return interp_apply_activation("Conv", attrs, &outs[0]);
 }
 
 kiln_status interp_ConvInteger(const kiln_attrs *attrs, interp_tensor *outs, uint32_t n_outs,

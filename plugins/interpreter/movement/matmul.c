@@ -93,9 +93,10 @@ static void mv_cell_plain(void *vc, int64_t oi, int64_t ao, int64_t bo, int64_t 
 
 kiln_status interp_MatMul(const kiln_attrs *attrs, interp_tensor *outs, uint32_t n_outs,
                           const interp_tensor *ins, uint32_t n_ins) {
-  (void)attrs, (void)n_outs, (void)n_ins;
+  (void)n_outs, (void)n_ins;
   mv_mm_ctx c = {.a = &ins[0], .b = &ins[1], .y = &outs[0]};
-  return mv_matmul_walk("MatMul", &ins[0], &ins[1], &outs[0], mv_cell_plain, &c);
+  KILN_TRY(mv_matmul_walk("MatMul", &ins[0], &ins[1], &outs[0], mv_cell_plain, &c));
+  return interp_apply_activation("MatMul", attrs, &outs[0]);
 }
 
 /* A zero point / scale that is a scalar or one entry per row (A) or column
@@ -206,5 +207,5 @@ kiln_status interp_Gemm(const kiln_attrs *attrs, interp_tensor *outs, uint32_t n
         interp_mv_store_bits(&outs[0], m * N + n, acc);
       }
     }
-  return NULL;
+  return interp_apply_activation("Gemm", attrs, &outs[0]);
 }

@@ -1,0 +1,84 @@
+/* passes/fuse_act.c: activation fusion. A Relu, LeakyRelu, Sigmoid or Tanh
+ * whose input is the only use of a Conv, MatMul or Gemm result folds into
+ * that node as its `activation` attribute (with `activation_alpha` for
+ * LeakyRelu), so a backend can apply it in the producer's epilogue while
+ * the result is still in registers. Only where the backend says so:
+ * o->supports_fused(producer, activation kind), then o->supports_node on
+ * the fused node. Without the hook the pass changes nothing. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes/pass_util.h"
+
+static bool fuse_act_producer_kind(kiln_node_kind k) {
+  return k == KILN_NODE_Conv || k == KILN_NODE_MatMul || k == KILN_NODE_Gemm;
+}
+
+static bool fuse_act_kind(kiln_node_kind k) {
+  return k == KILN_NODE_Relu || k == KILN_NODE_LeakyRelu || k == KILN_NODE_Sigmoid ||
+         k == KILN_NODE_Tanh;
+}
+
+/* Rebuild producer p with the activation of node a; *done false when the
+ * backend declines the fused node. */
+static kiln_status fuse_act_one(kiln_function *f, const kiln_pass_options *o, kiln_node *p,
+                                kiln_node *a, bool *done) {
+  *done = false;
+  kiln_attr_desc *descs = NULL;
+  uint32_t n_descs = 0;
+  KILN_TRY(kiln_pass_attrs_descs(kiln_node_attrs(p), 2, &descs, &n_descs));
+  kiln_node_kind ak = kiln_node_get_kind(a);
+  descs[n_descs++] = KILN_ATTR_S("activation", kiln_node_kind_name(ak));
+  if (ak == KILN_NODE_LeakyRelu)
+    descs[n_descs++] =
+        KILN_ATTR_F("activation_alpha", kiln_attrs_float_or(kiln_node_attrs(a), "alpha", 0.01));
+  kiln_value *ins[4] = {0};
+  uint32_t n_in = kiln_node_input_count(p);
+  for (uint32_t i = 0; i < n_in && i < 4; i++)
+    ins[i] = kiln_node_input(p, i);
+  kiln_function_set_insert_point(f, a);
+  kiln_node *fused = NULL;
+  kiln_status s = kiln_function_add_node(f, kiln_node_get_kind(p), kiln_node_name(p), ins, n_in,
+                                         descs, n_descs, 1, &fused);
+  kiln_function_set_insert_point(f, NULL);
+  free(descs);
+  if (s)
+    return kiln_status_wrap(s, "fuseact: fusing '%s' into '%s'", kiln_node_name(a),
+                            kiln_node_name(p));
+  if (o->supports_node && !o->supports_node(o->backend_user, fused))
+    return kiln_function_remove_node(f, fused);
+  kiln_value *repl = kiln_node_result(fused, 0);
+  KILN_TRY(kiln_pass_replace_node(f, a, &repl));
+  KILN_TRY(kiln_function_remove_node(f, p));
+  *done = true;
+  return NULL;
+}
+
+kiln_status kiln_pass_fuse_activation(kiln_function *f, const kiln_pass_options *o,
+                                      uint32_t *changes) {
+  if (!o || !o->supports_fused)
+    return NULL;
+  kiln_node **nodes;
+  uint32_t n;
+  KILN_TRY(kiln_pass_snapshot(f, &nodes, &n));
+  kiln_status s = NULL;
+  for (uint32_t i = 0; i < n && !s; i++) {
+    kiln_node *a = nodes[i];
+    if (!fuse_act_kind(kiln_node_get_kind(a)))
+      continue;
+    kiln_value *x = kiln_node_input(a, 0);
+    kiln_node *p = kiln_value_producer(x, NULL);
+    if (!p || !fuse_act_producer_kind(kiln_node_get_kind(p)) || kiln_value_use_count(x) != 1 ||
+        kiln_attrs_find(kiln_node_attrs(p), "activation") ||
+        !o->supports_fused(o->backend_user, p, kiln_node_get_kind(a)))
+      continue;
+    /* p comes before a in the snapshot; once fused it is gone, so no later
+     * step looks at it (only activations are visited). */
+    bool done;
+    s = fuse_act_one(f, o, p, a, &done);
+    if (!s && done && changes)
+      (*changes)++;
+  }
+  free(nodes);
+  return s;
+}
