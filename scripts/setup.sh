@@ -10,7 +10,8 @@ BUILD="${KILN_BUILD:-$KILN_ROOT/build}"
 
 KILN_PACKAGES=(meson ninja-build pkg-config gcc clang-19 libclang-rt-19-dev llvm-19-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd protobuf-c-compiler
-  libprotobuf-c-dev libonnx-dev check libonnx-testdata python3 python3-numpy valgrind)
+  libprotobuf-c-dev libonnx-dev check libonnx-testdata python3 python3-numpy valgrind
+  libc6-dev-arm64-cross)
 
 kiln_install_packages() {
   local missing=()
