@@ -333,6 +333,8 @@ def cmd_all(args):
             notes.append("kiln backend `opencl`: plugin found but no OpenCL device; not run")
         else:
             columns.append(b)
+    for n in notes:
+        print("bench: " + n, flush=True)
     print("bench: kiln backends: " + (", ".join(columns) or "none"), flush=True)
 
     names = [n for n in catalog.MODELS if not args.models or n in args.models.split(",")]

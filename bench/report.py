@@ -126,10 +126,13 @@ def write(results, md_path, png_path):
     peers = [c for c in cols if not c.startswith("kiln-")]
     L.append("\n## kiln's speedup over each peer (peer median / kiln median; > 1 = kiln "
              "faster)\n")
-    L.append("| model | " + " | ".join(f"{k} vs {NAMES.get(p, p)}" for k in timed
-                                       for p in peers) + " |")
-    L.append("|---" * (len(timed) * len(peers) + 1) + "|")
-    for name, m in results["models"].items():
+    if not timed:
+        L.append("No kiln backend produced a time in this run (see the notes).")
+    if timed:
+        L.append("| model | " + " | ".join(f"{k} vs {NAMES.get(p, p)}" for k in timed
+                                           for p in peers) + " |")
+        L.append("|---" * (len(timed) * len(peers) + 1) + "|")
+    for name, m in (results["models"] if timed else {}).items():
         cells = []
         for k in timed:
             for p in peers:

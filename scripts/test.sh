@@ -39,7 +39,7 @@ cp "$ASAN_BUILD/meson-logs/testlog.json" "$LOGDIR/asan.json" 2>/dev/null
 
 step "unit suites under valgrind (leak check)"
 CK_FORK=no meson test -C "$BUILD" --no-rebuild --suite unit --num-processes 2 --timeout-multiplier 10 \
-  --wrapper 'valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=99' \
+  --wrapper "valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=99 --suppressions=$KILN_ROOT/tests/valgrind.supp" \
   >"$LOGDIR/meson-valgrind.txt" 2>&1
 tail -n 15 "$LOGDIR/meson-valgrind.txt"
 cp "$BUILD/meson-logs/testlog-valgrind.json" "$LOGDIR/valgrind.json" 2>/dev/null

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cpu.h"
+#include "ew_ops.h"
 
 /* Below this many elements a loop runs on the calling thread: waking the
  * pool costs more than it saves. */
@@ -21,22 +22,35 @@ typedef struct ew_gen {
   LLVMContextRef ctx;
   LLVMModuleRef mod;
   LLVMBuilderRef b;
-  LLVMTypeRef ty;     /* element type of the inputs */
-  LLVMTypeRef out_ty; /* of the result (i8 for bool) */
+  LLVMTypeRef ty;     /* element type of the computation */
+  LLVMTypeRef st;     /* as stored in memory (half for f16, else ty) */
+  LLVMTypeRef out_ty; /* of the result in memory (i8 for bool) */
   kiln_elem elem;
 } ew_gen;
 
+/* f16 is stored as half and computed in f32 (one rounding per op's
+ * result, like the reference's round-to-f16 of each kind's output). */
 static bool ew_is_float(kiln_elem el) {
-  return el == KILN_F32 || el == KILN_F64;
+  return el == KILN_F32 || el == KILN_F64 || el == KILN_F16;
 }
 static bool ew_is_int(kiln_elem el) {
   return el == KILN_I8 || el == KILN_U8 || el == KILN_I16 || el == KILN_U16 || el == KILN_I32 ||
          el == KILN_U32 || el == KILN_I64 || el == KILN_U64;
 }
 
+static bool ew_is_unsigned(kiln_elem el) {
+  return el == KILN_U8 || el == KILN_U16 || el == KILN_U32 || el == KILN_U64;
+}
+
 static bool ew_op_ok(kiln_elem el, int32_t kind) {
   if (kind == KILN_FUSED_INPUT || kind == KILN_FUSED_CONST)
     return true;
+  if (kind == KCPU_EW_FMOD)
+    return ew_is_float(el) || ew_is_int(el);
+  if (kind == KCPU_EW_SHL || kind == KCPU_EW_SHR)
+    return ew_is_unsigned(el);
+  if ((unsigned)kind >= KILN_NODE_KIND_COUNT)
+    return false;
   switch ((kiln_node_kind)kind) {
   case KILN_NODE_Add:
   case KILN_NODE_Sub:
@@ -67,7 +81,17 @@ static bool ew_op_ok(kiln_elem el, int32_t kind) {
   case KILN_NODE_Softsign:
   case KILN_NODE_Gelu:
   case KILN_NODE_Pow:
+  case KILN_NODE_Atan:
+  case KILN_NODE_Acos:
+  case KILN_NODE_Asin:
+  case KILN_NODE_Acosh:
+  case KILN_NODE_Asinh:
+  case KILN_NODE_Atanh:
+  case KILN_NODE_Cosh:
+  case KILN_NODE_Sinh:
     return ew_is_float(el);
+  case KILN_NODE_Mod:
+    return ew_is_float(el) || ew_is_int(el);
   case KILN_NODE_Equal:
   case KILN_NODE_Greater:
   case KILN_NODE_GreaterOrEqual:
@@ -89,6 +113,8 @@ static bool ew_op_ok(kiln_elem el, int32_t kind) {
 /* Operands of an op in a body: fused vocabulary, plus the comparisons and
  * logical kinds the plain-kind path uses. */
 static uint32_t ew_arity(kiln_node_kind k) {
+  if ((int)k == KCPU_EW_FMOD || (int)k == KCPU_EW_SHL || (int)k == KCPU_EW_SHR)
+    return 2;
   uint32_t a = kiln_fused_arity(k);
   if (a)
     return a;
@@ -135,6 +161,22 @@ static LLVMValueRef ew_math(ew_gen *g, const char *name, LLVMValueRef x) {
       LLVMAddAttributeAtIndex(
           fn, LLVMAttributeFunctionIndex,
           LLVMCreateEnumAttribute(g->ctx, LLVMGetEnumAttributeKindForName("nounwind", 8), 0));
+  }
+  return LLVMBuildCall2(g->b, ft, fn, &x, 1, "");
+}
+
+/* A libm function without a vectorizable library twin: NAMEf for f32
+ * (and f16, computed in f32), NAME for f64. */
+static LLVMValueRef ew_libm(ew_gen *g, const char *name, LLVMValueRef x) {
+  char buf[64];
+  snprintf(buf, sizeof buf, g->elem == KILN_F64 ? "%s" : "%sf", name);
+  LLVMValueRef fn = LLVMGetNamedFunction(g->mod, buf);
+  LLVMTypeRef ft = LLVMFunctionType(g->ty, &g->ty, 1, 0);
+  if (!fn) {
+    fn = LLVMAddFunction(g->mod, buf, ft);
+    LLVMAddAttributeAtIndex(
+        fn, LLVMAttributeFunctionIndex,
+        LLVMCreateEnumAttribute(g->ctx, LLVMGetEnumAttributeKindForName("nounwind", 8), 0));
   }
   return LLVMBuildCall2(g->b, ft, fn, &x, 1, "");
 }
@@ -219,6 +261,22 @@ static LLVMValueRef ew_unary(ew_gen *g, kiln_node_kind k, LLVMValueRef x) {
     return ew_math(g, "cos", x);
   case KILN_NODE_Tan:
     return ew_math(g, "tan", x);
+  case KILN_NODE_Atan:
+    return ew_libm(g, "atan", x);
+  case KILN_NODE_Acos:
+    return ew_libm(g, "acos", x);
+  case KILN_NODE_Asin:
+    return ew_libm(g, "asin", x);
+  case KILN_NODE_Acosh:
+    return ew_libm(g, "acosh", x);
+  case KILN_NODE_Asinh:
+    return ew_libm(g, "asinh", x);
+  case KILN_NODE_Atanh:
+    return ew_libm(g, "atanh", x);
+  case KILN_NODE_Cosh:
+    return ew_libm(g, "cosh", x);
+  case KILN_NODE_Sinh:
+    return ew_libm(g, "sinh", x);
   case KILN_NODE_Sigmoid:
     if (g->elem == KILN_F32)
       return ew_math(g, "sigmoid", x);
@@ -287,6 +345,47 @@ static LLVMValueRef ew_binary(ew_gen *g, kiln_node_kind k, LLVMValueRef a, LLVMV
     return LLVMBuildOr(b, a, c, "");
   if (k == KILN_NODE_Xor)
     return LLVMBuildXor(b, a, c, "");
+  if ((int)k == KCPU_EW_SHL || (int)k == KCPU_EW_SHR) {
+    /* shifting by the width or more gives 0 (LLVM would make poison) */
+    unsigned w = LLVMGetIntTypeWidth(g->ty);
+    LLVMValueRef big = LLVMBuildICmp(b, LLVMIntUGE, c, LLVMConstInt(g->ty, w, 0), "");
+    LLVMValueRef amt = LLVMBuildSelect(b, big, LLVMConstNull(g->ty), c, "");
+    LLVMValueRef r =
+        (int)k == KCPU_EW_SHL ? LLVMBuildShl(b, a, amt, "") : LLVMBuildLShr(b, a, amt, "");
+    return LLVMBuildSelect(b, big, LLVMConstNull(g->ty), r, "");
+  }
+  if (ew_is_int(g->elem) && (k == KILN_NODE_Mod || (int)k == KCPU_EW_FMOD)) {
+    /* x % 0 answers 0 (the reference rejects it; a loop cannot fail), and
+     * x % -1 is 0 without computing INT_MIN % -1 */
+    bool sg = ew_signed(g->elem);
+    LLVMValueRef zero = LLVMConstNull(g->ty), one = LLVMConstInt(g->ty, 1, 0);
+    LLVMValueRef bad = LLVMBuildICmp(b, LLVMIntEQ, c, zero, "");
+    if (sg)
+      bad = LLVMBuildOr(b, bad, LLVMBuildICmp(b, LLVMIntEQ, c, LLVMConstAllOnes(g->ty), ""), "");
+    LLVMValueRef d = LLVMBuildSelect(b, bad, one, c, "");
+    LLVMValueRef r = sg ? LLVMBuildSRem(b, a, d, "") : LLVMBuildURem(b, a, d, "");
+    if (sg && k == KILN_NODE_Mod) { /* floored: the sign of the divisor */
+      LLVMValueRef fix = LLVMBuildAnd(
+          b, LLVMBuildICmp(b, LLVMIntNE, r, zero, ""),
+          LLVMBuildICmp(b, LLVMIntNE, LLVMBuildICmp(b, LLVMIntSLT, r, zero, ""),
+                        LLVMBuildICmp(b, LLVMIntSLT, d, zero, ""), ""),
+          "");
+      r = LLVMBuildSelect(b, fix, LLVMBuildAdd(b, r, d, ""), r, "");
+    }
+    return LLVMBuildSelect(b, bad, zero, r, "");
+  }
+  if (k == KILN_NODE_Mod || (int)k == KCPU_EW_FMOD) {
+    LLVMValueRef r = LLVMBuildFRem(b, a, c, ""), zero = ew_fconst(g, 0.0);
+    if (k == KILN_NODE_Mod) {
+      LLVMValueRef fix = LLVMBuildAnd(
+          b, LLVMBuildFCmp(b, LLVMRealUNE, r, zero, ""),
+          LLVMBuildICmp(b, LLVMIntNE, LLVMBuildFCmp(b, LLVMRealOLT, r, zero, ""),
+                        LLVMBuildFCmp(b, LLVMRealOLT, c, zero, ""), ""),
+          "");
+      r = LLVMBuildSelect(b, fix, LLVMBuildFAdd(b, r, c, ""), r, "");
+    }
+    return r;
+  }
   if (ew_is_int(g->elem)) {
     bool sg = ew_signed(g->elem);
     switch (k) {
@@ -398,7 +497,13 @@ static LLVMValueRef ew_i64(ew_gen *g, int64_t v) {
 }
 
 static LLVMValueRef ew_gep(ew_gen *g, LLVMValueRef base, LLVMValueRef idx) {
-  return LLVMBuildInBoundsGEP2(g->b, g->ty, base, &idx, 1, "");
+  return LLVMBuildInBoundsGEP2(g->b, g->st, base, &idx, 1, "");
+}
+
+/* Load an input element as the computation type. */
+static LLVMValueRef ew_load(ew_gen *g, LLVMValueRef p) {
+  LLVMValueRef v = LLVMBuildLoad2(g->b, g->st, p, "");
+  return g->st == g->ty ? v : LLVMBuildFPExt(g->b, v, g->ty, "");
 }
 
 /* Build `void worker(ptr ctx, i64 begin, i64 end)`; ctx holds the output
@@ -460,7 +565,7 @@ static LLVMValueRef ew_worker(ew_gen *g, const ew_space *sp, uint32_t n_in,
       off = LLVMBuildAdd(b, off, col, "");
     base[j] = ew_gep(g, ptrs[j + 1], off);
     /* an input constant along the inner dim is loaded once per row */
-    hoisted[j] = sp->s[j][m - 1] ? NULL : LLVMBuildLoad2(b, g->ty, base[j], "");
+    hoisted[j] = sp->s[j][m - 1] ? NULL : ew_load(g, base[j]);
   }
   LLVMValueRef obase = LLVMBuildInBoundsGEP2(b, g->out_ty, ptrs[0], &i, 1, "");
   LLVMBuildBr(b, colh);
@@ -476,7 +581,7 @@ static LLVMValueRef ew_worker(ew_gen *g, const ew_space *sp, uint32_t n_in,
     const kiln_fused_op *op = &ops[o];
     if (op->kind == KILN_FUSED_INPUT) {
       uint32_t j = op->input;
-      stack[top++] = hoisted[j] ? hoisted[j] : LLVMBuildLoad2(b, g->ty, ew_gep(g, base[j], t), "");
+      stack[top++] = hoisted[j] ? hoisted[j] : ew_load(g, ew_gep(g, base[j], t));
     } else if (op->kind == KILN_FUSED_CONST) {
       stack[top++] = ew_is_int(g->elem)
                          ? LLVMConstInt(g->ty, (unsigned long long)(int64_t)op->value, 1)
@@ -488,7 +593,10 @@ static LLVMValueRef ew_worker(ew_gen *g, const ew_space *sp, uint32_t n_in,
       stack[top - 1] = ew_unary(g, (kiln_node_kind)op->kind, stack[top - 1]);
     }
   }
-  LLVMBuildStore(b, stack[0], LLVMBuildInBoundsGEP2(b, g->out_ty, obase, &t, 1, ""));
+  LLVMValueRef res = stack[0];
+  if (g->out_ty != LLVMTypeOf(res))
+    res = LLVMBuildFPTrunc(b, res, g->out_ty, "");
+  LLVMBuildStore(b, res, LLVMBuildInBoundsGEP2(b, g->out_ty, obase, &t, 1, ""));
   LLVMValueRef t1 = LLVMBuildAdd(b, t, ew_i64(g, 1), "");
   LLVMBuildBr(b, colh);
   LLVMValueRef tv[2] = {ew_i64(g, 0), t1};
@@ -543,9 +651,10 @@ kiln_status kcpu_emit_elementwise(kcpu_emit *e, const kiln_instr *in, const kiln
   ew_collapse(ot, its, n_in, &sp);
 
   LLVMContextRef C = kcpu_context(e);
-  LLVMTypeRef ty;
+  LLVMTypeRef ty, st;
   switch (el) {
   case KILN_F32:
+  case KILN_F16:
     ty = LLVMFloatTypeInContext(C);
     break;
   case KILN_F64:
@@ -557,8 +666,11 @@ kiln_status kcpu_emit_elementwise(kcpu_emit *e, const kiln_instr *in, const kiln
   }
   LLVMBuilderRef eb = kcpu_builder(e);
   LLVMBasicBlockRef at = LLVMGetInsertBlock(eb);
-  ew_gen g = {.e = e, .ctx = C, .mod = kcpu_module(e), .ty = ty, .elem = el};
-  g.out_ty = to_bool ? LLVMInt8TypeInContext(C) : ty;
+  st = el == KILN_F16 ? LLVMHalfTypeInContext(C) : ty;
+  /* f16 computes as f32: the math helpers pick their f32 forms */
+  ew_gen g = {.e = e, .ctx = C, .mod = kcpu_module(e), .ty = ty, .st = st,
+              .elem = el == KILN_F16 ? KILN_F32 : el};
+  g.out_ty = to_bool ? LLVMInt8TypeInContext(C) : st;
   g.b = LLVMCreateBuilderInContext(C);
   LLVMValueRef worker = ew_worker(&g, &sp, n_in, ops, n_ops, kcpu_next_id(e));
   LLVMDisposeBuilder(g.b);

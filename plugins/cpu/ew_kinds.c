@@ -3,6 +3,8 @@
  * (Add = "x0 x1 Add", Sum of 3 = "x0 x1 Add x2 Add"), so that unfused and
  * fused elementwise code come from one generator (ew.c). */
 #include "cpu.h"
+#include "emit_misc.h"
+#include "ew_ops.h"
 
 #include <string.h>
 
@@ -108,6 +110,14 @@ KCPU_EW_KIND(Softplus)
 KCPU_EW_KIND(Softsign)
 KCPU_EW_KIND(Sqrt)
 KCPU_EW_KIND(Tan)
+KCPU_EW_KIND(Atan)
+KCPU_EW_KIND(Acos)
+KCPU_EW_KIND(Asin)
+KCPU_EW_KIND(Acosh)
+KCPU_EW_KIND(Asinh)
+KCPU_EW_KIND(Atanh)
+KCPU_EW_KIND(Cosh)
+KCPU_EW_KIND(Sinh)
 KCPU_EW_KIND(Tanh)
 KCPU_EW_KIND(Gelu)
 KCPU_EW_KIND(Identity)
@@ -115,7 +125,6 @@ KCPU_EW_KIND(Add)
 KCPU_EW_KIND(Sub)
 KCPU_EW_KIND(Mul)
 KCPU_EW_KIND(Div)
-KCPU_EW_KIND(Pow)
 KCPU_EW_KIND(Max)
 KCPU_EW_KIND(Min)
 KCPU_EW_KIND(Sum)
@@ -142,4 +151,72 @@ kiln_status kcpu_emit_FusedElementwise(kcpu_emit *e, const kiln_instr *in) {
                                 KILN_FUSED_MAX_OPS, &n_ops),
                "cpu FusedElementwise");
   return kcpu_emit_elementwise(e, in, ops, n_ops);
+}
+
+/* Pow: the loop generator when base and exponent share a float type, the
+ * generic kernel otherwise (integer powers, mixed types). */
+bool kcpu_supports_Pow(const kiln_node *n) {
+  return ew_node_ok(n, KILN_NODE_Pow) || kcpu_pow_mixed_ok(n);
+}
+
+kiln_status kcpu_emit_Pow(kcpu_emit *e, const kiln_instr *in) {
+  const kiln_buffer *a = kiln_instr_operand(in, 1), *b = kiln_instr_operand(in, 2);
+  kiln_elem ea = kiln_buffer_type(a)->elem, eb = b ? kiln_buffer_type(b)->elem : ea;
+  kiln_fused_op ops[3] = {{.kind = KILN_FUSED_INPUT, .input = 0},
+                          {.kind = KILN_FUSED_INPUT, .input = 1},
+                          {.kind = KILN_NODE_Pow}};
+  if (ea == eb && kcpu_ew_supported(ea, ops, 3))
+    return ew_emit_kind(e, in, KILN_NODE_Pow);
+  return kcpu_pow_mixed_emit(e, in);
+}
+
+/* Two-input kinds whose body op depends on an attribute (ew_ops.h). */
+static bool ew_attr_binary_ok(const kiln_node *n, int32_t op) {
+  if (kiln_node_input_count(n) != 2 || kiln_node_result_count(n) != 1)
+    return false;
+  const kiln_type *y = kiln_value_type(kiln_node_result(n, 0));
+  for (uint32_t i = 0; i < 2; i++) {
+    const kiln_value *v = kiln_node_input(n, i);
+    if (!v || kiln_value_type(v)->elem != y->elem || kiln_value_type(v)->quantized)
+      return false;
+  }
+  kiln_fused_op ops[3] = {
+      {.kind = KILN_FUSED_INPUT, .input = 0}, {.kind = KILN_FUSED_INPUT, .input = 1}, {.kind = op}};
+  return !y->quantized && kcpu_ew_supported(y->elem, ops, 3);
+}
+
+static kiln_status ew_attr_binary_emit(kcpu_emit *e, const kiln_instr *in, int32_t op) {
+  kiln_fused_op ops[3] = {
+      {.kind = KILN_FUSED_INPUT, .input = 0}, {.kind = KILN_FUSED_INPUT, .input = 1}, {.kind = op}};
+  return kcpu_emit_elementwise(e, in, ops, 3);
+}
+
+static int32_t ew_mod_op(const kiln_attrs *a) {
+  return kiln_attrs_int_or(a, "fmod", 0) ? KCPU_EW_FMOD : KILN_NODE_Mod;
+}
+
+bool kcpu_supports_Mod(const kiln_node *n) {
+  return ew_attr_binary_ok(n, ew_mod_op(kiln_node_attrs(n)));
+}
+kiln_status kcpu_emit_Mod(kcpu_emit *e, const kiln_instr *in) {
+  return ew_attr_binary_emit(e, in, ew_mod_op(kiln_instr_attrs(in)));
+}
+
+/* -1 for a direction that is neither LEFT nor RIGHT. */
+static int32_t ew_shift_op(const kiln_attrs *a) {
+  const char *d = kiln_attrs_string_or(a, "direction", "");
+  return !strcmp(d, "LEFT") ? KCPU_EW_SHL : !strcmp(d, "RIGHT") ? KCPU_EW_SHR : -1;
+}
+
+bool kcpu_supports_BitShift(const kiln_node *n) {
+  int32_t op = ew_shift_op(kiln_node_attrs(n));
+  return op >= 0 && ew_attr_binary_ok(n, op);
+}
+kiln_status kcpu_emit_BitShift(kcpu_emit *e, const kiln_instr *in) {
+  int32_t op = ew_shift_op(kiln_instr_attrs(in));
+  if (op < 0)
+    return kiln_status_make(KILN_INVALID_ARGUMENT,
+                            "cpu: instruction %u (BitShift): direction must be LEFT or RIGHT",
+                            kiln_instr_index(in));
+  return ew_attr_binary_emit(e, in, op);
 }

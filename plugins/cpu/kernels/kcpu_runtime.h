@@ -196,4 +196,50 @@ void kcpu_k_matmul_any(int64_t elem, int64_t batch, const int64_t *a_off, const 
 /* Determinants of batch [n, n] matrices (partial pivoting, in double). */
 int kcpu_k_det(int64_t elem, const void *x, void *y, int64_t batch, int64_t n);
 
+/* ---- select.c, mathx.c ---- */
+/* TopK over the middle dim of [outer, n, inner] into vals / idx
+ * [outer, k, inner], sorted (largest or smallest first, ties: lower index
+ * first). */
+int kcpu_k_topk(int64_t elem, const void *x, void *vals, int64_t *idx, int64_t outer, int64_t n,
+                int64_t inner, int64_t k, int64_t largest);
+/* red: 0 none, 1 add, 2 mul, 3 max, 4 min; idx_elem I32 or I64; y may be
+ * data (in place). Out-of-range indices are skipped. */
+void kcpu_k_scatter_elements(int64_t elem, const void *data, int64_t idx_elem, const void *idx,
+                             const void *upd, void *y, int64_t rank, const int64_t *ddims,
+                             const int64_t *idims, int64_t axis, int64_t red);
+void kcpu_k_scatter_nd(int64_t elem, const void *data, int64_t idx_elem, const void *idx,
+                       const void *upd, void *y, int64_t rank, const int64_t *ddims,
+                       int64_t n_idx, int64_t k, int64_t red);
+/* out (a's type) = a ** b over dims[rank] with broadcast strides. */
+void kcpu_k_pow_mixed(int64_t at, const void *a, const int64_t *a_st, int64_t bt, const void *b,
+                      const int64_t *b_st, void *out, int64_t rank, const int64_t *dims);
+void kcpu_k_dynquant(const float *x, uint8_t *y, float *scale_out, uint8_t *zp_out, int64_t n);
+/* Einsum: labels [0, n_out) index y (row-major), the rest are summed;
+ * st[j*n_lab + l] is input j's stride for label l. At most 3 inputs and
+ * 32 labels. */
+void kcpu_k_einsum(int64_t elem, int64_t n_in, const void *x0, const void *x1, const void *x2,
+                   void *y, int64_t n_lab, int64_t n_out, const int64_t *ldims,
+                   const int64_t *st);
+
+/* ---- resize.c ---- */
+/* Resize by per-axis tap tables: for axis d and result index o, taps
+ * t < ntaps[d] at toff[d] + o*ntaps[d] + t in tidx (input index, -1 =
+ * outside: the cell is extrap) and tw (the bits of double weights).
+ * nearest copies the one tap's element. */
+void kcpu_k_resize(int64_t elem, const void *x, void *y, int64_t rank, const int64_t *idims,
+                   const int64_t *odims, const int64_t *ntaps, const int64_t *toff,
+                   const int64_t *tidx, const int64_t *tw, int64_t nearest, double extrap);
+
+/* ---- rnn.c ---- */
+/* RNN (gates 1), GRU (3), LSTM (4); dims = {S, B, I, H, D}; reverse: the
+ * single direction runs backwards (D = 2 is forward then backward);
+ * act[6] activation codes per direction in the kind's order and ab[12]
+ * their alphas then betas (bits of doubles); lens (lens_elem I32/I64),
+ * Bias, h0, c0, P and every result may be NULL. */
+int kcpu_k_rnn(int64_t elem, int64_t gates, const void *X, const void *W, const void *R,
+               const void *Bias, int64_t lens_elem, const void *lens, const void *h0,
+               const void *c0, const void *P, void *Y, void *Yh, void *Yc, const int64_t *dims,
+               int64_t reverse, int64_t layout1, int64_t lbr, int64_t input_forget, double clip,
+               const int64_t *act, const int64_t *ab);
+
 #endif
