@@ -458,7 +458,7 @@ def main():
     a.add_argument("--warmup", type=int, default=10)
     a.add_argument("--runs", type=int, default=50)
     a.add_argument("--budget", type=float, default=60.0)
-    a.add_argument("--interp-budget", type=float, default=30.0)
+    a.add_argument("--interp-budget", type=float, default=40.0)
     a.add_argument("--rtol", type=float, default=1e-3)
     a.add_argument("--atol", type=float, default=1e-4)
     a.add_argument("--no-torch", action="store_true")

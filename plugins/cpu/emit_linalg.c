@@ -94,7 +94,8 @@ kiln_status kcpu_emit_MatMul(kcpu_emit *e, const kiln_instr *in) {
 bool kcpu_supports_Gemm(const kiln_node *n) {
   const kiln_type *a = kcpu_n_in(n, 0), *b = kcpu_n_in(n, 1), *c = kcpu_n_in(n, 2);
   return a && b && a->rank == 2 && b->rank == 2 && (!c || c->rank <= 2) &&
-         kcpu_n_all_elem(n, KILN_F32);
+         (kcpu_n_all_elem(n, KILN_F32) || kcpu_n_all_elem(n, KILN_F64) ||
+          kcpu_n_all_elem(n, KILN_F16));
 }
 
 kiln_status kcpu_emit_Gemm(kcpu_emit *e, const kiln_instr *in) {
@@ -111,6 +112,23 @@ kiln_status kcpu_emit_Gemm(kcpu_emit *e, const kiln_instr *in) {
     int64_t cm = c->rank == 2 ? c->dims[0] : 1, cn = c->rank >= 1 ? c->dims[c->rank - 1] : 1;
     c_rs = cm == 1 ? 0 : cn;
     c_cs = cn == 1 ? 0 : 1;
+  }
+  if (a->elem != KILN_F32) { /* f64 / f16: in double, one rounding */
+    LLVMValueRef gargs[] = {kcpu_i64(e, a->elem),
+                            kcpu_i64(e, M),
+                            kcpu_i64(e, N),
+                            kcpu_i64(e, K),
+                            kcpu_f64(e, kiln_attrs_float_or(at, "alpha", 1.0)),
+                            kcpu_f64(e, kiln_attrs_float_or(at, "beta", 1.0)),
+                            kcpu_addr(e, kcpu_i_in(in, 0)),
+                            kcpu_i64(e, ta),
+                            kcpu_addr(e, kcpu_i_in(in, 1)),
+                            kcpu_i64(e, tb),
+                            kcpu_e_ptr(e, kcpu_i_in(in, 2)),
+                            kcpu_i64(e, c_rs),
+                            kcpu_i64(e, c_cs),
+                            kcpu_addr(e, kcpu_i_out(in, 0))};
+    return kcpu_e_call(e, in, "kcpu_k_gemm_any", gargs, 14);
   }
   LLVMValueRef args[] = {kcpu_i64(e, M),
                          kcpu_i64(e, N),

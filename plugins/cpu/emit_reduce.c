@@ -11,7 +11,10 @@ static bool kcpu_red_type_ok(kiln_elem t, int op) {
   switch (t) {
   case KILN_F32:
   case KILN_F64:
+  case KILN_F16: /* through f32 (kernels/reduce.c) */
     return true;
+  case KILN_BOOL:
+    return op == RMAX || op == RMIN;
   case KILN_I32:
   case KILN_I64:
     return op == RSUM || op == RMAX || op == RMIN || op == RPROD || op == RSUMSQ || op == RL1;
@@ -163,9 +166,19 @@ kiln_status kcpu_emit_LogSoftmax(kcpu_emit *e, const kiln_instr *in) {
 bool kcpu_supports_LayerNormalization(const kiln_node *n) {
   const kiln_type *x = kcpu_n_in(n, 0), *s = kcpu_n_in(n, 1), *b = kcpu_n_in(n, 2);
   int64_t ax;
-  if (!x || !s || x->rank == 0 || !kcpu_n_all_elem(n, KILN_F32) ||
+  if (!x || !s || x->rank == 0 ||
       !kcpu_e_axis(kiln_attrs_int_or(kiln_node_attrs(n), "axis", -1), x->rank, &ax))
     return false;
+  if (!kcpu_n_all_elem(n, KILN_F32)) { /* f64 / f16: the generic kernel */
+    if ((x->elem != KILN_F64 && x->elem != KILN_F16) || x->quantized || s->elem != x->elem ||
+        (b && b->elem != x->elem) || kcpu_n_out(n, 0)->elem != x->elem)
+      return false;
+    for (uint32_t i = 1; i < kiln_node_result_count(n); i++) {
+      const kiln_type *t = kcpu_n_out(n, i);
+      if (t && t->elem != KILN_F32 && t->elem != KILN_F64 && t->elem != KILN_F16)
+        return false;
+    }
+  }
   int64_t len = kcpu_e_prod(x->dims, (uint32_t)ax, x->rank);
   return kiln_type_numel(s) == len && (!b || kiln_type_numel(b) == len);
 }
@@ -176,6 +189,24 @@ kiln_status kcpu_emit_LayerNormalization(kcpu_emit *e, const kiln_instr *in) {
   int64_t ax;
   if (!kcpu_e_axis(kiln_attrs_int_or(a, "axis", -1), x->rank, &ax))
     return kcpu_e_fail(in, "axis out of range");
+  if (x->elem != KILN_F32) {
+    uint32_t nr = kiln_instr_result_count(in);
+    const kiln_type *mt = nr > 1 && kcpu_i_out(in, 1) ? kcpu_i_out_type(in, 1)
+                          : nr > 2 && kcpu_i_out(in, 2) ? kcpu_i_out_type(in, 2)
+                                                        : x;
+    LLVMValueRef gargs[] = {kcpu_i64(e, x->elem),
+                            kcpu_addr(e, kcpu_i_in(in, 0)),
+                            kcpu_addr(e, kcpu_i_in(in, 1)),
+                            kcpu_e_ptr(e, kcpu_i_in(in, 2)),
+                            kcpu_addr(e, kcpu_i_out(in, 0)),
+                            kcpu_i64(e, mt->elem),
+                            nr > 1 ? kcpu_e_ptr(e, kcpu_i_out(in, 1)) : kcpu_e_null(e),
+                            nr > 2 ? kcpu_e_ptr(e, kcpu_i_out(in, 2)) : kcpu_e_null(e),
+                            kcpu_i64(e, kcpu_e_prod(x->dims, 0, (uint32_t)ax)),
+                            kcpu_i64(e, kcpu_e_prod(x->dims, (uint32_t)ax, x->rank)),
+                            kcpu_f64(e, kiln_attrs_float_or(a, "epsilon", 1e-5))};
+    return kcpu_e_call(e, in, "kcpu_k_layernorm_any", gargs, 11);
+  }
   LLVMValueRef args[] = {kcpu_addr(e, kcpu_i_in(in, 0)),
                          kcpu_addr(e, kcpu_i_in(in, 1)),
                          kcpu_e_ptr(e, kcpu_i_in(in, 2)),

@@ -92,6 +92,11 @@ static bool ew_op_ok(kiln_elem el, int32_t kind) {
     return ew_is_float(el);
   case KILN_NODE_Mod:
     return ew_is_float(el) || ew_is_int(el);
+  case KILN_NODE_BitwiseAnd:
+  case KILN_NODE_BitwiseOr:
+  case KILN_NODE_BitwiseXor:
+  case KILN_NODE_BitwiseNot:
+    return ew_is_int(el);
   case KILN_NODE_Equal:
   case KILN_NODE_Greater:
   case KILN_NODE_GreaterOrEqual:
@@ -113,8 +118,11 @@ static bool ew_op_ok(kiln_elem el, int32_t kind) {
 /* Operands of an op in a body: fused vocabulary, plus the comparisons and
  * logical kinds the plain-kind path uses. */
 static uint32_t ew_arity(kiln_node_kind k) {
-  if ((int)k == KCPU_EW_FMOD || (int)k == KCPU_EW_SHL || (int)k == KCPU_EW_SHR)
+  if ((int)k == KCPU_EW_FMOD || (int)k == KCPU_EW_SHL || (int)k == KCPU_EW_SHR ||
+      k == KILN_NODE_BitwiseAnd || k == KILN_NODE_BitwiseOr || k == KILN_NODE_BitwiseXor)
     return 2;
+  if (k == KILN_NODE_BitwiseNot)
+    return 1;
   uint32_t a = kiln_fused_arity(k);
   if (a)
     return a;
@@ -192,6 +200,8 @@ static LLVMValueRef ew_unary(ew_gen *g, kiln_node_kind k, LLVMValueRef x) {
     return LLVMBuildXor(b, x, LLVMConstInt(i8, 1, 0), "");
   if (k == KILN_NODE_IsNaN)
     return LLVMBuildZExt(b, LLVMBuildFCmp(b, LLVMRealUNO, x, x, ""), i8, "");
+  if (k == KILN_NODE_BitwiseNot)
+    return LLVMBuildNot(b, x, "");
   if (ew_is_int(g->elem)) {
     LLVMValueRef zero = LLVMConstNull(g->ty);
     switch (k) {
@@ -339,11 +349,11 @@ static LLVMValueRef ew_binary(ew_gen *g, kiln_node_kind k, LLVMValueRef a, LLVMV
   LLVMValueRef args[2] = {a, c};
   if (ew_makes_bool(k))
     return ew_compare(g, k, a, c);
-  if (k == KILN_NODE_And)
+  if (k == KILN_NODE_And || k == KILN_NODE_BitwiseAnd)
     return LLVMBuildAnd(b, a, c, "");
-  if (k == KILN_NODE_Or)
+  if (k == KILN_NODE_Or || k == KILN_NODE_BitwiseOr)
     return LLVMBuildOr(b, a, c, "");
-  if (k == KILN_NODE_Xor)
+  if (k == KILN_NODE_Xor || k == KILN_NODE_BitwiseXor)
     return LLVMBuildXor(b, a, c, "");
   if ((int)k == KCPU_EW_SHL || (int)k == KCPU_EW_SHR) {
     /* shifting by the width or more gives 0 (LLVM would make poison) */

@@ -14,7 +14,8 @@ static bool ew_body_for(kiln_node_kind k, uint32_t n, kiln_fused_op *ops, uint32
   if (n == 0 || n > 16)
     return false;
   const kiln_node_kind_info *info = kiln_node_kind_get_info(k);
-  if ((info->flags & KILN_NK_UNARY) || k == KILN_NODE_Not || k == KILN_NODE_IsNaN) {
+  if ((info->flags & KILN_NK_UNARY) || k == KILN_NODE_Not || k == KILN_NODE_IsNaN ||
+      k == KILN_NODE_BitwiseNot) {
     if (n != 1)
       return false;
     ops[o++] = (kiln_fused_op){.kind = KILN_FUSED_INPUT, .input = 0};
@@ -139,6 +140,10 @@ KCPU_EW_KIND(And)
 KCPU_EW_KIND(Or)
 KCPU_EW_KIND(Xor)
 KCPU_EW_KIND(Not)
+KCPU_EW_KIND(BitwiseAnd)
+KCPU_EW_KIND(BitwiseOr)
+KCPU_EW_KIND(BitwiseXor)
+KCPU_EW_KIND(BitwiseNot)
 
 bool kcpu_supports_FusedElementwise(const kiln_node *n) {
   return ew_node_ok(n, KILN_NODE_FusedElementwise);

@@ -49,53 +49,59 @@ START_TEST(libm_unary_kinds) {
 END_TEST
 
 START_TEST(mod_hand_computed) {
-  /* fmod=0 follows the divisor's sign, fmod=1 the dividend's */
+  /* An i32 input reads -5, -2, 1, 4 (kt_run_text), so nothing folds.
+   * fmod=0 follows the divisor's sign, fmod=1 the dividend's. */
   const char *text = "module @t\n"
-                     "const %a : i32[4] = [7, -7, 7, -7]\n"
-                     "const %b : i32[4] = [3, 3, -3, 0]\n"
-                     "const %fa : f32[2] = [5.5, -5.5]\n"
-                     "const %fb : f32[2] = [2, 2]\n"
+                     "input %a : i32[4]\n"
+                     "const %b : i32[4] = [3, -3, 3, -1]\n"
+                     "const %h : f32[] = [0.5]\n"
+                     "const %two : f32[] = [2]\n"
                      "func @main {\n"
                      "  %m : i32[4] = Mod(%a, %b)\n"
                      "  %f : i32[4] = Mod(%a, %b) {fmod = 1}\n"
-                     "  %g : f32[2] = Mod(%fa, %fb) {fmod = 1}\n"
+                     "  %af : f32[4] = Cast(%a) {to = f32}\n"
+                     "  %ah : f32[4] = Add(%af, %h)\n"
+                     "  %g : f32[4] = Mod(%ah, %two) {fmod = 1}\n"
                      "  %mc : f32[4] = Cast(%m) {to = f32}\n"
                      "  %fc : f32[4] = Cast(%f) {to = f32}\n"
                      "  output %o1 = %mc\n  output %o2 = %fc\n  output %o3 = %g\n}\n";
   kt_run r;
   kt_run_text(text, "cpu", 1, &r);
-  const float m[4] = {1, 2, -2, 0}, f[4] = {1, -1, 1, 0}, g[2] = {1.5f, -1.5f};
+  const float m[4] = {1, -2, 1, 0}, f[4] = {-2, -2, 1, 0}, g[4] = {-0.5f, -1.5f, 1.5f, 0.5f};
   for (int i = 0; i < 4; i++) {
     ck_assert_float_eq(r.out[0][i], m[i]);
     ck_assert_float_eq(r.out[1][i], f[i]);
+    ck_assert_float_eq(r.out[2][i], g[i]);
   }
-  ck_assert_float_eq(r.out[2][0], g[0]);
-  ck_assert_float_eq(r.out[2][1], g[1]);
   kt_run_free(&r);
 }
 END_TEST
 
 START_TEST(pow_mixed_and_bitshift) {
-  /* f32 ** i32, i64 ** i32, and u8 shifts (by 8: 0) */
-  const char *t2 = "module @t\n"
-                   "const %b : f32[3] = [1.5, -2, 4]\n"
-                   "const %e : i32[3] = [2, 3, -1]\n"
-                   "const %ib : i64[3] = [3, -2, 5]\n"
-                   "const %u : u8[3] = [1, 200, 255]\n"
-                   "const %s : u8[3] = [3, 1, 8]\n"
-                   "func @main {\n"
-                   "  %p : f32[3] = Pow(%b, %e)\n"
-                   "  %q : i64[3] = Pow(%ib, %e)\n"
-                   "  %l : u8[3] = BitShift(%u, %s) {direction = \"LEFT\"}\n"
-                   "  %r : u8[3] = BitShift(%u, %s) {direction = \"RIGHT\"}\n"
-                   "  %qc : f32[3] = Cast(%q) {to = f32}\n"
-                   "  %lc : f32[3] = Cast(%l) {to = f32}\n"
-                   "  %rc : f32[3] = Cast(%r) {to = f32}\n"
-                   "  output %o1 = %p\n  output %o2 = %qc\n  output %o3 = %lc\n"
-                   "  output %o4 = %rc\n}\n";
+  /* input -5, -2, 1: f32 ** i32, i64 ** i32 (a negative exponent of an
+   * integer truncates: (-2)^-1 = 0), and u8 shifts of 5, 8, 11 (by 8: 0) */
+  const char *text = "module @t\n"
+                     "input %a : i32[3]\n"
+                     "const %e : i32[3] = [3, -1, 5]\n"
+                     "const %ten : i32[] = [10]\n"
+                     "const %s : u8[3] = [3, 1, 8]\n"
+                     "func @main {\n"
+                     "  %b : f32[3] = Cast(%a) {to = f32}\n"
+                     "  %ib : i64[3] = Cast(%a) {to = i64}\n"
+                     "  %p : f32[3] = Pow(%b, %e)\n"
+                     "  %q : i64[3] = Pow(%ib, %e)\n"
+                     "  %a10 : i32[3] = Add(%a, %ten)\n"
+                     "  %u : u8[3] = Cast(%a10) {to = u8}\n"
+                     "  %l : u8[3] = BitShift(%u, %s) {direction = \"LEFT\"}\n"
+                     "  %r : u8[3] = BitShift(%u, %s) {direction = \"RIGHT\"}\n"
+                     "  %qc : f32[3] = Cast(%q) {to = f32}\n"
+                     "  %lc : f32[3] = Cast(%l) {to = f32}\n"
+                     "  %rc : f32[3] = Cast(%r) {to = f32}\n"
+                     "  output %o1 = %p\n  output %o2 = %qc\n  output %o3 = %lc\n"
+                     "  output %o4 = %rc\n}\n";
   kt_run r;
-  kt_run_text(t2, "cpu", 1, &r);
-  const float p[3] = {2.25f, -8, 0.25f}, q[3] = {9, -8, 0}, l[3] = {8, 144, 0}, s[3] = {0, 100, 0};
+  kt_run_text(text, "cpu", 1, &r);
+  const float p[3] = {-125, -0.5f, 1}, q[3] = {-125, 0, 1}, l[3] = {40, 16, 0}, s[3] = {0, 4, 0};
   for (int i = 0; i < 3; i++) {
     ck_assert_float_eq(r.out[0][i], p[i]);
     ck_assert_float_eq(r.out[1][i], q[i]);
@@ -137,11 +143,18 @@ START_TEST(conv_family_nd) {
 END_TEST
 
 START_TEST(maxpool_indices_hand_computed) {
-  /* 2x2 windows, stride 2 over a 4x4 plane: the max of each quadrant and
-   * its flat index (row-major; storage_order 1: column-major) */
+  /* x = c + in/100 with the i32 input (3k-5, under 0.45 in magnitude
+   * after scaling), so the pattern c decides the maxima: 2x2 windows,
+   * stride 2 over a 4x4 plane give 9, 8, 7, 5 at flat indices 1, 6, 8, 15
+   * (row-major) or 4, 9, 2, 15 (storage_order 1: column-major) */
   const char *text = "module @t\n"
-                     "const %x : f32[1,1,4,4] = [1, 9, 2, 3, 4, 5, 8, 6, 7, 0, 1, 1, 2, 3, 4, 5]\n"
+                     "input %in : i32[1,1,4,4]\n"
+                     "const %c : f32[1,1,4,4] = [1, 9, 2, 3, 4, 5, 8, 6, 7, 0, 1, 1, 2, 3, 4, 5]\n"
+                     "const %k : f32[] = [100]\n"
                      "func @main {\n"
+                     "  %f : f32[1,1,4,4] = Cast(%in) {to = f32}\n"
+                     "  %s : f32[1,1,4,4] = Div(%f, %k)\n"
+                     "  %x : f32[1,1,4,4] = Add(%c, %s)\n"
                      "  %y : f32[1,1,2,2], %i : i64[1,1,2,2] = MaxPool(%x) {kernel_shape = [2, "
                      "2], strides = [2, 2]}\n"
                      "  %y2 : f32[1,1,2,2], %j : i64[1,1,2,2] = MaxPool(%x) {kernel_shape = [2, "
@@ -153,7 +166,7 @@ START_TEST(maxpool_indices_hand_computed) {
   kt_run_text(text, "cpu", 1, &r);
   const float y[4] = {9, 8, 7, 5}, ri[4] = {1, 6, 8, 15}, ci[4] = {4, 9, 2, 15};
   for (int i = 0; i < 4; i++) {
-    ck_assert_float_eq(r.out[0][i], y[i]);
+    ck_assert_float_eq_tol(r.out[0][i], y[i], 0.5f);
     ck_assert_float_eq(r.out[1][i], ri[i]);
     ck_assert_float_eq(r.out[2][i], ci[i]);
   }
@@ -178,19 +191,19 @@ START_TEST(losses) {
 END_TEST
 
 START_TEST(nll_hand_computed) {
-  /* mean of -x[n, t[n]] * w[t[n]] over the rows whose target is not
-   * ignore_index, divided by their weights: rows 0 and 2 count,
-   * (-(-1)*2 + -(-3)*1) / (2 + 1) = 5/3 */
-  const char *t2 = "module @t\n"
-                   "const %x : f32[3,2] = [-1, -2, -5, -6, -4, -3]\n"
-                   "const %t : i64[3] = [0, 2, 1]\n"
-                   "const %w : f32[2] = [2, 1]\n"
-                   "func @main {\n"
-                   "  %l : f32[] = NegativeLogLikelihoodLoss(%x, %t, %w) {ignore_index = 2}\n"
-                   "  output %o = %l\n}\n";
+  /* x = the i32 input as f32: [[-5, -2], [1, 4], [7, 10]]; targets 0, 2
+   * (ignored), 0 with weights 2, 1: mean = (5*2 + -7*2) / (2 + 2) = -1 */
+  const char *text = "module @t\n"
+                     "input %in : i32[3,2]\n"
+                     "const %t : i64[3] = [0, 2, 0]\n"
+                     "const %w : f32[2] = [2, 1]\n"
+                     "func @main {\n"
+                     "  %x : f32[3,2] = Cast(%in) {to = f32}\n"
+                     "  %l : f32[] = NegativeLogLikelihoodLoss(%x, %t, %w) {ignore_index = 2}\n"
+                     "  output %o = %l\n}\n";
   kt_run r;
-  kt_run_text(t2, "cpu", 1, &r);
-  ck_assert_float_eq_tol(r.out[0][0], 5.0f / 3.0f, 1e-6f);
+  kt_run_text(text, "cpu", 1, &r);
+  ck_assert_float_eq_tol(r.out[0][0], -1.0f, 1e-6f);
   kt_run_free(&r);
 }
 END_TEST
@@ -219,14 +232,15 @@ START_TEST(resize_modes) {
 END_TEST
 
 START_TEST(resize_hand_computed) {
-  /* linear, half_pixel, 2 -> 4: coordinates -0.25, 0.25, 0.75, 1.25,
-   * clamped at the edges: 1, 1.25, 1.75, 2 */
-  const char *text = "module @t\nconst %x : f32[2] = [1, 2]\nfunc @main {\n"
+  /* linear, half_pixel, [-5, -2] from 2 to 4: source coordinates -0.25,
+   * 0.25, 0.75, 1.25 clamped at the edges: -5, -4.25, -2.75, -2 */
+  const char *text = "module @t\ninput %in : i32[2]\nfunc @main {\n"
+                     "  %x : f32[2] = Cast(%in) {to = f32}\n"
                      "  %y : f32[4] = Resize(%x) {mode = \"linear\", scales = [2.0]}\n"
                      "  output %o = %y\n}\n";
   kt_run r;
   kt_run_text(text, "cpu", 1, &r);
-  const float want[4] = {1, 1.25f, 1.75f, 2};
+  const float want[4] = {-5, -4.25f, -2.75f, -2};
   for (int i = 0; i < 4; i++)
     ck_assert_float_eq_tol(r.out[0][i], want[i], 1e-6f);
   kt_run_free(&r);
@@ -256,8 +270,13 @@ START_TEST(selection_and_scatter) {
 END_TEST
 
 START_TEST(topk_hand_computed) {
-  /* ties keep the lower index first */
-  const char *text = "module @t\nconst %x : f32[6] = [3, 1, 4, 1, 5, 4]\nfunc @main {\n"
+  /* Floor(c + in/100) = [2, 0, 4, 1, 5, 4]: the top 3 are 5, 4, 4 at 4, 2,
+   * 5 (a tie keeps the lower index first) */
+  const char *text = "module @t\ninput %in : i32[6]\n"
+                     "const %c : f32[6] = [3, 1, 4, 1, 5, 4]\nconst %k : f32[] = [100]\n"
+                     "func @main {\n"
+                     "  %f : f32[6] = Cast(%in) {to = f32}\n  %s : f32[6] = Div(%f, %k)\n"
+                     "  %a : f32[6] = Add(%c, %s)\n  %x : f32[6] = Floor(%a)\n"
                      "  %v : f32[3], %i : i64[3] = TopK(%x) {k = 3}\n"
                      "  %ic : f32[3] = Cast(%i) {to = f32}\n"
                      "  output %o = %v\n  output %p = %ic\n}\n";
@@ -294,13 +313,14 @@ START_TEST(einsum_det_dynquant) {
 END_TEST
 
 START_TEST(det_hand_computed) {
-  /* det [[2, 1], [4, 5]] = 6; a row swap flips the sign: det [[0, 1], [1, 0]] = -1 */
-  const char *text = "module @t\nconst %a : f32[2,2,2] = [2, 1, 4, 5, 0, 1, 1, 0]\n"
-                     "func @main {\n  %d : f32[2] = Det(%a)\n  output %o = %d\n}\n";
+  /* [[-5, -2], [1, 4]] -> -18; [[7, 10], [13, 16]] -> -18 (a pivot swap) */
+  const char *text = "module @t\ninput %in : i32[2,2,2]\nfunc @main {\n"
+                     "  %a : f32[2,2,2] = Cast(%in) {to = f32}\n"
+                     "  %d : f32[2] = Det(%a)\n  output %o = %d\n}\n";
   kt_run r;
   kt_run_text(text, "cpu", 1, &r);
-  ck_assert_float_eq_tol(r.out[0][0], 6.0f, 1e-6f);
-  ck_assert_float_eq_tol(r.out[0][1], -1.0f, 1e-6f);
+  ck_assert_float_eq_tol(r.out[0][0], -18.0f, 1e-5f);
+  ck_assert_float_eq_tol(r.out[0][1], -18.0f, 1e-5f);
   kt_run_free(&r);
 }
 END_TEST

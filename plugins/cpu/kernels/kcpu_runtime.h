@@ -242,4 +242,15 @@ int kcpu_k_rnn(int64_t elem, int64_t gates, const void *X, const void *W, const 
                int64_t reverse, int64_t layout1, int64_t lbr, int64_t input_forget, double clip,
                const int64_t *act, const int64_t *ab);
 
+/* ---- normx.c: f64 / f16 LayerNormalization and Gemm, in double ---- */
+/* Rows of n; scale/bias have n entries; st: element type of mean_out and
+ * inv_out (either may be NULL, like bias). */
+void kcpu_k_layernorm_any(int64_t elem, const void *x, const void *scale, const void *bias,
+                          void *y, int64_t st, void *mean_out, void *inv_out, int64_t rows,
+                          int64_t n, double eps);
+/* kcpu_k_gemm's contract for any float type. */
+void kcpu_k_gemm_any(int64_t elem, int64_t M, int64_t N, int64_t K, double alpha, double beta,
+                     const void *A, int64_t ta, const void *B, int64_t tb, const void *C,
+                     int64_t c_rs, int64_t c_cs, void *Y);
+
 #endif

@@ -4,6 +4,7 @@
  * run is accumulated elementwise (vectorizes); a reduced inner run is summed
  * into 16 partial accumulators combined in a fixed order, so results are
  * deterministic and still vectorized. */
+#include "kcpu_elem.h"
 #include "kcpu_runtime.h"
 
 #include <math.h>
@@ -237,10 +238,40 @@ KCPU_RED_FLOAT(double, f64, sqrt, log, exp)
 KCPU_RED_INT(int32_t, i32, INT32_MIN, INT32_MAX)
 KCPU_RED_INT(int64_t, i64, INT64_MIN, INT64_MAX)
 
+/* f16 reduces through f32 copies of input and result (one rounding at
+ * the end, like the reference's double accumulation rounded to f16). */
+static int kcpu_reduce_f16(int64_t op, const uint16_t *x, uint16_t *y, int64_t rank,
+                           const int64_t *dims, int64_t red_mask) {
+  int64_t n = 1, m = 1;
+  for (int64_t d = 0; d < rank; d++) {
+    n *= dims[d];
+    if (!(red_mask >> d & 1))
+      m *= dims[d];
+  }
+  float *fx = kcpu_alloc((n ? n : 1) * (int64_t)sizeof(float));
+  float *fy = kcpu_alloc((m ? m : 1) * (int64_t)sizeof(float));
+  int rc = -1;
+  if (fx && fy) {
+    for (int64_t i = 0; i < n; i++)
+      fx[i] = kcpu_e_h2f(x[i]);
+    rc = kcpu_k_reduce(KCPU_F32, op, fx, fy, rank, dims, red_mask);
+    if (rc == 0)
+      for (int64_t i = 0; i < m; i++)
+        y[i] = kcpu_e_f2h(fy[i]);
+  }
+  kcpu_free(fx);
+  kcpu_free(fy);
+  return rc;
+}
+
 int kcpu_k_reduce(int64_t elem, int64_t op, const void *x, void *y, int64_t rank,
                   const int64_t *dims, int64_t red_mask) {
   if (rank > KCPU_RMAX)
     return -1;
+  if (elem == KCPU_F16)
+    return kcpu_reduce_f16(op, x, y, rank, dims, red_mask);
+  if (elem == KCPU_BOOL) /* 0/1 bytes: max is any, min is all */
+    elem = KCPU_U8;
   kcpu_rshape s;
   kcpu_rshape_make(rank, dims, red_mask, &s);
   switch (elem) {

@@ -1,0 +1,54 @@
+/* plugins/cpu/kernels/normx.c: LayerNormalization and Gemm for the float
+ * types the f32 kernels do not take (f64, f16): statistics and products in
+ * double with one rounding per result, as the reference computes them, so
+ * a lowered chain of f16 steps (each rounded) is not needed. */
+#include <math.h>
+
+#include "kcpu_elem.h"
+
+/* Rows of n: y = (x - mean) * inv * scale + bias, two-pass statistics.
+ * bias, mean_out, inv_out may be NULL; st is their element type. */
+void kcpu_k_layernorm_any(int64_t elem, const void *x, const void *scale, const void *bias,
+                          void *y, int64_t st, void *mean_out, void *inv_out, int64_t rows,
+                          int64_t n, double eps) {
+  for (int64_t r = 0; r < rows; r++) {
+    double mean = 0.0, var = 0.0;
+    for (int64_t i = 0; i < n; i++)
+      mean += kcpu_e_ldf(elem, x, r * n + i);
+    mean /= (double)n;
+    for (int64_t i = 0; i < n; i++) {
+      double d = kcpu_e_ldf(elem, x, r * n + i) - mean;
+      var += d * d;
+    }
+    var /= (double)n;
+    double inv = 1.0 / sqrt(var + eps);
+    for (int64_t i = 0; i < n; i++) {
+      double v = (kcpu_e_ldf(elem, x, r * n + i) - mean) * inv * kcpu_e_ldf(elem, scale, i);
+      if (bias)
+        v += kcpu_e_ldf(elem, bias, i);
+      kcpu_e_stf(elem, y, r * n + i, v);
+    }
+    if (mean_out)
+      kcpu_e_stf(st, mean_out, r, mean);
+    if (inv_out)
+      kcpu_e_stf(st, inv_out, r, inv);
+  }
+}
+
+/* Y[M,N] = alpha * op(A) op(B) + beta * C, C read at m*c_rs + n*c_cs
+ * (strides 0 broadcast; NULL = none). */
+void kcpu_k_gemm_any(int64_t elem, int64_t M, int64_t N, int64_t K, double alpha, double beta,
+                     const void *A, int64_t ta, const void *B, int64_t tb, const void *C,
+                     int64_t c_rs, int64_t c_cs, void *Y) {
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t n = 0; n < N; n++) {
+      double acc = 0.0;
+      for (int64_t k = 0; k < K; k++)
+        acc += kcpu_e_ldf(elem, A, ta ? k * M + m : m * K + k) *
+               kcpu_e_ldf(elem, B, tb ? n * K + k : k * N + n);
+      acc *= alpha;
+      if (C)
+        acc += beta * kcpu_e_ldf(elem, C, m * c_rs + n * c_cs);
+      kcpu_e_stf(elem, Y, m * N + n, acc);
+    }
+}
