@@ -31,7 +31,7 @@ static kiln_status bn_factors(const kiln_node *bn, int64_t c, double **s_out, do
   const kiln_value *sc = kiln_node_input(bn, 1), *b = kiln_node_input(bn, 2),
                    *mean = kiln_node_input(bn, 3), *var = kiln_node_input(bn, 4);
   for (int64_t i = 0; i < c; i++) {
-#define G(v) kiln_pass_elem_get(kiln_value_data(v), kiln_value_type(v)->elem, i)
+#define G(v) kiln_elem_load_f64(kiln_value_type(v)->elem, kiln_value_data(v), i)
     s[i] = G(sc) / sqrt(G(var) + eps);
     t[i] = G(b) - G(mean) * s[i];
 #undef G
@@ -52,7 +52,7 @@ static kiln_status scaled(kiln_module *m, const kiln_value *w, const double *s, 
     return kiln_status_make(KILN_OUT_OF_MEMORY, "bnfold: no memory");
   for (int64_t i = 0; i < n; i++)
     kiln_pass_elem_set(buf, wt->elem, i,
-                       kiln_pass_elem_get(kiln_value_data(w), wt->elem, i) * s[(i / inner) % c]);
+                       kiln_elem_load_f64(wt->elem, kiln_value_data(w), i) * s[(i / inner) % c]);
   kiln_status st = kiln_module_add_constant(m, NULL, wt, buf, out);
   free(buf);
   return st;
@@ -68,7 +68,7 @@ static kiln_status bias(kiln_module *m, const kiln_value *b, const double *s, co
   if (!buf)
     return kiln_status_make(KILN_OUT_OF_MEMORY, "bnfold: no memory");
   for (int64_t i = 0; i < c; i++) {
-    double bi = b ? kiln_pass_elem_get(kiln_value_data(b), kiln_value_type(b)->elem, i) : 0;
+    double bi = b ? kiln_elem_load_f64(kiln_value_type(b)->elem, kiln_value_data(b), i) : 0;
     kiln_pass_elem_set(buf, e, i, bi * s[i] + t[i]);
   }
   kiln_status st = kiln_module_add_constant(m, NULL, &bt, buf, out);

@@ -58,7 +58,7 @@ static bool fold_gather(const kiln_node *n, unsigned char *out) {
   const unsigned char *src = kiln_value_data(data);
   for (int64_t o = 0; o < outer; o++)
     for (int64_t j = 0; j < ni; j++) {
-      int64_t k = (int64_t)kiln_pass_elem_get(kiln_value_data(idx), it->elem, j);
+      int64_t k = (int64_t)kiln_elem_load_f64(it->elem, kiln_value_data(idx), j);
       if (k < 0)
         k += da;
       if (k < 0 || k >= da)

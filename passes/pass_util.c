@@ -5,68 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-double kiln_pass_elem_get(const void *data, kiln_elem e, int64_t i) {
-  const unsigned char *p = data;
-  switch (e) {
-  case KILN_F64: {
-    double v;
-    memcpy(&v, p + i * 8, 8);
-    return v;
-  }
-  case KILN_F32: {
-    float v;
-    memcpy(&v, p + i * 4, 4);
-    return v;
-  }
-  case KILN_F16: {
-    uint16_t h;
-    memcpy(&h, p + i * 2, 2);
-    return kiln_f16_to_f32(h);
-  }
-  case KILN_BF16: {
-    uint16_t h;
-    memcpy(&h, p + i * 2, 2);
-    return kiln_bf16_to_f32(h);
-  }
-  case KILN_I8:
-    return ((const int8_t *)data)[i];
-  case KILN_U8:
-  case KILN_BOOL:
-    return p[i];
-  case KILN_I16: {
-    int16_t v;
-    memcpy(&v, p + i * 2, 2);
-    return v;
-  }
-  case KILN_U16: {
-    uint16_t v;
-    memcpy(&v, p + i * 2, 2);
-    return v;
-  }
-  case KILN_I32: {
-    int32_t v;
-    memcpy(&v, p + i * 4, 4);
-    return v;
-  }
-  case KILN_U32: {
-    uint32_t v;
-    memcpy(&v, p + i * 4, 4);
-    return v;
-  }
-  case KILN_I64: {
-    int64_t v;
-    memcpy(&v, p + i * 8, 8);
-    return (double)v;
-  }
-  case KILN_U64: {
-    uint64_t v;
-    memcpy(&v, p + i * 8, 8);
-    return (double)v;
-  }
-  default:
-    return 0;
-  }
-}
 
 /* Integers saturate instead of overflowing: converting an out-of-range
  * double is undefined behaviour in C. */
@@ -155,9 +93,9 @@ bool kiln_pass_const_splat(const kiln_value *v, double *out) {
   const void *d = kiln_value_data(v);
   if (n == 0 || !d)
     return false;
-  double first = kiln_pass_elem_get(d, t->elem, 0);
+  double first = kiln_elem_load_f64(t->elem, d, 0);
   for (int64_t i = 1; i < n; i++)
-    if (kiln_pass_elem_get(d, t->elem, i) != first)
+    if (kiln_elem_load_f64(t->elem, d, i) != first)
       return false;
   *out = first;
   return true;

@@ -7,8 +7,7 @@
 #include "kiln/ir.h"
 #include "kiln/passes.h"
 
-/* Element i of a buffer of elem e, as double (bool 0/1; f16/bf16 decoded). */
-double kiln_pass_elem_get(const void *data, kiln_elem e, int64_t i);
+/* (Reading an element as double is kiln_elem_load_f64 in kiln/types.h.) */
 /* Store v (rounded / truncated to e) at element i. */
 void kiln_pass_elem_set(void *data, kiln_elem e, int64_t i, double v);
 

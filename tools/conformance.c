@@ -494,38 +494,6 @@ static void conf_tolerance(const conf_run *R, const conf_case *c, double *rtol, 
     }
 }
 
-static double conf_get(kiln_elem e, const void *p, int64_t i) {
-  switch (e) {
-  case KILN_F64:
-    return ((const double *)p)[i];
-  case KILN_F32:
-    return ((const float *)p)[i];
-  case KILN_F16:
-    return kiln_f16_to_f32(((const uint16_t *)p)[i]);
-  case KILN_BF16:
-    return kiln_bf16_to_f32(((const uint16_t *)p)[i]);
-  case KILN_I8:
-    return ((const int8_t *)p)[i];
-  case KILN_U8:
-    return ((const uint8_t *)p)[i];
-  case KILN_BOOL:
-    return ((const uint8_t *)p)[i];
-  case KILN_I16:
-    return ((const int16_t *)p)[i];
-  case KILN_U16:
-    return ((const uint16_t *)p)[i];
-  case KILN_I32:
-    return ((const int32_t *)p)[i];
-  case KILN_U32:
-    return ((const uint32_t *)p)[i];
-  case KILN_I64:
-    return (double)((const int64_t *)p)[i];
-  case KILN_U64:
-    return (double)((const uint64_t *)p)[i];
-  default:
-    return 0;
-  }
-}
 
 /* Compare one output; on mismatch write the reason to msg and return false. */
 /* Same element type and dims; test data stores bfloat16 (and sometimes
@@ -553,7 +521,7 @@ static bool conf_compare(const char *oname, const kiln_type *t, const void *got,
   double fe = 0, fg = 0, maxerr = 0;
   for (int64_t i = 0; i < n; i++) {
     bool ok;
-    double x = conf_get(e, got, i), y = conf_get(e, want->data, i);
+    double x = kiln_elem_load_f64(e, got, i), y = kiln_elem_load_f64(e, want->data, i);
     if (e == KILN_I64 || e == KILN_U64) {
       ok = e == KILN_I64 ? ((const int64_t *)got)[i] == ((const int64_t *)want->data)[i]
                          : ((const uint64_t *)got)[i] == ((const uint64_t *)want->data)[i];

@@ -176,38 +176,6 @@ void onnx_cval_release(onnx_cval *c) {
   memset(c, 0, sizeof *c);
 }
 
-double onnx_elem_get_f64(kiln_elem e, const void *p, int64_t i) {
-  switch (e) {
-  case KILN_F64:
-    return ((const double *)p)[i];
-  case KILN_F32:
-    return ((const float *)p)[i];
-  case KILN_F16:
-    return kiln_f16_to_f32(((const uint16_t *)p)[i]);
-  case KILN_BF16:
-    return kiln_bf16_to_f32(((const uint16_t *)p)[i]);
-  case KILN_I8:
-    return ((const int8_t *)p)[i];
-  case KILN_U8:
-    return ((const uint8_t *)p)[i];
-  case KILN_BOOL:
-    return ((const uint8_t *)p)[i] != 0;
-  case KILN_I16:
-    return ((const int16_t *)p)[i];
-  case KILN_U16:
-    return ((const uint16_t *)p)[i];
-  case KILN_I32:
-    return ((const int32_t *)p)[i];
-  case KILN_U32:
-    return ((const uint32_t *)p)[i];
-  case KILN_I64:
-    return (double)((const int64_t *)p)[i];
-  case KILN_U64:
-    return (double)((const uint64_t *)p)[i];
-  default:
-    return 0;
-  }
-}
 
 kiln_status onnx_cval_ints(const onnx_cval *c, int64_t **out, uint32_t *len) {
   int64_t n = kiln_type_numel(&c->t.type);
@@ -224,7 +192,7 @@ kiln_status onnx_cval_ints(const onnx_cval *c, int64_t **out, uint32_t *len) {
     else if (e == KILN_U64)
       v[i] = (int64_t)((const uint64_t *)c->t.data)[i];
     else {
-      double d = onnx_elem_get_f64(e, c->t.data, i);
+      double d = kiln_elem_load_f64(e, c->t.data, i);
       v[i] = d >= 9.2e18 ? INT64_MAX : d <= -9.2e18 ? INT64_MIN : (int64_t)d;
     }
   }
@@ -242,7 +210,7 @@ kiln_status onnx_cval_floats(const onnx_cval *c, double **out, uint32_t *len) {
   if (!v)
     return kiln_status_make(KILN_OUT_OF_MEMORY, "out of memory");
   for (int64_t i = 0; i < n; i++)
-    v[i] = onnx_elem_get_f64(c->t.type.elem, c->t.data, i);
+    v[i] = kiln_elem_load_f64(c->t.type.elem, c->t.data, i);
   *out = v;
   *len = (uint32_t)n;
   return NULL;

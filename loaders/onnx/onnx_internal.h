@@ -106,8 +106,7 @@ void onnx_cval_release(onnx_cval *c);
 /* Integer / float contents of a compile-time value (malloc'd, caller frees). */
 kiln_status onnx_cval_ints(const onnx_cval *c, int64_t **out, uint32_t *len);
 kiln_status onnx_cval_floats(const onnx_cval *c, double **out, uint32_t *len);
-/* Element i converted to double. */
-double onnx_elem_get_f64(kiln_elem e, const void *data, int64_t i);
+
 /* Add a module constant with an automatic name. */
 kiln_status onnx_add_constant(onnx_loader *L, const kiln_type *t, const void *data,
                               kiln_value **out);

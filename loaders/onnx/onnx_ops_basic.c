@@ -182,7 +182,7 @@ kiln_status onnx_imp_dropout(onnx_loader *L, const Onnx__NodeProto *n, const onn
   if (onnx_input_present(n, 2)) {
     onnx_cval c;
     KILN_TRY(onnx_const_input(L, n, 2, "training_mode", &c));
-    bool training = kiln_type_numel(&c.t.type) > 0 && onnx_elem_get_f64(c.t.type.elem, c.t.data, 0);
+    bool training = kiln_type_numel(&c.t.type) > 0 && kiln_elem_load_f64(c.t.type.elem, c.t.data, 0);
     onnx_cval_release(&c);
     if (training)
       return kiln_status_make(KILN_UNIMPLEMENTED,

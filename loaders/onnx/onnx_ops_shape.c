@@ -60,7 +60,7 @@ static kiln_status scalar_input(onnx_loader *L, const Onnx__NodeProto *n, uint32
     return kiln_status_make(KILN_INVALID_ARGUMENT, "%s: node %s: input %u (%s) must hold one value",
                             L->file, onnx_node_desc(n), i, role);
   }
-  *out = onnx_elem_get_f64(c.t.type.elem, c.t.data, 0);
+  *out = kiln_elem_load_f64(c.t.type.elem, c.t.data, 0);
   if (elem)
     *elem = c.t.type.elem;
   onnx_cval_release(&c);
@@ -210,7 +210,7 @@ kiln_status onnx_imp_constant_of_shape(onnx_loader *L, const Onnx__NodeProto *n,
       if (kiln_type_numel(&kt.type) != 1)
         s = kiln_status_make(KILN_INVALID_ARGUMENT, "%s must hold one value", what);
       else {
-        s = onnx_attrs_set_float(&al, "value", onnx_elem_get_f64(kt.type.elem, kt.data, 0));
+        s = onnx_attrs_set_float(&al, "value", kiln_elem_load_f64(kt.type.elem, kt.data, 0));
         if (!s)
           s = onnx_attrs_set_type(&al, "dtype", kt.type.elem);
       }
