@@ -2,10 +2,14 @@
  * dilations, auto_pad), MaxPool / AveragePool (1-D and 2-D) and the global
  * pools, f32 NCHW, as calls to the kernel library. Pads are resolved here
  * exactly as the reference interpreter does (SAME_UPPER puts the odd pad at
- * the end). */
+ * the end). Constant filters of GEMM-based convolutions are packed here,
+ * once, and a fused Relu (`activation`) rides on the GEMM epilogue. */
 #include "emit_nd.h"
 
 #include <string.h>
+
+#include "emit_perf.h"
+#include "gemm_impl.h"
 
 typedef struct kcpu_win {
   int64_t in[2], out[2], k[2], s[2], d[2], pb[2], pe[2];
@@ -76,8 +80,20 @@ kiln_status kcpu_emit_Conv(kcpu_emit *e, const kiln_instr *in) {
   int64_t group = kiln_attrs_int_or(a, "group", 1);
   if (group < 1 || x->dims[1] % group || y->dims[1] % group)
     return kcpu_e_fail(in, "group %lld does not divide the channels", (long long)group);
+  int64_t act;
+  if (!kcpu_perf_act(a, &act))
+    return kcpu_e_fail(in, "activation '%s' is not supported",
+                       kiln_attrs_string_or(a, "activation", ""));
+  int64_t C = x->dims[1], M = y->dims[1], lanes = kcpu_vector_lanes(e);
+  LLVMValueRef wpk = NULL;
+  if (!(group == C && M == C && group > 1)) { /* not depthwise: GEMM with A = filters */
+    int64_t Mg = M / group, Kg = C / group * w.k[0] * w.k[1];
+    wpk = kcpu_perf_prepack(e, kcpu_i_in(in, 1), group, Mg * Kg, Mg, Kg, Kg, 1,
+                            kcpu_gemm_mr(lanes));
+  }
   LLVMValueRef args[] = {kcpu_addr(e, kcpu_i_in(in, 0)),
                          kcpu_addr(e, kcpu_i_in(in, 1)),
+                         wpk ? wpk : kcpu_e_null(e),
                          kcpu_e_ptr(e, kcpu_i_in(in, 2)),
                          kcpu_addr(e, kcpu_i_out(in, 0)),
                          kcpu_i64(e, x->dims[0]),
@@ -96,10 +112,10 @@ kiln_status kcpu_emit_Conv(kcpu_emit *e, const kiln_instr *in) {
                          kcpu_i64(e, w.pb[0]),
                          kcpu_i64(e, w.pb[1]),
                          kcpu_i64(e, group),
-                         kcpu_i64(e, 0),
-                         kcpu_i64(e, kcpu_vector_lanes(e)),
+                         kcpu_i64(e, act),
+                         kcpu_i64(e, lanes),
                          kcpu_pool(e)};
-  return kcpu_e_call(e, in, "kcpu_k_conv2d", args, 23);
+  return kcpu_e_call(e, in, "kcpu_k_conv2d_ex", args, 24);
 }
 
 static bool kcpu_pool_ok(const kiln_node *n) {

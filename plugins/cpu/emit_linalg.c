@@ -1,17 +1,21 @@
 /* plugins/cpu/emit_linalg.c: MatMul and Gemm (f32) as calls to the
  * kernel library's packed SGEMM. Batch broadcasting is resolved here into
  * per-batch offset tables; a batched A against an unbatched B becomes one
- * tall GEMM. */
+ * tall GEMM. A constant B is packed here, once (emit_perf_pack.c), and a
+ * fused Relu (`activation`) rides on the GEMM epilogue. */
 #include "emit_util.h"
 
 #include <stdlib.h>
+
+#include "emit_perf.h"
+#include "gemm_impl.h"
 
 bool kcpu_supports_MatMul(const kiln_node *n) {
   const kiln_type *a = kcpu_n_in(n, 0), *b = kcpu_n_in(n, 1);
   if (!a || !b || a->rank < 1 || b->rank < 1)
     return false;
   kiln_elem el = a->elem;
-  return el != KILN_BF16 && el != KILN_BOOL && kcpu_n_all_elem(n, el);
+  return el != KILN_BOOL && kcpu_n_all_elem(n, el);
 }
 
 kiln_status kcpu_emit_MatMul(kcpu_emit *e, const kiln_instr *in) {
@@ -64,6 +68,10 @@ kiln_status kcpu_emit_MatMul(kcpu_emit *e, const kiln_instr *in) {
     boff = kcpu_i64_array(e, bo, (uint32_t)batch);
     free(ao), free(bo);
   }
+  int64_t act;
+  if (!kcpu_perf_act(kiln_instr_attrs(in), &act) || (act != KCPU_ACT_NONE && a->elem != KILN_F32))
+    return kcpu_e_fail(in, "activation '%s' is not supported",
+                       kiln_attrs_string_or(kiln_instr_attrs(in), "activation", ""));
   if (a->elem != KILN_F32) {
     LLVMValueRef gargs[] = {kcpu_i64(e, a->elem),
                             kcpu_i64(e, batch),
@@ -77,6 +85,10 @@ kiln_status kcpu_emit_MatMul(kcpu_emit *e, const kiln_instr *in) {
                             kcpu_addr(e, kcpu_i_out(in, 0))};
     return kcpu_e_call(e, in, "kcpu_k_matmul_any", gargs, 10);
   }
+  int64_t lanes = kcpu_vector_lanes(e);
+  LLVMValueRef bpk = NULL;
+  if (batch == 1) /* op(B)(k, n) = B[k*N + n] */
+    bpk = kcpu_perf_prepack(e, kcpu_i_in(in, 1), 1, 0, N, K, 1, N, kcpu_gemm_nr(lanes));
   LLVMValueRef args[] = {kcpu_i64(e, batch),
                          aoff,
                          boff,
@@ -85,17 +97,19 @@ kiln_status kcpu_emit_MatMul(kcpu_emit *e, const kiln_instr *in) {
                          kcpu_i64(e, K),
                          kcpu_addr(e, kcpu_i_in(in, 0)),
                          kcpu_addr(e, kcpu_i_in(in, 1)),
+                         bpk ? bpk : kcpu_e_null(e),
                          kcpu_addr(e, kcpu_i_out(in, 0)),
-                         kcpu_i64(e, kcpu_vector_lanes(e)),
+                         kcpu_i64(e, act),
+                         kcpu_i64(e, lanes),
                          kcpu_pool(e)};
-  return kcpu_e_call(e, in, "kcpu_k_matmul", args, 11);
+  return kcpu_e_call(e, in, "kcpu_k_matmul_ex", args, 13);
 }
 
 bool kcpu_supports_Gemm(const kiln_node *n) {
   const kiln_type *a = kcpu_n_in(n, 0), *b = kcpu_n_in(n, 1), *c = kcpu_n_in(n, 2);
   return a && b && a->rank == 2 && b->rank == 2 && (!c || c->rank <= 2) &&
          (kcpu_n_all_elem(n, KILN_F32) || kcpu_n_all_elem(n, KILN_F64) ||
-          kcpu_n_all_elem(n, KILN_F16));
+          kcpu_n_all_elem(n, KILN_F16) || kcpu_n_all_elem(n, KILN_BF16));
 }
 
 kiln_status kcpu_emit_Gemm(kcpu_emit *e, const kiln_instr *in) {
@@ -113,6 +127,10 @@ kiln_status kcpu_emit_Gemm(kcpu_emit *e, const kiln_instr *in) {
     c_rs = cm == 1 ? 0 : cn;
     c_cs = cn == 1 ? 0 : 1;
   }
+  int64_t act;
+  if (!kcpu_perf_act(at, &act) || (act != KCPU_ACT_NONE && a->elem != KILN_F32))
+    return kcpu_e_fail(in, "activation '%s' is not supported",
+                       kiln_attrs_string_or(at, "activation", ""));
   if (a->elem != KILN_F32) { /* f64 / f16: in double, one rounding */
     LLVMValueRef gargs[] = {kcpu_i64(e, a->elem),
                             kcpu_i64(e, M),
@@ -130,6 +148,10 @@ kiln_status kcpu_emit_Gemm(kcpu_emit *e, const kiln_instr *in) {
                             kcpu_addr(e, kcpu_i_out(in, 0))};
     return kcpu_e_call(e, in, "kcpu_k_gemm_any", gargs, 14);
   }
+  /* op(B)(k, n) = tb ? B[n*K + k] : B[k*N + n] */
+  int64_t lanes = kcpu_vector_lanes(e);
+  LLVMValueRef bpk = kcpu_perf_prepack(e, kcpu_i_in(in, 1), 1, 0, N, K, tb ? K : 1, tb ? 1 : N,
+                                       kcpu_gemm_nr(lanes));
   LLVMValueRef args[] = {kcpu_i64(e, M),
                          kcpu_i64(e, N),
                          kcpu_i64(e, K),
@@ -139,11 +161,13 @@ kiln_status kcpu_emit_Gemm(kcpu_emit *e, const kiln_instr *in) {
                          kcpu_i64(e, ta),
                          kcpu_addr(e, kcpu_i_in(in, 1)),
                          kcpu_i64(e, tb),
+                         bpk ? bpk : kcpu_e_null(e),
                          kcpu_e_ptr(e, kcpu_i_in(in, 2)),
                          kcpu_i64(e, c_rs),
                          kcpu_i64(e, c_cs),
                          kcpu_addr(e, kcpu_i_out(in, 0)),
-                         kcpu_i64(e, kcpu_vector_lanes(e)),
+                         kcpu_i64(e, act),
+                         kcpu_i64(e, lanes),
                          kcpu_pool(e)};
-  return kcpu_e_call(e, in, "kcpu_k_gemm", args, 15);
+  return kcpu_e_call(e, in, "kcpu_k_gemm_ex", args, 17);
 }

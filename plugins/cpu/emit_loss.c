@@ -6,7 +6,7 @@
 #include <string.h>
 
 static bool kcpu_loss_float(kiln_elem e) {
-  return e == KILN_F32 || e == KILN_F64 || e == KILN_F16;
+  return e == KILN_F32 || e == KILN_F64 || e == KILN_F16 || e == KILN_BF16;
 }
 
 static bool kcpu_loss_int(kiln_elem e) {

@@ -7,7 +7,7 @@
 #include <string.h>
 
 static bool kcpu_m_numeric(kiln_elem e) {
-  return e != KILN_BF16 && e != KILN_BOOL && e < KILN_ELEM_COUNT;
+  return e != KILN_BOOL && e < KILN_ELEM_COUNT;
 }
 
 static bool kcpu_m_index(kiln_elem e) {
@@ -22,7 +22,8 @@ static bool kcpu_m_plain(const kiln_type *t) {
 bool kcpu_supports_Det(const kiln_node *n) {
   const kiln_type *x = kcpu_n_in(n, 0);
   return x && x->rank >= 2 && x->dims[x->rank - 1] == x->dims[x->rank - 2] &&
-         (x->elem == KILN_F32 || x->elem == KILN_F64 || x->elem == KILN_F16) &&
+         (x->elem == KILN_F32 || x->elem == KILN_F64 || x->elem == KILN_F16 ||
+          x->elem == KILN_BF16) &&
          kcpu_n_all_elem(n, x->elem);
 }
 
@@ -68,7 +69,7 @@ kiln_status kcpu_emit_TopK(kcpu_emit *e, const kiln_instr *in) {
 /* ---- ScatterElements, ScatterND ---- */
 static int kcpu_m_red(const kiln_attrs *a) {
   const char *r = kiln_attrs_string_or(a, "reduction", "none");
-  return !strcmp(r, "none") ? 0
+  return !strcmp(r, "none")  ? 0
          : !strcmp(r, "add") ? 1
          : !strcmp(r, "mul") ? 2
          : !strcmp(r, "max") ? 3

@@ -33,8 +33,7 @@ static bool kcpu_nd_win(const kiln_attrs *a, const kiln_type *x, const kiln_type
     return false;
   int64_t sp = w->sp = x->rank - 2, pads[2 * KCPU_ND_MAX], opad[KCPU_ND_MAX];
   if (!kcpu_nd_list(a, "strides", sp, 1, w->s) || !kcpu_nd_list(a, "dilations", sp, 1, w->d) ||
-      !kcpu_nd_list(a, "pads", 2 * sp, 0, pads) ||
-      !kcpu_nd_list(a, "output_padding", sp, 0, opad))
+      !kcpu_nd_list(a, "pads", 2 * sp, 0, pads) || !kcpu_nd_list(a, "output_padding", sp, 0, opad))
     return false;
   const char *ap = kiln_attrs_string_or(a, "auto_pad", "NOTSET");
   bool upper = !strcmp(ap, "SAME_UPPER"), lower = !strcmp(ap, "SAME_LOWER");
@@ -72,7 +71,7 @@ static bool kcpu_nd_win(const kiln_attrs *a, const kiln_type *x, const kiln_type
 }
 
 static bool kcpu_nd_float(kiln_elem e) {
-  return e == KILN_F32 || e == KILN_F64 || e == KILN_F16;
+  return e == KILN_F32 || e == KILN_F64 || e == KILN_F16 || e == KILN_BF16;
 }
 
 static bool kcpu_nd_same(const kiln_node *n, kiln_elem el, uint32_t n_in) {

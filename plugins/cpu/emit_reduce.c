@@ -12,9 +12,15 @@ static bool kcpu_red_type_ok(kiln_elem t, int op) {
   case KILN_F32:
   case KILN_F64:
   case KILN_F16: /* through f32 (kernels/reduce.c) */
+  case KILN_BF16:
     return true;
   case KILN_BOOL:
     return op == RMAX || op == RMIN;
+  case KILN_U64: /* through i64: only the ops whose low bits agree */
+    return op == RSUM || op == RPROD || op == RSUMSQ;
+  case KILN_I16:
+  case KILN_U16:
+  case KILN_U32:
   case KILN_I32:
   case KILN_I64:
     return op == RSUM || op == RMAX || op == RMIN || op == RPROD || op == RSUMSQ || op == RL1;
@@ -87,17 +93,7 @@ static bool kcpu_arg_ok(const kiln_node *n) {
   const kiln_type *x = kcpu_n_in(n, 0);
   if (!x || x->quantized || x->rank == 0)
     return false;
-  switch (x->elem) {
-  case KILN_F32:
-  case KILN_F64:
-  case KILN_I32:
-  case KILN_I64:
-  case KILN_I8:
-  case KILN_U8:
-    return true;
-  default:
-    return false;
-  }
+  return x->elem < KILN_ELEM_COUNT; /* other types: the generic kernel */
 }
 
 static kiln_status kcpu_arg_emit(kcpu_emit *e, const kiln_instr *in, int64_t is_max) {
@@ -130,9 +126,16 @@ kiln_status kcpu_emit_ArgMin(kcpu_emit *e, const kiln_instr *in) {
   return kcpu_arg_emit(e, in, 0);
 }
 
+/* f64, f16 and bf16 go to the generic kernels (kernels/normx.c). */
+static bool kcpu_other_float(const kiln_node *n) {
+  const kiln_type *x = kcpu_n_in(n, 0);
+  return x && (x->elem == KILN_F64 || x->elem == KILN_F16 || x->elem == KILN_BF16) &&
+         kcpu_n_all_elem(n, x->elem);
+}
+
 static bool kcpu_sm_ok(const kiln_node *n) {
   const kiln_type *x = kcpu_n_in(n, 0);
-  return x && x->rank >= 1 && kcpu_n_all_elem(n, KILN_F32);
+  return x && x->rank >= 1 && (kcpu_n_all_elem(n, KILN_F32) || kcpu_other_float(n));
 }
 
 static kiln_status kcpu_sm_emit(kcpu_emit *e, const kiln_instr *in, int64_t log) {
@@ -140,6 +143,16 @@ static kiln_status kcpu_sm_emit(kcpu_emit *e, const kiln_instr *in, int64_t log)
   int64_t ax;
   if (!kcpu_e_axis(kiln_attrs_int_or(kiln_instr_attrs(in), "axis", -1), x->rank, &ax))
     return kcpu_e_fail(in, "axis out of range");
+  if (x->elem != KILN_F32) {
+    LLVMValueRef gargs[] = {kcpu_i64(e, x->elem),
+                            kcpu_addr(e, kcpu_i_in(in, 0)),
+                            kcpu_addr(e, kcpu_i_out(in, 0)),
+                            kcpu_i64(e, kcpu_e_prod(x->dims, 0, (uint32_t)ax)),
+                            kcpu_i64(e, x->dims[ax]),
+                            kcpu_i64(e, kcpu_e_prod(x->dims, (uint32_t)ax + 1, x->rank)),
+                            kcpu_i64(e, log)};
+    return kcpu_e_call(e, in, "kcpu_k_softmax_any", gargs, 7);
+  }
   LLVMValueRef args[] = {kcpu_addr(e, kcpu_i_in(in, 0)),
                          kcpu_addr(e, kcpu_i_out(in, 0)),
                          kcpu_i64(e, kcpu_e_prod(x->dims, 0, (uint32_t)ax)),
@@ -170,12 +183,13 @@ bool kcpu_supports_LayerNormalization(const kiln_node *n) {
       !kcpu_e_axis(kiln_attrs_int_or(kiln_node_attrs(n), "axis", -1), x->rank, &ax))
     return false;
   if (!kcpu_n_all_elem(n, KILN_F32)) { /* f64 / f16: the generic kernel */
-    if ((x->elem != KILN_F64 && x->elem != KILN_F16) || x->quantized || s->elem != x->elem ||
-        (b && b->elem != x->elem) || kcpu_n_out(n, 0)->elem != x->elem)
+    if ((x->elem != KILN_F64 && x->elem != KILN_F16 && x->elem != KILN_BF16) || x->quantized ||
+        s->elem != x->elem || (b && b->elem != x->elem) || kcpu_n_out(n, 0)->elem != x->elem)
       return false;
     for (uint32_t i = 1; i < kiln_node_result_count(n); i++) {
       const kiln_type *t = kcpu_n_out(n, i);
-      if (t && t->elem != KILN_F32 && t->elem != KILN_F64 && t->elem != KILN_F16)
+      if (t && t->elem != KILN_F32 && t->elem != KILN_F64 && t->elem != KILN_F16 &&
+          t->elem != KILN_BF16)
         return false;
     }
   }
@@ -191,7 +205,7 @@ kiln_status kcpu_emit_LayerNormalization(kcpu_emit *e, const kiln_instr *in) {
     return kcpu_e_fail(in, "axis out of range");
   if (x->elem != KILN_F32) {
     uint32_t nr = kiln_instr_result_count(in);
-    const kiln_type *mt = nr > 1 && kcpu_i_out(in, 1) ? kcpu_i_out_type(in, 1)
+    const kiln_type *mt = nr > 1 && kcpu_i_out(in, 1)   ? kcpu_i_out_type(in, 1)
                           : nr > 2 && kcpu_i_out(in, 2) ? kcpu_i_out_type(in, 2)
                                                         : x;
     LLVMValueRef gargs[] = {kcpu_i64(e, x->elem),
@@ -222,7 +236,8 @@ kiln_status kcpu_emit_LayerNormalization(kcpu_emit *e, const kiln_instr *in) {
 
 bool kcpu_supports_BatchNormalization(const kiln_node *n) {
   const kiln_type *x = kcpu_n_in(n, 0);
-  if (!x || x->rank < 2 || kiln_node_result_count(n) != 1 || !kcpu_n_all_elem(n, KILN_F32))
+  if (!x || x->rank < 2 || kiln_node_result_count(n) != 1 ||
+      !(kcpu_n_all_elem(n, KILN_F32) || kcpu_other_float(n)))
     return false;
   for (uint32_t i = 1; i < 5; i++) {
     const kiln_type *p = kcpu_n_in(n, i);
@@ -234,6 +249,21 @@ bool kcpu_supports_BatchNormalization(const kiln_node *n) {
 
 kiln_status kcpu_emit_BatchNormalization(kcpu_emit *e, const kiln_instr *in) {
   const kiln_type *x = kcpu_i_in_type(in, 0);
+  if (x->elem != KILN_F32) {
+    LLVMValueRef gargs[] = {
+        kcpu_i64(e, x->elem),
+        kcpu_addr(e, kcpu_i_in(in, 0)),
+        kcpu_addr(e, kcpu_i_in(in, 1)),
+        kcpu_addr(e, kcpu_i_in(in, 2)),
+        kcpu_addr(e, kcpu_i_in(in, 3)),
+        kcpu_addr(e, kcpu_i_in(in, 4)),
+        kcpu_addr(e, kcpu_i_out(in, 0)),
+        kcpu_i64(e, x->dims[0]),
+        kcpu_i64(e, x->dims[1]),
+        kcpu_i64(e, kcpu_e_prod(x->dims, 2, x->rank)),
+        kcpu_f64(e, kiln_attrs_float_or(kiln_instr_attrs(in), "epsilon", 1e-5))};
+    return kcpu_e_call(e, in, "kcpu_k_batchnorm_any", gargs, 11);
+  }
   LLVMValueRef args[] = {
       kcpu_addr(e, kcpu_i_in(in, 0)),
       kcpu_addr(e, kcpu_i_in(in, 1)),

@@ -50,8 +50,8 @@ static bool rs_config(const kiln_attrs *a, const kiln_type *x, const kiln_type *
   if ((r->mode = rs_pick(kiln_attrs_string_or(a, "mode", "nearest"), modes, 3)) < 0 ||
       (r->ctm = rs_pick(kiln_attrs_string_or(a, "coordinate_transformation_mode", "half_pixel"),
                         ctms, 7)) < 0 ||
-      (r->nearest = rs_pick(kiln_attrs_string_or(a, "nearest_mode", "round_prefer_floor"), nms,
-                            4)) < 0)
+      (r->nearest =
+           rs_pick(kiln_attrs_string_or(a, "nearest_mode", "round_prefer_floor"), nms, 4)) < 0)
     return false;
   r->antialias = kiln_attrs_int_or(a, "antialias", 0) != 0 && r->mode != RS_NEAREST;
   r->a = kiln_attrs_float_or(a, "cubic_coeff_a", -0.75);
@@ -218,7 +218,7 @@ static void rs_taps(const rs_cfg *r, double xo, double scale, int64_t in, int nt
 }
 
 static bool rs_elem_ok(kiln_elem e) {
-  return e != KILN_BF16 && e != KILN_BOOL;
+  return e != KILN_BOOL;
 }
 
 bool kcpu_supports_Resize(const kiln_node *n) {

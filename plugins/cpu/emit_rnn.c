@@ -99,7 +99,7 @@ static bool kcpu_rnn_ok(const kiln_node *n) {
   if (!x || !w || !r || x->rank != 3 || w->rank != 3 || r->rank != 3 || x->quantized)
     return false;
   kiln_elem el = x->elem;
-  if (el != KILN_F32 && el != KILN_F64 && el != KILN_F16)
+  if (el != KILN_F32 && el != KILN_F64 && el != KILN_F16 && el != KILN_BF16)
     return false;
   for (uint32_t i = 0; i < kcpu_n_inputs(n); i++) {
     const kiln_type *t = kcpu_n_in(n, i);

@@ -22,16 +22,18 @@ typedef struct ew_gen {
   LLVMContextRef ctx;
   LLVMModuleRef mod;
   LLVMBuilderRef b;
-  LLVMTypeRef ty;     /* element type of the computation */
-  LLVMTypeRef st;     /* as stored in memory (half for f16, else ty) */
+  LLVMTypeRef ty; /* element type of the computation */
+  LLVMTypeRef st; /* as stored in memory (half for f16, i16 for bf16, else ty) */
+  bool bf16;
   LLVMTypeRef out_ty; /* of the result in memory (i8 for bool) */
   kiln_elem elem;
 } ew_gen;
 
-/* f16 is stored as half and computed in f32 (one rounding per op's
- * result, like the reference's round-to-f16 of each kind's output). */
+/* f16 (stored as half) and bf16 (stored as i16: the top half of an f32)
+ * are computed in f32, one rounding per loop's result, like the
+ * reference's rounding of each kind's output. */
 static bool ew_is_float(kiln_elem el) {
-  return el == KILN_F32 || el == KILN_F64 || el == KILN_F16;
+  return el == KILN_F32 || el == KILN_F64 || el == KILN_F16 || el == KILN_BF16;
 }
 static bool ew_is_int(kiln_elem el) {
   return el == KILN_I8 || el == KILN_U8 || el == KILN_I16 || el == KILN_U16 || el == KILN_I32 ||
@@ -375,11 +377,11 @@ static LLVMValueRef ew_binary(ew_gen *g, kiln_node_kind k, LLVMValueRef a, LLVMV
     LLVMValueRef d = LLVMBuildSelect(b, bad, one, c, "");
     LLVMValueRef r = sg ? LLVMBuildSRem(b, a, d, "") : LLVMBuildURem(b, a, d, "");
     if (sg && k == KILN_NODE_Mod) { /* floored: the sign of the divisor */
-      LLVMValueRef fix = LLVMBuildAnd(
-          b, LLVMBuildICmp(b, LLVMIntNE, r, zero, ""),
-          LLVMBuildICmp(b, LLVMIntNE, LLVMBuildICmp(b, LLVMIntSLT, r, zero, ""),
-                        LLVMBuildICmp(b, LLVMIntSLT, d, zero, ""), ""),
-          "");
+      LLVMValueRef fix =
+          LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntNE, r, zero, ""),
+                       LLVMBuildICmp(b, LLVMIntNE, LLVMBuildICmp(b, LLVMIntSLT, r, zero, ""),
+                                     LLVMBuildICmp(b, LLVMIntSLT, d, zero, ""), ""),
+                       "");
       r = LLVMBuildSelect(b, fix, LLVMBuildAdd(b, r, d, ""), r, "");
     }
     return LLVMBuildSelect(b, bad, zero, r, "");
@@ -387,11 +389,11 @@ static LLVMValueRef ew_binary(ew_gen *g, kiln_node_kind k, LLVMValueRef a, LLVMV
   if (k == KILN_NODE_Mod || (int)k == KCPU_EW_FMOD) {
     LLVMValueRef r = LLVMBuildFRem(b, a, c, ""), zero = ew_fconst(g, 0.0);
     if (k == KILN_NODE_Mod) {
-      LLVMValueRef fix = LLVMBuildAnd(
-          b, LLVMBuildFCmp(b, LLVMRealUNE, r, zero, ""),
-          LLVMBuildICmp(b, LLVMIntNE, LLVMBuildFCmp(b, LLVMRealOLT, r, zero, ""),
-                        LLVMBuildFCmp(b, LLVMRealOLT, c, zero, ""), ""),
-          "");
+      LLVMValueRef fix =
+          LLVMBuildAnd(b, LLVMBuildFCmp(b, LLVMRealUNE, r, zero, ""),
+                       LLVMBuildICmp(b, LLVMIntNE, LLVMBuildFCmp(b, LLVMRealOLT, r, zero, ""),
+                                     LLVMBuildFCmp(b, LLVMRealOLT, c, zero, ""), ""),
+                       "");
       r = LLVMBuildSelect(b, fix, LLVMBuildFAdd(b, r, c, ""), r, "");
     }
     return r;
@@ -513,7 +515,27 @@ static LLVMValueRef ew_gep(ew_gen *g, LLVMValueRef base, LLVMValueRef idx) {
 /* Load an input element as the computation type. */
 static LLVMValueRef ew_load(ew_gen *g, LLVMValueRef p) {
   LLVMValueRef v = LLVMBuildLoad2(g->b, g->st, p, "");
+  if (g->bf16) {
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(g->ctx);
+    v = LLVMBuildShl(g->b, LLVMBuildZExt(g->b, v, i32, ""), LLVMConstInt(i32, 16, 0), "");
+    return LLVMBuildBitCast(g->b, v, g->ty, "");
+  }
   return g->st == g->ty ? v : LLVMBuildFPExt(g->b, v, g->ty, "");
+}
+
+/* f32 to bf16 bits: round to nearest even; NaN stays a quiet NaN. */
+static LLVMValueRef ew_to_bf16(ew_gen *g, LLVMValueRef f) {
+  LLVMBuilderRef b = g->b;
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(g->ctx), i16 = LLVMInt16TypeInContext(g->ctx);
+  LLVMValueRef u = LLVMBuildBitCast(b, f, i32, "");
+  LLVMValueRef lsb = LLVMBuildAnd(b, LLVMBuildLShr(b, u, LLVMConstInt(i32, 16, 0), ""),
+                                  LLVMConstInt(i32, 1, 0), "");
+  LLVMValueRef r = LLVMBuildAdd(b, u, LLVMBuildAdd(b, lsb, LLVMConstInt(i32, 0x7fff, 0), ""), "");
+  LLVMValueRef rounded = LLVMBuildLShr(b, r, LLVMConstInt(i32, 16, 0), "");
+  LLVMValueRef nan_bits = LLVMBuildOr(b, LLVMBuildLShr(b, u, LLVMConstInt(i32, 16, 0), ""),
+                                      LLVMConstInt(i32, 0x40, 0), "");
+  LLVMValueRef is_nan = LLVMBuildFCmp(b, LLVMRealUNO, f, f, "");
+  return LLVMBuildTrunc(b, LLVMBuildSelect(b, is_nan, nan_bits, rounded, ""), i16, "");
 }
 
 /* Build `void worker(ptr ctx, i64 begin, i64 end)`; ctx holds the output
@@ -605,7 +627,7 @@ static LLVMValueRef ew_worker(ew_gen *g, const ew_space *sp, uint32_t n_in,
   }
   LLVMValueRef res = stack[0];
   if (g->out_ty != LLVMTypeOf(res))
-    res = LLVMBuildFPTrunc(b, res, g->out_ty, "");
+    res = g->bf16 ? ew_to_bf16(g, res) : LLVMBuildFPTrunc(b, res, g->out_ty, "");
   LLVMBuildStore(b, res, LLVMBuildInBoundsGEP2(b, g->out_ty, obase, &t, 1, ""));
   LLVMValueRef t1 = LLVMBuildAdd(b, t, ew_i64(g, 1), "");
   LLVMBuildBr(b, colh);
@@ -665,6 +687,7 @@ kiln_status kcpu_emit_elementwise(kcpu_emit *e, const kiln_instr *in, const kiln
   switch (el) {
   case KILN_F32:
   case KILN_F16:
+  case KILN_BF16:
     ty = LLVMFloatTypeInContext(C);
     break;
   case KILN_F64:
@@ -676,10 +699,15 @@ kiln_status kcpu_emit_elementwise(kcpu_emit *e, const kiln_instr *in, const kiln
   }
   LLVMBuilderRef eb = kcpu_builder(e);
   LLVMBasicBlockRef at = LLVMGetInsertBlock(eb);
-  st = el == KILN_F16 ? LLVMHalfTypeInContext(C) : ty;
-  /* f16 computes as f32: the math helpers pick their f32 forms */
-  ew_gen g = {.e = e, .ctx = C, .mod = kcpu_module(e), .ty = ty, .st = st,
-              .elem = el == KILN_F16 ? KILN_F32 : el};
+  st = el == KILN_F16 ? LLVMHalfTypeInContext(C) : el == KILN_BF16 ? LLVMInt16TypeInContext(C) : ty;
+  /* f16 and bf16 compute as f32: the math helpers pick their f32 forms */
+  ew_gen g = {.e = e,
+              .ctx = C,
+              .mod = kcpu_module(e),
+              .ty = ty,
+              .st = st,
+              .bf16 = el == KILN_BF16,
+              .elem = el == KILN_F16 || el == KILN_BF16 ? KILN_F32 : el};
   g.out_ty = to_bool ? LLVMInt8TypeInContext(C) : st;
   g.b = LLVMCreateBuilderInContext(C);
   LLVMValueRef worker = ew_worker(&g, &sp, n_in, ops, n_ops, kcpu_next_id(e));

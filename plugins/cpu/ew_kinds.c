@@ -225,3 +225,36 @@ kiln_status kcpu_emit_BitShift(kcpu_emit *e, const kiln_instr *in) {
                             kiln_instr_index(in));
   return ew_attr_binary_emit(e, in, op);
 }
+
+/* HardSigmoid = min(1, max(0, alpha*x + beta)) as one loop: one rounding
+ * for f16 / bf16 results instead of one per lowered step. */
+static void ew_hardsigmoid_body(const kiln_attrs *a, kiln_fused_op *ops) {
+  ops[0] = (kiln_fused_op){.kind = KILN_FUSED_INPUT, .input = 0};
+  ops[1] = (kiln_fused_op){.kind = KILN_FUSED_CONST, .value = kiln_attrs_float_or(a, "alpha", 0.2)};
+  ops[2] = (kiln_fused_op){.kind = KILN_NODE_Mul};
+  ops[3] = (kiln_fused_op){.kind = KILN_FUSED_CONST, .value = kiln_attrs_float_or(a, "beta", 0.5)};
+  ops[4] = (kiln_fused_op){.kind = KILN_NODE_Add};
+  ops[5] = (kiln_fused_op){.kind = KILN_FUSED_CONST, .value = 0.0};
+  ops[6] = (kiln_fused_op){.kind = KILN_NODE_Max};
+  ops[7] = (kiln_fused_op){.kind = KILN_FUSED_CONST, .value = 1.0};
+  ops[8] = (kiln_fused_op){.kind = KILN_NODE_Min};
+}
+
+bool kcpu_supports_HardSigmoid(const kiln_node *n) {
+  kiln_fused_op ops[9];
+  ew_hardsigmoid_body(kiln_node_attrs(n), ops);
+  if (kiln_node_input_count(n) != 1 || kiln_node_result_count(n) != 1)
+    return false;
+  const kiln_type *x = kiln_value_type(kiln_node_input(n, 0));
+  const kiln_type *y = kiln_value_type(kiln_node_result(n, 0));
+  return !x->quantized && !y->quantized && x->elem == y->elem &&
+         (x->elem == KILN_F32 || x->elem == KILN_F64 || x->elem == KILN_F16 ||
+          x->elem == KILN_BF16) &&
+         kcpu_ew_supported(x->elem, ops, 9);
+}
+
+kiln_status kcpu_emit_HardSigmoid(kcpu_emit *e, const kiln_instr *in) {
+  kiln_fused_op ops[9];
+  ew_hardsigmoid_body(kiln_instr_attrs(in), ops);
+  return kcpu_emit_elementwise(e, in, ops, 9);
+}

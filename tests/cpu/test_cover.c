@@ -26,7 +26,7 @@ static void kc_vs_interp(const char *text, double rtol, double atol) {
 }
 
 START_TEST(libm_unary_kinds) {
-  static const char *const kinds[] = {"Atan", "Asin",  "Acos", "Acosh", "Asinh",
+  static const char *const kinds[] = {"Atan",  "Asin", "Acos", "Acosh", "Asinh",
                                       "Atanh", "Cosh", "Sinh", "Tan"};
   for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
     for (int f64 = 0; f64 < 2; f64++) {

@@ -120,8 +120,8 @@ int kcpu_k_convtransposend(int64_t elem, const void *X, const void *W, const voi
  * [-pb, in+pe) instead. */
 void kcpu_k_poolnd(int64_t elem, const void *X, void *Y, int64_t *Ind, int64_t NC, int64_t sp,
                    const int64_t *idims, const int64_t *odims, const int64_t *kdims,
-                   const int64_t *strides, const int64_t *dil, const int64_t *pb,
-                   const int64_t *pe, int64_t mode, int64_t count_include_pad, int64_t col_major) {
+                   const int64_t *strides, const int64_t *dil, const int64_t *pb, const int64_t *pe,
+                   int64_t mode, int64_t count_include_pad, int64_t col_major) {
   int64_t isz = kcpu_nd_prod(idims, sp), osz = kcpu_nd_prod(odims, sp),
           ksz = kcpu_nd_prod(kdims, sp);
   int64_t oc[KCPU_ND_MAX], kc[KCPU_ND_MAX];

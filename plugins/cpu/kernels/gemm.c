@@ -10,7 +10,6 @@
 
 #include <string.h>
 
-#define KCPU_KC 256
 #define KCPU_MC 144  /* multiple of every MR below */
 #define KCPU_NC 2048 /* multiple of every NR below */
 
@@ -92,24 +91,36 @@ static inline float kcpu_epi1(const kcpu_gemm_desc *d, float v, int64_t m, int64
   return v;
 }
 
+/* The micro-kernel's rows are spelled out by these macros rather than
+ * looped over: the library is compiled with -fno-unroll-loops, which marks
+ * every loop unroll-disabled, and a rolled row loop would keep the
+ * accumulators in memory (a load and a store around every FMA). Spelled
+ * out, they are MR x 2 named vectors that stay in registers. */
+#define KCPU_ROWS6(X, A) X(A, 0) X(A, 1) X(A, 2) X(A, 3) X(A, 4) X(A, 5)
+#define KCPU_ROWS12(X, A) KCPU_ROWS6(X, A) X(A, 6) X(A, 7) X(A, 8) X(A, 9) X(A, 10) X(A, 11)
+#define KCPU_UKR_DECL(VT, r) VT c0_##r = {0}, c1_##r = {0};
+#define KCPU_UKR_FMA(MR, r)                                                                        \
+  {                                                                                                \
+    float av_##r = a[k * (MR) + (r)];                                                              \
+    c0_##r += av_##r * b0;                                                                         \
+    c1_##r += av_##r * b1;                                                                         \
+  }
+#define KCPU_UKR_SPILL(unused, r)                                                                  \
+  acc0[r] = c0_##r;                                                                                \
+  acc1[r] = c1_##r;
+
 /* One micro-kernel + blocked driver per (vector type, lanes, rows). */
-#define KCPU_GEMM_VARIANT(SUF, VT, VU, VI, L, MR)                                                  \
+#define KCPU_GEMM_VARIANT(SUF, VT, VU, VI, L, MR, ROWS)                                            \
   static void kcpu_ukr_##SUF(int64_t kc, const float *restrict a, const float *restrict b,         \
                              float *restrict c, int64_t ldc, int64_t mr, int64_t nr, int load_c,   \
                              const kcpu_gemm_desc *ep, int64_t m0, int64_t n0) {                   \
-    VT acc0[MR], acc1[MR];                                                                         \
-    for (int r = 0; r < MR; r++) {                                                                 \
-      acc0[r] = (VT){0};                                                                           \
-      acc1[r] = (VT){0};                                                                           \
-    }                                                                                              \
+    ROWS(KCPU_UKR_DECL, VT)                                                                        \
     for (int64_t k = 0; k < kc; k++) {                                                             \
       VT b0 = *(const VT *)(b + k * 2 * L), b1 = *(const VT *)(b + k * 2 * L + L);                 \
-      for (int r = 0; r < MR; r++) {                                                               \
-        float av = a[k * MR + r];                                                                  \
-        acc0[r] += av * b0;                                                                        \
-        acc1[r] += av * b1;                                                                        \
-      }                                                                                            \
+      ROWS(KCPU_UKR_FMA, MR)                                                                       \
     }                                                                                              \
+    VT acc0[MR], acc1[MR];                                                                         \
+    ROWS(KCPU_UKR_SPILL, 0)                                                                        \
     if (mr == MR && nr == 2 * L) {                                                                 \
       for (int r = 0; r < MR; r++) {                                                               \
         float *cr = c + r * ldc;                                                                   \
@@ -170,13 +181,21 @@ static inline float kcpu_epi1(const kcpu_gemm_desc *d, float v, int64_t m, int64
         int64_t k0 = kb * KCPU_KC, kc = kcpu_min(KCPU_KC, K - k0);                                 \
         int load_c = kb > 0 || d->accumulate;                                                      \
         const kcpu_gemm_desc *ep = kb == nkb - 1 ? d : NULL;                                       \
-        pack_b(d, Bp, k0, kc, jc, nc, NR);                                                         \
+        const float *Bb = Bp;                                                                      \
+        if (d->Bpk)                                                                                \
+          Bb = d->Bpk + k0 * ((d->N + NR - 1) / NR * NR) + jc * kc;                                \
+        else                                                                                       \
+          pack_b(d, Bp, k0, kc, jc, nc, NR);                                                       \
         for (int64_t ic = m0; ic < m1; ic += KCPU_MC) {                                            \
           int64_t mc = kcpu_min(KCPU_MC, m1 - ic);                                                 \
-          kcpu_pack_a(d, Ap, ic, mc, k0, kc, MR);                                                  \
+          const float *Ab = Ap;                                                                    \
+          if (d->Apk)                                                                              \
+            Ab = d->Apk + k0 * ((d->M + MR - 1) / MR * MR) + ic * kc;                              \
+          else                                                                                     \
+            kcpu_pack_a(d, Ap, ic, mc, k0, kc, MR);                                                \
           for (int64_t jr = 0; jr < nc; jr += NR)                                                  \
             for (int64_t ir = 0; ir < mc; ir += MR)                                                \
-              kcpu_ukr_##SUF(kc, Ap + ir * kc, Bp + jr * kc, d->C + (ic + ir) * d->ldc + jc + jr,  \
+              kcpu_ukr_##SUF(kc, Ab + ir * kc, Bb + jr * kc, d->C + (ic + ir) * d->ldc + jc + jr,  \
                              d->ldc, kcpu_min(MR, mc - ir), kcpu_min(NR, nc - jr), load_c, ep,     \
                              ic + ir, jc + jr);                                                    \
         }                                                                                          \
@@ -184,9 +203,9 @@ static inline float kcpu_epi1(const kcpu_gemm_desc *d, float v, int64_t m, int64
     }                                                                                              \
   }
 
-KCPU_GEMM_VARIANT(16, v16f, v16u, v16i, 16, 12)
-KCPU_GEMM_VARIANT(8, v8f, v8u, v8i, 8, 6)
-KCPU_GEMM_VARIANT(4, v4f, v4u, v4i, 4, 6)
+KCPU_GEMM_VARIANT(16, v16f, v16u, v16i, 16, 12, KCPU_ROWS12)
+KCPU_GEMM_VARIANT(8, v8f, v8u, v8i, 8, 6, KCPU_ROWS6)
+KCPU_GEMM_VARIANT(4, v4f, v4u, v4i, 4, 6, KCPU_ROWS6)
 
 static int64_t kcpu_lanes_norm(int64_t lanes) {
   return lanes >= 16 ? 16 : lanes >= 8 ? 8 : 4;
@@ -297,16 +316,28 @@ void kcpu_k_sgemm(int64_t M, int64_t N, int64_t K, float alpha, const float *A, 
 
 typedef struct kcpu_matmul_ctx {
   const int64_t *a_off, *b_off;
-  int64_t M, N, K, lanes;
-  const float *A, *B;
+  int64_t M, N, K, act, lanes;
+  const float *A, *B, *Bpk;
   float *C;
 } kcpu_matmul_ctx;
 
 static void kcpu_matmul_one(const kcpu_matmul_ctx *c, int64_t b, struct kcpu_pool *pool) {
   int64_t ao = c->a_off ? c->a_off[b] : b * c->M * c->K;
   int64_t bo = c->b_off ? c->b_off[b] : b * c->K * c->N;
-  kcpu_k_sgemm(c->M, c->N, c->K, 1.0f, c->A + ao, c->K, 0, c->B + bo, c->N, 0,
-               c->C + b * c->M * c->N, c->N, 0, NULL, NULL, NULL, 0, KCPU_ACT_NONE, c->lanes, pool);
+  kcpu_gemm_desc d = {.M = c->M,
+                      .N = c->N,
+                      .K = c->K,
+                      .alpha = 1.0f,
+                      .A = c->A + ao,
+                      .lda = c->K,
+                      .B = c->B + bo,
+                      .ldb = c->N,
+                      .Bpk = c->Bpk,
+                      .C = c->C + b * c->M * c->N,
+                      .ldc = c->N,
+                      .act = c->act,
+                      .lanes = c->lanes};
+  kcpu_gemm_run(&d, pool);
 }
 
 static void kcpu_matmul_fn(void *ctx, int64_t b, int64_t e) {
@@ -314,10 +345,11 @@ static void kcpu_matmul_fn(void *ctx, int64_t b, int64_t e) {
     kcpu_matmul_one(ctx, i, NULL);
 }
 
-void kcpu_k_matmul(int64_t batch, const int64_t *a_off, const int64_t *b_off, int64_t M, int64_t N,
-                   int64_t K, const float *A, const float *B, float *C, int64_t lanes,
-                   struct kcpu_pool *pool) {
-  kcpu_matmul_ctx c = {a_off, b_off, M, N, K, lanes, A, B, C};
+/* Bpk (only with one B for every batch) is op(B) prepacked. */
+void kcpu_k_matmul_ex(int64_t batch, const int64_t *a_off, const int64_t *b_off, int64_t M,
+                      int64_t N, int64_t K, const float *A, const float *B, const float *Bpk,
+                      float *C, int64_t act, int64_t lanes, struct kcpu_pool *pool) {
+  kcpu_matmul_ctx c = {a_off, b_off, M, N, K, act, lanes, A, B, Bpk, C};
   int64_t T = kcpu_pool_threads(pool);
   if (batch >= 2 * T || (batch >= T && batch % T == 0)) {
     kcpu_parallel_for(pool, batch, kcpu_matmul_fn, &c);
@@ -327,9 +359,16 @@ void kcpu_k_matmul(int64_t batch, const int64_t *a_off, const int64_t *b_off, in
     kcpu_matmul_one(&c, b, pool);
 }
 
-void kcpu_k_gemm(int64_t M, int64_t N, int64_t K, float alpha, float beta, const float *A,
-                 int64_t trans_a, const float *B, int64_t trans_b, const float *Cb, int64_t c_rs,
-                 int64_t c_cs, float *Y, int64_t lanes, struct kcpu_pool *pool) {
+void kcpu_k_matmul(int64_t batch, const int64_t *a_off, const int64_t *b_off, int64_t M, int64_t N,
+                   int64_t K, const float *A, const float *B, float *C, int64_t lanes,
+                   struct kcpu_pool *pool) {
+  kcpu_k_matmul_ex(batch, a_off, b_off, M, N, K, A, B, NULL, C, KCPU_ACT_NONE, lanes, pool);
+}
+
+void kcpu_k_gemm_ex(int64_t M, int64_t N, int64_t K, float alpha, float beta, const float *A,
+                    int64_t trans_a, const float *B, int64_t trans_b, const float *Bpk,
+                    const float *Cb, int64_t c_rs, int64_t c_cs, float *Y, int64_t act,
+                    int64_t lanes, struct kcpu_pool *pool) {
   int64_t acc = 0;
   const float *bias_col = NULL;
   if (Cb && beta != 0.0f) {
@@ -342,6 +381,29 @@ void kcpu_k_gemm(int64_t M, int64_t N, int64_t K, float alpha, float beta, const
       acc = 1;
     }
   }
-  kcpu_k_sgemm(M, N, K, alpha, A, trans_a ? M : K, trans_a, B, trans_b ? K : N, trans_b, Y, N, acc,
-               bias_col, NULL, NULL, 0, KCPU_ACT_NONE, lanes, pool);
+  kcpu_gemm_desc d = {.M = M,
+                      .N = N,
+                      .K = K,
+                      .alpha = alpha,
+                      .A = A,
+                      .lda = trans_a ? M : K,
+                      .trans_a = trans_a,
+                      .B = B,
+                      .ldb = trans_b ? K : N,
+                      .trans_b = trans_b,
+                      .Bpk = Bpk,
+                      .C = Y,
+                      .ldc = N,
+                      .accumulate = acc,
+                      .bias_col = bias_col,
+                      .act = act,
+                      .lanes = lanes};
+  kcpu_gemm_run(&d, pool);
+}
+
+void kcpu_k_gemm(int64_t M, int64_t N, int64_t K, float alpha, float beta, const float *A,
+                 int64_t trans_a, const float *B, int64_t trans_b, const float *Cb, int64_t c_rs,
+                 int64_t c_cs, float *Y, int64_t lanes, struct kcpu_pool *pool) {
+  kcpu_k_gemm_ex(M, N, K, alpha, beta, A, trans_a, B, trans_b, NULL, Cb, c_rs, c_cs, Y,
+                 KCPU_ACT_NONE, lanes, pool);
 }

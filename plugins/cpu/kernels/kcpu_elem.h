@@ -57,8 +57,26 @@ static inline uint16_t kcpu_e_f2h(float f) {
   return (uint16_t)(s | r);
 }
 
+/* bf16: the top half of an f32; stores round to nearest even, NaN stays
+ * quiet. */
+static inline float kcpu_e_bf2f(uint16_t h) {
+  uint32_t u = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+static inline uint16_t kcpu_e_f2bf(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u)
+    return (uint16_t)((u >> 16) | 0x40);
+  u += 0x7fffu + ((u >> 16) & 1);
+  return (uint16_t)(u >> 16);
+}
+
 static inline int kcpu_e_is_float(int64_t t) {
-  return t == KCPU_F32 || t == KCPU_F64 || t == KCPU_F16;
+  return t == KCPU_F32 || t == KCPU_F64 || t == KCPU_F16 || t == KCPU_BF16;
 }
 
 static inline int64_t kcpu_e_size(int64_t t) {
@@ -89,6 +107,8 @@ static inline double kcpu_e_ldf(int64_t t, const void *p, int64_t i) {
     return ((const float *)p)[i];
   case KCPU_F16:
     return kcpu_e_h2f(((const uint16_t *)p)[i]);
+  case KCPU_BF16:
+    return kcpu_e_bf2f(((const uint16_t *)p)[i]);
   case KCPU_I8:
     return ((const int8_t *)p)[i];
   case KCPU_U8:
@@ -149,6 +169,9 @@ static inline void kcpu_e_stf(int64_t t, void *p, int64_t i, double v) {
     return;
   case KCPU_F16:
     ((uint16_t *)p)[i] = kcpu_e_f2h((float)v);
+    return;
+  case KCPU_BF16:
+    ((uint16_t *)p)[i] = kcpu_e_f2bf((float)v);
     return;
   default: {
     int64_t q = v != v ? 0 : v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : (int64_t)v;

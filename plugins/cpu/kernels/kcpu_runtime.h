@@ -188,8 +188,8 @@ int kcpu_k_convtransposend(int64_t elem, const void *X, const void *W, const voi
  * count_include_pad). */
 void kcpu_k_poolnd(int64_t elem, const void *X, void *Y, int64_t *Ind, int64_t NC, int64_t sp,
                    const int64_t *idims, const int64_t *odims, const int64_t *kdims,
-                   const int64_t *strides, const int64_t *dil, const int64_t *pb,
-                   const int64_t *pe, int64_t mode, int64_t count_include_pad, int64_t col_major);
+                   const int64_t *strides, const int64_t *dil, const int64_t *pb, const int64_t *pe,
+                   int64_t mode, int64_t count_include_pad, int64_t col_major);
 /* kcpu_k_matmul's contract for any numeric type. */
 void kcpu_k_matmul_any(int64_t elem, int64_t batch, const int64_t *a_off, const int64_t *b_off,
                        int64_t M, int64_t N, int64_t K, const void *A, const void *B, void *C);
@@ -208,8 +208,8 @@ void kcpu_k_scatter_elements(int64_t elem, const void *data, int64_t idx_elem, c
                              const void *upd, void *y, int64_t rank, const int64_t *ddims,
                              const int64_t *idims, int64_t axis, int64_t red);
 void kcpu_k_scatter_nd(int64_t elem, const void *data, int64_t idx_elem, const void *idx,
-                       const void *upd, void *y, int64_t rank, const int64_t *ddims,
-                       int64_t n_idx, int64_t k, int64_t red);
+                       const void *upd, void *y, int64_t rank, const int64_t *ddims, int64_t n_idx,
+                       int64_t k, int64_t red);
 /* out (a's type) = a ** b over dims[rank] with broadcast strides. */
 void kcpu_k_pow_mixed(int64_t at, const void *a, const int64_t *a_st, int64_t bt, const void *b,
                       const int64_t *b_st, void *out, int64_t rank, const int64_t *dims);
@@ -218,8 +218,7 @@ void kcpu_k_dynquant(const float *x, uint8_t *y, float *scale_out, uint8_t *zp_o
  * st[j*n_lab + l] is input j's stride for label l. At most 3 inputs and
  * 32 labels. */
 void kcpu_k_einsum(int64_t elem, int64_t n_in, const void *x0, const void *x1, const void *x2,
-                   void *y, int64_t n_lab, int64_t n_out, const int64_t *ldims,
-                   const int64_t *st);
+                   void *y, int64_t n_lab, int64_t n_out, const int64_t *ldims, const int64_t *st);
 
 /* ---- resize.c ---- */
 /* Resize by per-axis tap tables: for axis d and result index o, taps
@@ -242,12 +241,18 @@ int kcpu_k_rnn(int64_t elem, int64_t gates, const void *X, const void *W, const 
                int64_t reverse, int64_t layout1, int64_t lbr, int64_t input_forget, double clip,
                const int64_t *act, const int64_t *ab);
 
-/* ---- normx.c: f64 / f16 LayerNormalization and Gemm, in double ---- */
+/* ---- normx.c: f64 / f16 / bf16 LayerNormalization, BatchNormalization,
+ * Softmax and Gemm, in double ---- */
 /* Rows of n; scale/bias have n entries; st: element type of mean_out and
  * inv_out (either may be NULL, like bias). */
-void kcpu_k_layernorm_any(int64_t elem, const void *x, const void *scale, const void *bias,
-                          void *y, int64_t st, void *mean_out, void *inv_out, int64_t rows,
-                          int64_t n, double eps);
+void kcpu_k_layernorm_any(int64_t elem, const void *x, const void *scale, const void *bias, void *y,
+                          int64_t st, void *mean_out, void *inv_out, int64_t rows, int64_t n,
+                          double eps);
+void kcpu_k_batchnorm_any(int64_t elem, const void *x, const void *scale, const void *bias,
+                          const void *mean, const void *var, void *y, int64_t N, int64_t C,
+                          int64_t inner, double eps);
+void kcpu_k_softmax_any(int64_t elem, const void *x, void *y, int64_t outer, int64_t n,
+                        int64_t inner, int64_t log_);
 /* kcpu_k_gemm's contract for any float type. */
 void kcpu_k_gemm_any(int64_t elem, int64_t M, int64_t N, int64_t K, double alpha, double beta,
                      const void *A, int64_t ta, const void *B, int64_t tb, const void *C,

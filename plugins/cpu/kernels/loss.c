@@ -9,10 +9,9 @@
 /* red: 0 none (y is [N, inner]), 1 sum, 2 mean (y is a scalar). A target
  * outside [0, C) that is not ignored contributes nothing: the reference
  * rejects it, and a kernel cannot fail. Mean over zero weight is 0/0. */
-static void kcpu_nll_core(int64_t xt, const void *logp, int64_t tt, const void *target,
-                          int64_t wt, const void *weight, int64_t yt, void *y, int64_t N,
-                          int64_t C, int64_t inner, int64_t red, int64_t has_ignore,
-                          int64_t ignore) {
+static void kcpu_nll_core(int64_t xt, const void *logp, int64_t tt, const void *target, int64_t wt,
+                          const void *weight, int64_t yt, void *y, int64_t N, int64_t C,
+                          int64_t inner, int64_t red, int64_t has_ignore, int64_t ignore) {
   double total = 0.0, wsum = 0.0;
   for (int64_t b = 0; b < N; b++)
     for (int64_t i = 0; i < inner; i++) {
@@ -61,8 +60,7 @@ int kcpu_k_sce(int64_t xt, const void *x, int64_t tt, const void *target, int64_
         lp[idx] = kcpu_e_ldf(xt, x, idx) - mx - ls;
       }
     }
-  kcpu_nll_core(KCPU_F64, lp, tt, target, wt, weight, xt, y, N, C, inner, red, has_ignore,
-                ignore);
+  kcpu_nll_core(KCPU_F64, lp, tt, target, wt, weight, xt, y, N, C, inner, red, has_ignore, ignore);
   if (logp_out)
     for (int64_t i = 0; i < total; i++)
       kcpu_e_stf(xt, logp_out, i, lp[i]);

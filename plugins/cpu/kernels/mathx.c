@@ -77,8 +77,7 @@ void kcpu_k_dynquant(const float *x, uint8_t *y, float *scale_out, uint8_t *zp_o
  * per label (st[j*n_lab + l], 0 where the input lacks the label or
  * broadcasts it). Floats sum in double, integers in wrapping int64. */
 void kcpu_k_einsum(int64_t elem, int64_t n_in, const void *x0, const void *x1, const void *x2,
-                   void *y, int64_t n_lab, int64_t n_out, const int64_t *ldims,
-                   const int64_t *st) {
+                   void *y, int64_t n_lab, int64_t n_out, const int64_t *ldims, const int64_t *st) {
   const void *xs[3] = {x0, x1, x2};
   int64_t c[32] = {0}, ny = 1, ns = 1;
   for (int64_t l = 0; l < n_out; l++)

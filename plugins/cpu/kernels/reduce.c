@@ -238,26 +238,35 @@ KCPU_RED_FLOAT(double, f64, sqrt, log, exp)
 KCPU_RED_INT(int32_t, i32, INT32_MIN, INT32_MAX)
 KCPU_RED_INT(int64_t, i64, INT64_MIN, INT64_MAX)
 
-/* f16 reduces through f32 copies of input and result (one rounding at
- * the end, like the reference's double accumulation rounded to f16). */
-static int kcpu_reduce_f16(int64_t op, const uint16_t *x, uint16_t *y, int64_t rank,
-                           const int64_t *dims, int64_t red_mask) {
+/* f16 and bf16 reduce through f32 copies of input and result (one
+ * rounding at the end, like the reference's double accumulation rounded
+ * to the type); 16-bit and unsigned 32/64-bit integers through i64 copies
+ * (wrapping sums and products give the same low bits). */
+static int kcpu_reduce_via(int64_t elem, int64_t via, int64_t op, const void *x, void *y,
+                           int64_t rank, const int64_t *dims, int64_t red_mask) {
   int64_t n = 1, m = 1;
   for (int64_t d = 0; d < rank; d++) {
     n *= dims[d];
     if (!(red_mask >> d & 1))
       m *= dims[d];
   }
-  float *fx = kcpu_alloc((n ? n : 1) * (int64_t)sizeof(float));
-  float *fy = kcpu_alloc((m ? m : 1) * (int64_t)sizeof(float));
+  int64_t vs = kcpu_e_size(via);
+  void *fx = kcpu_alloc((n ? n : 1) * vs), *fy = kcpu_alloc((m ? m : 1) * vs);
   int rc = -1;
   if (fx && fy) {
-    for (int64_t i = 0; i < n; i++)
-      fx[i] = kcpu_e_h2f(x[i]);
-    rc = kcpu_k_reduce(KCPU_F32, op, fx, fy, rank, dims, red_mask);
-    if (rc == 0)
-      for (int64_t i = 0; i < m; i++)
-        y[i] = kcpu_e_f2h(fy[i]);
+    for (int64_t i = 0; i < n; i++) {
+      if (via == KCPU_F32)
+        ((float *)fx)[i] = (float)kcpu_e_ldf(elem, x, i);
+      else
+        ((int64_t *)fx)[i] = kcpu_e_ldi(elem, x, i);
+    }
+    rc = kcpu_k_reduce(via, op, fx, fy, rank, dims, red_mask);
+    for (int64_t i = 0; rc == 0 && i < m; i++) {
+      if (via == KCPU_F32)
+        kcpu_e_stf(elem, y, i, ((float *)fy)[i]);
+      else
+        kcpu_e_sti(elem, y, i, ((int64_t *)fy)[i]);
+    }
   }
   kcpu_free(fx);
   kcpu_free(fy);
@@ -268,8 +277,11 @@ int kcpu_k_reduce(int64_t elem, int64_t op, const void *x, void *y, int64_t rank
                   const int64_t *dims, int64_t red_mask) {
   if (rank > KCPU_RMAX)
     return -1;
-  if (elem == KCPU_F16)
-    return kcpu_reduce_f16(op, x, y, rank, dims, red_mask);
+  if (elem == KCPU_F16 || elem == KCPU_BF16)
+    return kcpu_reduce_via(elem, KCPU_F32, op, x, y, rank, dims, red_mask);
+  if (elem == KCPU_I16 || elem == KCPU_U16 || elem == KCPU_U32 ||
+      (elem == KCPU_U64 && (op == KCPU_RED_SUM || op == KCPU_RED_PROD || op == KCPU_RED_SUMSQ)))
+    return kcpu_reduce_via(elem, KCPU_I64, op, x, y, rank, dims, red_mask);
   if (elem == KCPU_BOOL) /* 0/1 bytes: max is any, min is all */
     elem = KCPU_U8;
   kcpu_rshape s;
@@ -338,6 +350,32 @@ KCPU_ARG(int64_t, i64)
 KCPU_ARG(int8_t, i8)
 KCPU_ARG(uint8_t, u8)
 
+/* Other types compare through double (exact but for 64-bit integers
+ * beyond 2^53); NaN counts as the extreme, as above. */
+static void kcpu_arg_any(int64_t elem, int64_t is_max, int64_t last, const void *x, int64_t *y,
+                         int64_t outer, int64_t n, int64_t inner) {
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t i = 0; i < inner; i++) {
+      int64_t base = o * n * inner + i, bi = 0;
+      double best = kcpu_e_ldf(elem, x, base);
+      for (int64_t k = 1; k < n; k++) {
+        double v = kcpu_e_ldf(elem, x, base + k * inner);
+        int better;
+        if (best != best)
+          better = last && v != v;
+        else if (v != v)
+          better = 1;
+        else
+          better = is_max ? (last ? v >= best : v > best) : (last ? v <= best : v < best);
+        if (better) {
+          best = v;
+          bi = k;
+        }
+      }
+      y[o * inner + i] = bi;
+    }
+}
+
 int kcpu_k_argminmax(int64_t elem, int64_t is_max, int64_t select_last, const void *x, int64_t *y,
                      int64_t outer, int64_t n, int64_t inner) {
   switch (elem) {
@@ -360,6 +398,7 @@ int kcpu_k_argminmax(int64_t elem, int64_t is_max, int64_t select_last, const vo
     kcpu_arg_u8(is_max, select_last, x, y, outer, n, inner);
     return 0;
   default:
-    return -1;
+    kcpu_arg_any(elem, is_max, select_last, x, y, outer, n, inner);
+    return 0;
   }
 }

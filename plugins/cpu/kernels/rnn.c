@@ -120,7 +120,8 @@ static void kcpu_rnn_step(const kcpu_rnn *r, int64_t d, int64_t xo, double *h, d
       double po = r->P ? kcpu_rl(r, r->P, d * 3 * H + H + j) : 0;
       double pf = r->P ? kcpu_rl(r, r->P, d * 3 * H + 2 * H + j) : 0;
       double ig = kcpu_act(r, f, xw[j] + hr[j] + pi * c[j]);
-      double fg = r->input_forget ? 1 - ig : kcpu_act(r, f, xw[2 * H + j] + hr[2 * H + j] + pf * c[j]);
+      double fg =
+          r->input_forget ? 1 - ig : kcpu_act(r, f, xw[2 * H + j] + hr[2 * H + j] + pf * c[j]);
       double cc = kcpu_act(r, f + 1, xw[3 * H + j] + hr[3 * H + j]);
       double cn = fg * c[j] + ig * cc;
       double og = kcpu_act(r, f, xw[H + j] + hr[H + j] + po * cn);
@@ -143,10 +144,26 @@ int kcpu_k_rnn(int64_t elem, int64_t gates, const void *X, const void *W, const 
                const void *c0, const void *P, void *Y, void *Yh, void *Yc, const int64_t *dims,
                int64_t reverse, int64_t layout1, int64_t lbr, int64_t input_forget, double clip,
                const int64_t *act, const int64_t *ab) {
-  kcpu_rnn r = {.elem = elem, .G = gates, .S = dims[0], .B = dims[1], .I = dims[2], .H = dims[3],
-                .D = dims[4], .layout1 = layout1, .lbr = lbr, .input_forget = input_forget,
-                .clip = clip, .act = act, .X = X, .W = W, .R = R, .Bias = Bias, .h0 = h0,
-                .c0 = c0, .P = P, .Y = Y};
+  kcpu_rnn r = {.elem = elem,
+                .G = gates,
+                .S = dims[0],
+                .B = dims[1],
+                .I = dims[2],
+                .H = dims[3],
+                .D = dims[4],
+                .layout1 = layout1,
+                .lbr = lbr,
+                .input_forget = input_forget,
+                .clip = clip,
+                .act = act,
+                .X = X,
+                .W = W,
+                .R = R,
+                .Bias = Bias,
+                .h0 = h0,
+                .c0 = c0,
+                .P = P,
+                .Y = Y};
   for (int i = 0; i < 6; i++) {
     memcpy(&r.al[i], &ab[i], sizeof(double));
     memcpy(&r.be[i], &ab[6 + i], sizeof(double));

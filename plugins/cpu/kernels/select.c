@@ -113,8 +113,8 @@ void kcpu_k_scatter_elements(int64_t elem, const void *data, int64_t idx_elem, c
  * of length k, the slice y[tuple, ...] of `slice` elements (op)= the
  * matching slice of upd. */
 void kcpu_k_scatter_nd(int64_t elem, const void *data, int64_t idx_elem, const void *idx,
-                       const void *upd, void *y, int64_t rank, const int64_t *ddims,
-                       int64_t n_idx, int64_t k, int64_t red) {
+                       const void *upd, void *y, int64_t rank, const int64_t *ddims, int64_t n_idx,
+                       int64_t k, int64_t red) {
   int64_t dn = 1, es = kcpu_e_size(elem), slice = 1;
   for (int64_t d = 0; d < rank; d++)
     dn *= ddims[d];

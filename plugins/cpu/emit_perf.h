@@ -1,0 +1,26 @@
+/* plugins/cpu/emit_perf.h: compile-time helpers of the GEMM-based emitters
+ * (emit_linalg.c, emit_conv.c): constant weights packed once into the
+ * engine's panel layout, and the fused activation attribute. Private to the
+ * cpu plugin. */
+#ifndef KCPU_EMIT_PERF_H
+#define KCPU_EMIT_PERF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "emit.h"
+
+/* When w is a weight embedded in the module (JIT; bundles keep weights
+ * external and get NULL), a private constant global holding `groups`
+ * matrices packed one after the other in the prepacked layout of
+ * kernels/gemm_impl.h with unit U: matrix g's element (i, k), i < R,
+ * k < K, is w[g*gstride + i*rs + k*ks]. NULL (a C NULL) when not
+ * applicable or out of memory: the kernel then packs at run time. */
+LLVMValueRef kcpu_perf_prepack(kcpu_emit *e, const kiln_buffer *w, int64_t groups, int64_t gstride,
+                               int64_t R, int64_t K, int64_t rs, int64_t ks, int64_t U);
+
+/* The kernel library's activation code for the node's `activation`
+ * attribute (absent: none); false for one the GEMM epilogue lacks. */
+bool kcpu_perf_act(const kiln_attrs *a, int64_t *act);
+
+#endif

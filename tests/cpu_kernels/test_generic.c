@@ -1,0 +1,218 @@
+/* tests/cpu_kernels/test_generic.c: the type-generic kernels (losses,
+ * N-D and transposed convolution, pooling with indices, any-type MatMul,
+ * Det, TopK, scatters, Pow with mixed types, Einsum, Resize tables, RNN)
+ * and the f16 / bf16 conversions, against hand-computed values or naive
+ * references written here. */
+#include "tk.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "kcpu_elem.h"
+
+START_TEST(half_conversions) {
+  /* exact values survive; ties round to even; overflow is inf */
+  const float v[] = {0.0f, 1.0f, -2.5f, 65504.0f, 6.103515625e-05f, 5.960464477539063e-08f};
+  for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+    ck_assert_float_eq(kcpu_e_h2f(kcpu_e_f2h(v[i])), v[i]);
+  ck_assert_uint_eq(kcpu_e_f2h(1.0f + 1.0f / 2048), 0x3c00); /* tie -> even */
+  ck_assert_uint_eq(kcpu_e_f2h(1.0f + 3.0f / 2048), 0x3c02); /* tie -> even */
+  ck_assert_uint_eq(kcpu_e_f2h(70000.0f), 0x7c00);           /* inf */
+  ck_assert_uint_eq(kcpu_e_f2bf(1.0f + 1.0f / 256), 0x3f80); /* tie -> even */
+  ck_assert_uint_eq(kcpu_e_f2bf(1.0f + 3.0f / 256), 0x3f82); /* tie -> even */
+  ck_assert_float_eq(kcpu_e_bf2f(0xc040), -3.0f);
+}
+END_TEST
+
+START_TEST(nll_and_sce) {
+  /* logp [2, 3]: rows pick classes 2 and 0 -> losses 3 and 4 */
+  float lp[6] = {-1, -2, -3, -4, -5, -6}, y[2];
+  int64_t t[2] = {2, 0};
+  kcpu_k_nll(KCPU_F32, lp, KCPU_I64, t, KCPU_F32, NULL, y, 2, 3, 1, 0, 0, 0);
+  ck_assert_float_eq(y[0], 3);
+  ck_assert_float_eq(y[1], 4);
+  float w[3] = {0.5f, 1, 2};
+  kcpu_k_nll(KCPU_F32, lp, KCPU_I64, t, KCPU_F32, w, y, 2, 3, 1, 2, 0, 0);
+  /* (3*2 + 4*0.5) / (2 + 0.5) = 3.2 */
+  ck_assert_float_eq_tol(y[0], 3.2f, 1e-6f);
+  /* SCE of equal scores: log_prob = -log 3 everywhere */
+  float s[6] = {1, 1, 1, 1, 1, 1}, lpo[6];
+  ck_assert_int_eq(kcpu_k_sce(KCPU_F32, s, KCPU_I64, t, KCPU_F32, NULL, y, lpo, 2, 3, 1, 1, 0, 0),
+                   0);
+  ck_assert_float_eq_tol(y[0], 2 * logf(3), 1e-6f);
+  ck_assert_float_eq_tol(lpo[4], -logf(3), 1e-6f);
+}
+END_TEST
+
+/* Naive transposed convolution, 1-D, one group, for comparison. */
+static void naive_convt1d(const float *x, const float *w, float *y, int64_t C, int64_t M, int64_t L,
+                          int64_t K, int64_t s, int64_t pb, int64_t O) {
+  for (int64_t i = 0; i < M * O; i++)
+    y[i] = 0;
+  for (int64_t c = 0; c < C; c++)
+    for (int64_t l = 0; l < L; l++)
+      for (int64_t m = 0; m < M; m++)
+        for (int64_t k = 0; k < K; k++) {
+          int64_t o = l * s - pb + k;
+          if (o >= 0 && o < O)
+            y[m * O + o] += x[c * L + l] * w[(c * M + m) * K + k];
+        }
+}
+
+START_TEST(conv_nd_and_transposed) {
+  /* 1-D conv: x = 1..5, w = [1, 0, -1], pad 1: y[o] = x[o-1] - x[o+1] */
+  float x[5] = {1, 2, 3, 4, 5}, w3[3] = {1, 0, -1}, y[5];
+  int64_t in = 5, out = 5, k = 3, one = 1, pad = 1;
+  kcpu_k_convnd(KCPU_F32, x, w3, NULL, y, 1, 1, 1, 1, 1, &in, &out, &k, &one, &one, &pad);
+  const float want[5] = {-2, -2, -2, -2, 4};
+  for (int i = 0; i < 5; i++)
+    ck_assert_float_eq(y[i], want[i]);
+  /* transposed: stride 2, pad 1, 2 in-channels, 3 out-channels */
+  float xt[2 * 4], wt[2 * 3 * 3], yt[3 * 8], ref[3 * 8];
+  tk_fill(xt, 8, 1);
+  tk_fill(wt, 18, 2);
+  int64_t L = 4, O = 8, s = 2, pb = 1, K = 3;
+  ck_assert_int_eq(
+      kcpu_k_convtransposend(KCPU_F32, xt, wt, NULL, yt, 1, 2, 3, 1, 1, &L, &O, &K, &s, &one, &pb),
+      0);
+  naive_convt1d(xt, wt, ref, 2, 3, L, K, s, pb, O);
+  for (int i = 0; i < 24; i++)
+    ck_assert_float_eq_tol(yt[i], ref[i], 1e-6f);
+}
+END_TEST
+
+START_TEST(pool_with_indices) {
+  /* 3-D max over a 2x2x2 cube: the max 7 is at flat index 6; average 3.5 */
+  float x[8] = {0, 1, 2, 3, 4, 5, 7, 6}, y;
+  int64_t ind, d2[3] = {2, 2, 2}, d1[3] = {1, 1, 1}, z[3] = {0, 0, 0};
+  kcpu_k_poolnd(KCPU_F32, x, &y, &ind, 1, 3, d2, d1, d2, d1, d1, z, z, 0, 0, 0);
+  ck_assert_float_eq(y, 7);
+  ck_assert_int_eq(ind, 6);
+  /* column-major: (1,1,0) -> 1 + 2*1 + 4*0 = 3 */
+  kcpu_k_poolnd(KCPU_F32, x, &y, &ind, 1, 3, d2, d1, d2, d1, d1, z, z, 0, 0, 1);
+  ck_assert_int_eq(ind, 3);
+  kcpu_k_poolnd(KCPU_F32, x, &y, NULL, 1, 3, d2, d1, d2, d1, d1, z, z, 1, 0, 0);
+  ck_assert_float_eq(y, 3.5f);
+  /* u8 max */
+  uint8_t xb[4] = {3, 250, 7, 9}, yb;
+  int64_t l4 = 4, l1 = 1;
+  kcpu_k_poolnd(KCPU_U8, xb, &yb, NULL, 1, 1, &l4, &l1, &l4, &l1, &l1, z, z, 0, 0, 0);
+  ck_assert_uint_eq(yb, 250);
+}
+END_TEST
+
+START_TEST(matmul_any_det) {
+  /* i32 [2,3] x [3,2] */
+  int32_t a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {7, 8, 9, 10, 11, 12}, c[4];
+  kcpu_k_matmul_any(KCPU_I32, 1, NULL, NULL, 2, 2, 3, a, b, c);
+  ck_assert_int_eq(c[0], 58);
+  ck_assert_int_eq(c[1], 64);
+  ck_assert_int_eq(c[2], 139);
+  ck_assert_int_eq(c[3], 154);
+  double da[6] = {1, 2, 3, 4, 5, 6}, db[6] = {7, 8, 9, 10, 11, 12}, dc[4];
+  kcpu_k_matmul_any(KCPU_F64, 1, NULL, NULL, 2, 2, 3, da, db, dc);
+  ck_assert_double_eq(dc[3], 154);
+  /* det of [[0, 2, 1], [1, 0, 0], [0, 1, 3]] = -(2*3 - 1*1) = -5 */
+  double m[9] = {0, 2, 1, 1, 0, 0, 0, 1, 3}, d;
+  ck_assert_int_eq(kcpu_k_det(KCPU_F64, m, &d, 1, 3), 0);
+  ck_assert_double_eq_tol(d, -5, 1e-12);
+}
+END_TEST
+
+START_TEST(topk_scatter) {
+  /* [1, 5, 2] over 5: largest 2 of each inner column */
+  float x[10] = {1, 9, 4, 8, 4, 7, 2, 6, 0, 5}, v[4];
+  int64_t idx[4];
+  ck_assert_int_eq(kcpu_k_topk(KCPU_F32, x, v, idx, 1, 5, 2, 2, 1), 0);
+  /* column 0: 1 4 4 2 0 -> 4 (1), 4 (2); column 1: 9 8 7 6 5 -> 9 (0), 8 (1) */
+  ck_assert_float_eq(v[0], 4);
+  ck_assert_int_eq(idx[0], 1);
+  ck_assert_float_eq(v[2], 4);
+  ck_assert_int_eq(idx[2], 2);
+  ck_assert_int_eq(idx[1], 0);
+  ck_assert_int_eq(idx[3], 1);
+  /* ScatterElements axis 1 with add and a negative index */
+  float d[6] = {1, 2, 3, 4, 5, 6}, u[2] = {10, 20}, y[6];
+  int64_t ii[2] = {-1, 0}, dd[2] = {2, 3}, id[2] = {2, 1};
+  kcpu_k_scatter_elements(KCPU_F32, d, KCPU_I64, ii, u, y, 2, dd, id, 1, 1);
+  const float want[6] = {1, 2, 13, 24, 5, 6};
+  for (int i = 0; i < 6; i++)
+    ck_assert_float_eq(y[i], want[i]);
+  /* ScatterND replaces row 1 of [3, 2] */
+  float d2[6] = {0, 0, 0, 0, 0, 0}, u2[2] = {7, 8};
+  int64_t i2[1] = {1}, dims2[2] = {3, 2};
+  kcpu_k_scatter_nd(KCPU_F32, d2, KCPU_I64, i2, u2, d2, 2, dims2, 1, 1, 0);
+  ck_assert_float_eq(d2[2], 7);
+  ck_assert_float_eq(d2[3], 8);
+  ck_assert_float_eq(d2[0], 0);
+}
+END_TEST
+
+START_TEST(pow_einsum_resize) {
+  int64_t a[3] = {2, -3, 5}, st1[1] = {1}, st0[1] = {0}, dims[1] = {3}, out[3];
+  int32_t e[1] = {3};
+  kcpu_k_pow_mixed(KCPU_I64, a, st1, KCPU_I32, e, st0, out, 1, dims);
+  ck_assert_int_eq(out[0], 8);
+  ck_assert_int_eq(out[1], -27);
+  ck_assert_int_eq(out[2], 125);
+  /* einsum "ij,jk->ik" as labels i, k (out) and j (summed) vs naive */
+  float A[6], B[8], C[8], R[8];
+  tk_fill(A, 6, 3);
+  tk_fill(B, 8, 4);
+  int64_t ld[3] = {2, 4, 3}; /* i, k, j */
+  int64_t st[6] = {3, 0, 1, /* A: i*3 + j */ 0, 1, 4 /* B: j*4 + k */};
+  kcpu_k_einsum(KCPU_F32, 2, A, B, NULL, C, 3, 2, ld, st);
+  for (int i = 0; i < 2; i++)
+    for (int k = 0; k < 4; k++) {
+      float acc = 0;
+      for (int j = 0; j < 3; j++)
+        acc += A[i * 3 + j] * B[j * 4 + k];
+      R[i * 4 + k] = acc;
+    }
+  for (int i = 0; i < 8; i++)
+    ck_assert_float_eq_tol(C[i], R[i], 1e-6f);
+  /* resize by table: 2 -> 3, taps (0: 1), (0: 0.5, 1: 0.5), (1: 1), and
+   * an outside index on a second table gives the extrapolation value */
+  float x[2] = {2, 4}, y[3];
+  double w[6] = {1, 0, 0.5, 0.5, 0, 1};
+  int64_t tw[6], ti[6] = {0, 1, 0, 1, 0, 1}, nt = 2, off = 0, in2 = 2, o3 = 3;
+  memcpy(tw, w, sizeof w);
+  kcpu_k_resize(KCPU_F32, x, y, 1, &in2, &o3, &nt, &off, ti, tw, 0, 0.0);
+  ck_assert_float_eq(y[0], 2);
+  ck_assert_float_eq(y[1], 3);
+  ck_assert_float_eq(y[2], 4);
+  ti[2] = -1;
+  kcpu_k_resize(KCPU_F32, x, y, 1, &in2, &o3, &nt, &off, ti, tw, 0, -7.0);
+  ck_assert_float_eq(y[1], -7);
+}
+END_TEST
+
+START_TEST(rnn_one_unit) {
+  /* RNN, H = I = 1, two steps, tanh: h1 = tanh(0.5*1 + 2*0) ,
+   * h2 = tanh(0.5*(-1) + 2*h1) */
+  float X[2] = {1, -1}, W[1] = {0.5f}, R[1] = {2}, Y[2], Yh[1];
+  int64_t dims[5] = {2, 1, 1, 1, 1}, act[6] = {1, 0, 0, 0, 0, 0}, ab[12] = {0};
+  ck_assert_int_eq(kcpu_k_rnn(KCPU_F32, 1, X, W, R, NULL, KCPU_I32, NULL, NULL, NULL, NULL, Y, Yh,
+                              NULL, dims, 0, 0, 0, 0, 0.0, act, ab),
+                   0);
+  double h1 = tanh(0.5), h2 = tanh(-0.5 + 2 * h1);
+  ck_assert_float_eq_tol(Y[0], (float)h1, 1e-6f);
+  ck_assert_float_eq_tol(Y[1], (float)h2, 1e-6f);
+  ck_assert_float_eq_tol(Yh[0], (float)h2, 1e-6f);
+}
+END_TEST
+
+Suite *tk_generic_suite(void) {
+  Suite *s = suite_create("cpu_kernels_generic");
+  TCase *tc = tcase_create("generic");
+  tcase_add_test(tc, half_conversions);
+  tcase_add_test(tc, nll_and_sce);
+  tcase_add_test(tc, conv_nd_and_transposed);
+  tcase_add_test(tc, pool_with_indices);
+  tcase_add_test(tc, matmul_any_det);
+  tcase_add_test(tc, topk_scatter);
+  tcase_add_test(tc, pow_einsum_resize);
+  tcase_add_test(tc, rnn_one_unit);
+  suite_add_tcase(s, tc);
+  return s;
+}
