@@ -5,9 +5,9 @@
  * in a kiln_executable. */
 #include <errno.h>
 #include <stdio.h>
-#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/context.h"
 #include "kiln/passes.h"
@@ -15,9 +15,9 @@
 /* The default pipelines. Graph: clean up, fold constants (ONNX shape
  * arithmetic), fold batch norms, lower what the backend does not run,
  * clean up what lowering made, and fuse activations into their producers and
- * elementwise trees into single nodes where the backend declares it. Instructions: copy elimination, in-place
- * reuse, lifetime shrinking, then the static plan. */
-#define KILN_GRAPH_PIPELINE \
+ * elementwise trees into single nodes where the backend declares it. Instructions: copy
+ * elimination, in-place reuse, lifetime shrinking, then the static plan. */
+#define KILN_GRAPH_PIPELINE                                                                        \
   "dce,cse,fold*,simplify*,bnfold,dce,lower,fold*,simplify*,cse,dce,fuseact,fuse,dce"
 #define KILN_INSTR_PIPELINE "copyelim,inplace,shrink,plan"
 
@@ -342,7 +342,8 @@ static kiln_status compile_any(kiln_context *ctx, const kiln_module *m, const ch
     return kiln_status_make(KILN_OUT_OF_MEMORY, "out of memory creating an executable");
   exe->ctx = ctx;
   exe->plugin = &be->desc;
-  kiln_status s = compile_steps(ctx, m, function, be, opts, run_passes, bundle_dir, bundle_name, exe);
+  kiln_status s =
+      compile_steps(ctx, m, function, be, opts, run_passes, bundle_dir, bundle_name, exe);
   if (s) {
     kiln_executable_destroy(exe);
     return kiln_status_wrap(s, "compiling module '%s' for backend '%s'", kiln_module_name(m),

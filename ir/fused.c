@@ -9,23 +9,43 @@
 
 uint32_t kiln_fused_arity(kiln_node_kind k) {
   switch (k) {
-  case KILN_NODE_Abs: case KILN_NODE_Ceil: case KILN_NODE_Cos: case KILN_NODE_Erf:
-  case KILN_NODE_Exp: case KILN_NODE_Floor: case KILN_NODE_Gelu: case KILN_NODE_Identity:
-  case KILN_NODE_Log: case KILN_NODE_Neg: case KILN_NODE_Reciprocal: case KILN_NODE_Relu:
-  case KILN_NODE_Round: case KILN_NODE_Sigmoid: case KILN_NODE_Sign: case KILN_NODE_Sin:
-  case KILN_NODE_Softplus: case KILN_NODE_Softsign: case KILN_NODE_Sqrt: case KILN_NODE_Tan:
+  case KILN_NODE_Abs:
+  case KILN_NODE_Ceil:
+  case KILN_NODE_Cos:
+  case KILN_NODE_Erf:
+  case KILN_NODE_Exp:
+  case KILN_NODE_Floor:
+  case KILN_NODE_Gelu:
+  case KILN_NODE_Identity:
+  case KILN_NODE_Log:
+  case KILN_NODE_Neg:
+  case KILN_NODE_Reciprocal:
+  case KILN_NODE_Relu:
+  case KILN_NODE_Round:
+  case KILN_NODE_Sigmoid:
+  case KILN_NODE_Sign:
+  case KILN_NODE_Sin:
+  case KILN_NODE_Softplus:
+  case KILN_NODE_Softsign:
+  case KILN_NODE_Sqrt:
+  case KILN_NODE_Tan:
   case KILN_NODE_Tanh:
     return 1;
-  case KILN_NODE_Add: case KILN_NODE_Sub: case KILN_NODE_Mul: case KILN_NODE_Div:
-  case KILN_NODE_Pow: case KILN_NODE_Max: case KILN_NODE_Min:
+  case KILN_NODE_Add:
+  case KILN_NODE_Sub:
+  case KILN_NODE_Mul:
+  case KILN_NODE_Div:
+  case KILN_NODE_Pow:
+  case KILN_NODE_Max:
+  case KILN_NODE_Min:
     return 2;
   default:
     return 0;
   }
 }
 
-kiln_status kiln_fused_parse(const char *body, uint32_t n_inputs, kiln_fused_op *ops,
-                             uint32_t cap, uint32_t *out_n) {
+kiln_status kiln_fused_parse(const char *body, uint32_t n_inputs, kiln_fused_op *ops, uint32_t cap,
+                             uint32_t *out_n) {
   *out_n = 0;
   if (!body)
     return kiln_status_make(KILN_INVALID_ARGUMENT, "fused body: missing");

@@ -494,7 +494,6 @@ static void conf_tolerance(const conf_run *R, const conf_case *c, double *rtol, 
     }
 }
 
-
 /* Compare one output; on mismatch write the reason to msg and return false. */
 /* Same element type and dims; test data stores bfloat16 (and sometimes
  * float16) as uint16, which matches bit for bit. */

@@ -62,10 +62,9 @@ KILN_NODISCARD kiln_status kiln_ir_create(const kiln_allocator *alloc, const cha
 void kiln_ir_destroy(kiln_ir *ir); /* NULL accepted */
 /* Add a buffer. data: weight bytes (borrowed, must outlive the IR), else
  * NULL. io_index: position among inputs or outputs. base/offset: views. */
-KILN_NODISCARD kiln_status kiln_ir_add_buffer(kiln_ir *ir, kiln_buffer_kind kind,
-                                              const char *name, const kiln_type *type,
-                                              const void *data, uint32_t io_index,
-                                              kiln_buffer *base, uint64_t offset,
+KILN_NODISCARD kiln_status kiln_ir_add_buffer(kiln_ir *ir, kiln_buffer_kind kind, const char *name,
+                                              const kiln_type *type, const void *data,
+                                              uint32_t io_index, kiln_buffer *base, uint64_t offset,
                                               kiln_buffer **out);
 /* Append an instruction (or insert before `before` when not NULL).
  * Operands and directions have n entries (NULL operand = absent optional
@@ -106,7 +105,8 @@ const char *kiln_buffer_name(const kiln_buffer *b);
 const kiln_type *kiln_buffer_type(const kiln_buffer *b);
 const void *kiln_buffer_data(const kiln_buffer *b);  /* weights */
 uint32_t kiln_buffer_io_index(const kiln_buffer *b); /* inputs / outputs */
-uint64_t kiln_buffer_offset(const kiln_buffer *b);   /* activations: arena offset; views: offset in base */
+uint64_t
+kiln_buffer_offset(const kiln_buffer *b); /* activations: arena offset; views: offset in base */
 kiln_buffer *kiln_buffer_base(const kiln_buffer *b); /* views */
 uint32_t kiln_buffer_id(const kiln_buffer *b);       /* index in kiln_ir_buffer() order */
 
@@ -125,7 +125,8 @@ uint32_t kiln_instr_index(const kiln_instr *in); /* position in the list */
 KILN_NODISCARD kiln_status kiln_ir_verify(const kiln_ir *ir);
 
 /* Text form of the instruction IR (same conventions as the graph's). */
-KILN_NODISCARD kiln_status kiln_ir_print(const kiln_ir *ir, char **out_text); /* free with kiln_free */
+KILN_NODISCARD kiln_status kiln_ir_print(const kiln_ir *ir,
+                                         char **out_text); /* free with kiln_free */
 /* Parse; weight data written inline in the text is owned by the IR. */
 KILN_NODISCARD kiln_status kiln_ir_parse(const char *text, size_t len, const char *filename,
                                          const kiln_allocator *alloc, kiln_ir **out);

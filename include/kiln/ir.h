@@ -96,9 +96,9 @@ typedef struct kiln_attr_desc {
 #define KILN_ATTR_I(n, v) ((kiln_attr_desc){.name = (n), .kind = KILN_ATTR_INT, .i = (v)})
 #define KILN_ATTR_F(n, v) ((kiln_attr_desc){.name = (n), .kind = KILN_ATTR_FLOAT, .f = (v)})
 #define KILN_ATTR_S(n, v) ((kiln_attr_desc){.name = (n), .kind = KILN_ATTR_STRING, .s = (v)})
-#define KILN_ATTR_IS(n, p, l) \
+#define KILN_ATTR_IS(n, p, l)                                                                      \
   ((kiln_attr_desc){.name = (n), .kind = KILN_ATTR_INTS, .ints = (p), .len = (l)})
-#define KILN_ATTR_FS(n, p, l) \
+#define KILN_ATTR_FS(n, p, l)                                                                      \
   ((kiln_attr_desc){.name = (n), .kind = KILN_ATTR_FLOATS, .floats = (p), .len = (l)})
 #define KILN_ATTR_T(n, v) ((kiln_attr_desc){.name = (n), .kind = KILN_ATTR_TYPE, .type = (v)})
 
@@ -112,18 +112,19 @@ KILN_NODISCARD kiln_status kiln_attrs_create(const kiln_allocator *alloc,
                                              const kiln_attr_desc *descs, uint32_t n,
                                              kiln_attrs **out);
 void kiln_attrs_destroy(const kiln_allocator *alloc, kiln_attrs *a);
-uint32_t kiln_attrs_count(const kiln_attrs *a);          /* NULL -> 0 */
+uint32_t kiln_attrs_count(const kiln_attrs *a); /* NULL -> 0 */
 const kiln_attr *kiln_attrs_at(const kiln_attrs *a, uint32_t i);
 const kiln_attr *kiln_attrs_find(const kiln_attrs *a, const char *name); /* NULL if absent */
 const char *kiln_attr_name(const kiln_attr *a);
 kiln_attr_kind kiln_attr_get_kind(const kiln_attr *a);
-int64_t kiln_attr_int(const kiln_attr *a);       /* INT (FLOAT truncated) */
-double kiln_attr_float(const kiln_attr *a);      /* FLOAT (INT converted) */
-const char *kiln_attr_string(const kiln_attr *a);/* STRING, else "" */
-uint32_t kiln_attr_len(const kiln_attr *a);      /* INTS / FLOATS length */
-const int64_t *kiln_attr_ints(const kiln_attr *a);   /* INTS, else NULL */
-const double *kiln_attr_floats(const kiln_attr *a);  /* FLOATS, else NULL; an empty INTS list reads as empty FLOATS */
-kiln_elem kiln_attr_type(const kiln_attr *a);    /* TYPE */
+int64_t kiln_attr_int(const kiln_attr *a);         /* INT (FLOAT truncated) */
+double kiln_attr_float(const kiln_attr *a);        /* FLOAT (INT converted) */
+const char *kiln_attr_string(const kiln_attr *a);  /* STRING, else "" */
+uint32_t kiln_attr_len(const kiln_attr *a);        /* INTS / FLOATS length */
+const int64_t *kiln_attr_ints(const kiln_attr *a); /* INTS, else NULL */
+const double *kiln_attr_floats(
+    const kiln_attr *a); /* FLOATS, else NULL; an empty INTS list reads as empty FLOATS */
+kiln_elem kiln_attr_type(const kiln_attr *a); /* TYPE */
 /* Lookups with a default for an absent attribute. */
 int64_t kiln_attrs_int_or(const kiln_attrs *a, const char *name, int64_t dflt);
 double kiln_attrs_float_or(const kiln_attrs *a, const char *name, double dflt);
@@ -244,8 +245,7 @@ void kiln_function_set_insert_point(kiln_function *f, kiln_node *n);
  * count used is written to *out_n). Fails naming the reason. */
 KILN_NODISCARD kiln_status kiln_infer_types(kiln_node_kind kind, const kiln_type *const *inputs,
                                             uint32_t n_inputs, const kiln_attrs *attrs,
-                                            uint32_t n_results, kiln_type *out,
-                                            uint32_t *out_n);
+                                            uint32_t n_results, kiln_type *out, uint32_t *out_n);
 
 /* ------------------------------------------------------------------------
  * The body of a FusedElementwise node: an RPN program in a string, tokens
@@ -257,7 +257,7 @@ KILN_NODISCARD kiln_status kiln_infer_types(kiln_node_kind kind, const kiln_type
  * and Add Sub Mul Div Pow Max Min (two operands: the deeper one first).
  * Example: "x0 1.5 Mul 0.5 Add Tanh x1 Mul" = tanh(1.5*x0 + 0.5) * x1. */
 typedef struct kiln_fused_op {
-  int32_t kind;  /* KILN_FUSED_INPUT, KILN_FUSED_CONST, or a kiln_node_kind */
+  int32_t kind;   /* KILN_FUSED_INPUT, KILN_FUSED_CONST, or a kiln_node_kind */
   uint32_t input; /* KILN_FUSED_INPUT: which input */
   double value;   /* KILN_FUSED_CONST: the constant */
 } kiln_fused_op;
@@ -266,8 +266,8 @@ typedef struct kiln_fused_op {
 #define KILN_FUSED_MAX_OPS 256
 /* Parse and check a body (stack discipline, input numbers below n_inputs,
  * allowed kinds, exactly one value left). Writes at most cap ops. */
-KILN_NODISCARD kiln_status kiln_fused_parse(const char *body, uint32_t n_inputs,
-                                            kiln_fused_op *ops, uint32_t cap, uint32_t *out_n);
+KILN_NODISCARD kiln_status kiln_fused_parse(const char *body, uint32_t n_inputs, kiln_fused_op *ops,
+                                            uint32_t cap, uint32_t *out_n);
 /* Arity of an allowed kind in a body (1 or 2), 0 when not allowed. */
 uint32_t kiln_fused_arity(kiln_node_kind k);
 

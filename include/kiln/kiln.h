@@ -56,8 +56,7 @@ void kiln_context_refused(const kiln_context *ctx, uint32_t i, const char **out_
  * backend. m is not changed. opts may be NULL. Caller owns *out. */
 KILN_NODISCARD kiln_status kiln_compile(kiln_context *ctx, const kiln_module *m,
                                         const char *function, const char *backend,
-                                        const kiln_compile_options *opts,
-                                        kiln_executable **out);
+                                        const kiln_compile_options *opts, kiln_executable **out);
 void kiln_executable_destroy(kiln_executable *exe); /* NULL accepted */
 
 /* Compile like kiln_compile, then have the backend write an ahead-of-time
@@ -65,8 +64,8 @@ void kiln_executable_destroy(kiln_executable *exe); /* NULL accepted */
  * making an executable. UNIMPLEMENTED when the backend makes no bundles. */
 KILN_NODISCARD kiln_status kiln_compile_bundle(kiln_context *ctx, const kiln_module *m,
                                                const char *function, const char *backend,
-                                               const kiln_compile_options *opts,
-                                               const char *dir, const char *name);
+                                               const kiln_compile_options *opts, const char *dir,
+                                               const char *name);
 
 typedef struct kiln_io_info {
   const char *name; /* owned by the executable */
@@ -142,8 +141,7 @@ KILN_NODISCARD kiln_status kiln_onnx_load(const char *path, const kiln_onnx_opti
                                           kiln_module **out);
 KILN_NODISCARD kiln_status kiln_onnx_load_memory(const void *data, size_t size,
                                                  const char *base_dir, const char *name_for_errors,
-                                                 const kiln_onnx_options *opts,
-                                                 kiln_module **out);
+                                                 const kiln_onnx_options *opts, kiln_module **out);
 
 /* Evaluate a value of a module whose inputs are all constants (the cone
  * feeding it has no module inputs) on the interpreter backend. Used for

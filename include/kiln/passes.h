@@ -145,8 +145,7 @@ KILN_NODISCARD kiln_status kiln_pass_fuse(kiln_function *f, const kiln_pass_opti
  * single use of a Conv / MatMul / Gemm result becomes that node's
  * `activation` attribute (node_kinds.def), where o->supports_fused(node,
  * activation kind) and then o->supports_node(fused node) accept it. */
-KILN_NODISCARD kiln_status kiln_pass_fuse_activation(kiln_function *f,
-                                                     const kiln_pass_options *o,
+KILN_NODISCARD kiln_status kiln_pass_fuse_activation(kiln_function *f, const kiln_pass_options *o,
                                                      uint32_t *changes);
 
 /* Lowering: rewrite every node the backend (o->supports_node, else the

@@ -58,9 +58,18 @@ typedef struct kiln_device_info {
 } kiln_device_info;
 
 /* Preferred layouts for the layout hook. */
-typedef enum kiln_layout { KILN_LAYOUT_ANY = 0, KILN_LAYOUT_NCHW = 1, KILN_LAYOUT_NHWC = 2 } kiln_layout;
+typedef enum kiln_layout {
+  KILN_LAYOUT_ANY = 0,
+  KILN_LAYOUT_NCHW = 1,
+  KILN_LAYOUT_NHWC = 2
+} kiln_layout;
 
-typedef enum kiln_log_level { KILN_LOG_DEBUG = 0, KILN_LOG_INFO = 1, KILN_LOG_WARN = 2, KILN_LOG_ERROR = 3 } kiln_log_level;
+typedef enum kiln_log_level {
+  KILN_LOG_DEBUG = 0,
+  KILN_LOG_INFO = 1,
+  KILN_LOG_WARN = 2,
+  KILN_LOG_ERROR = 3
+} kiln_log_level;
 
 /* The descriptor. Members after struct_size are filled by the plugin;
  * optional hooks may be NULL and then have the default written beside

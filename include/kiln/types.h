@@ -60,15 +60,15 @@ KILN_NODISCARD kiln_status kiln_type_make_quantized(kiln_elem elem, uint32_t ran
                                                     const int64_t *dims, float scale,
                                                     int32_t zero_point, kiln_type *out);
 
-size_t kiln_elem_size(kiln_elem e);         /* bytes per element */
-const char *kiln_elem_name(kiln_elem e);    /* "f32"...; "?" if invalid */
+size_t kiln_elem_size(kiln_elem e);      /* bytes per element */
+const char *kiln_elem_name(kiln_elem e); /* "f32"...; "?" if invalid */
 bool kiln_elem_from_name(const char *name, kiln_elem *out);
-bool kiln_elem_is_float(kiln_elem e);       /* f64 f32 f16 bf16 */
-bool kiln_elem_is_signed_int(kiln_elem e);  /* i8 i16 i32 i64 */
-bool kiln_elem_is_unsigned_int(kiln_elem e);/* u8 u16 u32 u64 (not bool) */
+bool kiln_elem_is_float(kiln_elem e);        /* f64 f32 f16 bf16 */
+bool kiln_elem_is_signed_int(kiln_elem e);   /* i8 i16 i32 i64 */
+bool kiln_elem_is_unsigned_int(kiln_elem e); /* u8 u16 u32 u64 (not bool) */
 
-int64_t kiln_type_numel(const kiln_type *t);  /* product of dims (1 for rank 0) */
-int64_t kiln_type_bytes(const kiln_type *t);  /* numel * elem size */
+int64_t kiln_type_numel(const kiln_type *t); /* product of dims (1 for rank 0) */
+int64_t kiln_type_bytes(const kiln_type *t); /* numel * elem size */
 /* Row-major strides in elements; out has room for KILN_MAX_RANK. */
 void kiln_type_strides(const kiln_type *t, int64_t *out);
 /* Element type, dims, and quantization parameters all equal. */

@@ -6,39 +6,67 @@
 
 static double fused_apply1(kiln_node_kind k, double x) {
   switch (k) {
-  case KILN_NODE_Abs: return fabs(x);
-  case KILN_NODE_Ceil: return ceil(x);
-  case KILN_NODE_Cos: return cos(x);
-  case KILN_NODE_Erf: return erf(x);
-  case KILN_NODE_Exp: return exp(x);
-  case KILN_NODE_Floor: return floor(x);
-  case KILN_NODE_Gelu: return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
-  case KILN_NODE_Log: return log(x);
-  case KILN_NODE_Neg: return -x;
-  case KILN_NODE_Reciprocal: return 1.0 / x;
-  case KILN_NODE_Relu: return x > 0 ? x : (isnan(x) ? x : 0.0);
-  case KILN_NODE_Round: return nearbyint(x);
-  case KILN_NODE_Sigmoid: return x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
-  case KILN_NODE_Sign: return x > 0 ? 1.0 : x < 0 ? -1.0 : x;
-  case KILN_NODE_Sin: return sin(x);
-  case KILN_NODE_Softplus: return x > 30.0 ? x + log1p(exp(-x)) : log1p(exp(x));
-  case KILN_NODE_Softsign: return x / (1.0 + fabs(x));
-  case KILN_NODE_Sqrt: return sqrt(x);
-  case KILN_NODE_Tan: return tan(x);
-  case KILN_NODE_Tanh: return tanh(x);
-  default: return x; /* Identity */
+  case KILN_NODE_Abs:
+    return fabs(x);
+  case KILN_NODE_Ceil:
+    return ceil(x);
+  case KILN_NODE_Cos:
+    return cos(x);
+  case KILN_NODE_Erf:
+    return erf(x);
+  case KILN_NODE_Exp:
+    return exp(x);
+  case KILN_NODE_Floor:
+    return floor(x);
+  case KILN_NODE_Gelu:
+    return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
+  case KILN_NODE_Log:
+    return log(x);
+  case KILN_NODE_Neg:
+    return -x;
+  case KILN_NODE_Reciprocal:
+    return 1.0 / x;
+  case KILN_NODE_Relu:
+    return x > 0 ? x : (isnan(x) ? x : 0.0);
+  case KILN_NODE_Round:
+    return nearbyint(x);
+  case KILN_NODE_Sigmoid:
+    return x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
+  case KILN_NODE_Sign:
+    return x > 0 ? 1.0 : x < 0 ? -1.0 : x;
+  case KILN_NODE_Sin:
+    return sin(x);
+  case KILN_NODE_Softplus:
+    return x > 30.0 ? x + log1p(exp(-x)) : log1p(exp(x));
+  case KILN_NODE_Softsign:
+    return x / (1.0 + fabs(x));
+  case KILN_NODE_Sqrt:
+    return sqrt(x);
+  case KILN_NODE_Tan:
+    return tan(x);
+  case KILN_NODE_Tanh:
+    return tanh(x);
+  default:
+    return x; /* Identity */
   }
 }
 
 static double fused_apply2(kiln_node_kind k, double a, double b) {
   switch (k) {
-  case KILN_NODE_Add: return a + b;
-  case KILN_NODE_Sub: return a - b;
-  case KILN_NODE_Mul: return a * b;
-  case KILN_NODE_Div: return a / b;
-  case KILN_NODE_Pow: return pow(a, b);
-  case KILN_NODE_Max: return isnan(a) || isnan(b) ? NAN : (a > b ? a : b);
-  default: return isnan(a) || isnan(b) ? NAN : (a < b ? a : b); /* Min */
+  case KILN_NODE_Add:
+    return a + b;
+  case KILN_NODE_Sub:
+    return a - b;
+  case KILN_NODE_Mul:
+    return a * b;
+  case KILN_NODE_Div:
+    return a / b;
+  case KILN_NODE_Pow:
+    return pow(a, b);
+  case KILN_NODE_Max:
+    return isnan(a) || isnan(b) ? NAN : (a > b ? a : b);
+  default:
+    return isnan(a) || isnan(b) ? NAN : (a < b ? a : b); /* Min */
   }
 }
 
