@@ -18,12 +18,15 @@ step "build (gcc)"
 kiln_build "$BUILD" || { echo "kiln test: build failed"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
 mkdir -p "$LOGDIR"
 
-rm -f "$LOGDIR"/*.json "$BUILD"/meson-logs/testlog*.json "$ASAN_BUILD"/meson-logs/testlog*.json
+rm -f "$LOGDIR"/*.json "$LOGDIR"/fuzz-summary.txt "$LOGDIR"/conformance.txt \
+  "$BUILD"/meson-logs/testlog*.json "$ASAN_BUILD"/meson-logs/testlog*.json
 
 step "build (clang-19, ASan + UBSan)"
 asan_ok=1
-CC=clang-19 kiln_build "$ASAN_BUILD" -Db_sanitize=address,undefined -Db_lundef=false \
-  -Dc_args=-fno-sanitize-recover=all || { echo "kiln test: sanitizer build failed"; status=1; asan_ok=0; }
+# Also the fuzzing build: libkiln gets coverage instrumentation for libFuzzer.
+CC=clang-19 kiln_build "$ASAN_BUILD" -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz=true \
+  -Dc_args=-fno-sanitize-recover=all,-fsanitize=fuzzer-no-link ||
+  { echo "kiln test: sanitizer build failed"; status=1; asan_ok=0; }
 
 step "unit and integration suites (gcc build)"
 meson test -C "$BUILD" --no-rebuild --print-errorlogs --num-processes 2 >"$LOGDIR/meson-gcc.txt" 2>&1
@@ -43,6 +46,24 @@ CK_FORK=no meson test -C "$BUILD" --no-rebuild --suite unit --num-processes 2 --
   >"$LOGDIR/meson-valgrind.txt" 2>&1
 tail -n 15 "$LOGDIR/meson-valgrind.txt"
 cp "$BUILD/meson-logs/testlog-valgrind.json" "$LOGDIR/valgrind.json" 2>/dev/null
+
+step "fuzzing the ONNX loader (libFuzzer, ASan + UBSan, ${KILN_FUZZ_SECONDS:-60} s)"
+if [ $asan_ok = 1 ] && [ -x "$ASAN_BUILD/tests/onnx/fuzz_onnx" ]; then
+  corpus=$(mktemp -d)
+  cp "$KILN_ROOT"/tests/fuzz/corpus/* "$corpus"/
+  (cd "$corpus" && ASAN_OPTIONS=detect_leaks=1 "$ASAN_BUILD/tests/onnx/fuzz_onnx" \
+    -max_total_time="${KILN_FUZZ_SECONDS:-60}" -max_len=16384 -print_final_stats=1 "$corpus" \
+    >"$LOGDIR/fuzz.txt" 2>&1)
+  if [ $? = 0 ]; then
+    echo "FUZZ onnx-loader: 1 passed, 0 failed, 0 skipped   ($(grep -o 'Done [0-9]* runs in [0-9]* second(s)' "$LOGDIR/fuzz.txt"), no finding)"
+  else
+    echo "FUZZ onnx-loader: 0 passed, 1 failed, 0 skipped   (a finding: see $LOGDIR/fuzz.txt)"
+    tail -n 40 "$LOGDIR/fuzz.txt"
+  fi | tee "$LOGDIR/fuzz-summary.txt"
+  rm -rf "$corpus"
+else
+  echo "FUZZ onnx-loader: 0 passed, 1 failed, 0 skipped   (fuzz target not built)" | tee "$LOGDIR/fuzz-summary.txt"
+fi
 
 if [ -x "$KILN_ROOT/tests/run_conformance.sh" ]; then
   step "ONNX conformance"

@@ -58,13 +58,16 @@ def main():
                 total[0] += p
                 total[1] += f
                 total[2] += s
-    conf = os.path.join(logdir, "conformance.txt")
-    if os.path.exists(conf):
-        with open(conf) as fh:
+    for fname in ("fuzz-summary.txt", "conformance.txt"):
+        path = os.path.join(logdir, fname)
+        if not os.path.exists(path):
+            continue
+        with open(path) as fh:
             text = fh.read()
-        for m in re.finditer(r"^CONFORMANCE (\S+): (\d+) passed, (\d+) failed, (\d+) skipped", text, re.M):
-            p, f, s = int(m.group(2)), int(m.group(3)), int(m.group(4))
-            rows.append(("conformance", m.group(1), p, f, s))
+        for m in re.finditer(r"^(CONFORMANCE|FUZZ) (\S+): (\d+) passed, (\d+) failed, (\d+) skipped",
+                             text, re.M):
+            p, f, s = int(m.group(3)), int(m.group(4)), int(m.group(5))
+            rows.append((m.group(1).lower(), m.group(2), p, f, s))
             total[0] += p
             total[1] += f
             total[2] += s
