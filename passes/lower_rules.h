@@ -29,7 +29,8 @@ typedef bool (*kiln_lower_rule)(kiln_lower_ctx *c, kiln_value **repl);
 /* The rule for kind k, or NULL. */
 kiln_lower_rule kiln_lower_rule_for(kiln_node_kind k);
 
-/* Rules defined in lower_math.c, lower_nn.c and lower_later.c, listed in
+/* Rules defined in lower_math.c, lower_nn.c, lower_later.c and
+ * lower_newops.c, listed in
  * the table of lower_rules.c. */
 /* clang-format off */
 #define KILN_LOWER_RULES_EXTERN(X) \
@@ -40,7 +41,8 @@ kiln_lower_rule kiln_lower_rule_for(kiln_node_kind k);
   X(FusedElementwise) X(Conv) X(AveragePool) X(LRN) X(MatMulInteger) X(ConvInteger) \
   X(DequantizeLinear) X(QuantizeLinear) X(QLinearMatMul) X(QLinearConv) X(ReverseSequence) \
   X(Upsample) X(RMSNormalization) X(BitwiseOr) X(BitwiseXor) X(BitwiseNot) X(Mish) X(Swish) \
-  X(LpNormalization) X(HannWindow) X(HammingWindow) X(BlackmanWindow) X(LpPool)
+  X(LpNormalization) X(HannWindow) X(HammingWindow) X(BlackmanWindow) X(LpPool) \
+  X(GroupNormalization) X(CenterCropPad) X(MaxUnpool) X(Col2Im)
 /* clang-format on */
 #define KILN_LOWER_DECL(k) bool kiln_lower_##k(kiln_lower_ctx *c, kiln_value **r);
 KILN_LOWER_RULES_EXTERN(KILN_LOWER_DECL)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "loaders/onnx/onnx_internal.h"
+#include "loaders/onnx/onnx_ops_later.h"
 
 /* Newest opset accepted. Rows reaching it treat opsets after 22 like 22;
  * types those opsets add are refused when tensors are decoded. */
@@ -36,8 +37,10 @@ static const onnx_op table[] = {
     ROW("CastLike", 1, ONNX_MAX, CastLike, 0, onnx_imp_plain),
     ROW("Ceil", 1, ONNX_MAX, Ceil, 0, onnx_imp_plain),
     ROW("Celu", 1, ONNX_MAX, Celu, 0, onnx_imp_plain),
+    ROW("CenterCropPad", 18, ONNX_MAX, CenterCropPad, 1u << 1, onnx_imp_center_crop_pad),
     ROW("Clip", 1, 10, Clip, 0, onnx_imp_clip_old),
     ROW("Clip", 11, ONNX_MAX, Clip, 0, onnx_imp_plain),
+    ROW("Col2Im", 18, ONNX_MAX, Col2Im, 0x6u, onnx_imp_col2im),
     ROW("Concat", 1, ONNX_MAX, Concat, 0, onnx_imp_plain),
     ROW("Constant", 1, ONNX_MAX, Identity, 0, onnx_imp_constant),
     ROW("ConstantOfShape", 9, ONNX_MAX, ConstantOfShape, 1u << 0, onnx_imp_constant_of_shape),
@@ -72,6 +75,8 @@ static const onnx_op table[] = {
     ROW("GlobalMaxPool", 1, ONNX_MAX, GlobalMaxPool, 0, onnx_imp_plain),
     ROW("Greater", 1, ONNX_MAX, Greater, 0, onnx_imp_plain),
     ROW("GreaterOrEqual", 1, ONNX_MAX, GreaterOrEqual, 0, onnx_imp_plain),
+    ROW("GroupNormalization", 18, 20, GroupNormalization, 0, onnx_imp_groupnorm_18),
+    ROW("GroupNormalization", 21, ONNX_MAX, GroupNormalization, 0, onnx_imp_plain),
     ROW("HammingWindow", 17, ONNX_MAX, HammingWindow, 1u << 0, onnx_imp_window),
     ROW("HannWindow", 17, ONNX_MAX, HannWindow, 1u << 0, onnx_imp_window),
     ROW("HardSigmoid", 1, ONNX_MAX, HardSigmoid, 0, onnx_imp_plain),
@@ -97,6 +102,7 @@ static const onnx_op table[] = {
     ROW("MatMulInteger", 1, ONNX_MAX, MatMulInteger, 0, onnx_imp_plain),
     ROW("Max", 1, ONNX_MAX, Max, 0, onnx_imp_plain),
     ROW("MaxPool", 1, ONNX_MAX, MaxPool, 0, onnx_imp_plain),
+    ROW("MaxUnpool", 9, ONNX_MAX, MaxUnpool, 1u << 2, onnx_imp_maxunpool),
     ROW("Mean", 1, ONNX_MAX, Mean, 0, onnx_imp_plain),
     ROW("MeanVarianceNormalization", 1, ONNX_MAX, MeanVarianceNormalization, 0, onnx_imp_plain),
     ROW("Min", 1, ONNX_MAX, Min, 0, onnx_imp_plain),

@@ -88,8 +88,8 @@ kiln_status kcpu_emit_Conv(kcpu_emit *e, const kiln_instr *in) {
   LLVMValueRef wpk = NULL;
   if (!(group == C && M == C && group > 1)) { /* not depthwise: GEMM with A = filters */
     int64_t Mg = M / group, Kg = C / group * w.k[0] * w.k[1];
-    wpk = kcpu_perf_prepack(e, kcpu_i_in(in, 1), group, Mg * Kg, Mg, Kg, Kg, 1,
-                            kcpu_gemm_mr(lanes));
+    wpk =
+        kcpu_perf_prepack(e, kcpu_i_in(in, 1), group, Mg * Kg, Mg, Kg, Kg, 1, kcpu_gemm_mr(lanes));
   }
   LLVMValueRef args[] = {kcpu_addr(e, kcpu_i_in(in, 0)),
                          kcpu_addr(e, kcpu_i_in(in, 1)),

@@ -94,6 +94,8 @@ static unsigned interp_classes_for(kiln_node_kind kind) {
   case KILN_NODE_LpNormalization:
   case KILN_NODE_LpPool:
   case KILN_NODE_Det:
+  case KILN_NODE_GroupNormalization:
+  case KILN_NODE_MaxUnpool:
   case KILN_NODE_DynamicQuantizeLinear:
   case KILN_NODE_NegativeLogLikelihoodLoss:
   case KILN_NODE_SoftmaxCrossEntropyLoss:

@@ -1,6 +1,7 @@
 /* plugins/interpreter/later.c: kernels of the kinds appended to
  * node_kinds.def after the first set (RMSNormalization, the Bitwise family,
- * Mish, Swish, LpNormalization, the Hann/Hamming/Blackman windows, Det;
+ * Mish, Swish, LpNormalization, the Hann/Hamming/Blackman windows, Det,
+ * GroupNormalization, CenterCropPad, MaxUnpool, Col2Im;
  * LpPool is with the pools in movement/pool.c). They
  * follow the house rules of the older families: floats in double, integers
  * as 64-bit patterns. */
@@ -250,5 +251,169 @@ INTERP_KERNEL(Det) {
     interp_store_f(&outs[0], b, det);
   }
   free(a);
+  return NULL;
+}
+
+/* GroupNormalization (opset-21 form): the channels of each sample are split
+ * into num_groups groups; each group (its channels and all spatial points)
+ * is normalized by its own mean and variance, then every channel gets its
+ * scale and bias. */
+INTERP_KERNEL(GroupNormalization) {
+  INTERP_ARITY(GroupNormalization, 1, 3);
+  const interp_tensor *x = &ins[0], *scale = &ins[1], *bias = &ins[2];
+  KILN_TRY(later_need_float("GroupNormalization", x));
+  int64_t g = kiln_attrs_int_or(attrs, "num_groups", 0);
+  double eps = kiln_attrs_float_or(attrs, "epsilon", 1e-5);
+  if (x->type.rank < 2 || g <= 0 || x->type.dims[1] % g != 0)
+    return kiln_status_make(KILN_INVALID_ARGUMENT,
+                            "interpreter GroupNormalization: num_groups %lld does not divide the "
+                            "channels",
+                            (long long)g);
+  int64_t n = x->type.dims[0], c = x->type.dims[1], spatial = 1;
+  for (uint32_t d = 2; d < x->type.rank; d++)
+    spatial *= x->type.dims[d];
+  int64_t len = c / g * spatial;
+  for (int64_t b = 0; b < n * g; b++) {
+    int64_t base = b * len;
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < len; i++)
+      mean += interp_load_f(x, base + i);
+    mean /= (double)len;
+    for (int64_t i = 0; i < len; i++) {
+      double dv = interp_load_f(x, base + i) - mean;
+      var += dv * dv;
+    }
+    double inv = 1.0 / sqrt(var / (double)len + eps);
+    for (int64_t i = 0; i < len; i++) {
+      int64_t ch = (base + i) / spatial % c;
+      double v = (interp_load_f(x, base + i) - mean) * inv;
+      interp_store_f(&outs[0], base + i, v * interp_load_f(scale, ch) + interp_load_f(bias, ch));
+    }
+  }
+  return NULL;
+}
+
+/* CenterCropPad: along each dimension the result window is centred on the
+ * input (crop offset floor((in - out) / 2), or a pad of floor((out - in) / 2)
+ * before); padded elements are zero. */
+INTERP_KERNEL(CenterCropPad) {
+  (void)attrs;
+  INTERP_ARITY(CenterCropPad, 1, 1);
+  const interp_tensor *x = &ins[0];
+  interp_tensor *y = &outs[0];
+  if (y->type.rank != x->type.rank)
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "interpreter CenterCropPad: rank mismatch");
+  memset(y->data, 0, (size_t)kiln_type_bytes(&y->type));
+  int64_t n = interp_numel(y), co[KILN_MAX_RANK];
+  for (int64_t i = 0; i < n; i++) {
+    interp_unravel(&y->type, i, co);
+    bool inside = true;
+    for (uint32_t d = 0; d < y->type.rank && inside; d++) {
+      int64_t din = x->type.dims[d], dout = y->type.dims[d];
+      co[d] += din >= dout ? (din - dout) / 2 : -((dout - din) / 2);
+      inside = co[d] >= 0 && co[d] < din;
+    }
+    if (inside)
+      interp_copy_elem(y, i, x, interp_ravel(&x->type, co));
+  }
+  return NULL;
+}
+
+/* MaxUnpool: zeros, then every input value written at its index, a flat
+ * position in the shape that MaxPool's window attributes give back
+ * ((in - 1) * stride + kernel - pads). A larger output_shape extends that
+ * block with zeros at the end of each dimension (as the ONNX reference
+ * does). An index past the block is an error. */
+INTERP_KERNEL(MaxUnpool) {
+  INTERP_ARITY(MaxUnpool, 1, 2);
+  const interp_tensor *x = &ins[0], *idx = &ins[1];
+  interp_tensor *y = &outs[0];
+  uint32_t nd = x->type.rank - 2;
+  const kiln_attr *ak = kiln_attrs_find(attrs, "kernel_shape");
+  const kiln_attr *as = kiln_attrs_find(attrs, "strides"), *ap = kiln_attrs_find(attrs, "pads");
+  if (x->type.rank < 3 || !ak || kiln_attr_len(ak) != nd)
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "interpreter MaxUnpool: bad 'kernel_shape'");
+  kiln_type block = y->type;
+  for (uint32_t d = 0; d < nd; d++) {
+    int64_t st = as && kiln_attr_len(as) == nd ? kiln_attr_ints(as)[d] : 1;
+    int64_t pb = ap && kiln_attr_len(ap) == 2 * nd ? kiln_attr_ints(ap)[d] : 0;
+    int64_t pe = ap && kiln_attr_len(ap) == 2 * nd ? kiln_attr_ints(ap)[nd + d] : 0;
+    block.dims[2 + d] = (x->type.dims[2 + d] - 1) * st + kiln_attr_ints(ak)[d] - pb - pe;
+  }
+  memset(y->data, 0, (size_t)kiln_type_bytes(&y->type));
+  int64_t n = interp_numel(x), total = kiln_type_numel(&block), co[KILN_MAX_RANK];
+  for (int64_t i = 0; i < n; i++) {
+    int64_t j = interp_load_i(idx, i);
+    if (j < 0 || j >= total)
+      return kiln_status_make(KILN_OUT_OF_RANGE,
+                              "interpreter MaxUnpool: index %lld at position %lld is outside the "
+                              "%lld-element unpooled block",
+                              (long long)j, (long long)i, (long long)total);
+    interp_unravel(&block, j, co);
+    interp_copy_elem(y, interp_ravel(&y->type, co), x, i);
+  }
+  return NULL;
+}
+
+/* Col2Im: the inverse of im2col. Column (c, kernel offset k) of block l
+ * adds into image position l*stride - pad_begin + k*dilation; positions in
+ * the padding are dropped. */
+INTERP_KERNEL(Col2Im) {
+  INTERP_ARITY(Col2Im, 1, 1);
+  const interp_tensor *x = &ins[0];
+  interp_tensor *y = &outs[0];
+  uint32_t nd = y->type.rank - 2;
+  int64_t blk[KILN_MAX_RANK], st[KILN_MAX_RANK], pad[2 * KILN_MAX_RANK], dil[KILN_MAX_RANK];
+  int64_t nblk[KILN_MAX_RANK];
+  const kiln_attr *ab = kiln_attrs_find(attrs, "block_shape");
+  const kiln_attr *as = kiln_attrs_find(attrs, "strides"), *ap = kiln_attrs_find(attrs, "pads");
+  const kiln_attr *ad = kiln_attrs_find(attrs, "dilations");
+  if (!ab || kiln_attr_len(ab) != nd)
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "interpreter Col2Im: bad 'block_shape'");
+  int64_t kprod = 1, lprod = 1;
+  for (uint32_t d = 0; d < nd; d++) {
+    blk[d] = kiln_attr_ints(ab)[d];
+    st[d] = as && kiln_attr_len(as) == nd ? kiln_attr_ints(as)[d] : 1;
+    dil[d] = ad && kiln_attr_len(ad) == nd ? kiln_attr_ints(ad)[d] : 1;
+    pad[d] = ap && kiln_attr_len(ap) == 2 * nd ? kiln_attr_ints(ap)[d] : 0;
+    pad[nd + d] = ap && kiln_attr_len(ap) == 2 * nd ? kiln_attr_ints(ap)[nd + d] : 0;
+    nblk[d] = (y->type.dims[2 + d] + pad[d] + pad[nd + d] - dil[d] * (blk[d] - 1) - 1) / st[d] + 1;
+    kprod *= blk[d];
+    lprod *= nblk[d];
+  }
+  if (x->type.dims[2] != lprod)
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "interpreter Col2Im: input has %lld blocks, "
+                            "expected %lld", (long long)x->type.dims[2], (long long)lprod);
+  bool is_float = interp_class_of(y->type.elem) == INTERP_FLOAT;
+  int64_t total = interp_numel(y), img = total / (y->type.dims[0] * y->type.dims[1]);
+  double *acc;
+  KILN_TRY(interp_scratch("Col2Im", total, sizeof *acc, (void **)&acc));
+  int64_t nc = y->type.dims[0] * y->type.dims[1];
+  for (int64_t b = 0; b < nc; b++)
+    for (int64_t k = 0; k < kprod; k++)
+      for (int64_t l = 0; l < lprod; l++) {
+        int64_t kr = k, lr = l, pos = 0;
+        bool inside = true;
+        for (int d = (int)nd - 1, stride = 1; d >= 0; d--) {
+          int64_t kd = kr % blk[d], ld = lr % nblk[d];
+          kr /= blk[d], lr /= nblk[d];
+          int64_t p = ld * st[d] - pad[d] + kd * dil[d];
+          inside = inside && p >= 0 && p < y->type.dims[2 + d];
+          pos += p * stride;
+          stride *= (int)y->type.dims[2 + d];
+        }
+        if (inside) {
+          int64_t xi = (b * kprod + k) * lprod + l;
+          acc[b * img + pos] +=
+              is_float ? interp_load_f(x, xi) : (double)interp_load_i(x, xi);
+        }
+      }
+  for (int64_t i = 0; i < total; i++) {
+    if (is_float)
+      interp_store_f(y, i, acc[i]);
+    else
+      interp_store_i(y, i, (int64_t)acc[i]);
+  }
+  free(acc);
   return NULL;
 }

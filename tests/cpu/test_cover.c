@@ -306,6 +306,12 @@ START_TEST(einsum_det_dynquant) {
       "module @t\ninput %x : f32[5,7]\nfunc @main {\n"
       "  %y : u8[5,7], %s : f32[], %z : u8[] = DynamicQuantizeLinear(%x)\n"
       "  output %o = %y\n  output %p = %s\n  output %q = %z\n}\n",
+      /* blocked quantization (blocks of 2 along axis 1) and back */
+      "module @t\ninput %x : f32[3,4]\nconst %s : f32[3,2] = [0.02, 0.05, 0.1, 0.01, 0.03, "
+      "0.04]\nconst %z : u8[3,2] = [128, 100, 3, 250, 0, 60]\nfunc @main {\n"
+      "  %q : u8[3,4] = QuantizeLinear(%x, %s, %z) {axis = 1, block_size = 2}\n"
+      "  %d : f32[3,4] = DequantizeLinear(%q, %s, %z) {axis = 1, block_size = 2}\n"
+      "  output %o = %q\n  output %p = %d\n}\n",
   };
   for (size_t i = 0; i < sizeof texts / sizeof *texts; i++)
     kc_vs_interp(texts[i], 1e-5, 1e-5);

@@ -156,9 +156,9 @@ START_TEST(pow_einsum_resize) {
   ck_assert_int_eq(out[1], -27);
   ck_assert_int_eq(out[2], 125);
   /* einsum "ij,jk->ik" as labels i, k (out) and j (summed) vs naive */
-  float A[6], B[8], C[8], R[8];
+  float A[6], B[12], C[8], R[8];
   tk_fill(A, 6, 3);
-  tk_fill(B, 8, 4);
+  tk_fill(B, 12, 4);
   int64_t ld[3] = {2, 4, 3}; /* i, k, j */
   int64_t st[6] = {3, 0, 1, /* A: i*3 + j */ 0, 1, 4 /* B: j*4 + k */};
   kcpu_k_einsum(KCPU_F32, 2, A, B, NULL, C, 3, 2, ld, st);

@@ -8,62 +8,90 @@
 
 #include <string.h>
 
+typedef float kcpu_v16u __attribute__((vector_size(64), aligned(4), may_alias));
+typedef float kcpu_v4u __attribute__((vector_size(16), aligned(4), may_alias));
+
 typedef struct kcpu_conv_geo {
   const float *x; /* image of this (n, group) at its first channel */
   int64_t H, W, OW, KH, KW, sh, sw, dh, dw, pt, pl;
 } kcpu_conv_geo;
 
 /* B(k, p) with k = (c, kh, kw) and p = (oh, ow): the input pixel under
- * filter tap k for output pixel p, zero in the padding. A panel's pixels
- * are walked one output row at a time, so that each row splits into a
- * leading pad run, a valid run (a plain copy when the stride is 1) and a
- * trailing pad run, with no per-element bounds test. */
+ * filter tap k for output pixel p, zero in the padding. Everything that
+ * needs a division is computed once per call: per tap k (its plane, row
+ * offset and the output columns whose input column is inside), and per
+ * panel its runs of pixels within one output row. Each (tap, run) is then
+ * a leading pad, a valid part (a plain copy when the stride is 1) and a
+ * trailing pad, with no per-element bounds test. */
+typedef struct kcpu_im2col_tap {
+  int64_t plane, khd, off, lo, hi;
+} kcpu_im2col_tap;
+
 static void kcpu_pack_b_im2col(const kcpu_gemm_desc *d, float *dst, int64_t k0, int64_t kc,
                                int64_t n0, int64_t nc, int64_t NR) {
   const kcpu_conv_geo *g = d->bctx;
   int64_t khw = g->KH * g->KW, sw = g->sw;
+  kcpu_im2col_tap taps[KCPU_KC];
+  if (kc > KCPU_KC)
+    return; /* the engine never asks for more */
+  for (int64_t k = 0; k < kc; k++) {
+    int64_t kk = k0 + k, c = kk / khw, r = kk % khw, kh = r / g->KW, kw = r % g->KW;
+    int64_t off = kw * g->dw - g->pl;
+    int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+    int64_t hi = g->W - off <= 0 ? 0 : (g->W - off - 1) / sw + 1;
+    taps[k] =
+        (kcpu_im2col_tap){c * g->H * g->W, kh * g->dh - g->pt, off, lo, hi > g->OW ? g->OW : hi};
+  }
+  int64_t run_oh[KCPU_NR_MAX + 1], run_ow[KCPU_NR_MAX + 1], run_len[KCPU_NR_MAX + 1];
+  if (NR > KCPU_NR_MAX)
+    return;
   for (int64_t j = 0; j < nc; j += NR) {
-    int64_t nr = nc - j < NR ? nc - j : NR;
-    int64_t p0 = n0 + j, oh0 = p0 / g->OW, ow0 = p0 % g->OW;
+    int64_t nr = nc - j < NR ? nc - j : NR, nrun = 0;
+    int64_t p0 = n0 + j, oh = p0 / g->OW, ow = p0 % g->OW;
+    for (int64_t q = 0; q < nr; nrun++) {
+      int64_t len = g->OW - ow < nr - q ? g->OW - ow : nr - q;
+      run_oh[nrun] = oh;
+      run_ow[nrun] = ow;
+      run_len[nrun] = len;
+      q += len;
+      ow = 0;
+      oh++;
+    }
     for (int64_t k = 0; k < kc; k++) {
-      int64_t kk = k0 + k, c = kk / khw, r = kk % khw, kh = r / g->KW, kw = r % g->KW;
-      const float *plane = g->x + c * g->H * g->W;
-      float *out = dst + k * NR;
-      int64_t off = kw * g->dw - g->pl;
-      /* output columns whose input column is inside: lo <= ow < hi */
-      int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
-      int64_t hi = g->W - off <= 0 ? 0 : (g->W - off - 1) / sw + 1;
-      if (hi > g->OW)
-        hi = g->OW;
-      int64_t q = 0, oh = oh0, ow = ow0;
-      while (q < nr) {
-        int64_t len = g->OW - ow < nr - q ? g->OW - ow : nr - q, end = ow + len;
-        int64_t ih = oh * g->sh - g->pt + kh * g->dh;
-        float *o = out + q - ow; /* o[x] is the cell of output column x */
-        if (ih < 0 || ih >= g->H || lo >= hi) {
-          for (int64_t x = ow; x < end; x++)
-            o[x] = 0.0f;
-        } else {
-          const float *row = plane + ih * g->W + off;
-          int64_t a = ow > lo ? ow : lo, b = end < hi ? end : hi;
-          for (int64_t x = ow; x < a && x < end; x++)
-            o[x] = 0.0f;
-          if (sw == 1) {
-            if (b > a)
-              memcpy(o + a, row + a, (size_t)(b - a) * sizeof(float));
-          } else {
-            for (int64_t x = a; x < b; x++)
-              o[x] = row[x * sw];
-          }
-          for (int64_t x = b > ow ? b : ow; x < end; x++)
-            o[x] = 0.0f;
+      const kcpu_im2col_tap *t = &taps[k];
+      float *o = dst + k * NR;
+      for (int64_t u = 0; u < nrun; u++) {
+        int64_t ow0 = run_ow[u], end = ow0 + run_len[u];
+        int64_t ih = run_oh[u] * g->sh + t->khd;
+        float *oo = o - ow0; /* oo[x] is the cell of output column x */
+        o += run_len[u];
+        if (ih < 0 || ih >= g->H || t->lo >= t->hi) {
+          for (int64_t x = ow0; x < end; x++)
+            oo[x] = 0.0f;
+          continue;
         }
-        q += len;
-        ow = 0;
-        oh++;
+        const float *row = g->x + t->plane + ih * g->W + t->off;
+        int64_t a = ow0 > t->lo ? ow0 : t->lo, b = end < t->hi ? end : t->hi;
+        for (int64_t x = ow0; x < a && x < end; x++)
+          oo[x] = 0.0f;
+        if (sw == 1) {
+          /* runs are short (a few dozen floats): copied inline */
+          int64_t x = a;
+          for (; x + 16 <= b; x += 16)
+            *(kcpu_v16u *)(oo + x) = *(const kcpu_v16u *)(row + x);
+          for (; x + 4 <= b; x += 4)
+            *(kcpu_v4u *)(oo + x) = *(const kcpu_v4u *)(row + x);
+          for (; x < b; x++)
+            oo[x] = row[x];
+        } else {
+          for (int64_t x = a; x < b; x++)
+            oo[x] = row[x * sw];
+        }
+        for (int64_t x = b > ow0 ? b : ow0; x < end; x++)
+          oo[x] = 0.0f;
       }
       for (int64_t x = nr; x < NR; x++)
-        out[x] = 0.0f;
+        dst[k * NR + x] = 0.0f;
     }
     dst += kc * NR;
   }
@@ -92,23 +120,23 @@ static void kcpu_conv_one(const kcpu_conv_args *a, int64_t n, int64_t g, struct 
                        a->pl};
   int pointwise = a->KH == 1 && a->KW == 1 && a->sh == 1 && a->sw == 1 && a->pt == 0 &&
                   a->pl == 0 && a->OH == a->H && a->OW == a->W;
-  kcpu_gemm_desc d = {.M = Mg,
-                      .N = P,
-                      .K = Kg,
-                      .alpha = 1.0f,
-                      .A = a->Wt + g * Mg * Kg,
-                      .lda = Kg,
-                      .Apk = a->Wpk ? a->Wpk + g * kcpu_prepacked_size(Mg, Kg, kcpu_gemm_mr(a->lanes))
-                                    : NULL,
-                      .B = geo.x,
-                      .ldb = a->H * a->W,
-                      .pack_b = pointwise ? NULL : kcpu_pack_b_im2col,
-                      .bctx = &geo,
-                      .C = a->Y + (n * a->M + g * Mg) * P,
-                      .ldc = P,
-                      .bias_row = a->bias ? a->bias + g * Mg : NULL,
-                      .act = a->act,
-                      .lanes = a->lanes};
+  kcpu_gemm_desc d = {
+      .M = Mg,
+      .N = P,
+      .K = Kg,
+      .alpha = 1.0f,
+      .A = a->Wt + g * Mg * Kg,
+      .lda = Kg,
+      .Apk = a->Wpk ? a->Wpk + g * kcpu_prepacked_size(Mg, Kg, kcpu_gemm_mr(a->lanes)) : NULL,
+      .B = geo.x,
+      .ldb = a->H * a->W,
+      .pack_b = pointwise ? NULL : kcpu_pack_b_im2col,
+      .bctx = &geo,
+      .C = a->Y + (n * a->M + g * Mg) * P,
+      .ldc = P,
+      .bias_row = a->bias ? a->bias + g * Mg : NULL,
+      .act = a->act,
+      .lanes = a->lanes};
   kcpu_gemm_run(&d, pool);
 }
 
@@ -164,18 +192,85 @@ static void kcpu_dw_fn(void *ctx, int64_t b, int64_t e) {
   }
 }
 
+/* Depthwise 3x3, dilation 1 (the caller uses it for stride 1; the code
+ * also handles stride 2): each channel is first copied into a
+ * zero-bordered plane (stride 2: split into even and odd columns), so that
+ * every output row is nine contiguous, unconditional multiply-adds per
+ * element, which vectorize along the row. Taps are
+ * summed in (kh, kw) order and the bias added last, as in kcpu_dw_fn. */
+static void kcpu_dw3_fn(void *ctx, int64_t b, int64_t e) {
+  const kcpu_conv_args *a = ctx;
+  int64_t s = a->sh, OW = a->OW, OH = a->OH;
+  int64_t Hp = (OH - 1) * s + 3, Wh = OW + 2 / s; /* rows, and columns per phase */
+  float *buf = kcpu_alloc(Hp * 2 * Wh * (int64_t)sizeof(float));
+  if (!buf) {
+    kcpu_dw_fn(ctx, b, e);
+    return;
+  }
+  for (int64_t i = b; i < e; i++) {
+    int64_t c = i % a->C;
+    const float *x = a->X + i * a->H * a->W, *w = a->Wt + c * 9;
+    float *y = a->Y + i * OH * OW;
+    float b0 = a->bias ? a->bias[c] : 0.0f;
+    /* phase p of padded row r: column j holds input column (j*s + p) - pl */
+    for (int64_t r = 0; r < Hp; r++) {
+      int64_t ih = r - a->pt;
+      for (int64_t p = 0; p < s; p++) {
+        float *dst = buf + (r * s + p) * Wh;
+        for (int64_t j = 0; j < Wh; j++) {
+          int64_t iw = j * s + p - a->pl;
+          dst[j] = (ih >= 0 && ih < a->H && iw >= 0 && iw < a->W) ? x[ih * a->W + iw] : 0.0f;
+        }
+      }
+    }
+    float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6], w7 = w[7],
+          w8 = w[8];
+    int relu = a->act == KCPU_ACT_RELU;
+    for (int64_t oh = 0; oh < OH; oh++) {
+      /* rK_J[ow] = padded (oh*s+K, ow*s+J) */
+      const float *restrict r0_0 = buf + ((oh * s + 0) * s + 0 % s) * Wh + 0 / s;
+      const float *restrict r0_1 = buf + ((oh * s + 0) * s + 1 % s) * Wh + 1 / s;
+      const float *restrict r0_2 = buf + ((oh * s + 0) * s + 2 % s) * Wh + 2 / s;
+      const float *restrict r1_0 = buf + ((oh * s + 1) * s + 0 % s) * Wh + 0 / s;
+      const float *restrict r1_1 = buf + ((oh * s + 1) * s + 1 % s) * Wh + 1 / s;
+      const float *restrict r1_2 = buf + ((oh * s + 1) * s + 2 % s) * Wh + 2 / s;
+      const float *restrict r2_0 = buf + ((oh * s + 2) * s + 0 % s) * Wh + 0 / s;
+      const float *restrict r2_1 = buf + ((oh * s + 2) * s + 1 % s) * Wh + 1 / s;
+      const float *restrict r2_2 = buf + ((oh * s + 2) * s + 2 % s) * Wh + 2 / s;
+      float *restrict yr = y + oh * OW;
+      for (int64_t ow = 0; ow < OW; ow++) {
+        float v = w0 * r0_0[ow];
+        v += w1 * r0_1[ow];
+        v += w2 * r0_2[ow];
+        v += w3 * r1_0[ow];
+        v += w4 * r1_1[ow];
+        v += w5 * r1_2[ow];
+        v += w6 * r2_0[ow];
+        v += w7 * r2_1[ow];
+        v += w8 * r2_2[ow];
+        v += b0;
+        yr[ow] = relu && v < 0.0f ? 0.0f : v;
+      }
+    }
+  }
+  kcpu_free(buf);
+}
+
 /* Wpk: the filters prepacked per group (gemm_impl.h), or NULL. */
 void kcpu_k_conv2d_ex(const float *X, const float *Wt, const float *Wpk, const float *bias,
                       float *Y, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH,
                       int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t dh,
-                      int64_t dw, int64_t pt, int64_t pl, int64_t group, int64_t act,
-                      int64_t lanes, struct kcpu_pool *pool) {
+                      int64_t dw, int64_t pt, int64_t pl, int64_t group, int64_t act, int64_t lanes,
+                      struct kcpu_pool *pool) {
   kcpu_conv_args a = {X,  Wt, Wpk, bias, Y,  N,  C,  H,  W,     M,   OH,   OW,
                       KH, KW, sh,  sw,   dh, dw, pt, pl, group, act, lanes};
   if (N <= 0 || M <= 0 || OH <= 0 || OW <= 0)
     return;
   if (group == C && M == C && group > 1) {
-    kcpu_parallel_for(pool, N * C, kcpu_dw_fn, &a);
+    /* stride 2 stays on the row kernel: splitting the phases cost more
+     * than the strided reads it saves (measured) */
+    int dw3 = KH == 3 && KW == 3 && dh == 1 && dw == 1 && sh == 1 && sw == 1;
+    kcpu_parallel_for(pool, N * C, dw3 ? kcpu_dw3_fn : kcpu_dw_fn, &a);
     return;
   }
   int64_t T = kcpu_pool_threads(pool), jobs = N * group;

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #define KCPU_MC 144  /* multiple of every MR below */
-#define KCPU_NC 2048 /* multiple of every NR below */
+#define KCPU_NC 1536 /* multiple of every NR below (48, 16, 8) */
 
 typedef float v16f __attribute__((vector_size(64)));
 typedef float v16u __attribute__((vector_size(64), aligned(4), may_alias));
@@ -97,7 +97,6 @@ static inline float kcpu_epi1(const kcpu_gemm_desc *d, float v, int64_t m, int64
  * accumulators in memory (a load and a store around every FMA). Spelled
  * out, they are MR x 2 named vectors that stay in registers. */
 #define KCPU_ROWS6(X, A) X(A, 0) X(A, 1) X(A, 2) X(A, 3) X(A, 4) X(A, 5)
-#define KCPU_ROWS12(X, A) KCPU_ROWS6(X, A) X(A, 6) X(A, 7) X(A, 8) X(A, 9) X(A, 10) X(A, 11)
 #define KCPU_UKR_DECL(VT, r) VT c0_##r = {0}, c1_##r = {0};
 #define KCPU_UKR_FMA(MR, r)                                                                        \
   {                                                                                                \
@@ -110,7 +109,7 @@ static inline float kcpu_epi1(const kcpu_gemm_desc *d, float v, int64_t m, int64
   acc1[r] = c1_##r;
 
 /* One micro-kernel + blocked driver per (vector type, lanes, rows). */
-#define KCPU_GEMM_VARIANT(SUF, VT, VU, VI, L, MR, ROWS)                                            \
+#define KCPU_GEMM_UKR(SUF, VT, VU, VI, L, MR, ROWS)                                                \
   static void kcpu_ukr_##SUF(int64_t kc, const float *restrict a, const float *restrict b,         \
                              float *restrict c, int64_t ldc, int64_t mr, int64_t nr, int load_c,   \
                              const kcpu_gemm_desc *ep, int64_t m0, int64_t n0) {                   \
@@ -168,11 +167,12 @@ static inline float kcpu_epi1(const kcpu_gemm_desc *d, float v, int64_t m, int64
           c[r * ldc + j] = v;                                                                      \
         }                                                                                          \
     }                                                                                              \
-  }                                                                                                \
-                                                                                                   \
+  }
+
+/* The blocked loops around micro-kernel kcpu_ukr_<SUF> of MR x NR tiles. */
+#define KCPU_GEMM_BLOCKED(SUF, MR, NR)                                                             \
   static void kcpu_gemm_blocked_##SUF(const kcpu_gemm_desc *d, int64_t m0, int64_t m1, int64_t n0, \
                                       int64_t n1, float *Ap, float *Bp) {                          \
-    const int64_t NR = 2 * L;                                                                      \
     int64_t K = d->K, nkb = K > 0 ? (K + KCPU_KC - 1) / KCPU_KC : 1;                               \
     kcpu_pack_b_fn pack_b = d->pack_b ? d->pack_b : kcpu_pack_b_dense;                             \
     for (int64_t jc = n0; jc < n1; jc += KCPU_NC) {                                                \
@@ -203,25 +203,112 @@ static inline float kcpu_epi1(const kcpu_gemm_desc *d, float v, int64_t m, int64
     }                                                                                              \
   }
 
-KCPU_GEMM_VARIANT(16, v16f, v16u, v16i, 16, 12, KCPU_ROWS12)
-KCPU_GEMM_VARIANT(8, v8f, v8u, v8i, 8, 6, KCPU_ROWS6)
-KCPU_GEMM_VARIANT(4, v4f, v4u, v4i, 4, 6, KCPU_ROWS6)
+KCPU_GEMM_UKR(8, v8f, v8u, v8i, 8, 6, KCPU_ROWS6)
+KCPU_GEMM_BLOCKED(8, 6, 16)
+KCPU_GEMM_UKR(4, v4f, v4u, v4i, 4, 6, KCPU_ROWS6)
+KCPU_GEMM_BLOCKED(4, 6, 8)
+
+/* AVX-512: 8 x 48 tiles (24 accumulators, 3 B vectors and 8 broadcasts per
+ * k). Measured on Zen 5 in L1: 250 GFLOP/s per core against 215 for 12 x 32,
+ * which needs 12 broadcasts for the same 24 FMAs; and 8 rows divide the
+ * usual channel counts exactly. Panels narrower than 33 / 17 columns run
+ * a 2- / 1-vector loop instead of multiplying padding. */
+#define KCPU_ROWS8(X, A) X(A, 0) X(A, 1) X(A, 2) X(A, 3) X(A, 4) X(A, 5) X(A, 6) X(A, 7)
+#define KCPU_U16_DECL(u, r) v16f c0_##r = {0}, c1_##r = {0}, c2_##r = {0};
+#define KCPU_U16_FMA3(u, r)                                                                        \
+  {                                                                                                \
+    float av_##r = a[k * 8 + (r)];                                                                 \
+    c0_##r += av_##r * b0;                                                                         \
+    c1_##r += av_##r * b1;                                                                         \
+    c2_##r += av_##r * b2;                                                                         \
+  }
+#define KCPU_U16_FMA2(u, r)                                                                        \
+  {                                                                                                \
+    float av_##r = a[k * 8 + (r)];                                                                 \
+    c0_##r += av_##r * b0;                                                                         \
+    c1_##r += av_##r * b1;                                                                         \
+  }
+#define KCPU_U16_FMA1(u, r) c0_##r += a[k * 8 + (r)] * b0;
+#define KCPU_U16_SPILL(u, r)                                                                       \
+  acc[r][0] = c0_##r;                                                                              \
+  acc[r][1] = c1_##r;                                                                              \
+  acc[r][2] = c2_##r;
+
+static void kcpu_ukr_16(int64_t kc, const float *restrict a, const float *restrict b,
+                        float *restrict c, int64_t ldc, int64_t mr, int64_t nr, int load_c,
+                        const kcpu_gemm_desc *ep, int64_t m0, int64_t n0) {
+  KCPU_ROWS8(KCPU_U16_DECL, 0)
+  if (nr > 32) {
+    for (int64_t k = 0; k < kc; k++) {
+      v16f b0 = *(const v16f *)(b + k * 48), b1 = *(const v16f *)(b + k * 48 + 16);
+      v16f b2 = *(const v16f *)(b + k * 48 + 32);
+      KCPU_ROWS8(KCPU_U16_FMA3, 0)
+    }
+  } else if (nr > 16) {
+    for (int64_t k = 0; k < kc; k++) {
+      v16f b0 = *(const v16f *)(b + k * 48), b1 = *(const v16f *)(b + k * 48 + 16);
+      KCPU_ROWS8(KCPU_U16_FMA2, 0)
+    }
+  } else {
+    for (int64_t k = 0; k < kc; k++) {
+      v16f b0 = *(const v16f *)(b + k * 48);
+      KCPU_ROWS8(KCPU_U16_FMA1, 0)
+    }
+  }
+  v16f acc[8][3];
+  KCPU_ROWS8(KCPU_U16_SPILL, 0)
+  if (mr == 8 && nr == 48) {
+    for (int r = 0; r < 8; r++) {
+      float *cr = c + r * ldc;
+      int64_t m = m0 + r;
+      for (int v = 0; v < 3; v++) {
+        v16f x = acc[r][v];
+        if (load_c)
+          x += *(const v16u *)(cr + 16 * v);
+        if (ep) {
+          if (ep->bias_col)
+            x += *(const v16u *)(ep->bias_col + n0 + 16 * v);
+          if (ep->bias_row)
+            x += ep->bias_row[m];
+          if (ep->res)
+            x += *(const v16u *)(ep->res + m * ep->ldr + n0 + 16 * v);
+          if (ep->act == KCPU_ACT_RELU) {
+            v16f z = {0};
+            x = (v16f)((v16i)x & (v16i)(x > z));
+          }
+        }
+        *(v16u *)(cr + 16 * v) = x;
+      }
+    }
+  } else {
+    for (int64_t r = 0; r < mr; r++)
+      for (int64_t j = 0; j < nr; j++) {
+        float v = acc[r][j / 16][j % 16];
+        if (load_c)
+          v += c[r * ldc + j];
+        if (ep)
+          v = kcpu_epi1(ep, v, m0 + r, n0 + j);
+        c[r * ldc + j] = v;
+      }
+  }
+}
+KCPU_GEMM_BLOCKED(16, 8, 48)
 
 static int64_t kcpu_lanes_norm(int64_t lanes) {
   return lanes >= 16 ? 16 : lanes >= 8 ? 8 : 4;
 }
 static int64_t kcpu_mr_of(int64_t L) {
-  return L == 16 ? 12 : 6;
+  return kcpu_gemm_mr(L);
 }
 
 void kcpu_gemm_tile(const kcpu_gemm_desc *d, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
   if (m0 >= m1 || n0 >= n1)
     return;
-  int64_t L = kcpu_lanes_norm(d->lanes), NR = 2 * L;
+  int64_t L = kcpu_lanes_norm(d->lanes), NR = kcpu_gemm_nr(L), MR = kcpu_gemm_mr(L);
   int64_t kc = d->K < KCPU_KC ? d->K : KCPU_KC;
   int64_t nc = kcpu_min(KCPU_NC, (n1 - n0 + NR - 1) / NR * NR);
-  int64_t mc = kcpu_min(KCPU_MC, (m1 - m0 + 11) / 12 * 12);
-  float *Ap = kcpu_alloc((mc + 12) * (kc + 1) * (int64_t)sizeof(float));
+  int64_t mc = kcpu_min(KCPU_MC, (m1 - m0 + MR - 1) / MR * MR);
+  float *Ap = kcpu_alloc((mc + MR) * (kc + 1) * (int64_t)sizeof(float));
   float *Bp = kcpu_alloc(nc * (kc + 1) * (int64_t)sizeof(float));
   if (Ap && Bp) {
     if (L == 16)
@@ -262,7 +349,7 @@ void kcpu_gemm_run(const kcpu_gemm_desc *d, struct kcpu_pool *pool) {
   if (d->M <= 0 || d->N <= 0)
     return;
   int64_t T = kcpu_pool_threads(pool);
-  int64_t L = kcpu_lanes_norm(d->lanes), MR = kcpu_mr_of(L), NR = 2 * L;
+  int64_t L = kcpu_lanes_norm(d->lanes), MR = kcpu_mr_of(L), NR = kcpu_gemm_nr(L);
   if (T <= 1 || d->M * d->N * (d->K + 1) < 65536) {
     kcpu_gemm_tile(d, 0, d->M, 0, d->N);
     return;

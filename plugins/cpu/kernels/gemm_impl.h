@@ -11,14 +11,16 @@
 
 /* Blocking shared by the engine and the compile-time packer. */
 #define KCPU_KC 256
+#define KCPU_NR_MAX 48 /* the widest NR (3 x 16 lanes) */
 static inline int64_t kcpu_gemm_lanes(int64_t lanes) {
   return lanes >= 16 ? 16 : lanes >= 8 ? 8 : 4;
 }
+/* Micro-tile MR x NR per vector width: 8 x 48 (AVX-512), 6 x 16, 6 x 8. */
 static inline int64_t kcpu_gemm_mr(int64_t lanes) {
-  return kcpu_gemm_lanes(lanes) == 16 ? 12 : 6;
+  return kcpu_gemm_lanes(lanes) == 16 ? 8 : 6;
 }
 static inline int64_t kcpu_gemm_nr(int64_t lanes) {
-  return 2 * kcpu_gemm_lanes(lanes);
+  return kcpu_gemm_lanes(lanes) == 16 ? 48 : 2 * kcpu_gemm_lanes(lanes);
 }
 
 /* Prepacked operand layout (A with unit MR, op(B) with unit NR): for rows
@@ -46,9 +48,9 @@ struct kcpu_gemm_desc {
   int64_t lda, trans_a;
   const float *B;
   int64_t ldb, trans_b;
-  kcpu_pack_b_fn pack_b; /* NULL = dense B above */
+  kcpu_pack_b_fn pack_b;  /* NULL = dense B above */
   const float *Apk, *Bpk; /* prepacked A (alpha applied) / op(B), or NULL */
-  const void *bctx;      /* for custom packers */
+  const void *bctx;       /* for custom packers */
   float *C;
   int64_t ldc, accumulate;
   const float *bias_col, *bias_row, *res;
@@ -74,7 +76,7 @@ void kcpu_k_gemm_ex(int64_t M, int64_t N, int64_t K, float alpha, float beta, co
 void kcpu_k_conv2d_ex(const float *X, const float *Wt, const float *Wpk, const float *bias,
                       float *Y, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH,
                       int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t dh,
-                      int64_t dw, int64_t pt, int64_t pl, int64_t group, int64_t act,
-                      int64_t lanes, struct kcpu_pool *pool);
+                      int64_t dw, int64_t pt, int64_t pl, int64_t group, int64_t act, int64_t lanes,
+                      struct kcpu_pool *pool);
 
 #endif

@@ -214,6 +214,14 @@ void kcpu_k_scatter_nd(int64_t elem, const void *data, int64_t idx_elem, const v
 void kcpu_k_pow_mixed(int64_t at, const void *a, const int64_t *a_st, int64_t bt, const void *b,
                       const int64_t *b_st, void *out, int64_t rank, const int64_t *dims);
 void kcpu_k_dynquant(const float *x, uint8_t *y, float *scale_out, uint8_t *zp_out, int64_t n);
+/* QuantizeLinear (dequant 0: saturating, half-to-even) and
+ * DequantizeLinear (1) over n elements of x [xdims, rank]; scale / zp
+ * (zp may be NULL) indexed per tensor (mode 0), per axis (1) or blocked
+ * along axis (2; their dims sdims). */
+void kcpu_k_quant(int64_t dequant, int64_t xt, const void *x, int64_t st, const void *scale,
+                  int64_t zt, const void *zp, int64_t yt, void *y, int64_t n, int64_t rank,
+                  const int64_t *xdims, const int64_t *sdims, int64_t mode, int64_t axis,
+                  int64_t block);
 /* Einsum: labels [0, n_out) index y (row-major), the rest are summed;
  * st[j*n_lab + l] is input j's stride for label l. At most 3 inputs and
  * 32 labels. */
