@@ -24,8 +24,8 @@ rm -f "$LOGDIR"/*.json "$LOGDIR"/fuzz-summary.txt "$LOGDIR"/conformance.txt \
 step "build (clang-19, ASan + UBSan)"
 asan_ok=1
 # Also the fuzzing build: libkiln gets coverage instrumentation for libFuzzer.
-CC=clang-19 kiln_build "$ASAN_BUILD" -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz=true \
-  -Dc_args=-fno-sanitize-recover=all,-fsanitize=fuzzer-no-link ||
+CC=clang-19 CFLAGS="-fno-sanitize-recover=all -fsanitize=fuzzer-no-link" \
+  kiln_build "$ASAN_BUILD" -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz=true ||
   { echo "kiln test: sanitizer build failed"; status=1; asan_ok=0; }
 
 step "unit and integration suites (gcc build)"

@@ -214,8 +214,8 @@ START_TEST(resize_modes) {
       "coordinate_transformation_mode = \"align_corners\", mode = \"linear\"",
       "mode = \"cubic\"",
       "cubic_coeff_a = -0.5, exclude_outside = 1, mode = \"cubic\"",
-      "coordinate_transformation_mode = \"asymmetric\", mode = \"nearest\", nearest_mode = "
-      "\"floor\"",
+      ("coordinate_transformation_mode = \"asymmetric\", mode = \"nearest\", nearest_mode = "
+       "\"floor\""),
       "coordinate_transformation_mode = \"pytorch_half_pixel\", mode = \"linear\"",
   };
   for (size_t m = 0; m < sizeof modes / sizeof *modes; m++)
