@@ -44,11 +44,11 @@ bool kiln_lower_GroupNormalization(kiln_lower_ctx *c, kiln_value **r) {
   x = lower_reshape(c, x, grouped, 3);
   kiln_value *mean = lower_reduce(c, KILN_NODE_ReduceMean, x, &axis, 1, 1);
   kiln_value *d = lower_bin(c, KILN_NODE_Sub, x, mean);
-  kiln_value *var = lower_reduce(c, KILN_NODE_ReduceMean, lower_bin(c, KILN_NODE_Mul, d, d),
-                                 &axis, 1, 1);
-  kiln_value *sd = lower_un(
-      c, KILN_NODE_Sqrt,
-      lower_bin(c, KILN_NODE_Add, var, lower_sce(c, st, lower_fattr(c, "epsilon", 1e-5))));
+  kiln_value *var =
+      lower_reduce(c, KILN_NODE_ReduceMean, lower_bin(c, KILN_NODE_Mul, d, d), &axis, 1, 1);
+  kiln_value *sd =
+      lower_un(c, KILN_NODE_Sqrt,
+               lower_bin(c, KILN_NODE_Add, var, lower_sce(c, st, lower_fattr(c, "epsilon", 1e-5))));
   kiln_value *y = lower_reshape(c, lower_bin(c, KILN_NODE_Div, d, sd), t->dims, t->rank);
   if (st != c->elem)
     y = lower_cast(c, y, c->elem);
@@ -81,8 +81,8 @@ bool kiln_lower_CenterCropPad(kiln_lower_ctx *c, kiln_value **r) {
     }
   }
   if (any_pad) {
-    kiln_attr_desc a[3] = {KILN_ATTR_IS("pads", pads, 2 * t->rank),
-                           KILN_ATTR_S("mode", "constant"), KILN_ATTR_F("value", 0)};
+    kiln_attr_desc a[3] = {KILN_ATTR_IS("pads", pads, 2 * t->rank), KILN_ATTR_S("mode", "constant"),
+                           KILN_ATTR_F("value", 0)};
     y = lower_emit(c, KILN_NODE_Pad, &y, 1, a, 3);
   }
   if (y == X0) /* same shape: an Identity keeps the result a new value */

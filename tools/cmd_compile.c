@@ -2,6 +2,7 @@
  * model and report how long it took, the peak memory of the process and,
  * with --stats, the sizes of the result. With --bundle DIR the backend
  * writes an ahead-of-time bundle there instead (docs/bundles.md). */
+#include <kiln/passes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,7 +130,17 @@ int kiln_cmd_compile(int argc, char **argv) {
     if (stats) {
       const kiln_ir *ir = kiln_executable_ir(exe);
       printf("weights: %llu bytes\n", (unsigned long long)kiln_ir_weight_bytes(ir));
-      printf("activation arena: %llu bytes\n", (unsigned long long)kiln_ir_activation_bytes(ir));
+      uint64_t lower = 0;
+      kiln_status ls = kiln_pass_plan_lower_bound(ir, &lower);
+      if (ls) {
+        printf("activation arena: %llu bytes (lower bound unknown: %s)\n",
+               (unsigned long long)kiln_ir_activation_bytes(ir), kiln_status_message(ls));
+        kiln_status_free(ls);
+      } else {
+        printf("activation arena: %llu bytes (memory plan peak; lower bound %llu bytes: the most "
+               "activation bytes alive at once)\n",
+               (unsigned long long)kiln_ir_activation_bytes(ir), (unsigned long long)lower);
+      }
       printf("instructions: %u\n", kiln_ir_instr_count(ir));
       printf("inputs: %u, outputs: %u\n", kiln_executable_input_count(exe),
              kiln_executable_output_count(exe));

@@ -180,6 +180,9 @@ typedef struct kiln_mem_plan_report {
  * sets kiln_buffer_set_offset and kiln_ir_set_activation_bytes. report may
  * be NULL. */
 KILN_NODISCARD kiln_status kiln_pass_plan_memory(kiln_ir *ir, kiln_mem_plan_report *report);
+/* The lower bound of any plan of ir: the most (64-byte aligned) activation
+ * bytes alive at one instruction. */
+KILN_NODISCARD kiln_status kiln_pass_plan_lower_bound(const kiln_ir *ir, uint64_t *out);
 /* Brute force: no two activations whose lifetimes overlap share a byte,
  * every offset is 64-aligned and inside the arena. Names the two buffers. */
 KILN_NODISCARD kiln_status kiln_pass_validate_plan(const kiln_ir *ir);

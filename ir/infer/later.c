@@ -144,8 +144,9 @@ kiln_status kiln_infer_GroupNormalization(const kiln_type *const *in, uint32_t n
     return kiln_infer_fail(k, "attribute 'num_groups' is required");
   int64_t g = kiln_attrs_int_or(attrs, "num_groups", 0);
   if (g <= 0 || c % g != 0)
-    return kiln_infer_fail(k, "attribute 'num_groups' = %lld must be positive and divide the %lld channels",
-                           (long long)g, (long long)c);
+    return kiln_infer_fail(
+        k, "attribute 'num_groups' = %lld must be positive and divide the %lld channels",
+        (long long)g, (long long)c);
   kiln_elem stash;
   KILN_TRY(kiln_infer_type_attr(k, attrs, "stash_type", KILN_F32, &stash, NULL));
   return kiln_infer_make(k, x->elem, x->rank, x->dims, out);
@@ -211,7 +212,8 @@ static kiln_status later_window_attrs(const char *k, const kiln_attrs *attrs, ui
     int64_t *dst;
     uint32_t len;
     bool positive;
-  } opt[3] = {{"strides", strides, n, true}, {"pads", pads, 2 * n, false}, {"dilations", dil, n, true}};
+  } opt[3] = {
+      {"strides", strides, n, true}, {"pads", pads, 2 * n, false}, {"dilations", dil, n, true}};
   for (int j = 0; j < (dil ? 3 : 2); j++) {
     KILN_TRY(kiln_infer_ints(k, attrs, opt[j].name, &p, &len, &present));
     if (!present)
@@ -221,16 +223,16 @@ static kiln_status later_window_attrs(const char *k, const kiln_attrs *attrs, ui
                              opt[j].len);
     for (uint32_t i = 0; i < len; i++) {
       if (opt[j].positive ? p[i] <= 0 : p[i] < 0)
-        return kiln_infer_fail(k, "attribute '%s' entry %u = %lld is out of range", opt[j].name,
-                               i, (long long)p[i]);
+        return kiln_infer_fail(k, "attribute '%s' entry %u = %lld is out of range", opt[j].name, i,
+                               (long long)p[i]);
       opt[j].dst[i] = p[i];
     }
   }
   return NULL;
 }
 
-kiln_status kiln_infer_MaxUnpool(const kiln_type *const *in, uint32_t n_in,
-                                 const kiln_attrs *attrs, uint32_t n_results, kiln_type *out) {
+kiln_status kiln_infer_MaxUnpool(const kiln_type *const *in, uint32_t n_in, const kiln_attrs *attrs,
+                                 uint32_t n_results, kiln_type *out) {
   (void)n_in, (void)n_results;
   static const char *const k = "MaxUnpool";
   const kiln_type *x = in[0], *idx = in[1];
@@ -259,9 +261,9 @@ kiln_status kiln_infer_MaxUnpool(const kiln_type *const *in, uint32_t n_in,
                              x->rank);
     for (uint32_t i = 0; i < nos; i++) {
       if (i < 2 ? os[i] != x->dims[i] : os[i] < dims[i])
-        return kiln_infer_fail(k, "attribute 'output_shape' %s does not fit input 0 %s (at least %s)",
-                               KILN_INFER_DS(os, nos), KILN_INFER_TS(x),
-                               KILN_INFER_DS(dims, x->rank));
+        return kiln_infer_fail(
+            k, "attribute 'output_shape' %s does not fit input 0 %s (at least %s)",
+            KILN_INFER_DS(os, nos), KILN_INFER_TS(x), KILN_INFER_DS(dims, x->rank));
       dims[i] = os[i];
     }
   }
@@ -292,12 +294,13 @@ kiln_status kiln_infer_Col2Im(const kiln_type *const *in, uint32_t n_in, const k
     kprod *= blk[i];
     int64_t span = img[i] + pads[i] + pads[n + i] - dil[i] * (blk[i] - 1) - 1;
     if (img[i] <= 0 || span < 0)
-      return kiln_infer_fail(k, "image dimension %u = %lld is smaller than its dilated block",
-                             i, (long long)img[i]);
+      return kiln_infer_fail(k, "image dimension %u = %lld is smaller than its dilated block", i,
+                             (long long)img[i]);
     blocks *= span / strides[i] + 1;
   }
   if (x->dims[1] % kprod != 0 || x->dims[2] != blocks)
-    return kiln_infer_fail(k, "input 0 %s must be [N, C*%lld, %lld] for these block and image shapes",
+    return kiln_infer_fail(k,
+                           "input 0 %s must be [N, C*%lld, %lld] for these block and image shapes",
                            KILN_INFER_TS(x), (long long)kprod, (long long)blocks);
   int64_t dims[KILN_MAX_RANK] = {x->dims[0], x->dims[1] / kprod};
   memcpy(dims + 2, img, sizeof(int64_t) * n);

@@ -45,8 +45,7 @@ static kiln_status later_emit(onnx_loader *L, const Onnx__NodeProto *n, const on
   return s;
 }
 
-kiln_status onnx_imp_center_crop_pad(onnx_loader *L, const Onnx__NodeProto *n,
-                                     const onnx_op *op) {
+kiln_status onnx_imp_center_crop_pad(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op) {
   static const char *const ct[] = {"shape"};
   if (!onnx_input_present(n, 1))
     return kiln_status_make(KILN_INVALID_ARGUMENT, "%s: node %s: input 1 (shape) is missing",

@@ -7,8 +7,7 @@
 #include "loaders/onnx/onnx_internal.h"
 
 kiln_status onnx_imp_groupnorm_18(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
-kiln_status onnx_imp_center_crop_pad(onnx_loader *L, const Onnx__NodeProto *n,
-                                     const onnx_op *op);
+kiln_status onnx_imp_center_crop_pad(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_maxunpool(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_col2im(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 

@@ -382,8 +382,10 @@ INTERP_KERNEL(Col2Im) {
     lprod *= nblk[d];
   }
   if (x->type.dims[2] != lprod)
-    return kiln_status_make(KILN_INVALID_ARGUMENT, "interpreter Col2Im: input has %lld blocks, "
-                            "expected %lld", (long long)x->type.dims[2], (long long)lprod);
+    return kiln_status_make(KILN_INVALID_ARGUMENT,
+                            "interpreter Col2Im: input has %lld blocks, "
+                            "expected %lld",
+                            (long long)x->type.dims[2], (long long)lprod);
   bool is_float = interp_class_of(y->type.elem) == INTERP_FLOAT;
   int64_t total = interp_numel(y), img = total / (y->type.dims[0] * y->type.dims[1]);
   double *acc;
@@ -404,8 +406,7 @@ INTERP_KERNEL(Col2Im) {
         }
         if (inside) {
           int64_t xi = (b * kprod + k) * lprod + l;
-          acc[b * img + pos] +=
-              is_float ? interp_load_f(x, xi) : (double)interp_load_i(x, xi);
+          acc[b * img + pos] += is_float ? interp_load_f(x, xi) : (double)interp_load_i(x, xi);
         }
       }
   for (int64_t i = 0; i < total; i++) {

@@ -76,7 +76,7 @@ check run-usage-value 2 "--input wants NAME=PATH"
 
 out=$("$kiln" compile "$mlp" --backend interpreter --stats 2>&1); rc=$?
 check compile-stats 0 "compiled $mlp for interpreter in" "peak RSS:" "weights: 92 bytes" \
-  "instructions: "
+  "instructions: " "activation arena: 128 bytes" "lower bound 128 bytes"
 
 out=$("$kiln" compile "$mlp" --backend interpreter --threads x 2>&1); rc=$?
 check compile-usage 2 "--threads wants a number"

@@ -57,13 +57,14 @@ void cases_later(void) {
   ERR(Det, "f32[3]", "input 0 is f32[3]");
   ERR(Det, "i64[2,2]", "input 0 is i64[2,2]");
 
-  OK(GroupNormalization, "f32[2,4,3,3] f32[4] f32[4]", "f32[2,4,3,3]", KILN_ATTR_I("num_groups", 2));
+  OK(GroupNormalization, "f32[2,4,3,3] f32[4] f32[4]", "f32[2,4,3,3]",
+     KILN_ATTR_I("num_groups", 2));
   OK(GroupNormalization, "f16[1,6] f16[6] f16[6]", "f16[1,6]", KILN_ATTR_I("num_groups", 3),
      KILN_ATTR_I("stash_type", 1));
-  ERR(GroupNormalization, "f32[2,4,3] f32[4] f32[4]", "'num_groups' = 3 must be positive and divide",
-      KILN_ATTR_I("num_groups", 3));
-  ERR(GroupNormalization, "f32[2,4,3] f32[2] f32[2]", "scale f32[2] and bias f32[2] must both be [4]",
-      KILN_ATTR_I("num_groups", 2));
+  ERR(GroupNormalization, "f32[2,4,3] f32[4] f32[4]",
+      "'num_groups' = 3 must be positive and divide", KILN_ATTR_I("num_groups", 3));
+  ERR(GroupNormalization, "f32[2,4,3] f32[2] f32[2]",
+      "scale f32[2] and bias f32[2] must both be [4]", KILN_ATTR_I("num_groups", 2));
   ERR(GroupNormalization, "f32[2,4,3] f32[4] f32[4]", "attribute 'num_groups' is required");
 
   OK(CenterCropPad, "f32[20,10,3]", "f32[10,7,3]", IS("shape", 10, 7, 3));
@@ -87,7 +88,8 @@ void cases_later(void) {
   OK(Col2Im, "f32[1,5,5]", "f32[1,1,5,5]", IS("image_shape", 5, 5), IS("block_shape", 1, 5));
   OK(Col2Im, "f32[2,8,9]", "f32[2,2,4,4]", IS("image_shape", 4, 4), IS("block_shape", 2, 2),
      IS("pads", 1, 1, 1, 1), IS("strides", 2, 2));
-  ERR(Col2Im, "f32[1,5,4]", "must be [N, C*5, 5]", IS("image_shape", 5, 5), IS("block_shape", 1, 5));
+  ERR(Col2Im, "f32[1,5,4]", "must be [N, C*5, 5]", IS("image_shape", 5, 5),
+      IS("block_shape", 1, 5));
   ERR(Col2Im, "f32[1,5,5]", "attribute 'image_shape' is required", IS("block_shape", 1, 5));
   ERR(Col2Im, "f32[1,5,5]", "smaller than its dilated block", IS("image_shape", 5, 2),
       IS("block_shape", 1, 5));

@@ -1,5 +1,6 @@
 /* tests/interp/test_later.c: kernels of the kinds appended later
- * (RMSNormalization, Bitwise*, Mish, Swish, LpNormalization, windows, Det),
+ * (RMSNormalization, Bitwise*, Mish, Swish, LpNormalization, windows, Det,
+ * GroupNormalization, CenterCropPad, MaxUnpool, Col2Im),
  * with hand-computed expectations. */
 #include <stdint.h>
 
@@ -124,6 +125,89 @@ START_TEST(det) {
 }
 END_TEST
 
+START_TEST(group_normalization) {
+  /* channels [1,3] [5,7] | [0,0] [2,-2]: group 0 mean 4 var 5, group 1
+   * mean 0 var 2; scale [1,2,1,-1], bias [0,0,1,0.5], eps 0 */
+  float x[8] = {1, 3, 5, 7, 0, 0, 2, -2}, g[4] = {1, 2, 1, -1}, b[4] = {0, 0, 1, 0.5f}, y[8];
+  interp_tensor ins[3] = {tt(KILN_F32, x, 3, DIMS(1, 4, 2)), tt(KILN_F32, g, 1, DIMS(4)),
+                          tt(KILN_F32, b, 1, DIMS(4))};
+  interp_tensor out = tt(KILN_F32, y, 3, DIMS(1, 4, 2));
+  kiln_attrs *a =
+      mk_attrs((kiln_attr_desc[]){KILN_ATTR_F("epsilon", 0), KILN_ATTR_I("num_groups", 2)}, 2);
+  RUN_OK(GroupNormalization, a, &out, 1, ins, 3);
+  double r5 = sqrt(5.0), r2 = sqrt(2.0);
+  expect_f32(y,
+             (float[]){(float)(-3 / r5), (float)(-1 / r5), (float)(2 / r5), (float)(6 / r5), 1, 1,
+                       (float)(0.5 - r2), (float)(0.5 + r2)},
+             8, 1e-6, "GroupNormalization");
+  free_attrs(a);
+  a = mk_attrs((kiln_attr_desc[]){KILN_ATTR_I("num_groups", 3)}, 1);
+  RUN_FAIL(GroupNormalization, a, &out, 1, ins, 3, KILN_INVALID_ARGUMENT);
+  free_attrs(a);
+}
+END_TEST
+
+START_TEST(center_crop_pad) {
+  /* [3,4] -> [2,6]: rows cropped from offset 0, one zero column each side */
+  int32_t x[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, y[12];
+  interp_tensor in = tt(KILN_I32, x, 2, DIMS(3, 4)), out = tt(KILN_I32, y, 2, DIMS(2, 6));
+  RUN_OK(CenterCropPad, NULL, &out, 1, &in, 1);
+  int32_t want[12] = {0, 0, 1, 2, 3, 0, 0, 4, 5, 6, 7, 0};
+  for (int i = 0; i < 12; i++)
+    ck_assert_int_eq(y[i], want[i]);
+  /* [3,4] -> [1,3]: row 1, columns from offset 0 */
+  out = tt(KILN_I32, y, 2, DIMS(1, 3));
+  RUN_OK(CenterCropPad, NULL, &out, 1, &in, 1);
+  ck_assert(y[0] == 4 && y[1] == 5 && y[2] == 6);
+}
+END_TEST
+
+START_TEST(max_unpool) {
+  float x[4] = {1, 2, 3, 4}, y[25];
+  int64_t idx[4] = {5, 7, 13, 15};
+  interp_tensor ins[2] = {tt(KILN_F32, x, 4, DIMS(1, 1, 2, 2)),
+                          tt(KILN_I64, idx, 4, DIMS(1, 1, 2, 2))};
+  interp_tensor out = tt(KILN_F32, y, 4, DIMS(1, 1, 4, 4));
+  kiln_attrs *a = mk_attrs((kiln_attr_desc[]){KILN_ATTR_IS("kernel_shape", DIMS(2, 2), 2),
+                                              KILN_ATTR_IS("strides", DIMS(2, 2), 2)},
+                           2);
+  RUN_OK(MaxUnpool, a, &out, 1, ins, 2);
+  float want[16] = {0, 0, 0, 0, 0, 1, 0, 2, 0, 0, 0, 0, 0, 3, 0, 4};
+  expect_f32(y, want, 16, 0, "MaxUnpool");
+  /* a 5x5 result keeps the 4x4 block at the top left: (1,1) is 6 */
+  out = tt(KILN_F32, y, 4, DIMS(1, 1, 5, 5));
+  RUN_OK(MaxUnpool, a, &out, 1, ins, 2);
+  for (int i = 0; i < 25; i++)
+    ck_assert(y[i] == (i == 6 ? 1 : i == 8 ? 2 : i == 16 ? 3 : i == 18 ? 4 : 0));
+  idx[3] = 16;
+  RUN_FAIL(MaxUnpool, a, &out, 1, ins, 2, KILN_OUT_OF_RANGE);
+  free_attrs(a);
+}
+END_TEST
+
+START_TEST(col2im) {
+  /* image [4], block [2], stride 1: block l covers l, l+1 */
+  float x[6] = {1, 2, 3, 10, 20, 30}, y[4];
+  interp_tensor in = tt(KILN_F32, x, 3, DIMS(1, 2, 3)), out = tt(KILN_F32, y, 3, DIMS(1, 1, 4));
+  kiln_attrs *a = mk_attrs((kiln_attr_desc[]){KILN_ATTR_IS("block_shape", DIMS(2), 1)}, 1);
+  RUN_OK(Col2Im, a, &out, 1, &in, 1);
+  expect_f32(y, (float[]){1, 12, 23, 30}, 4, 0, "Col2Im");
+  free_attrs(a);
+  /* image [3], stride 2, pads [1,0]: block 0 covers -1 (dropped) and 0,
+   * block 1 covers 1 and 2 */
+  float x2[4] = {1, 2, 10, 20};
+  in = tt(KILN_F32, x2, 3, DIMS(1, 2, 2));
+  out = tt(KILN_F32, y, 3, DIMS(1, 1, 3));
+  a = mk_attrs((kiln_attr_desc[]){KILN_ATTR_IS("block_shape", DIMS(2), 1),
+                                  KILN_ATTR_IS("pads", DIMS(1, 0), 2),
+                                  KILN_ATTR_IS("strides", DIMS(2), 1)},
+               3);
+  RUN_OK(Col2Im, a, &out, 1, &in, 1);
+  expect_f32(y, (float[]){10, 2, 20}, 3, 0, "Col2Im padded");
+  free_attrs(a);
+}
+END_TEST
+
 TCase *interp_tcase_later(void) {
   TCase *tc = tcase_create("later");
   tcase_add_test(tc, rms_normalization);
@@ -132,5 +216,9 @@ TCase *interp_tcase_later(void) {
   tcase_add_test(tc, lp_normalization);
   tcase_add_test(tc, windows);
   tcase_add_test(tc, det);
+  tcase_add_test(tc, group_normalization);
+  tcase_add_test(tc, center_crop_pad);
+  tcase_add_test(tc, max_unpool);
+  tcase_add_test(tc, col2im);
   return tc;
 }

@@ -438,7 +438,8 @@ static const tcase_def defs[] = {
      "  output %o = %y\n",
      -2, 2},
     {"Det", "input %x : f32[2,3,3]\n", "  %y : f32[2] = Det(%x)\n  output %o = %y\n", -2, 2},
-    {"GroupNormalization", "input %x : f32[2,4,3]\nconst %s : f32[4] = [1, 2, 0.5, -1]\n"
+    {"GroupNormalization",
+     "input %x : f32[2,4,3]\nconst %s : f32[4] = [1, 2, 0.5, -1]\n"
      "const %b : f32[4] = [0, 1, -1, 0.5]\n",
      "  %y : f32[2,4,3] = GroupNormalization(%x, %s, %b) {epsilon = 0.01, num_groups = 2}\n"
      "  output %o = %y\n",
@@ -446,7 +447,8 @@ static const tcase_def defs[] = {
     {"CenterCropPad", "input %x : f32[5,2,3]\n",
      "  %y : f32[2,5,3] = CenterCropPad(%x) {axes = [0, 1], shape = [2, 5]}\n  output %o = %y\n",
      -2, 2},
-    {"MaxUnpool", "input %x : f32[1,2,2,2]\nconst %i : i64[1,2,2,2] = [0, 3, 9, 14, 17, 23, 24, 31]\n",
+    {"MaxUnpool",
+     "input %x : f32[1,2,2,2]\nconst %i : i64[1,2,2,2] = [0, 3, 9, 14, 17, 23, 24, 31]\n",
      "  %y : f32[1,2,4,5] = MaxUnpool(%x, %i) {kernel_shape = [2, 2], output_shape = [1, 2, 4, 5], "
      "strides = [2, 2]}\n  output %o = %y\n",
      -2, 2},
