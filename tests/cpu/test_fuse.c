@@ -77,6 +77,37 @@ START_TEST(explicit_fused_node) {
 }
 END_TEST
 
+START_TEST(activation_fuses_into_conv_and_matmul) {
+  /* Conv + Relu and MatMul + Relu: the Relu disappears into its producer
+   * (the fuseact pass, accepted by the cpu's supports_fused hook), and the
+   * results still match the interpreter running the unfused graph. */
+  const char *text =
+      "module @t\ninput %x : f32[1,3,9,7]\ninput %m : f32[5,13]\n"
+      "const %w : f32[4,3,3,3] = [0.1, -0.2, 0.3, -0.4, 0.5, -0.6, 0.7, -0.8, 0.9, -1, 1.1, "
+      "-1.2, 0.13, -0.14, 0.15, -0.16, 0.17, -0.18, 0.19, -0.2, 0.21, -0.22, 0.23, -0.24, "
+      "0.25, -0.26, 0.27, 0.3, -0.2, 0.1, -0.4, 0.5, -0.6, 0.2, -0.8, 0.9, -0.1, 1.1, -1.2, "
+      "0.13, -0.14, 0.15, -0.16, 0.17, -0.18, 0.19, -0.2, 0.21, -0.22, 0.23, -0.24, 0.25, "
+      "-0.26, 0.27, 0.3, -0.2, 0.1, -0.4, 0.5, -0.6, 0.2, -0.8, 0.9, -0.1, 1.1, -1.2, 0.13, "
+      "-0.14, 0.15, -0.16, 0.17, -0.18, 0.19, -0.2, 0.21, -0.22, 0.23, -0.24, 0.25, -0.26, "
+      "0.27, 0.3, -0.2, 0.1, -0.4, 0.5, -0.6, 0.2, -0.8, 0.9, -0.1, 1.1, -1.2, 0.13, -0.14, "
+      "0.15, -0.16, 0.17, -0.18, 0.19, -0.2, 0.21, -0.22, 0.23, -0.24, 0.25, -0.26, 0.27]\n"
+      "const %v : f32[13,6] = [0.5, -0.5, 0.25, -0.25, 1, -1, 0.5, -0.5, 0.25, -0.25, 1, -1, "
+      "0.5, -0.5, 0.25, -0.25, 1, -1, 0.5, -0.5, 0.25, -0.25, 1, -1, 0.5, -0.5, 0.25, -0.25, 1, "
+      "-1, 0.5, -0.5, 0.25, -0.25, 1, -1, 0.5, -0.5, 0.25, -0.25, 1, -1, 0.5, -0.5, 0.25, "
+      "-0.25, 1, -1, 0.5, -0.5, 0.25, -0.25, 1, -1, 0.5, -0.5, 0.25, -0.25, 1, -1, 0.5, -0.5, "
+      "0.25, -0.25, 1, -1, 0.5, -0.5, 0.25, -0.25, 1, -1, 0.5, -0.5, 0.25, -0.25, 1, -1]\n"
+      "func @main {\n"
+      "  %c : f32[1,4,9,7] = Conv(%x, %w) {kernel_shape = [3, 3], pads = [1, 1, 1, 1]}\n"
+      "  %r : f32[1,4,9,7] = Relu(%c)\n"
+      "  %p : f32[5,6] = MatMul(%m, %v)\n  %q : f32[5,6] = Relu(%p)\n"
+      "  output %y = %r\n  output %z = %q\n}\n";
+  ck_assert_uint_eq(kt_count_instrs(text, "cpu", KILN_NODE_Relu), 0);
+  ck_assert_uint_eq(kt_count_instrs(text, "cpu", KILN_NODE_Conv), 1);
+  ck_assert_uint_eq(kt_count_instrs(text, "cpu", KILN_NODE_MatMul), 1);
+  kt_vs_interp(text, 1e-5, 1e-6);
+}
+END_TEST
+
 Suite *kcpu_fuse_suite(void) {
   Suite *s = suite_create("cpu-fuse");
   TCase *tc = tcase_create("fuse");
@@ -86,6 +117,7 @@ Suite *kcpu_fuse_suite(void) {
   tcase_add_test(tc, single_node_not_fused);
   tcase_add_test(tc, lowered_activations_fuse);
   tcase_add_test(tc, explicit_fused_node);
+  tcase_add_test(tc, activation_fuses_into_conv_and_matmul);
   suite_add_tcase(s, tc);
   return s;
 }
