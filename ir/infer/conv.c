@@ -54,7 +54,7 @@ static kiln_status read_window(const char *kind, const kiln_attrs *attrs, uint32
                                KILN_INFER_DS(w->k, n), KILN_INFER_DS(kernel, n));
     }
   }
-  if (!present)
+  if (!present && kernel) /* (kernel is non-NULL here: the check above) */
     memcpy(w->k, kernel, sizeof(int64_t) * n);
   KILN_TRY(window_list(kind, attrs, "strides", n, 1, 1, w->s, &present));
   KILN_TRY(window_list(kind, attrs, "dilations", n, 1, 1, w->d, &present));

@@ -20,7 +20,7 @@ kiln_status kiln_infer_DepthToSpace(const kiln_type *const *in, uint32_t n_in,
   static const char *const modes[] = {"DCR", "CRD", NULL};
   const kiln_type *x = in[0];
   const char *mode;
-  int64_t bs;
+  int64_t bs = 0;
   KILN_TRY(kiln_infer_enum("DepthToSpace", attrs, "mode", "DCR", modes, &mode));
   KILN_TRY(blocksize("DepthToSpace", attrs, &bs));
   KILN_TRY(kiln_infer_check_rank("DepthToSpace", "input 0", x, 4, false));
@@ -37,7 +37,7 @@ kiln_status kiln_infer_SpaceToDepth(const kiln_type *const *in, uint32_t n_in,
                                     const kiln_attrs *attrs, uint32_t n_results, kiln_type *out) {
   (void)n_in, (void)n_results;
   const kiln_type *x = in[0];
-  int64_t bs;
+  int64_t bs = 0;
   KILN_TRY(blocksize("SpaceToDepth", attrs, &bs));
   KILN_TRY(kiln_infer_check_rank("SpaceToDepth", "input 0", x, 4, false));
   if (x->dims[2] % bs != 0 || x->dims[3] % bs != 0)

@@ -136,7 +136,7 @@ static bool parse_view_tail(iparser *ip, const kiln_text_token *at, const char *
                             bool allow_no_base, kiln_buffer **out_view, kiln_buffer **out_base) {
   kiln_text_parser *p = &ip->p;
   kiln_buffer *base = NULL;
-  uint64_t off;
+  uint64_t off = 0;
   kiln_type t;
   if (allow_no_base && kiln_text_is_ident(p, "_"))
     kiln_text_next(p);
@@ -188,7 +188,7 @@ static bool parse_header(iparser *ip, kiln_buffer_kind kind) {
   case KILN_BUFFER_OUTPUT:
     return new_buffer(ip, &at, name, kind, &t, NULL, ip->n_outputs++, NULL, 0, NULL);
   default: {
-    uint64_t off;
+    uint64_t off = 0;
     if (!expect_offset_at(ip, &off))
       return false;
     return new_buffer(ip, &at, name, kind, &t, NULL, 0, NULL, off, NULL);
@@ -213,7 +213,7 @@ static bool parse_declaring(iparser *ip) {
   if (kiln_text_is_ident(p, "alloc")) {
     kiln_text_next(p);
     kiln_type t;
-    uint64_t off;
+    uint64_t off = 0;
     kiln_buffer *b;
     kiln_operand_dir d = KILN_OUT;
     return kiln_text_parse_type(p, &t) && expect_offset_at(ip, &off) &&

@@ -72,7 +72,7 @@ static bool parse_output(gparser *g, kiln_function *f) {
   kiln_text_parser *p = &g->p;
   kiln_text_token at, vat;
   const char *name, *vname;
-  kiln_value *v;
+  kiln_value *v = NULL;
   kiln_text_next(p);
   if (!kiln_text_expect_name(p, '%', &name, &at))
     return false;

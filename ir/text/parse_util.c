@@ -582,7 +582,7 @@ static bool push_elem(kiln_text_parser *p, kiln_elem e, byte_vec *v) {
     return kiln_text_error_at(p, t, KILN_PARSE_ERROR, "expected an integer %s element, got %s",
                               kiln_elem_name(e), got);
   if (e == KILN_U64) {
-    uint64_t u;
+    uint64_t u = 0;
     return token_uint(p, t, &u) && bytes_push(p, v, &u, sizeof u);
   }
   int64_t i;

@@ -67,7 +67,7 @@ static kiln_status slot(onnx_attr_list *al, const char *name, kiln_attr_desc **o
 }
 
 kiln_status onnx_attrs_set_int(onnx_attr_list *al, const char *name, int64_t v) {
-  kiln_attr_desc *d;
+  kiln_attr_desc *d = NULL;
   KILN_TRY(slot(al, name, &d));
   d->kind = KILN_ATTR_INT;
   d->i = v;
@@ -75,7 +75,7 @@ kiln_status onnx_attrs_set_int(onnx_attr_list *al, const char *name, int64_t v) 
 }
 
 kiln_status onnx_attrs_set_float(onnx_attr_list *al, const char *name, double v) {
-  kiln_attr_desc *d;
+  kiln_attr_desc *d = NULL;
   KILN_TRY(slot(al, name, &d));
   d->kind = KILN_ATTR_FLOAT;
   d->f = v;
@@ -83,7 +83,7 @@ kiln_status onnx_attrs_set_float(onnx_attr_list *al, const char *name, double v)
 }
 
 kiln_status onnx_attrs_set_type(onnx_attr_list *al, const char *name, kiln_elem e) {
-  kiln_attr_desc *d;
+  kiln_attr_desc *d = NULL;
   KILN_TRY(slot(al, name, &d));
   d->kind = KILN_ATTR_TYPE;
   d->type = e;
@@ -96,7 +96,7 @@ kiln_status onnx_attrs_set_ints(onnx_attr_list *al, const char *name, const int6
   KILN_TRY(keep(al, copy));
   if (len)
     memcpy(copy, v, len * sizeof *copy);
-  kiln_attr_desc *d;
+  kiln_attr_desc *d = NULL;
   KILN_TRY(slot(al, name, &d));
   d->kind = KILN_ATTR_INTS;
   d->ints = copy;
@@ -110,7 +110,7 @@ kiln_status onnx_attrs_set_floats(onnx_attr_list *al, const char *name, const do
   KILN_TRY(keep(al, copy));
   if (len)
     memcpy(copy, v, len * sizeof *copy);
-  kiln_attr_desc *d;
+  kiln_attr_desc *d = NULL;
   KILN_TRY(slot(al, name, &d));
   d->kind = KILN_ATTR_FLOATS;
   d->floats = copy;
@@ -124,7 +124,7 @@ static kiln_status set_string(onnx_attr_list *al, const char *name, const uint8_
   if (len)
     memcpy(copy, s, len);
   copy[len] = '\0';
-  kiln_attr_desc *d;
+  kiln_attr_desc *d = NULL;
   KILN_TRY(slot(al, name, &d));
   d->kind = KILN_ATTR_STRING;
   d->s = copy;

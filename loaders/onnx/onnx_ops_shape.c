@@ -115,7 +115,7 @@ kiln_status onnx_imp_slice(onnx_loader *L, const Onnx__NodeProto *n, const onnx_
 static kiln_status fill_pad(onnx_loader *L, const Onnx__NodeProto *n, onnx_attr_list *al) {
   KILN_TRY(ints_from_input(L, n, 1, "pads", true, al));
   if (onnx_input_present(n, 2)) {
-    double v;
+    double v = 0;
     KILN_TRY(scalar_input(L, n, 2, "constant_value", &v, NULL));
     KILN_TRY(onnx_attrs_set_float(al, "value", v));
   }
@@ -147,7 +147,7 @@ static kiln_status fill_int_input(onnx_loader *L, const Onnx__NodeProto *n, onnx
     return kiln_status_make(KILN_INVALID_ARGUMENT, "%s: node %s: input 1 (%s) is missing", L->file,
                             onnx_node_desc(n), name);
   }
-  double v;
+  double v = 0;
   KILN_TRY(scalar_input(L, n, 1, name, &v, NULL));
   return onnx_attrs_set_int(al, name, (int64_t)v);
 }
@@ -229,7 +229,7 @@ kiln_status onnx_imp_range(onnx_loader *L, const Onnx__NodeProto *n, const onnx_
   kiln_status s = NULL;
   kiln_elem e = KILN_F32;
   for (uint32_t i = 0; i < 3 && !s; i++) {
-    double v;
+    double v = 0;
     s = scalar_input(L, n, i, names[i], &v, &e);
     if (!s)
       s = onnx_attrs_set_float(&al, names[i], v);
@@ -249,7 +249,7 @@ kiln_status onnx_imp_onehot(onnx_loader *L, const Onnx__NodeProto *n, const onnx
   if (!ins[0] || !ins[1])
     return kiln_status_make(KILN_INVALID_ARGUMENT, "%s: node %s: indices or values missing",
                             L->file, onnx_node_desc(n));
-  double depth;
+  double depth = 0;
   KILN_TRY(scalar_input(L, n, 1, "depth", &depth, NULL));
   onnx_attr_list al = {0};
   kiln_status s = onnx_attrs_from_node(L, n, NULL, &al);
@@ -264,7 +264,7 @@ kiln_status onnx_imp_onehot(onnx_loader *L, const Onnx__NodeProto *n, const onnx
 /* HannWindow, HammingWindow, BlackmanWindow: the size input (known at
  * compile time) becomes the `size` attribute. */
 kiln_status onnx_imp_window(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op) {
-  double size;
+  double size = 0;
   KILN_TRY(scalar_input(L, n, 0, "size", &size, NULL));
   onnx_attr_list al = {0};
   kiln_status s = onnx_attrs_from_node(L, n, NULL, &al);

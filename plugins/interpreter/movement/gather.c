@@ -29,7 +29,7 @@ kiln_status interp_Gather(const kiln_attrs *attrs, interp_tensor *outs, uint32_t
   if (interp_mv_numel(&outs[0]) != outer * nidx * inner)
     return interp_mv_err(KILN_INVALID_ARGUMENT, "Gather", "result size mismatch");
   for (int64_t k = 0; k < nidx; k++) {
-    int64_t x;
+    int64_t x = 0;
     KILN_TRY(mv_index("Gather", &ins[1], k, d, &x));
     for (int64_t o = 0; o < outer; o++)
       interp_mv_copy_run(&outs[0], (o * nidx + k) * inner, &ins[0], (o * d + x) * inner, inner);
@@ -68,7 +68,7 @@ static kiln_status mv_nd_offset(const char *k, const kiln_type *dt, const interp
   int64_t batch = t / tuples_per_batch;
   int64_t o = batch * interp_mv_prod(dt->dims, (uint32_t)b, dt->rank);
   for (int64_t j = 0; j < m; j++) {
-    int64_t x;
+    int64_t x = 0;
     KILN_TRY(mv_index(k, idx, t * m + j, dt->dims[b + j], &x));
     o += x * interp_mv_prod(dt->dims, (uint32_t)(b + j + 1), dt->rank);
   }
