@@ -77,13 +77,10 @@ static const unsigned char primitive_kinds[KILN_NODE_KIND_COUNT] = {
     [KILN_NODE_ScatterND] = PRIM_KEPT,
     [KILN_NODE_ScatterElements] = PRIM_KEPT,
     [KILN_NODE_Resize] = PRIM_KEPT,
-    /* recurrent, quantization, losses */
+    /* recurrent, quantization */
     [KILN_NODE_RNN] = PRIM_KEPT,
     [KILN_NODE_GRU] = PRIM_KEPT,
     [KILN_NODE_LSTM] = PRIM_KEPT,
-    [KILN_NODE_DynamicQuantizeLinear] = PRIM_KEPT,
-    [KILN_NODE_NegativeLogLikelihoodLoss] = PRIM_KEPT,
-    [KILN_NODE_SoftmaxCrossEntropyLoss] = PRIM_KEPT,
 };
 
 bool kiln_pass_node_is_primitive(const kiln_node *n) {

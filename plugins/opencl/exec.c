@@ -134,6 +134,7 @@ static kiln_status generate(ocl_exec *e, const uint64_t *weight_off, ocl_sb *src
   ocl_sb_printf(src, "/* kiln opencl: %s */\n", kiln_ir_name(ir));
   if (e->dev->fp64)
     ocl_sb_printf(src, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
+  ocl_gen_prelude(src);
   kiln_status s = NULL;
   for (uint32_t i = 0; !s && i < n; i++) {
     const kiln_instr *in = kiln_ir_instr(ir, i);

@@ -22,7 +22,9 @@ const char *ocl_ctype(kiln_elem e) {
   case KILN_I16:
     return "short";
   case KILN_U16:
-    return "ushort";
+  case KILN_F16:
+  case KILN_BF16:
+    return "ushort"; /* f16 / bf16: storage only, math in float */
   case KILN_I32:
     return "int";
   case KILN_U32:
@@ -38,6 +40,59 @@ const char *ocl_ctype(kiln_elem e) {
 
 bool ocl_is_float(kiln_elem e) {
   return e == KILN_F32 || e == KILN_F64;
+}
+
+bool ocl_is_half(kiln_elem e) {
+  return e == KILN_F16 || e == KILN_BF16;
+}
+
+kiln_elem ocl_math_elem(kiln_elem e) {
+  return ocl_is_half(e) ? KILN_F32 : e;
+}
+
+const char *ocl_load_fn(kiln_elem e) {
+  return e == KILN_F16 ? "kiln_h2f" : e == KILN_BF16 ? "kiln_bf2f" : "";
+}
+
+const char *ocl_store_fn(kiln_elem e) {
+  return e == KILN_F16 ? "kiln_f2h" : e == KILN_BF16 ? "kiln_f2bf" : "";
+}
+
+/* The conversions mirror ir/types.c bit for bit (round to nearest even,
+ * NaN payloads kept), so results match the interpreter exactly; the
+ * built-in vstore_half leaves NaN payloads to the implementation. */
+void ocl_gen_prelude(ocl_sb *b) {
+  ocl_sb_printf(
+      b, "float kiln_h2f(ushort h) {\n"
+         "  uint s = (uint)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;\n"
+         "  if (e == 0x1fu) return as_float(s | 0x7f800000u | (m << 13));\n"
+         "  if (e == 0u) { float v = (float)m * 5.9604644775390625e-8f; return s ? -v : v; }\n"
+         "  return as_float(s | ((e + 112u) << 23) | (m << 13));\n"
+         "}\n"
+         "ushort kiln_f2h(float f) {\n"
+         "  uint u = as_uint(f), sg = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;\n"
+         "  if (a >= 0x7f800000u)\n"
+         "    return (ushort)(a > 0x7f800000u ? (sg | 0x7e00u | ((a >> 13) & 0x3ffu)) : (sg | "
+         "0x7c00u));\n"
+         "  if (a >= 0x477ff000u) return (ushort)(sg | 0x7c00u);\n"
+         "  int ex = (int)(a >> 23) - 127;\n"
+         "  if (ex < -14) {\n"
+         "    if (ex < -25) return (ushort)sg;\n"
+         "    uint m = (a & 0x7fffffu) | 0x800000u, sh = (uint)(-ex - 14 + 13);\n"
+         "    uint q = m >> sh, r = m & ((1u << sh) - 1u), hf = 1u << (sh - 1u);\n"
+         "    if (r > hf || (r == hf && (q & 1u))) q++;\n"
+         "    return (ushort)(sg | q);\n"
+         "  }\n"
+         "  uint q = ((uint)(ex + 15) << 10) | ((a & 0x7fffffu) >> 13), r = a & 0x1fffu;\n"
+         "  if (r > 0x1000u || (r == 0x1000u && (q & 1u))) q++;\n"
+         "  return (ushort)(sg | q);\n"
+         "}\n"
+         "float kiln_bf2f(ushort h) { return as_float((uint)h << 16); }\n"
+         "ushort kiln_f2bf(float f) {\n"
+         "  uint u = as_uint(f);\n"
+         "  if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)((u >> 16) | 0x40u);\n"
+         "  return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);\n"
+         "}\n");
 }
 
 static uint32_t root_arg(ocl_gen *g, uint32_t root) {
@@ -117,6 +172,11 @@ void ocl_gen_bcast_index(ocl_gen *g, const kiln_type *in, uint32_t out_rank, con
 
 void ocl_gen_const(ocl_sb *b, double v, kiln_elem e) {
   const char *t = ocl_ctype(e);
+  if (ocl_is_half(e)) { /* the stored bit pattern */
+    uint16_t h = e == KILN_F16 ? kiln_f32_to_f16((float)v) : kiln_f32_to_bf16((float)v);
+    ocl_sb_printf(b, "((ushort)0x%04x)", (unsigned)h);
+    return;
+  }
   if (isnan(v))
     ocl_sb_printf(b, "((%s)NAN)", t);
   else if (isinf(v))
@@ -160,6 +220,12 @@ static ocl_gen_fn gen_for(kiln_node_kind k) {
   case KILN_NODE_Squeeze:
   case KILN_NODE_Unsqueeze:
     return ocl_gen_copy;
+  case KILN_NODE_BitwiseAnd:
+  case KILN_NODE_BitwiseOr:
+  case KILN_NODE_BitwiseXor:
+    return ocl_gen_binary;
+  case KILN_NODE_BitwiseNot:
+    return ocl_gen_unary;
   case KILN_NODE_Where:
     return ocl_gen_where;
   case KILN_NODE_Clip:
@@ -232,6 +298,38 @@ static ocl_gen_fn gen_for(kiln_node_kind k) {
   return NULL;
 }
 
+bool ocl_half_kind_ok(kiln_node_kind k) {
+  const kiln_node_kind_info *info = kiln_node_kind_get_info(k);
+  switch (k) {
+  case KILN_NODE_Max:
+  case KILN_NODE_Min:
+  case KILN_NODE_Sum:
+  case KILN_NODE_Mean:
+  case KILN_NODE_Identity:
+  case KILN_NODE_Reshape:
+  case KILN_NODE_Flatten:
+  case KILN_NODE_Squeeze:
+  case KILN_NODE_Unsqueeze:
+  case KILN_NODE_Where:
+  case KILN_NODE_Clip:
+  case KILN_NODE_Transpose:
+  case KILN_NODE_Expand:
+  case KILN_NODE_Tile:
+  case KILN_NODE_Slice:
+  case KILN_NODE_Concat:
+  case KILN_NODE_Split:
+  case KILN_NODE_Gather:
+  case KILN_NODE_GatherElements:
+  case KILN_NODE_Pad:
+  case KILN_NODE_Trilu:
+  case KILN_NODE_DepthToSpace:
+  case KILN_NODE_SpaceToDepth:
+    return true;
+  default:
+    return info && (info->flags & (KILN_NK_UNARY | KILN_NK_BINARY));
+  }
+}
+
 bool ocl_gen_has(kiln_node_kind k) {
   return gen_for(k) != NULL;
 }
@@ -240,9 +338,13 @@ kiln_status ocl_gen_instr(ocl_gen *g) {
   ocl_gen_fn fn = gen_for(g->kind);
   if (!fn)
     return ocl_gen_unsupported(g, "no OpenCL kernel generator for this kind");
-  for (uint32_t i = 0; i < g->n_ops; i++)
+  for (uint32_t i = 0; i < g->n_ops; i++) {
     if (g->ops[i].type && !ocl_ctype(g->ops[i].type->elem))
       return ocl_gen_unsupported(g, "an operand has an element type OpenCL kernels do not store");
+    if (g->ops[i].type && ocl_is_half(g->ops[i].type->elem) && !ocl_half_kind_ok(g->kind))
+      return ocl_gen_unsupported(g, "f16/bf16 operands are stored only for elementwise and "
+                                    "data-movement kinds");
+  }
   snprintf(g->launch->name, sizeof g->launch->name, "k%u", kiln_instr_index(g->in));
   return fn(g);
 }

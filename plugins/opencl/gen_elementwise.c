@@ -212,6 +212,9 @@ static bool any_unary(ocl_sb *e, kiln_node_kind k, kiln_elem el, const char *x) 
   case KILN_NODE_Identity:
     ocl_sb_printf(e, "%s", x);
     return true;
+  case KILN_NODE_BitwiseNot:
+    ocl_sb_printf(e, "(~%s)", x);
+    return !f && el != KILN_BOOL;
   default:
     return false;
   }
@@ -234,9 +237,9 @@ kiln_status ocl_gen_unary(ocl_gen *g) {
     return ocl_gen_unsupported(g, "unary operand shapes differ");
   ocl_sb e = {0};
   bool ok;
-  kiln_elem el = x->elem;
+  kiln_elem el = ocl_math_elem(x->elem), yl = ocl_math_elem(y->elem);
   if (g->kind == KILN_NODE_Cast) {
-    cast_expr(&e, el, y->elem, "x");
+    cast_expr(&e, el, yl, "x");
     ok = true;
   } else if (g->kind == KILN_NODE_IsNaN) {
     ocl_sb_printf(&e, "(uchar)(isnan(x) != 0)");
@@ -262,8 +265,8 @@ kiln_status ocl_gen_unary(ocl_gen *g) {
     return ocl_gen_unsupported(g, "no OpenCL formula for this kind on this element type");
   }
   ocl_gen_begin_1d(g, kiln_type_numel(y));
-  ocl_sb_printf(g->src, "  %s x = p1[gid];\n  p0[gid] = (%s)%s;\n", ocl_ctype(el),
-                ocl_ctype(y->elem), e.p);
+  ocl_sb_printf(g->src, "  %s x = %s(p1[gid]);\n  p0[gid] = %s((%s)%s);\n", ocl_ctype(el),
+                ocl_load_fn(x->elem), ocl_store_fn(y->elem), ocl_ctype(yl), e.p);
   ocl_gen_end(g);
   ocl_sb_free(&e);
   return NULL;
@@ -372,6 +375,16 @@ static bool binary_stmt(ocl_gen *g, kiln_elem el, kiln_elem eb, const char *rt) 
                   left ? "<<" : ">>");
     return true;
   }
+  case KILN_NODE_BitwiseAnd:
+  case KILN_NODE_BitwiseOr:
+  case KILN_NODE_BitwiseXor:
+    if (bo || f)
+      return false;
+    ocl_sb_printf(s, "  %s r = (%s)(a %s b);\n", rt, rt,
+                  g->kind == KILN_NODE_BitwiseAnd  ? "&"
+                  : g->kind == KILN_NODE_BitwiseOr ? "|"
+                                                   : "^");
+    return true;
   case KILN_NODE_PRelu:
     if (bo)
       return false;
@@ -388,14 +401,15 @@ kiln_status ocl_gen_binary(ocl_gen *g) {
     return ocl_gen_unsupported(g, "binary kind needs two inputs");
   ocl_gen_begin_1d(g, kiln_type_numel(y));
   ocl_gen_unravel(g, "gid", y->dims, y->rank, "c");
-  ocl_sb_printf(g->src, "  %s a = p1[", ocl_ctype(a->elem));
+  kiln_elem ea = ocl_math_elem(a->elem), eb = ocl_math_elem(b->elem);
+  ocl_sb_printf(g->src, "  %s a = %s(p1[", ocl_ctype(ea), ocl_load_fn(a->elem));
   ocl_gen_bcast_index(g, a, y->rank, "c");
-  ocl_sb_printf(g->src, "];\n  %s b = p2[", ocl_ctype(b->elem));
+  ocl_sb_printf(g->src, "]);\n  %s b = %s(p2[", ocl_ctype(eb), ocl_load_fn(b->elem));
   ocl_gen_bcast_index(g, b, y->rank, "c");
-  ocl_sb_printf(g->src, "];\n");
-  if (!binary_stmt(g, a->elem, b->elem, ocl_ctype(y->elem)))
+  ocl_sb_printf(g->src, "]);\n");
+  if (!binary_stmt(g, ea, eb, ocl_ctype(ocl_math_elem(y->elem))))
     return ocl_gen_unsupported(g, "no OpenCL formula for this kind on this element type");
-  ocl_sb_printf(g->src, "  p0[gid] = r;\n");
+  ocl_sb_printf(g->src, "  p0[gid] = %s(r);\n", ocl_store_fn(y->elem));
   ocl_gen_end(g);
   return NULL;
 }
@@ -411,7 +425,7 @@ static void minmax(ocl_sb *s, bool is_max, bool f, const char *a, const char *b)
 
 kiln_status ocl_gen_variadic(ocl_gen *g) {
   const kiln_type *y = g->ops[0].type;
-  kiln_elem el = y->elem;
+  kiln_elem el = ocl_math_elem(y->elem);
   bool f = ocl_is_float(el);
   if (el == KILN_BOOL && (g->kind == KILN_NODE_Sum || g->kind == KILN_NODE_Mean))
     return ocl_gen_unsupported(g, "Sum/Mean of bool");
@@ -421,9 +435,9 @@ kiln_status ocl_gen_variadic(ocl_gen *g) {
   for (uint32_t i = 1; i < g->n_ops; i++) {
     if (!g->ops[i].type)
       return ocl_gen_unsupported(g, "absent variadic input");
-    ocl_sb_printf(g->src, "  %s v%u = p%u[", t, i, i);
+    ocl_sb_printf(g->src, "  %s v%u = %s(p%u[", t, i, ocl_load_fn(g->ops[i].type->elem), i);
     ocl_gen_bcast_index(g, g->ops[i].type, y->rank, "c");
-    ocl_sb_printf(g->src, "];\n");
+    ocl_sb_printf(g->src, "]);\n");
     if (i == 1) {
       ocl_sb_printf(g->src, "  %s acc = v1;\n", t);
       continue;
@@ -440,7 +454,7 @@ kiln_status ocl_gen_variadic(ocl_gen *g) {
   }
   if (g->kind == KILN_NODE_Mean)
     ocl_sb_printf(g->src, "  acc = acc / (%s)%u;\n", t, g->n_ops - 1);
-  ocl_sb_printf(g->src, "  p0[gid] = acc;\n");
+  ocl_sb_printf(g->src, "  p0[gid] = %s(acc);\n", ocl_store_fn(y->elem));
   ocl_gen_end(g);
   return NULL;
 }
@@ -465,12 +479,13 @@ kiln_status ocl_gen_where(ocl_gen *g) {
 kiln_status ocl_gen_clip(ocl_gen *g) {
   const kiln_type *y = g->ops[0].type;
   ocl_gen_begin_1d(g, kiln_type_numel(y));
-  ocl_sb_printf(g->src, "  %s v = p1[gid];\n", ocl_ctype(y->elem));
+  const char *ld = ocl_load_fn(y->elem);
+  ocl_sb_printf(g->src, "  %s v = %s(p1[gid]);\n", ocl_ctype(ocl_math_elem(y->elem)), ld);
   if (g->n_ops > 2 && g->ops[2].type)
-    ocl_sb_printf(g->src, "  if (v < p2[0]) v = p2[0];\n");
+    ocl_sb_printf(g->src, "  if (v < %s(p2[0])) v = %s(p2[0]);\n", ld, ld);
   if (g->n_ops > 3 && g->ops[3].type)
-    ocl_sb_printf(g->src, "  if (v > p3[0]) v = p3[0];\n");
-  ocl_sb_printf(g->src, "  p0[gid] = v;\n");
+    ocl_sb_printf(g->src, "  if (v > %s(p3[0])) v = %s(p3[0]);\n", ld, ld);
+  ocl_sb_printf(g->src, "  p0[gid] = %s(v);\n", ocl_store_fn(y->elem));
   ocl_gen_end(g);
   return NULL;
 }

@@ -100,6 +100,17 @@ kiln_status ocl_gen_instr(ocl_gen *g);
 /* Shared helpers (gen_common.c). */
 const char *ocl_ctype(kiln_elem e);
 bool ocl_is_float(kiln_elem e);
+/* f16 and bf16 are stored as ushort bit patterns, loaded into float with
+ * ocl_load_fn and rounded back (nearest even) with ocl_store_fn; both
+ * return "" for other types, so "fn(x)" is always valid text. */
+bool ocl_is_half(kiln_elem e);
+kiln_elem ocl_math_elem(kiln_elem e); /* f32 for f16/bf16, else e */
+const char *ocl_load_fn(kiln_elem e);
+const char *ocl_store_fn(kiln_elem e);
+/* The half conversion functions every program starts with. */
+void ocl_gen_prelude(ocl_sb *b);
+/* Kinds whose generators handle f16/bf16 operands. */
+bool ocl_half_kind_ok(kiln_node_kind k);
 /* Kernel header, one pointer pN per present operand, named by position. */
 void ocl_gen_begin(ocl_gen *g);
 /* The same, with a 1-D guard over n work items (gid). */

@@ -2,8 +2,8 @@
  * The answer mirrors what the generators (gen_*.c) accept, so a declared
  * node never fails to generate; everything else is lowered by the core.
  * Element types: f32 and the integer types and bool everywhere the kind
- * allows them, f64 only when the device has cl_khr_fp64; f16 and bf16 are
- * declined (see docs/opencl.md). */
+ * allows them, f64 only when the device has cl_khr_fp64; f16 and bf16 as
+ * storage for elementwise and data-movement kinds only (see docs/opencl.md). */
 #include <string.h>
 
 #include "ocl.h"
@@ -34,7 +34,7 @@ static bool unary_ok(kiln_node_kind k, kiln_elem e) {
   case KILN_NODE_Dropout:
     return false; /* lowered away (its mask becomes a constant) */
   default:
-    return ocl_is_float(e);
+    return ocl_is_float(ocl_math_elem(e));
   }
 }
 
@@ -78,6 +78,11 @@ static bool node_ok(const kiln_node *n, kiln_node_kind k, kiln_elem e0) {
   case KILN_NODE_Sum:
   case KILN_NODE_Mean:
     return e0 != KILN_BOOL;
+  case KILN_NODE_BitwiseAnd:
+  case KILN_NODE_BitwiseOr:
+  case KILN_NODE_BitwiseXor:
+  case KILN_NODE_BitwiseNot:
+    return e0 != KILN_BOOL && !kiln_elem_is_float(e0);
   case KILN_NODE_Clip:
     return e0 != KILN_BOOL;
   case KILN_NODE_FusedElementwise:
@@ -132,14 +137,16 @@ bool ocl_supports_node(void *state, const kiln_node *node) {
   if ((unsigned)k >= KILN_NODE_KIND_COUNT || !ocl_gen_has(k))
     return false;
   const ocl_device *d = ocl_default_device();
+  bool half_ok = ocl_half_kind_ok(k);
   for (uint32_t i = 0; i < kiln_node_input_count(node); i++) {
     const kiln_value *v = kiln_node_input(node, i);
-    if (v && (kiln_value_type(v)->quantized || !ocl_elem_ok(d, kiln_value_type(v)->elem)))
+    if (v && (kiln_value_type(v)->quantized || !ocl_elem_ok(d, kiln_value_type(v)->elem) ||
+              (!half_ok && ocl_is_half(kiln_value_type(v)->elem))))
       return false;
   }
   for (uint32_t i = 0; i < kiln_node_result_count(node); i++) {
     const kiln_type *t = kiln_value_type(kiln_node_result(node, i));
-    if (t->quantized || !ocl_elem_ok(d, t->elem))
+    if (t->quantized || !ocl_elem_ok(d, t->elem) || (!half_ok && ocl_is_half(t->elem)))
       return false;
   }
   kiln_elem e0 = kiln_node_input_count(node) ? in_elem(node, 0) : KILN_F32;

@@ -82,6 +82,12 @@ static void fill(const kiln_type *ty, void *data, uint32_t seed) {
     case KILN_BOOL:
       ((uint8_t *)data)[i] = r < 0.5;
       break;
+    case KILN_F16:
+      ((uint16_t *)data)[i] = kiln_f32_to_f16((float)(r * 4 - 2));
+      break;
+    case KILN_BF16:
+      ((uint16_t *)data)[i] = kiln_f32_to_bf16((float)(r * 4 - 2));
+      break;
     default:
       memset((char *)data + i * (int64_t)kiln_elem_size(ty->elem), 1, kiln_elem_size(ty->elem));
     }

@@ -29,5 +29,7 @@ void tg_check(tg *t, const void *const *inputs, double tol, const float *expect,
 kiln_context *tg_ctx(void);
 Suite *ocl_compute_suite(void);
 Suite *ocl_cache_suite(void);
+Suite *ocl_half_suite(void);
+Suite *ocl_bits_suite(void);
 
 #endif

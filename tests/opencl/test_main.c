@@ -26,6 +26,8 @@ int main(int argc, char **argv) {
     setenv("KILN_CACHE_DIR", dir, 1);
   SRunner *sr = srunner_create(ocl_compute_suite());
   srunner_add_suite(sr, ocl_cache_suite());
+  srunner_add_suite(sr, ocl_half_suite());
+  srunner_add_suite(sr, ocl_bits_suite());
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);

@@ -194,6 +194,19 @@ static const tcase_def defs[] = {
      "  %y : f32[2,4] = Gemm(%a, %b, %c) {alpha = 0.5, beta = 2, transA = 1, transB = 1}\n"
      "  output %o = %y\n",
      -2, 2},
+    {"Einsum", "input %a : f32[2,3,3]\n",
+     "  %y : f32[2,3] = Einsum(%a) {equation = \"...ii->...i\"}\n  output %o = %y\n", -2, 2},
+    {"Einsum", "input %a : f32[2,3,4]\ninput %b : f32[2,4,5]\n",
+     "  %y : f32[2,3,5] = Einsum(%a, %b) {equation = \"bij, bjk -> bik\"}\n  output %o = %y\n", -2,
+     2},
+    {"Einsum", "input %a : f32[3,4]\n",
+     "  %y : f32[4,3] = Einsum(%a) {equation = \"ij->ji\"}\n  output %o = %y\n", -2, 2},
+    {"Einsum", "input %a : f32[3,4]\n",
+     "  %y : f32[3] = Einsum(%a) {equation = \"ij->i\"}\n  output %o = %y\n", -2, 2},
+    {"Einsum", "input %a : f32[5]\ninput %b : f32[5]\n",
+     "  %y : f32[] = Einsum(%a, %b) {equation = \"i,i\"}\n  output %o = %y\n", -2, 2},
+    {"Einsum", "input %a : f32[3,2]\ninput %b : f32[2,4]\n",
+     "  %y : f32[3,4] = Einsum(%a, %b) {equation = \"ij,jk\"}\n  output %o = %y\n", -2, 2},
     {"Einsum", "input %a : f32[2,3]\ninput %b : f32[3,4]\n",
      "  %y : f32[2,4] = Einsum(%a, %b) {equation = \"ij,jk->ik\"}\n  output %o = %y\n", -2, 2},
     {"Conv", "input %x : f32[1,2,5,5]\ninput %w : f32[4,2,3,3]\ninput %b : f32[4]\n",
@@ -358,6 +371,14 @@ static const tcase_def defs[] = {
      "  %y : u8[2,3], %s : f32[], %z : u8[] = DynamicQuantizeLinear(%x)\n  output %o = %y\n"
      "  output %p = %s\n  output %q = %z\n",
      -2, 2},
+    {"DynamicQuantizeLinear", "input %x : f32[2,3,2]\n",
+     "  %y : u8[2,3,2], %s : f32[], %z : u8[] = DynamicQuantizeLinear(%x)\n  output %o = %y\n"
+     "  output %p = %s\n  output %q = %z\n",
+     0.5, 3},
+    {"DynamicQuantizeLinear", "input %x : f32[2,3]\nconst %k : f32[] = [0]\n",
+     "  %m : f32[2,3] = Mul(%x, %k)\n  %y : u8[2,3], %s : f32[], %z : u8[] = "
+     "DynamicQuantizeLinear(%m)\n  output %o = %y\n  output %p = %s\n  output %q = %z\n",
+     -2, 2},
     {"MatMulInteger",
      "input %a : u8[2,3]\ninput %b : u8[3,4]\nconst %az : u8[] = [1]\nconst %bz : u8[] = [2]\n",
      "  %y : i32[2,4] = MatMulInteger(%a, %b, %az, %bz)\n  %z : i32[2,4] = MatMulInteger(%a, %b)\n"
@@ -382,6 +403,27 @@ static const tcase_def defs[] = {
     {"NegativeLogLikelihoodLoss", "input %s : f32[3,5]\nconst %l : i64[3] = [0, 4, 2]\n",
      "  %y : f32[] = NegativeLogLikelihoodLoss(%s, %l) {reduction = \"mean\"}\n"
      "  output %o = %y\n",
+     -2, 2},
+    {"NegativeLogLikelihoodLoss",
+     "input %s : f32[2,3,2]\nconst %l : i64[2,2] = [0, 2, 1, 2]\nconst %w : f32[3] = [0.5, 1, "
+     "2]\n",
+     "  %y : f32[2,2] = NegativeLogLikelihoodLoss(%s, %l, %w) {ignore_index = 1, reduction = "
+     "\"none\"}\n  output %o = %y\n",
+     -2, 2},
+    {"NegativeLogLikelihoodLoss", "input %s : f32[3,4]\nconst %l : i32[3] = [0, -1, 3]\n",
+     "  %y : f32[] = NegativeLogLikelihoodLoss(%s, %l) {ignore_index = -1, reduction = \"sum\"}\n"
+     "  output %o = %y\n",
+     -2, 2},
+    {"NegativeLogLikelihoodLoss",
+     "input %s : f32[2,3,2]\nconst %l : i64[2,2] = [0, 2, 1, 2]\nconst %w : f32[3] = [0.5, 1, "
+     "2]\n",
+     "  %y : f32[] = NegativeLogLikelihoodLoss(%s, %l, %w) {ignore_index = 2}\n  output %o = %y\n",
+     -2, 2},
+    {"SoftmaxCrossEntropyLoss",
+     "input %s : f32[2,3,2]\nconst %l : i64[2,2] = [0, 2, 1, 2]\nconst %w : f32[3] = [0.5, 1, "
+     "2]\n",
+     "  %y : f32[2,2], %p : f32[2,3,2] = SoftmaxCrossEntropyLoss(%s, %l, %w) {reduction = "
+     "\"none\"}\n  output %o = %y\n  output %q = %p\n",
      -2, 2},
     {"SoftmaxCrossEntropyLoss", "input %s : f32[3,5]\nconst %l : i64[3] = [0, 4, 2]\n",
      "  %y : f32[], %p : f32[3,5] = SoftmaxCrossEntropyLoss(%s, %l) {reduction = \"mean\"}\n"
