@@ -64,7 +64,6 @@ static const unsigned char primitive_kinds[KILN_NODE_KIND_COUNT] = {
     [KILN_NODE_Conv] = PRIM_CORE,
     [KILN_NODE_MaxPool] = PRIM_CORE,
     [KILN_NODE_ConvTranspose] = PRIM_KEPT,
-    [KILN_NODE_Einsum] = PRIM_KEPT,
     [KILN_NODE_Det] = PRIM_KEPT,
     /* data movement */
     [KILN_NODE_Reshape] = PRIM_CORE,
@@ -76,7 +75,6 @@ static const unsigned char primitive_kinds[KILN_NODE_KIND_COUNT] = {
     [KILN_NODE_Gather] = PRIM_CORE,
     [KILN_NODE_ScatterND] = PRIM_KEPT,
     [KILN_NODE_ScatterElements] = PRIM_KEPT,
-    [KILN_NODE_Resize] = PRIM_KEPT,
     /* recurrent, quantization */
     [KILN_NODE_RNN] = PRIM_KEPT,
     [KILN_NODE_GRU] = PRIM_KEPT,
@@ -122,6 +120,93 @@ static kiln_status no_way(const kiln_pass_options *o, const kiln_node *n, const 
                           o && o->backend_name ? o->backend_name : "primitive set", why);
 }
 
+/* A node of f16 or bf16 that is about to be lowered is first rewritten to
+ * compute in f32 (Cast in, the same node in f32, Cast back), so that the
+ * many small nodes of its lowering round once, not at every step: the
+ * reference computes each node in double and rounds its result once.
+ * Applies when every float input and result has the same half type, no
+ * attribute names a type, and inference agrees on the promoted node. */
+static kiln_status lower_promote_half(kiln_function *f, kiln_node *nd, bool *done) {
+  *done = false;
+  kiln_elem half = KILN_F32;
+  uint32_t n_in = kiln_node_input_count(nd), n_res = kiln_node_result_count(nd);
+  if (n_in == 0 || n_in > 16 || n_res > 8)
+    return NULL;
+  for (uint32_t i = 0; i < n_in + n_res; i++) {
+    const kiln_value *v = i < n_in ? kiln_node_input(nd, i) : kiln_node_result(nd, i - n_in);
+    if (!v)
+      continue;
+    const kiln_type *t = kiln_value_type(v);
+    if (t->quantized)
+      return NULL;
+    if (!kiln_elem_is_float(t->elem))
+      continue;
+    if ((t->elem != KILN_F16 && t->elem != KILN_BF16) || (half != KILN_F32 && t->elem != half))
+      return NULL;
+    half = t->elem;
+  }
+  if (half == KILN_F32)
+    return NULL;
+  const kiln_attrs *as = kiln_node_attrs(nd);
+  for (uint32_t i = 0; i < kiln_attrs_count(as); i++)
+    if (kiln_attr_get_kind(kiln_attrs_at(as, i)) == KILN_ATTR_TYPE)
+      return NULL;
+  /* Check with inference before changing anything. */
+  kiln_type in_t[16], want[8];
+  const kiln_type *in_p[16];
+  for (uint32_t i = 0; i < n_in; i++) {
+    const kiln_value *v = kiln_node_input(nd, i);
+    in_p[i] = NULL;
+    if (!v)
+      continue;
+    in_t[i] = *kiln_value_type(v);
+    if (in_t[i].elem == half)
+      in_t[i].elem = KILN_F32;
+    in_p[i] = &in_t[i];
+  }
+  uint32_t got_n = 0;
+  kiln_status s = kiln_infer_types(kiln_node_get_kind(nd), in_p, n_in, as, n_res, want, &got_n);
+  if (s) {
+    kiln_status_free(s);
+    return NULL;
+  }
+  for (uint32_t r = 0; r < n_res; r++) {
+    kiln_type orig = *kiln_value_type(kiln_node_result(nd, r));
+    if (orig.elem == half)
+      orig.elem = KILN_F32;
+    if (!kiln_type_equal(&orig, &want[r]))
+      return NULL;
+  }
+  kiln_attr_desc to32 = KILN_ATTR_T("to", KILN_F32), tohalf = KILN_ATTR_T("to", half);
+  kiln_value *ins[16];
+  for (uint32_t i = 0; i < n_in; i++) {
+    kiln_value *v = kiln_node_input(nd, i);
+    ins[i] = v;
+    if (v && kiln_value_type(v)->elem == half)
+      KILN_TRY(kiln_pass_emit(f, nd, KILN_NODE_Cast, &v, 1, &to32, 1, &ins[i]));
+  }
+  kiln_attr_desc *descs = NULL;
+  uint32_t n_descs = 0;
+  KILN_TRY(kiln_pass_attrs_descs(as, 0, &descs, &n_descs));
+  kiln_function_set_insert_point(f, nd);
+  kiln_node *wide = NULL;
+  s = kiln_function_add_node(f, kiln_node_get_kind(nd), kiln_node_name(nd), ins, n_in, descs,
+                             n_descs, n_res, &wide);
+  kiln_function_set_insert_point(f, NULL);
+  free(descs);
+  KILN_TRY(s);
+  kiln_value *repl[8] = {0};
+  for (uint32_t r = 0; r < n_res; r++) {
+    kiln_value *w = kiln_node_result(wide, r);
+    repl[r] = w;
+    if (kiln_value_type(kiln_node_result(nd, r))->elem == half)
+      KILN_TRY(kiln_pass_emit(f, nd, KILN_NODE_Cast, &w, 1, &tohalf, 1, &repl[r]));
+  }
+  KILN_TRY(kiln_pass_replace_node(f, nd, repl));
+  *done = true;
+  return NULL;
+}
+
 /* One round over a snapshot; *pending counts nodes still not native. */
 static kiln_status round_once(kiln_function *f, const kiln_pass_options *o, uint32_t *changes,
                               uint32_t *pending, const kiln_node **stuck) {
@@ -137,6 +222,14 @@ static kiln_status round_once(kiln_function *f, const kiln_pass_options *o, uint
     if (!rule) {
       s = no_way(o, nd, "no lowering rule exists for it");
       break;
+    }
+    bool promoted = false;
+    s = lower_promote_half(f, nd, &promoted);
+    if (s)
+      break;
+    if (promoted) {
+      (*changes)++;
+      continue;
     }
     kiln_value *repl[64] = {0};
     const kiln_value *x = kiln_node_input_count(nd) ? kiln_node_input(nd, 0) : NULL;

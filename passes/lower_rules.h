@@ -30,7 +30,7 @@ typedef bool (*kiln_lower_rule)(kiln_lower_ctx *c, kiln_value **repl);
 kiln_lower_rule kiln_lower_rule_for(kiln_node_kind k);
 
 /* Rules defined in lower_math.c, lower_nn.c, lower_later.c and
- * lower_newops.c, lower_more.c, listed in
+ * lower_newops.c, lower_more.c, lower_more_resize.c, listed in
  * the table of lower_rules.c. */
 /* clang-format off */
 #define KILN_LOWER_RULES_EXTERN(X) \
@@ -43,17 +43,12 @@ kiln_lower_rule kiln_lower_rule_for(kiln_node_kind k);
   X(Upsample) X(RMSNormalization) X(BitwiseOr) X(BitwiseXor) X(BitwiseNot) X(Mish) X(Swish) \
   X(LpNormalization) X(HannWindow) X(HammingWindow) X(BlackmanWindow) X(LpPool) \
   X(GroupNormalization) X(CenterCropPad) X(MaxUnpool) X(Col2Im) \
-  X(NegativeLogLikelihoodLoss) X(SoftmaxCrossEntropyLoss) X(DynamicQuantizeLinear)
+  X(NegativeLogLikelihoodLoss) X(SoftmaxCrossEntropyLoss) X(DynamicQuantizeLinear) \
+  X(Resize) X(Einsum)
 /* clang-format on */
 #define KILN_LOWER_DECL(k) bool kiln_lower_##k(kiln_lower_ctx *c, kiln_value **r);
 KILN_LOWER_RULES_EXTERN(KILN_LOWER_DECL)
 #undef KILN_LOWER_DECL
-/* Einsum's rule (lower_more_einsum.c) is written and tested but not in the
- * table yet: tests/passes/test_lower.c (lower_error_names_node) still uses
- * Einsum as its example of a kind without a rule. Add X(Einsum) to the list
- * above (and drop Einsum from lower.c's kept set) once that test uses
- * another kind (e.g. Det). */
-bool kiln_lower_Einsum(kiln_lower_ctx *c, kiln_value **r);
 
 /* ---- builder helpers: NULL in, NULL out, first failure kept ---- */
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "tools/commands.h"
 
@@ -248,6 +249,11 @@ static kiln_status run_execute(kiln_executable *exe, const run_args *a) {
     printf("latency over %llu runs: min %.3f ms, median %.3f ms\n", (unsigned long long)a->repeat,
            times[0], median);
   }
+  /* The output folder is made when missing (one level, like the user
+   * named it); any other failure to write says which file. */
+  if (!s && a->output_dir && mkdir(a->output_dir, 0777) != 0 && errno != EEXIST)
+    s = kiln_status_make(KILN_IO_ERROR, "cannot create output folder '%s': %s", a->output_dir,
+                         strerror(errno));
   for (uint32_t i = 0; i < no && !s; i++) {
     kiln_io_info io;
     kiln_executable_output(exe, i, &io);

@@ -111,10 +111,12 @@ kiln_status ocl_gen_conv(ocl_gen *g) {
                 (long long)ksz);
   /* wi walks the kernel window in order, so it is computed from k<d>. */
   win_loops(g, &p, true);
-  ocl_sb_printf(g->src, "  wi = 0");
+  /* Horner form, one statement per dimension (a flat "0 * K0 + k0 * K1 +
+   * k1 ..." would lose the nesting from 3-D on). */
+  ocl_sb_printf(g->src, "  wi = 0;\n");
   for (uint32_t d = 0; d < p.sp; d++)
-    ocl_sb_printf(g->src, " * %lldL + k%u", (long long)p.k[d], d);
-  ocl_sb_printf(g->src, ";\n  acc += p1[xbase + xi%u] * p2[wbase + wi];\n", p.sp);
+    ocl_sb_printf(g->src, "  wi = wi * %lldL + k%u;\n", (long long)p.k[d], d);
+  ocl_sb_printf(g->src, "  acc += p1[xbase + xi%u] * p2[wbase + wi];\n", p.sp);
   win_close(g, &p);
   ocl_sb_printf(g->src, "  }\n  p0[gid] = acc;\n");
   ocl_gen_end(g);

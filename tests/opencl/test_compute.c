@@ -192,6 +192,18 @@ START_TEST(conv) {
   tg_output(&t, "y", tg_node(&t, KILN_NODE_Conv, xwb2, 3, at, 4));
   tg_check(&t, NULL, 1e-4, NULL, 0);
   tg_free(&t);
+  /* 3-D, 3x2x3 kernel with stride and padding, against the interpreter
+   * (the kernel window index must nest over all three dimensions) */
+  tg_init(&t);
+  static const int64_t dx3[] = {1, 2, 4, 5, 6}, dw3[] = {3, 2, 3, 2, 3};
+  kiln_value *x3 = tg_input(&t, "x", KILN_F32, 5, dx3);
+  kiln_value *w3 = tg_input(&t, "w", KILN_F32, 5, dw3);
+  static const int64_t pads3[] = {1, 0, 1, 1, 0, 1}, strides3[] = {1, 2, 1};
+  kiln_attr_desc at3[] = {KILN_ATTR_IS("pads", pads3, 6), KILN_ATTR_IS("strides", strides3, 3)};
+  kiln_value *xw3[] = {x3, w3};
+  tg_output(&t, "y", tg_node(&t, KILN_NODE_Conv, xw3, 2, at3, 2));
+  tg_check(&t, NULL, 1e-4, NULL, 0);
+  tg_free(&t);
 }
 END_TEST
 

@@ -325,6 +325,19 @@ static const tcase_def defs[] = {
      "  %y : f32[1,1,4,6] = Resize(%x) {mode = \"nearest\", scales = [1.0, 1.0, 2.0, 2.0]}\n"
      "  output %o = %y\n",
      -2, 2},
+    {"Resize", "input %x : f32[1,1,4,4]\n",
+     "  %y : f32[1,1,3,3] = Resize(%x) {coordinate_transformation_mode = \"tf_crop_and_resize\", "
+     "extrapolation_value = 10.0, mode = \"linear\", roi = [0.0, 0.0, 0.4, 0.6, 1.0, 1.0, 1.2, "
+     "1.7], sizes = [1, 1, 3, 3]}\n  output %o = %y\n",
+     -2, 2},
+    {"Resize", "input %x : f32[1,2,3,4]\n",
+     "  %y : f32[1,2,5,3] = Resize(%x) {mode = \"cubic\", exclude_outside = 1, axes = [2, 3], "
+     "sizes = [5, 3]}\n  output %o = %y\n",
+     -2, 2},
+    {"Resize", "input %x : f32[1,2,3,4]\n",
+     "  %y : f32[1,2,6,2] = Resize(%x) {mode = \"linear\", coordinate_transformation_mode = "
+     "\"align_corners\", scales = [1.0, 1.0, 2.0, 0.5]}\n  output %o = %y\n",
+     -2, 2},
     {"Upsample", "input %x : f32[1,1,2,3]\n",
      "  %y : f32[1,1,4,9] = Upsample(%x) {mode = \"nearest\", scales = [1.0, 1.0, 2.0, 3.0]}\n"
      "  output %o = %y\n",
