@@ -19,7 +19,7 @@ int64_t onnx_attr_int_or(const Onnx__NodeProto *n, const char *name, int64_t dfl
   if (a->has_i)
     return a->i;
   if (a->has_f)
-    return (int64_t)a->f;
+    return onnx_f64_to_i64(a->f);
   return dflt;
 }
 

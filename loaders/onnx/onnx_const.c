@@ -176,7 +176,6 @@ void onnx_cval_release(onnx_cval *c) {
   memset(c, 0, sizeof *c);
 }
 
-
 kiln_status onnx_cval_ints(const onnx_cval *c, int64_t **out, uint32_t *len) {
   int64_t n = kiln_type_numel(&c->t.type);
   if (n > 1 << 20)
@@ -193,7 +192,7 @@ kiln_status onnx_cval_ints(const onnx_cval *c, int64_t **out, uint32_t *len) {
       v[i] = (int64_t)((const uint64_t *)c->t.data)[i];
     else {
       double d = kiln_elem_load_f64(e, c->t.data, i);
-      v[i] = d >= 9.2e18 ? INT64_MAX : d <= -9.2e18 ? INT64_MIN : (int64_t)d;
+      v[i] = onnx_f64_to_i64(d);
     }
   }
   *out = v;

@@ -166,4 +166,17 @@ kiln_status onnx_imp_prelu_old(onnx_loader *L, const Onnx__NodeProto *n, const o
 kiln_status onnx_imp_pad_old(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_identity_like(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 
+/* A double as int64, clamped to the int64 range (NaN -> 0), so that a
+ * float where an integer belongs can never be undefined behaviour; the
+ * clamped value then fails the ordinary range checks with a message. */
+static inline int64_t onnx_f64_to_i64(double d) {
+  if (d != d)
+    return 0;
+  if (d >= 9.2e18)
+    return INT64_MAX;
+  if (d <= -9.2e18)
+    return INT64_MIN;
+  return (int64_t)d;
+}
+
 #endif

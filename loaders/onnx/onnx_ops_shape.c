@@ -149,7 +149,7 @@ static kiln_status fill_int_input(onnx_loader *L, const Onnx__NodeProto *n, onnx
   }
   double v = 0;
   KILN_TRY(scalar_input(L, n, 1, name, &v, NULL));
-  return onnx_attrs_set_int(al, name, (int64_t)v);
+  return onnx_attrs_set_int(al, name, onnx_f64_to_i64(v));
 }
 kiln_status onnx_imp_int_input(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op) {
   return emit_filled(L, n, op, fill_int_input, NULL, 0);
