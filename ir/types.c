@@ -76,13 +76,17 @@ static kiln_status type_make(kiln_elem elem, uint32_t rank, const int64_t *dims,
     if (dims[i] == 0)
       empty = true;
   }
+  /* The product of the non-zero dimensions must fit too, also in an empty
+   * tensor: strides and partial products over the dims are then never an
+   * overflow anywhere else. */
+  for (uint32_t i = 0; i < rank; i++) {
+    int64_t d = dims[i] ? dims[i] : 1;
+    if (numel > limit / d)
+      return kiln_status_make(KILN_OUT_OF_RANGE,
+                              "type: element count overflows 63 bits at dimension %u", i);
+    numel *= d;
+  }
   if (!empty) {
-    for (uint32_t i = 0; i < rank; i++) {
-      if (numel > limit / dims[i])
-        return kiln_status_make(KILN_OUT_OF_RANGE,
-                                "type: element count overflows 63 bits at dimension %u", i);
-      numel *= dims[i];
-    }
     int64_t es = (int64_t)elem_table[elem].size;
     if (numel > limit / es)
       return kiln_status_make(KILN_OUT_OF_RANGE,

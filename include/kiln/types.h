@@ -2,7 +2,8 @@
  *
  * A kiln_type is a plain value (no heap memory): copy it freely. Dimensions
  * are static and non-negative; a dimension of 0 makes an empty tensor. The
- * element count of every valid type fits in 63 bits, and so does its byte size:
+ * element count of every valid type fits in 63 bits, and so do its byte size
+ * and the product of its non-zero dimensions (also for an empty tensor):
  * kiln_type_make refuses anything larger instead of wrapping.
  *
  * Thread safety: all functions here are pure and thread-safe. */
