@@ -218,11 +218,8 @@ static kiln_status round_once(kiln_function *f, const kiln_pass_options *o, uint
     kiln_node *nd = nodes[i];
     if (native(o, nd))
       continue;
-    kiln_lower_rule rule = kiln_lower_rule_for(kiln_node_get_kind(nd));
-    if (!rule) {
-      s = no_way(o, nd, "no lowering rule exists for it");
-      break;
-    }
+    /* Promotion comes first: a backend that lacks a half-precision kind
+     * often runs its f32 form, even when the kind is a primitive. */
     bool promoted = false;
     s = lower_promote_half(f, nd, &promoted);
     if (s)
@@ -230,6 +227,11 @@ static kiln_status round_once(kiln_function *f, const kiln_pass_options *o, uint
     if (promoted) {
       (*changes)++;
       continue;
+    }
+    kiln_lower_rule rule = kiln_lower_rule_for(kiln_node_get_kind(nd));
+    if (!rule) {
+      s = no_way(o, nd, "no lowering rule exists for it");
+      break;
     }
     kiln_value *repl[64] = {0};
     const kiln_value *x = kiln_node_input_count(nd) ? kiln_node_input(nd, 0) : NULL;
