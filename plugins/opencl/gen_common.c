@@ -288,6 +288,20 @@ static ocl_gen_fn gen_for(kiln_node_kind k) {
     return ocl_gen_depth_space;
   case KILN_NODE_EyeLike:
     return ocl_gen_eyelike;
+  case KILN_NODE_ConvTranspose:
+    return ocl_gen_convtranspose;
+  case KILN_NODE_Det:
+    return ocl_gen_det;
+  case KILN_NODE_ScatterND:
+    return ocl_gen_scatter_nd;
+  case KILN_NODE_ScatterElements:
+    return ocl_gen_scatter_elements;
+  case KILN_NODE_TopK:
+    return ocl_gen_topk;
+  case KILN_NODE_RNN:
+  case KILN_NODE_GRU:
+  case KILN_NODE_LSTM:
+    return ocl_gen_rnn;
   default:
     break;
   }

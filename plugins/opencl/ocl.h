@@ -157,6 +157,20 @@ kiln_status ocl_gen_cumsum(ocl_gen *g);
 kiln_status ocl_gen_depth_space(ocl_gen *g);
 kiln_status ocl_gen_eyelike(ocl_gen *g);
 
+/* Kinds with their own generator file; each *_ok says whether the node's
+ * attributes and types are ones its generator accepts (supports.c asks). */
+kiln_status ocl_gen_convtranspose(ocl_gen *g); /* gen_convt.c */
+bool ocl_convtranspose_ok(const kiln_node *n);
+kiln_status ocl_gen_det(ocl_gen *g); /* gen_det.c */
+bool ocl_det_ok(const kiln_node *n);
+kiln_status ocl_gen_scatter_nd(ocl_gen *g); /* gen_scatter.c */
+kiln_status ocl_gen_scatter_elements(ocl_gen *g);
+bool ocl_scatter_ok(const kiln_node *n);
+kiln_status ocl_gen_topk(ocl_gen *g); /* gen_topk.c */
+bool ocl_topk_ok(const kiln_node *n);
+kiln_status ocl_gen_rnn(ocl_gen *g); /* gen_rnn.c: RNN, GRU and LSTM */
+bool ocl_rnn_ok(const kiln_node *n);
+
 /* Whether ocl_gen_instr has a generator for this kind at all. */
 bool ocl_gen_has(kiln_node_kind k);
 

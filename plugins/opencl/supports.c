@@ -114,6 +114,19 @@ static bool node_ok(const kiln_node *n, kiln_node_kind k, kiln_elem e0) {
   case KILN_NODE_Gather:
   case KILN_NODE_GatherElements:
     return in_elem(n, 1) == KILN_I32 || in_elem(n, 1) == KILN_I64;
+  case KILN_NODE_ConvTranspose:
+    return ocl_convtranspose_ok(n);
+  case KILN_NODE_Det:
+    return ocl_det_ok(n);
+  case KILN_NODE_ScatterND:
+  case KILN_NODE_ScatterElements:
+    return ocl_scatter_ok(n);
+  case KILN_NODE_TopK:
+    return ocl_topk_ok(n);
+  case KILN_NODE_RNN:
+  case KILN_NODE_GRU:
+  case KILN_NODE_LSTM:
+    return ocl_rnn_ok(n);
   case KILN_NODE_Pad: {
     const char *m = kiln_attrs_string_or(a, "mode", "constant");
     return !strcmp(m, "constant") || !strcmp(m, "edge") || !strcmp(m, "reflect") ||
