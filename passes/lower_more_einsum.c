@@ -5,7 +5,8 @@
  * with broadcasting, the labels absent from the output are summed away,
  * and a Transpose puts the rest in output order. The broadcast product is
  * as large as all labels together, which is fine for the static shapes
- * Einsum sees in practice, and exact up to summation order. */
+ * Einsum sees in practice, and exact up to summation order (exact for
+ * integers, which take the same path). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,7 +74,9 @@ static double ein_eye(int64_t i, const void *u) {
 bool kiln_lower_Einsum(kiln_lower_ctx *c, kiln_value **r) {
   const char *eq = kiln_attrs_string_or(kiln_node_attrs(c->n), "equation", "");
   uint32_t nops = kiln_node_input_count(c->n);
-  if (nops == 0 || nops > EIN_MAX_OPS || !kiln_elem_is_float(c->elem))
+  /* Mul, ReduceSum and the identity mask work for every numeric type, and
+   * their integer forms wrap as the interpreter's direct sum does. */
+  if (nops == 0 || nops > EIN_MAX_OPS || c->elem == KILN_BOOL)
     return false;
   const char *arrow = strstr(eq, "->"), *end = arrow ? arrow : eq + strlen(eq);
   int lab[EIN_MAX_OPS][KILN_MAX_RANK], rank[EIN_MAX_OPS], ell[EIN_MAX_OPS], max_ell = 0;

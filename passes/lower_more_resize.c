@@ -3,7 +3,8 @@
  * constant index table along that axis times a constant weight table, and
  * the taps are added. The tables are computed here from the static shapes
  * with the same coordinate and filter formulas as the interpreter's
- * kernel (plugins/interpreter/movement/resize.c). */
+ * kernel (plugins/interpreter/movement/resize.c), antialiased
+ * downsampling included (its wider filter only means more taps). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,8 @@
 enum { RS_NEAREST, RS_LINEAR, RS_CUBIC };
 enum { RS_HALF, RS_HALF_SYM, RS_PYTORCH, RS_ALIGN, RS_ASYM, RS_TFCROP, RS_TFNN };
 enum { RS_PFLOOR, RS_PCEIL, RS_FLOOR, RS_CEIL };
+/* The interpreter's limit on the taps of one antialiased axis. */
+enum { RS_MAX_TAPS = 64 };
 
 static int rs_pick(const char *s, const char *const *names, int n) {
   for (int i = 0; i < n; i++)
@@ -24,7 +27,7 @@ static int rs_pick(const char *s, const char *const *names, int n) {
 typedef struct rs_axis {
   int mode, ctm, nearest;
   double a, scale;
-  bool exclude_outside;
+  bool exclude_outside, antialias;
   double lo, hi; /* roi of tf_crop_and_resize */
   int64_t in, out;
 } rs_axis;
@@ -61,27 +64,79 @@ static int64_t rs_clamp(int64_t v, int64_t in) {
   return v < 0 ? 0 : (v >= in ? in - 1 : v);
 }
 
-/* The taps of result index x: returns their count (1, 2 or 4). */
-static int rs_taps(const rs_axis *r, int64_t x, int64_t *idx, double *w) {
+/* Taps of one axis: 1 (nearest), 2 (linear), 4 (cubic), or, when
+ * antialiasing a downsampled axis, every input cell within the filter's
+ * support stretched by 1/scale. The count depends on the scale only, so it
+ * is the same for every result index of the axis. */
+static int rs_tap_count(const rs_axis *r) {
+  if (r->mode == RS_NEAREST)
+    return 1;
+  if (r->antialias && r->scale < 1) {
+    double support = r->mode == RS_LINEAR ? 1 : 2;
+    if (support / r->scale > RS_MAX_TAPS) /* before the cast can overflow */
+      return -1;
+    int64_t start = (int64_t)floor(-support / r->scale) + 1, n = 2 - 2 * start;
+    return n > RS_MAX_TAPS ? -1 : (int)n;
+  }
+  return r->mode == RS_LINEAR ? 2 : 4;
+}
+
+/* Keys' cubic convolution kernel with parameter A at distance d. */
+static double rs_cubic(double A, double d) {
+  d = fabs(d);
+  if (d <= 1)
+    return ((A + 2) * d - (A + 3)) * d * d + 1;
+  if (d < 2)
+    return ((A * d - 5 * A) * d + 8 * A) * d - 4 * A;
+  return 0;
+}
+
+/* Antialiased taps around coordinate xo: the kernel is evaluated at
+ * (j - xo) * scale and the weights are normalized to sum 1 (always, not
+ * only with exclude_outside), as the interpreter does. The first tap sits
+ * left of xo's cell only when xo is whole, matching ONNX's reference. */
+static void rs_taps_antialias(const rs_axis *r, double xo, int n, int64_t *idx, double *w) {
+  double support = r->mode == RS_LINEAR ? 1 : 2, fl = floor(xo), sum = 0;
+  int64_t left = (int64_t)fl - (xo == fl ? 1 : 0);
+  int64_t start = (int64_t)floor(-support / r->scale) + 1;
+  for (int i = 0; i < n; i++) {
+    int64_t j = left + start + i;
+    double d = ((double)j - xo) * r->scale;
+    double k = r->mode == RS_LINEAR ? fmax(0, 1 - fabs(d)) : rs_cubic(r->a, d);
+    if (r->exclude_outside && (j < 0 || j >= r->in))
+      k = 0;
+    idx[i] = rs_clamp(j, r->in), w[i] = k, sum += k;
+  }
+  if (sum != 0)
+    for (int i = 0; i < n; i++)
+      w[i] /= sum;
+}
+
+/* The n taps (n from rs_tap_count) of result index x. */
+static void rs_taps(const rs_axis *r, int64_t x, int n, int64_t *idx, double *w) {
   double xo = rs_coord(r, x), fl = floor(xo), t = xo - fl;
   int64_t f = (int64_t)fl;
   if (r->mode == RS_NEAREST) {
-    int64_t n;
+    int64_t k;
     if (t == 0 || r->nearest == RS_FLOOR)
-      n = f;
+      k = f;
     else if (r->nearest == RS_CEIL)
-      n = f + 1;
+      k = f + 1;
     else if (t == 0.5)
-      n = r->nearest == RS_PFLOOR ? f : f + 1;
+      k = r->nearest == RS_PFLOOR ? f : f + 1;
     else
-      n = t < 0.5 ? f : f + 1;
-    idx[0] = rs_clamp(n, r->in), w[0] = 1;
-    return 1;
+      k = t < 0.5 ? f : f + 1;
+    idx[0] = rs_clamp(k, r->in), w[0] = 1;
+    return;
+  }
+  if (r->antialias && r->scale < 1) {
+    rs_taps_antialias(r, xo, n, idx, w);
+    return;
   }
   if (r->mode == RS_LINEAR) {
     idx[0] = rs_clamp(f, r->in), w[0] = 1 - t;
     idx[1] = rs_clamp(f + 1, r->in), w[1] = t;
-    return 2;
+    return;
   }
   double A = r->a, u = t + 1, v = 1 - t, z = 2 - t, sum = 0;
   w[0] = ((A * u - 5 * A) * u + 8 * A) * u - 4 * A;
@@ -98,7 +153,6 @@ static int rs_taps(const rs_axis *r, int64_t x, int64_t *idx, double *w) {
   if (r->exclude_outside && sum != 0)
     for (int j = 0; j < 4; j++)
       w[j] /= sum;
-  return 4;
 }
 
 /* Resample axis d of y (rank `rank`) as described by r; *outside, when
@@ -106,19 +160,23 @@ static int rs_taps(const rs_axis *r, int64_t x, int64_t *idx, double *w) {
 static kiln_value *rs_axis_emit(kiln_lower_ctx *c, kiln_value *y, uint32_t rank, uint32_t d,
                                 const rs_axis *r, kiln_value **outside) {
   int64_t n = r->out;
-  int64_t *idx = malloc(sizeof(int64_t) * 4 * (size_t)n);
-  double *w = malloc(sizeof(double) * 4 * (size_t)n), *col = malloc(sizeof(double) * (size_t)n);
+  int nt = rs_tap_count(r);
+  if (nt < 1)
+    return NULL;                                   /* the caller checked the count first */
+  size_t cells = (size_t)nt * (size_t)(n ? n : 1); /* no malloc(0) for an empty result */
+  int64_t *idx = malloc(sizeof(int64_t) * cells);
+  double *w = malloc(sizeof(double) * cells), *col = malloc(sizeof(double) * (size_t)(n ? n : 1));
   if (!idx || !w || !col) {
     free(idx), free(w), free(col);
     if (!c->s)
-      c->s = kiln_status_make(KILN_OUT_OF_MEMORY, "lower Resize: tap tables of %lld entries",
-                              (long long)n);
+      c->s =
+          kiln_status_make(KILN_OUT_OF_MEMORY, "lower Resize '%s': tap tables of %lld x %d entries",
+                           kiln_node_name(c->n), (long long)n, nt);
     return NULL;
   }
-  int nt = 1;
   bool any_out = false;
   for (int64_t x = 0; x < n; x++) {
-    nt = rs_taps(r, x, idx + 4 * x, w + 4 * x);
+    rs_taps(r, x, nt, idx + (size_t)nt * (size_t)x, w + (size_t)nt * (size_t)x);
     col[x] = rs_outside(r, x);
     any_out |= col[x] != 0;
   }
@@ -130,12 +188,12 @@ static kiln_value *rs_axis_emit(kiln_lower_ctx *c, kiln_value *y, uint32_t rank,
   kiln_value *sum = NULL;
   for (int k = 0; k < nt; k++) {
     for (int64_t x = 0; x < n; x++)
-      col[x] = (double)idx[4 * x + k];
+      col[x] = (double)idx[(size_t)nt * (size_t)x + (size_t)k];
     kiln_value *in[2] = {y, kiln_lower_const_vals(c, KILN_I64, 1, &n, col)};
     kiln_value *g = lower_emit(c, KILN_NODE_Gather, in, 2, &ax, 1);
     if (nt > 1) {
       for (int64_t x = 0; x < n; x++)
-        col[x] = w[4 * x + k];
+        col[x] = w[(size_t)nt * (size_t)x + (size_t)k];
       g = lower_bin(c, KILN_NODE_Mul, g, kiln_lower_const_vals(c, c->elem, rank, wdims, col));
     }
     sum = sum ? lower_bin(c, KILN_NODE_Add, sum, g) : g;
@@ -144,9 +202,9 @@ static kiln_value *rs_axis_emit(kiln_lower_ctx *c, kiln_value *y, uint32_t rank,
   return sum;
 }
 
-/* Not for: non-float data, antialias (linear, cubic), scales or sizes
- * left as runtime inputs. tf_crop_and_resize's extrapolated cells are set
- * by one Where at the end, so that no tap ever reads them. */
+/* Not for: non-float data, scales or sizes left as runtime inputs, an
+ * antialiased axis needing more taps than the interpreter allows. tf_crop_and_resize's extrapolated
+ * cells are set by one Where at the end, so that no tap ever reads them. */
 bool kiln_lower_Resize(kiln_lower_ctx *c, kiln_value **r) {
   static const char *const modes[] = {"nearest", "linear", "cubic"};
   static const char *const ctms[] = {
@@ -161,9 +219,10 @@ bool kiln_lower_Resize(kiln_lower_ctx *c, kiln_value **r) {
                      7),
       .nearest = rs_pick(kiln_attrs_string_or(at, "nearest_mode", "round_prefer_floor"), nms, 4),
       .a = kiln_attrs_float_or(at, "cubic_coeff_a", -0.75),
-      .exclude_outside = kiln_attrs_int_or(at, "exclude_outside", 0) != 0};
+      .exclude_outside = kiln_attrs_int_or(at, "exclude_outside", 0) != 0,
+      .antialias = kiln_attrs_int_or(at, "antialias", 0) != 0};
   if (base.mode < 0 || base.ctm < 0 || base.nearest < 0 || !kiln_elem_is_float(it->elem) ||
-      it->rank != ot->rank || (kiln_attrs_int_or(at, "antialias", 0) && base.mode != RS_NEAREST))
+      it->rank != ot->rank)
     return false;
   for (uint32_t i = 1; i < kiln_node_input_count(c->n); i++)
     if (kiln_node_input(c->n, i) &&
@@ -219,16 +278,25 @@ bool kiln_lower_Resize(kiln_lower_ctx *c, kiln_value **r) {
     for (uint32_t j = 0; j < nax; j++)
       lo[axes[j]] = kiln_attr_floats(roi)[j], hi[axes[j]] = kiln_attr_floats(roi)[nax + j];
   }
-  kiln_value *y = kiln_node_input(c->n, 0), *mask = NULL;
+  /* every check before the first node is emitted */
+  rs_axis ra[KILN_MAX_RANK];
+  bool skip[KILN_MAX_RANK];
   for (uint32_t d = 0; d < rank; d++) {
     if (!(scale[d] > 0) || it->dims[d] == 0)
       return false;
-    if (ot->dims[d] == it->dims[d] && scale[d] == 1.0 && base.ctm != RS_TFCROP)
+    skip[d] = ot->dims[d] == it->dims[d] && scale[d] == 1.0 && base.ctm != RS_TFCROP;
+    ra[d] = base;
+    ra[d].scale = scale[d], ra[d].in = it->dims[d], ra[d].out = ot->dims[d];
+    ra[d].lo = lo[d], ra[d].hi = hi[d];
+    if (!skip[d] && rs_tap_count(&ra[d]) < 1)
+      return false;
+  }
+  kiln_value *y = kiln_node_input(c->n, 0), *mask = NULL;
+  for (uint32_t d = 0; d < rank; d++) {
+    if (skip[d])
       continue;
-    rs_axis ra = base;
-    ra.scale = scale[d], ra.in = it->dims[d], ra.out = ot->dims[d], ra.lo = lo[d], ra.hi = hi[d];
     kiln_value *out = NULL;
-    y = rs_axis_emit(c, y, rank, d, &ra, &out);
+    y = rs_axis_emit(c, y, rank, d, &ra[d], &out);
     if (out)
       mask = mask ? lower_bin(c, KILN_NODE_Or, mask, out) : out;
   }

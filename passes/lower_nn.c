@@ -488,8 +488,8 @@ bool kiln_lower_ConvInteger(kiln_lower_ctx *c, kiln_value **r) {
 /* A per-axis parameter (rank 1, more than one element) shaped to
  * broadcast along axis of a rank-`rank` tensor; scalars pass through. */
 static kiln_value *along(kiln_lower_ctx *c, kiln_value *p, uint32_t rank, int64_t axis) {
-  const kiln_type *pt = kiln_value_type(p);
-  if (!p || pt->rank == 0 || kiln_type_numel(pt) == 1)
+  const kiln_type *pt = p ? kiln_value_type(p) : NULL;
+  if (!pt || pt->rank == 0 || kiln_type_numel(pt) == 1)
     return p;
   int64_t dims[KILN_MAX_RANK];
   for (uint32_t i = 0; i < rank; i++)
@@ -497,25 +497,85 @@ static kiln_value *along(kiln_lower_ctx *c, kiln_value *p, uint32_t rank, int64_
   return lower_reshape(c, p, dims, rank);
 }
 
-static bool quant_axis(kiln_lower_ctx *c, int64_t *axis) {
+/* A blocked parameter (x's rank; along axis one entry per block_size
+ * elements) repeated along axis to x's shape by a Gather with the
+ * constant index table i / block_size; the other dims already match. */
+static kiln_value *blocked(kiln_lower_ctx *c, kiln_value *p, int64_t axis, int64_t block) {
+  if (!p || c->s)
+    return NULL;
+  int64_t n = lower_tin(c, 0)->dims[axis];
+  double *col = malloc(sizeof(double) * (size_t)(n ? n : 1));
+  if (!col) {
+    c->s = kiln_status_make(KILN_OUT_OF_MEMORY, "lower %s '%s': block index table of %lld",
+                            kiln_node_kind_name(kiln_node_get_kind(c->n)), kiln_node_name(c->n),
+                            (long long)n);
+    return NULL;
+  }
+  for (int64_t i = 0; i < n; i++)
+    col[i] = (double)(i / block);
+  kiln_value *in[2] = {p, kiln_lower_const_vals(c, KILN_I64, 1, &n, col)};
+  free(col);
+  kiln_attr_desc a = KILN_ATTR_I("axis", axis);
+  return lower_emit(c, KILN_NODE_Gather, in, 2, &a, 1);
+}
+
+/* Whether a blocked parameter fits x: same rank, the same dims off the
+ * axis, and an entry for every block along it. */
+static bool blocked_fits(kiln_lower_ctx *c, uint32_t i, int64_t axis, int64_t block) {
+  const kiln_value *v = lower_in(c, i);
+  if (!v)
+    return true;
+  const kiln_type *xt = lower_tin(c, 0), *pt = kiln_value_type(v);
+  if (pt->rank != xt->rank)
+    return false;
+  for (uint32_t d = 0; d < xt->rank; d++)
+    if ((int64_t)d == axis ? xt->dims[d] > 0 && (xt->dims[d] - 1) / block >= pt->dims[d]
+                           : pt->dims[d] != xt->dims[d])
+      return false;
+  return true;
+}
+
+/* A per-tensor parameter (one element, broadcasting to x's shape) or a
+ * per-axis one (rank 1). */
+static bool quant_simple(const kiln_type *t, uint32_t rank, int64_t axis_dim) {
+  return kiln_type_numel(t) == 1 ? t->rank <= rank : t->rank == 1 && t->dims[0] == axis_dim;
+}
+
+/* The scale (*s) and zero point (*z, NULL when absent) of a quantize or
+ * dequantize node shaped to broadcast against x: scalars as they are,
+ * per-axis ones reshaped along the axis, blocked ones repeated to x's
+ * shape. False when the parameters match none of these forms. */
+static bool quant_params(kiln_lower_ctx *c, kiln_value **s, kiln_value **z) {
   uint32_t rank = lower_tin(c, 0)->rank;
-  *axis = lower_iattr(c, "axis", 1);
-  if (*axis < 0)
-    *axis += rank;
-  return lower_iattr(c, "block_size", 0) == 0 && kiln_value_type(lower_in(c, 1))->rank <= 1;
+  int64_t axis = lower_iattr(c, "axis", 1), block = lower_iattr(c, "block_size", 0);
+  if (axis < 0)
+    axis += rank;
+  kiln_value *sv = kiln_node_input(c->n, 1), *zv = lower_in(c, 2);
+  const kiln_type *st = kiln_value_type(sv);
+  if (block < 0 || (kiln_type_numel(st) != 1 && (axis < 0 || axis >= (int64_t)rank)))
+    return false;
+  if (block > 0 && kiln_type_numel(st) != 1) {
+    if (!blocked_fits(c, 1, axis, block) || !blocked_fits(c, 2, axis, block))
+      return false;
+    *s = blocked(c, sv, axis, block), *z = blocked(c, zv, axis, block);
+    return true;
+  }
+  int64_t ad = kiln_type_numel(st) == 1 ? 1 : lower_tin(c, 0)->dims[axis];
+  if (!quant_simple(st, rank, ad) || (zv && !quant_simple(kiln_value_type(zv), rank, ad)))
+    return false;
+  *s = along(c, sv, rank, axis), *z = zv ? along(c, zv, rank, axis) : NULL;
+  return true;
 }
 
 bool kiln_lower_DequantizeLinear(kiln_lower_ctx *c, kiln_value **r) {
-  int64_t axis;
-  if (!quant_axis(c, &axis))
+  kiln_value *scale = NULL, *zp = NULL;
+  if (!quant_params(c, &scale, &zp))
     return false;
   const kiln_type *ot = lower_tout(c, 0);
-  uint32_t rank = lower_tin(c, 0)->rank;
-  kiln_value *zp = lower_in(c, 2);
   kiln_value *d = lower_cast(c, X0, ot->elem);
   if (zp)
-    d = lower_bin(c, KILN_NODE_Sub, d, along(c, lower_cast(c, zp, ot->elem), rank, axis));
-  r[0] = lower_bin(c, KILN_NODE_Mul, d, along(c, kiln_node_input(c->n, 1), rank, axis));
+    d = lower_bin(c, KILN_NODE_Sub, d, lower_cast(c, zp, ot->elem));
+  r[0] = lower_bin(c, KILN_NODE_Mul, d, scale);
   return true;
 }
 
@@ -540,19 +600,15 @@ static bool int_range(kiln_elem e, double *lo, double *hi) {
 }
 
 bool kiln_lower_QuantizeLinear(kiln_lower_ctx *c, kiln_value **r) {
-  int64_t axis;
   double lo, hi;
   const kiln_type *ot = lower_tout(c, 0);
-  if (!quant_axis(c, &axis) || !int_range(ot->elem, &lo, &hi) || !kiln_elem_is_float(c->elem) ||
-      ot->quantized)
+  kiln_value *scale = NULL, *zp = NULL;
+  if (!int_range(ot->elem, &lo, &hi) || !kiln_elem_is_float(c->elem) || ot->quantized ||
+      !quant_params(c, &scale, &zp))
     return false;
-  uint32_t rank = lower_tin(c, 0)->rank;
-  kiln_value *zp = lower_in(c, 2);
-  kiln_value *q =
-      lower_un(c, KILN_NODE_Round,
-               lower_bin(c, KILN_NODE_Div, X0, along(c, kiln_node_input(c->n, 1), rank, axis)));
+  kiln_value *q = lower_un(c, KILN_NODE_Round, lower_bin(c, KILN_NODE_Div, X0, scale));
   if (zp)
-    q = lower_bin(c, KILN_NODE_Add, q, along(c, lower_cast(c, zp, c->elem), rank, axis));
+    q = lower_bin(c, KILN_NODE_Add, q, lower_cast(c, zp, c->elem));
   q = lower_bin(c, KILN_NODE_Min, lower_bin(c, KILN_NODE_Max, q, lower_sc(c, lo)), lower_sc(c, hi));
   r[0] = lower_cast(c, q, ot->elem);
   return true;

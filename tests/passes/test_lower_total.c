@@ -209,6 +209,15 @@ static const tcase_def defs[] = {
      "  %y : f32[3,4] = Einsum(%a, %b) {equation = \"ij,jk\"}\n  output %o = %y\n", -2, 2},
     {"Einsum", "input %a : f32[2,3]\ninput %b : f32[3,4]\n",
      "  %y : f32[2,4] = Einsum(%a, %b) {equation = \"ij,jk->ik\"}\n  output %o = %y\n", -2, 2},
+    /* integer Einsum: the same primitives, in wrapping integer arithmetic */
+    {"Einsum", "input %a : i64[2,3]\ninput %b : i64[3,4]\n",
+     "  %y : i64[2,4] = Einsum(%a, %b) {equation = \"ij,jk->ik\"}\n  output %o = %y\n", -9, 9},
+    {"Einsum", "input %a : i32[2,3,4]\n",
+     "  %y : i32[2] = Einsum(%a) {equation = \"bij->b\"}\n  output %o = %y\n", -99, 99},
+    {"Einsum", "input %a : i64[2,3,3]\n",
+     "  %y : i64[2,3] = Einsum(%a) {equation = \"...ii->...i\"}\n  output %o = %y\n", -50, 50},
+    {"Einsum", "input %a : i32[4]\ninput %b : i32[4]\n",
+     "  %y : i32[] = Einsum(%a, %b) {equation = \"i,i->\"}\n  output %o = %y\n", -9, 9},
     {"Conv", "input %x : f32[1,2,5,5]\ninput %w : f32[4,2,3,3]\ninput %b : f32[4]\n",
      "  %y : f32[1,4,5,5] = Conv(%x, %w, %b) {kernel_shape = [3, 3], pads = [1, 1, 1, 1]}\n"
      "  output %o = %y\n",
@@ -338,6 +347,23 @@ static const tcase_def defs[] = {
      "  %y : f32[1,2,6,2] = Resize(%x) {mode = \"linear\", coordinate_transformation_mode = "
      "\"align_corners\", scales = [1.0, 1.0, 2.0, 0.5]}\n  output %o = %y\n",
      -2, 2},
+    /* antialiased downsampling: the filter widens by 1/scale, so more taps */
+    {"Resize", "input %x : f32[1,1,4,4]\n",
+     "  %y : f32[1,1,2,2] = Resize(%x) {antialias = 1, mode = \"linear\", scales = [1.0, 1.0, "
+     "0.6, 0.6]}\n  output %o = %y\n",
+     -2, 2},
+    {"Resize", "input %x : f32[1,1,4,4]\n",
+     "  %y : f32[1,1,3,3] = Resize(%x) {antialias = 1, mode = \"cubic\", sizes = [1, 1, 3, 3]}\n"
+     "  output %o = %y\n",
+     -2, 2},
+    {"Resize", "input %x : f32[2,7,3]\n",
+     "  %y : f32[2,2,6] = Resize(%x) {antialias = 1, axes = [1, 2], exclude_outside = 1, mode = "
+     "\"cubic\", scales = [0.35, 2.0]}\n  output %o = %y\n",
+     -2, 2},
+    {"Resize", "input %x : f32[1,9,5]\n",
+     "  %y : f32[1,4,2] = Resize(%x) {antialias = 1, coordinate_transformation_mode = "
+     "\"align_corners\", mode = \"linear\", sizes = [1, 4, 2]}\n  output %o = %y\n",
+     -2, 2},
     {"Upsample", "input %x : f32[1,1,2,3]\n",
      "  %y : f32[1,1,4,9] = Upsample(%x) {mode = \"nearest\", scales = [1.0, 1.0, 2.0, 3.0]}\n"
      "  output %o = %y\n",
@@ -380,6 +406,25 @@ static const tcase_def defs[] = {
      "  %y : f32[2,3] = DequantizeLinear(%x, %s, %z)\n  output %o = %y\n", 0, 255},
     {"DequantizeLinear", "input %x : i8[2,3]\nconst %s : f32[2] = [0.5, 3]\n",
      "  %y : f32[2,3] = DequantizeLinear(%x, %s) {axis = 0}\n  output %o = %y\n", -128, 127},
+    /* blocked: one scale (and zero point) per block_size elements along axis */
+    {"QuantizeLinear",
+     "input %x : f32[3,4]\nconst %s : f32[3,2] = [0.5, 0.25, 1, 2, 0.125, 4]\n"
+     "const %z : u8[3,2] = [128, 0, 10, 250, 100, 3]\n",
+     "  %y : u8[3,4] = QuantizeLinear(%x, %s, %z) {axis = 1, block_size = 2}\n  output %o = %y\n",
+     -40, 40},
+    {"QuantizeLinear", "input %x : f32[5,2]\nconst %s : f32[2,2] = [0.5, 0.03, 2, 0.25]\n",
+     "  %y : i16[5,2] = QuantizeLinear(%x, %s) {axis = 0, block_size = 3, output_dtype = i16}\n"
+     "  output %o = %y\n",
+     -300, 300},
+    {"DequantizeLinear",
+     "input %x : u8[1,4,3,2]\nconst %s : f32[1,2,3,2] = [0.5, 1, 2, 0.25, 3, 1.5, 0.125, 4, 1, "
+     "2, 0.5, 8]\nconst %z : u8[1,2,3,2] = [0, 1, 2, 3, 4, 5, 200, 100, 50, 25, 128, 255]\n",
+     "  %y : f32[1,4,3,2] = DequantizeLinear(%x, %s, %z) {axis = 1, block_size = 2}\n"
+     "  output %o = %y\n",
+     0, 255},
+    {"DequantizeLinear", "input %x : i8[2,5]\nconst %s : f32[2,2] = [0.5, 3, 0.25, 2]\n",
+     "  %y : f32[2,5] = DequantizeLinear(%x, %s) {axis = -1, block_size = 4}\n  output %o = %y\n",
+     -128, 127},
     {"DynamicQuantizeLinear", F23,
      "  %y : u8[2,3], %s : f32[], %z : u8[] = DynamicQuantizeLinear(%x)\n  output %o = %y\n"
      "  output %p = %s\n  output %q = %z\n",
