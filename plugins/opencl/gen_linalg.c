@@ -3,6 +3,7 @@
  * group stages TSxTS tiles of A and B in local memory and each work item
  * accumulates one result element. TS comes from the device's limits
  * (exec.c: ocl_tile_for). */
+#include <stdio.h>
 #include <string.h>
 
 #include "ocl.h"
@@ -101,13 +102,22 @@ kiln_status ocl_gen_matmul(ocl_gen *g) {
   }
   if (s.batch * s.M * s.N != kiln_type_numel(y))
     return ocl_gen_unsupported(g, "MatMul result size does not match its operands");
-  char ai[64], bi[64], ep[160];
+  char ai[64], bi[64];
   snprintf(ai, sizeof ai, "row * %lldL + ka", (long long)s.K);
   snprintf(bi, sizeof bi, "kb * %lldL + col", (long long)s.N);
-  snprintf(ep, sizeof ep, "    p0[(bt * %lldL + row) * %lldL + col] = acc;\n", (long long)s.M,
-           (long long)s.N);
-  tiled(g, &s, ai, bi, a, b, ep);
-  return NULL;
+  ocl_sb e = {0};
+  ocl_sb_printf(&e, "    %s r = acc;\n", ocl_ctype(y->elem));
+  if (!ocl_gen_activation(&e, g->attrs, y->elem, "r", "    ")) {
+    ocl_sb_free(&e);
+    return ocl_gen_unsupported(g, "unknown fused activation");
+  }
+  ocl_sb_printf(&e, "    p0[(bt * %lldL + row) * %lldL + col] = r;\n", (long long)s.M,
+                (long long)s.N);
+  kiln_status st = e.oom ? kiln_status_make(KILN_OUT_OF_MEMORY, "opencl: MatMul epilogue") : NULL;
+  if (!st)
+    tiled(g, &s, ai, bi, a, b, e.p);
+  ocl_sb_free(&e);
+  return st;
 }
 
 kiln_status ocl_gen_gemm(ocl_gen *g) {
@@ -119,7 +129,7 @@ kiln_status ocl_gen_gemm(ocl_gen *g) {
   bool ta = kiln_attrs_int_or(g->attrs, "transA", 0) != 0;
   bool tb = kiln_attrs_int_or(g->attrs, "transB", 0) != 0;
   mm_shape s = {.M = y->dims[0], .N = y->dims[1], .K = ta ? a->dims[0] : a->dims[1], .batch = 1};
-  char ai[64], bi[64], ep[1024];
+  char ai[64], bi[64];
   snprintf(ai, sizeof ai, ta ? "ka * %lldL + row" : "row * %lldL + ka",
            (long long)(ta ? s.M : s.K));
   snprintf(bi, sizeof bi, tb ? "col * %lldL + kb" : "kb * %lldL + col",
@@ -139,13 +149,14 @@ kiln_status ocl_gen_gemm(ocl_gen *g) {
     g->src = saved;
     ocl_sb_printf(&e, "];\n");
   }
-  ocl_sb_printf(&e, "    p0[row * %lldL + col] = r;\n", (long long)s.N);
-  if (e.oom || e.n >= sizeof ep) {
+  if (!ocl_gen_activation(&e, g->attrs, y->elem, "r", "    ")) {
     ocl_sb_free(&e);
-    return kiln_status_make(KILN_OUT_OF_MEMORY, "opencl: Gemm epilogue too long");
+    return ocl_gen_unsupported(g, "unknown fused activation");
   }
-  memcpy(ep, e.p, e.n + 1);
+  ocl_sb_printf(&e, "    p0[row * %lldL + col] = r;\n", (long long)s.N);
+  kiln_status st = e.oom ? kiln_status_make(KILN_OUT_OF_MEMORY, "opencl: Gemm epilogue") : NULL;
+  if (!st)
+    tiled(g, &s, ai, bi, a, b, e.p);
   ocl_sb_free(&e);
-  tiled(g, &s, ai, bi, a, b, ep);
-  return NULL;
+  return st;
 }

@@ -86,22 +86,52 @@ static int64_t prod(const int64_t *v, uint32_t n) {
   return r;
 }
 
+/* Whether the implicit-GEMM kernel pays: it reuses each staged W cell over
+ * the tile's output positions and each staged X cell over its output
+ * channels, so it needs several channels per group (depthwise, Cg == Mg ==
+ * 1, has nothing to share), some depth to stage, and enough output per
+ * group to fill several tiles (examples/models/cnn.onnx, 8 and 16
+ * channels on 16x16 and 8x8, ran faster direct on PoCL). */
+static bool conv_tiling_pays(int64_t Mg, int64_t Cg, int64_t K, int64_t P) {
+  if (Mg == 1 && Cg == 1)
+    return false;
+  return Mg >= 8 && K >= 16 && Mg * P >= 4096;
+}
+
+/* Whether the device can hold the smallest tiling (1x1 register blocks). */
+static bool conv_tiling_fits(const ocl_gen *g, kiln_elem e) {
+  uint64_t edge = g->matmul_tile;
+  return edge >= 2 && 2 * edge * edge * kiln_elem_size(e) <= g->dev->local_mem;
+}
+
 kiln_status ocl_gen_conv(ocl_gen *g) {
   const kiln_type *y = g->ops[0].type, *x = g->ops[1].type, *w = g->ops[2].type;
   const kiln_type *b = g->n_ops > 3 ? g->ops[3].type : NULL;
-  if (!x || !w || !ocl_is_float(y->elem) || x->elem != y->elem || w->elem != y->elem)
-    return ocl_gen_unsupported(g, "Conv needs float X and W of the result's type");
+  if (!x || !w || !ocl_is_float(y->elem) || x->elem != y->elem || w->elem != y->elem ||
+      (b && b->elem != y->elem))
+    return ocl_gen_unsupported(g, "Conv needs float X, W and B of the result's type");
   win p;
   KILN_TRY(win_params(g, x, y, w, &p));
   int64_t G = kiln_attrs_int_or(g->attrs, "group", 1);
   int64_t C = x->dims[1], M = y->dims[1], Cg = w->dims[1];
-  if (G <= 0 || C != Cg * G || M % G)
+  if (G <= 0 || C != Cg * G || M % G || w->dims[0] != M)
     return ocl_gen_unsupported(g, "channels do not match group");
-  int64_t isz = prod(p.in, p.sp), ksz = prod(p.k, p.sp);
+  ocl_sb probe = {0};
+  bool act_ok = ocl_gen_activation(&probe, g->attrs, y->elem, "acc", "");
+  ocl_sb_free(&probe);
+  if (!act_ok)
+    return ocl_gen_unsupported(g, "unknown fused activation");
+  int64_t isz = prod(p.in, p.sp), ksz = prod(p.k, p.sp), osz = prod(p.out, p.sp);
+  int mode = ocl_conv_tiling_mode();
+  if (conv_tiling_fits(g, y->elem) &&
+      (mode > 0 || (mode == 0 && conv_tiling_pays(M / G, Cg, Cg * ksz, osz))))
+    return ocl_gen_conv_tiled(g, p.sp, p.in, p.out, p.k, p.stride, p.dil, p.pb, G);
+  /* Direct: one work item per output cell, its window read from global
+   * memory (depthwise and small layers, where tiles would sit mostly idle). */
   ocl_gen_begin_1d(g, kiln_type_numel(y));
   ocl_gen_unravel(g, "gid", y->dims, y->rank, "c");
-  ocl_sb_printf(g->src, "  long grp = c1 / %lldL;\n  %s acc = %s;\n", (long long)(M / G),
-                ocl_ctype(y->elem), b ? "p3[c1]" : "0");
+  ocl_sb_printf(g->src, "  long grp = c1 / %lldL;\n  %s acc = 0;\n", (long long)(M / G),
+                ocl_ctype(y->elem));
   ocl_sb_printf(g->src,
                 "  for (long ci = 0; ci < %lldL; ci++) {\n"
                 "  long xbase = (c0 * %lldL + grp * %lldL + ci) * %lldL;\n"
@@ -118,7 +148,10 @@ kiln_status ocl_gen_conv(ocl_gen *g) {
     ocl_sb_printf(g->src, "  wi = wi * %lldL + k%u;\n", (long long)p.k[d], d);
   ocl_sb_printf(g->src, "  acc += p1[xbase + xi%u] * p2[wbase + wi];\n", p.sp);
   win_close(g, &p);
-  ocl_sb_printf(g->src, "  }\n  p0[gid] = acc;\n");
+  /* the bias joins after the window sum, as in the interpreter */
+  ocl_sb_printf(g->src, "  }\n%s", b ? "  acc += p3[c1];\n" : "");
+  ocl_gen_activation(g->src, g->attrs, y->elem, "acc", "  ");
+  ocl_sb_printf(g->src, "  p0[gid] = acc;\n");
   ocl_gen_end(g);
   return NULL;
 }
@@ -131,8 +164,9 @@ kiln_status ocl_gen_pool(ocl_gen *g) {
   bool f = ocl_is_float(y->elem);
   if (!x || x->elem != y->elem || (!is_max && !f))
     return ocl_gen_unsupported(g, "pool on this element type");
-  if (ind && kiln_attrs_int_or(g->attrs, "storage_order", 0) != 0)
-    return ocl_gen_unsupported(g, "MaxPool indices in column-major storage order");
+  if (ind && ind->elem != KILN_I64)
+    return ocl_gen_unsupported(g, "MaxPool indices must be i64");
+  bool col_major = kiln_attrs_int_or(g->attrs, "storage_order", 0) != 0;
   win p;
   KILN_TRY(win_params(g, x, y, NULL, &p));
   int64_t isz = prod(p.in, p.sp);
@@ -142,18 +176,30 @@ kiln_status ocl_gen_pool(ocl_gen *g) {
   ocl_sb_printf(g->src, "  long nc = c0 * %lldL + c1;\n  __global %s *xs = p%u + nc * %lldL;\n",
                 (long long)x->dims[1], t, g->n_res, (long long)isz);
   if (is_max) {
-    ocl_sb_printf(g->src, "  %s best = 0; long bi = -1;\n", t);
+    /* starts as what a window entirely in padding gives in the interpreter
+     * (-inf, or 0 for integers; index -1) */
+    ocl_sb_printf(g->src, "  %s best = %s; long bi = -1;\n", t, f ? "-INFINITY" : "0");
     win_loops(g, &p, true);
     ocl_sb_printf(g->src, "  %s v = xs[xi%u];\n", t, p.sp);
     if (f)
       ocl_sb_printf(g->src, "  if (bi < 0 || v > best || (isnan(v) && !isnan(best))) ");
     else
       ocl_sb_printf(g->src, "  if (bi < 0 || v > best) ");
-    ocl_sb_printf(g->src, "{ best = v; bi = xi%u; }\n", p.sp);
+    ocl_sb_printf(g->src, "{ best = v; bi = ");
+    if (col_major && ind) { /* Horner from the last axis: the first varies fastest */
+      for (uint32_t d = 0; d + 1 < p.sp; d++)
+        ocl_sb_printf(g->src, "(");
+      ocl_sb_printf(g->src, "x%u", p.sp - 1);
+      for (uint32_t d = p.sp - 1; d-- > 0;)
+        ocl_sb_printf(g->src, " * %lldL + x%u)", (long long)p.in[d], d);
+    } else {
+      ocl_sb_printf(g->src, "xi%u", p.sp);
+    }
+    ocl_sb_printf(g->src, "; }\n");
     win_close(g, &p);
     ocl_sb_printf(g->src, "  p0[gid] = best;\n");
     if (ind)
-      ocl_sb_printf(g->src, "  p1[gid] = bi < 0 ? 0 : nc * %lldL + bi;\n", (long long)isz);
+      ocl_sb_printf(g->src, "  p1[gid] = bi < 0 ? -1L : nc * %lldL + bi;\n", (long long)isz);
   } else {
     bool include_pad = kiln_attrs_int_or(g->attrs, "count_include_pad", 0) != 0;
     ocl_sb_printf(g->src, "  %s sum = 0; long count = 0;\n", t);
@@ -251,12 +297,45 @@ static int64_t reduced_loop(ocl_gen *g, const kiln_type *x, const bool *red) {
   return R;
 }
 
+/* An empty Max / Min: the interpreter's identity, the type's lowest
+ * (highest) value; for bool false (true), as any() and all() of nothing. */
+static const char *reduce_empty(kiln_elem e, bool is_max) {
+  switch (e) {
+  case KILN_F32:
+  case KILN_F64:
+    return is_max ? "-INFINITY" : "INFINITY";
+  case KILN_BOOL:
+    return is_max ? "0" : "1";
+  case KILN_I8:
+    return is_max ? "CHAR_MIN" : "CHAR_MAX";
+  case KILN_U8:
+    return is_max ? "0" : "UCHAR_MAX";
+  case KILN_I16:
+    return is_max ? "SHRT_MIN" : "SHRT_MAX";
+  case KILN_U16:
+    return is_max ? "0" : "USHRT_MAX";
+  case KILN_I32:
+    return is_max ? "INT_MIN" : "INT_MAX";
+  case KILN_U32:
+    return is_max ? "0" : "UINT_MAX";
+  case KILN_I64:
+    return is_max ? "LONG_MIN" : "LONG_MAX";
+  case KILN_U64:
+    return is_max ? "0" : "ULONG_MAX";
+  default:
+    return "0";
+  }
+}
+
 kiln_status ocl_gen_reduce(ocl_gen *g) {
   const kiln_type *y = g->ops[0].type, *x = g->ops[1].type;
   kiln_node_kind k = g->kind;
+  if (!x || x->elem != y->elem)
+    return ocl_gen_unsupported(g, "reduction whose result type differs from its input's");
   bool f = ocl_is_float(x->elem);
-  if (!x || x->elem != y->elem || x->elem == KILN_BOOL)
-    return ocl_gen_unsupported(g, "reduction on this element type");
+  /* bool: Max is "any", Min is "all"; nothing else is defined on it */
+  if (x->elem == KILN_BOOL && k != KILN_NODE_ReduceMax && k != KILN_NODE_ReduceMin)
+    return ocl_gen_unsupported(g, "only ReduceMax and ReduceMin take bool");
   if (!f && k != KILN_NODE_ReduceSum && k != KILN_NODE_ReduceMax && k != KILN_NODE_ReduceMin &&
       k != KILN_NODE_ReduceProd && k != KILN_NODE_ReduceMean && k != KILN_NODE_ReduceSumSquare &&
       k != KILN_NODE_ReduceL1)
@@ -312,8 +391,7 @@ kiln_status ocl_gen_reduce(ocl_gen *g) {
   }
   ocl_sb_printf(g->src, "  }\n");
   if ((k == KILN_NODE_ReduceMax || k == KILN_NODE_ReduceMin) && R == 0)
-    ocl_sb_printf(g->src, "  acc = %s;\n",
-                  f ? (k == KILN_NODE_ReduceMax ? "-INFINITY" : "INFINITY") : "0");
+    ocl_sb_printf(g->src, "  acc = %s;\n", reduce_empty(x->elem, k == KILN_NODE_ReduceMax));
   switch (k) {
   case KILN_NODE_ReduceMean:
     ocl_sb_printf(g->src, "  acc = acc / (%s)%lld;\n", t, (long long)(R ? R : 1));

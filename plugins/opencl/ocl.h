@@ -157,6 +157,17 @@ kiln_status ocl_gen_cumsum(ocl_gen *g);
 kiln_status ocl_gen_depth_space(ocl_gen *g);
 kiln_status ocl_gen_eyelike(ocl_gen *g);
 
+/* gen_conv_tiled.c: the fused `activation` epilogue of Conv, MatMul and
+ * Gemm applied to `var` (false for an activation it does not know); the
+ * local-memory tiled Conv (implicit GEMM) for window parameters already
+ * resolved by gen_nn.c; and KILN_OPENCL_CONV (0 auto, 1 tiled, -1 direct). */
+bool ocl_gen_activation(ocl_sb *b, const kiln_attrs *a, kiln_elem e, const char *var,
+                        const char *indent);
+kiln_status ocl_gen_conv_tiled(ocl_gen *g, uint32_t sp, const int64_t *in, const int64_t *out,
+                               const int64_t *k, const int64_t *stride, const int64_t *dil,
+                               const int64_t *pb, int64_t G);
+int ocl_conv_tiling_mode(void);
+
 /* Kinds with their own generator file; each *_ok says whether the node's
  * attributes and types are ones its generator accepts (supports.c asks). */
 kiln_status ocl_gen_convtranspose(ocl_gen *g); /* gen_convt.c */

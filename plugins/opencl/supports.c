@@ -56,8 +56,8 @@ static bool binary_ok(kiln_node_kind k, kiln_elem a, kiln_elem b) {
 }
 
 static bool reduce_ok(kiln_node_kind k, kiln_elem e) {
-  if (e == KILN_BOOL)
-    return false;
+  if (e == KILN_BOOL) /* any / all */
+    return k == KILN_NODE_ReduceMax || k == KILN_NODE_ReduceMin;
   switch (k) {
   case KILN_NODE_ReduceL2:
   case KILN_NODE_ReduceLogSum:
@@ -98,7 +98,7 @@ static bool node_ok(const kiln_node *n, kiln_node_kind k, kiln_elem e0) {
       return false;
     return ocl_is_float(e0);
   case KILN_NODE_MaxPool:
-    if (kiln_node_result_count(n) > 1 && kiln_attrs_int_or(a, "storage_order", 0) != 0)
+    if (kiln_node_result_count(n) > 1 && kiln_value_type(kiln_node_result(n, 1))->elem != KILN_I64)
       return false;
     return e0 != KILN_BOOL;
   case KILN_NODE_MatMul:
