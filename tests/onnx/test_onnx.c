@@ -847,11 +847,14 @@ static Suite *onnx_suite(void) {
   return s;
 }
 
+Suite *onnx_attention_suite(void); /* test_onnx_attention.c */
+
 int main(void) {
   /* Run every case whatever the environment selects. */
   unsetenv("CK_RUN_SUITE");
   unsetenv("CK_RUN_CASE");
   SRunner *sr = srunner_create(onnx_suite());
+  srunner_add_suite(sr, onnx_attention_suite());
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);
