@@ -4,6 +4,7 @@
  * matmul of odd sizes, gemm, conv, pools, softmax, reductions and data
  * movement. */
 #include <math.h>
+#include <stdlib.h>
 
 #include "helpers.h"
 
@@ -207,6 +208,56 @@ START_TEST(conv) {
 }
 END_TEST
 
+/* A grouped, padded Conv big enough for the tiled (implicit GEMM) kernel,
+ * with a fused activation, once with the generator's own choice and once
+ * with each kernel forced; every run must agree with the interpreter. */
+static void conv_tiled_case(const char *mode, const char *act) {
+  if (mode)
+    setenv("KILN_OPENCL_CONV", mode, 1);
+  else
+    unsetenv("KILN_OPENCL_CONV");
+  tg t;
+  tg_init(&t);
+  static const int64_t dx[] = {2, 16, 21, 19}, dw[] = {24, 8, 3, 3}, db[] = {24};
+  kiln_value *x = tg_input(&t, "x", KILN_F32, 4, dx);
+  kiln_value *w = tg_input(&t, "w", KILN_F32, 4, dw), *b = tg_input(&t, "b", KILN_F32, 1, db);
+  static const int64_t pads[] = {1, 0, 2, 1}, strides[] = {1, 2}, dil[] = {2, 1};
+  kiln_attr_desc at[] = {KILN_ATTR_I("group", 2), KILN_ATTR_IS("pads", pads, 4),
+                         KILN_ATTR_IS("strides", strides, 2), KILN_ATTR_IS("dilations", dil, 2),
+                         KILN_ATTR_S("activation", act)};
+  kiln_value *xwb[] = {x, w, b};
+  tg_output(&t, "y", tg_node(&t, KILN_NODE_Conv, xwb, 3, at, act ? 5 : 4));
+  tg_check(&t, NULL, 1e-4, NULL, 0);
+  tg_free(&t);
+  unsetenv("KILN_OPENCL_CONV");
+}
+
+START_TEST(conv_tiled) {
+  conv_tiled_case(NULL, NULL);
+  conv_tiled_case("tiled", "Relu");
+  conv_tiled_case("direct", "Relu");
+  conv_tiled_case("tiled", "Sigmoid");
+}
+END_TEST
+
+/* MatMul and Gemm carrying a fused activation: the epilogue must apply it
+ * (the interpreter does), not drop it. Hand-computed: [[1,-2],[3,4]] x I. */
+START_TEST(matmul_activation) {
+  tg t;
+  tg_init(&t);
+  static const int64_t d22[] = {2, 2};
+  kiln_value *a = tg_input(&t, "a", KILN_F32, 2, d22), *b = tg_input(&t, "b", KILN_F32, 2, d22);
+  kiln_value *ab[] = {a, b};
+  kiln_attr_desc at[] = {KILN_ATTR_S("activation", "Relu")};
+  tg_output(&t, "y", tg_node(&t, KILN_NODE_MatMul, ab, 2, at, 1));
+  float av[] = {1, -2, 3, 4}, bv[] = {1, 0, 0, 1};
+  const void *ins[] = {av, bv};
+  const float want[] = {1, 0, 3, 4};
+  tg_check(&t, ins, 0, want, 4);
+  tg_free(&t);
+}
+END_TEST
+
 START_TEST(pool) {
   static const int64_t dx[] = {1, 1, 4, 4}, k[] = {2, 2};
   float xv[16];
@@ -353,6 +404,8 @@ Suite *ocl_compute_suite(void) {
   tcase_add_test(tc, matmul);
   tcase_add_test(tc, gemm);
   tcase_add_test(tc, conv);
+  tcase_add_test(tc, conv_tiled);
+  tcase_add_test(tc, matmul_activation);
   tcase_add_test(tc, pool);
   tcase_add_test(tc, softmax_reduce);
   tcase_add_test(tc, movement);
