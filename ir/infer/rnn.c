@@ -54,7 +54,8 @@ static kiln_status rnn(const char *k, int64_t gates, const kiln_type *const *in,
   int64_t rs[3] = {dirs, gates * h, h};
   int64_t bs[2] = {dirs, 2 * gates * h};
   int64_t ls[1] = {batch};
-  int64_t hs[3] = {dirs, batch, h};
+  /* initial_h and initial_c follow the layout as Y_h does: [B, D, H] for 1 */
+  int64_t hs[3] = {layout ? batch : dirs, layout ? dirs : batch, h};
   int64_t ps[2] = {dirs, 3 * h};
   KILN_TRY(want_shape(k, names[1], w, ws, 3));
   KILN_TRY(want_shape(k, names[2], r, rs, 3));

@@ -13,6 +13,12 @@ void cases_other(void) {
   /* layout 1: X [batch 2, seq 5, input 3]. */
   OK(LSTM, "f32[2,5,3] f32[1,16,3] f32[1,16,4] f32[1,32] i32[2] _ _ f32[1,12]",
      "f32[2,5,1,4] f32[2,1,4] f32[2,1,4]", KILN_ATTR_I("layout", 1));
+  /* layout 1 with initial_h [batch 3, dirs 2, hidden 4] (ONNX: [B, D, H]) */
+  OK(GRU, "f32[3,5,2] f32[2,12,2] f32[2,12,4] _ _ f32[3,2,4]", "f32[3,5,2,4] f32[3,2,4]",
+     KILN_ATTR_I("layout", 1), KILN_ATTR_S("direction", "bidirectional"));
+  ERR(GRU, "f32[3,5,2] f32[2,12,2] f32[2,12,4] _ _ f32[2,3,4]",
+      "initial_h (input 5) is f32[2,3,4]; expected shape [3,2,4]", KILN_ATTR_I("layout", 1),
+      KILN_ATTR_S("direction", "bidirectional"));
   ERR(LSTM, "f32[5,2,3] f32[1,16,3] f32[1,16,4] _ i64[2]", "sequence_lens (input 4) is i64[2]");
   ERR(LSTM, "f32[5,2,3] f32[1,16,3] f32[1,16,4]", "attribute 'direction' = \"both\"",
       KILN_ATTR_S("direction", "both"));
