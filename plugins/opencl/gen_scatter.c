@@ -1,16 +1,226 @@
 /* plugins/opencl/gen_scatter.c: ScatterND and ScatterElements with every reduction, updates applied
- * in index order so that duplicate indices give the interpreter result. */
+ * in index order so that duplicate indices give the interpreter result. One kernel launch and no
+ * atomics: each work item owns a set of result elements that no other work item writes (a line
+ * along the axis for ScatterElements, one offset of the trailing slice for ScatterND), copies the
+ * data there and then walks, in order, every update that can land on its elements. */
+#include <stdio.h>
+#include <string.h>
+
 #include "ocl.h"
 
+typedef enum { SC_NONE, SC_ADD, SC_MUL, SC_MAX, SC_MIN, SC_BAD } sc_red;
+
+static sc_red sc_reduction(const kiln_attrs *a) {
+  const char *r = kiln_attrs_string_or(a, "reduction", "none");
+  return !strcmp(r, "none")  ? SC_NONE
+         : !strcmp(r, "add") ? SC_ADD
+         : !strcmp(r, "mul") ? SC_MUL
+         : !strcmp(r, "max") ? SC_MAX
+         : !strcmp(r, "min") ? SC_MIN
+                             : SC_BAD;
+}
+
+static bool sc_index_elem(kiln_elem e) {
+  return e == KILN_I32 || e == KILN_I64;
+}
+
+/* The element types whose arithmetic sc_apply can write (the stored
+ * types minus the half ones, which the core promotes to f32 for us). */
+static bool sc_data_elem(kiln_elem e) {
+  return ocl_ctype(e) && !ocl_is_half(e);
+}
+
+static const char *sc_unsigned_of(kiln_elem e) {
+  switch (e) {
+  case KILN_I8:
+    return "uchar";
+  case KILN_I16:
+    return "ushort";
+  case KILN_I32:
+    return "uint";
+  default:
+    return "ulong";
+  }
+}
+
+/* dst = reduce(dst, src) exactly as the interpreter computes it: floats in
+ * their own precision (f32 sums and products round the same as through
+ * double), signed integers wrapping in two's complement (done on the
+ * unsigned type, whose overflow OpenCL C defines), bool add as logical or,
+ * and a NaN already in dst kept by max and min. */
+static void sc_apply(ocl_gen *g, sc_red red, kiln_elem e, const char *dst, const char *src) {
+  const char *t = ocl_ctype(e);
+  if (red == SC_NONE) {
+    ocl_sb_printf(g->src, "%s = %s;", dst, src);
+    return;
+  }
+  ocl_sb_printf(g->src, "{ %s a = %s, b = %s; ", t, dst, src);
+  if (red == SC_MAX || red == SC_MIN) {
+    const char *op = red == SC_MAX ? ">" : "<";
+    if (ocl_is_float(e))
+      ocl_sb_printf(g->src, "%s = (a %s= b || a != a) ? a : b; }", dst, op);
+    else
+      ocl_sb_printf(g->src, "%s = a %s b ? a : b; }", dst, op);
+    return;
+  }
+  const char *op = red == SC_ADD ? "+" : "*";
+  if (ocl_is_float(e))
+    ocl_sb_printf(g->src, "%s = a %s b; }", dst, op);
+  else if (e == KILN_BOOL && red == SC_ADD)
+    ocl_sb_printf(g->src, "%s = (uchar)(a || b); }", dst);
+  else if (kiln_elem_is_signed_int(e))
+    ocl_sb_printf(g->src, "%s = as_%s((%s)((ulong)a %s (ulong)b)); }", dst, t, sc_unsigned_of(e),
+                  op);
+  else
+    ocl_sb_printf(g->src, "%s = (%s)((ulong)a %s (ulong)b); }", dst, t, op);
+}
+
+static bool sc_axis(const kiln_attrs *a, uint32_t rank, uint32_t *out) {
+  int64_t ax = kiln_attrs_int_or(a, "axis", 0);
+  if (ax < 0)
+    ax += rank;
+  if (ax < 0 || ax >= (int64_t)rank)
+    return false;
+  *out = (uint32_t)ax;
+  return true;
+}
+
+/* Why a ScatterND / ScatterElements with these operand types and
+ * attributes cannot be generated, or NULL when it can. */
+static const char *sc_why_not(kiln_node_kind k, const kiln_attrs *a, const kiln_type *y,
+                              const kiln_type *d, const kiln_type *ix, const kiln_type *u) {
+  if (!y || !d || !ix || !u)
+    return "an operand is missing";
+  if (!sc_data_elem(d->elem) || y->elem != d->elem || u->elem != d->elem ||
+      !kiln_type_same_shape(y, d))
+    return "result, data and updates must share a non-half element type, result and data a shape";
+  if (!sc_index_elem(ix->elem))
+    return "indices must be i32 or i64";
+  if (sc_reduction(a) == SC_BAD)
+    return "unknown reduction";
+  if (k == KILN_NODE_ScatterElements) {
+    uint32_t ax;
+    if (!sc_axis(a, d->rank, &ax))
+      return "axis out of range";
+    if (ix->rank != d->rank || kiln_type_numel(u) != kiln_type_numel(ix))
+      return "indices must have the data's rank and as many elements as updates";
+    for (uint32_t i = 0; i < d->rank; i++)
+      if (i != ax && ix->dims[i] > d->dims[i])
+        return "indices exceed the data outside the axis";
+    return NULL;
+  }
+  if (ix->rank < 1 || ix->dims[ix->rank - 1] > (int64_t)d->rank)
+    return "index depth exceeds the data rank";
+  int64_t m = ix->dims[ix->rank - 1], slice = 1, tuples = 1;
+  for (uint32_t i = (uint32_t)m; i < d->rank; i++)
+    slice *= d->dims[i];
+  for (uint32_t i = 0; i + 1 < ix->rank; i++)
+    tuples *= ix->dims[i];
+  if (kiln_type_numel(u) != tuples * slice)
+    return "updates do not hold one data slice per index tuple";
+  return NULL;
+}
+
 bool ocl_scatter_ok(const kiln_node *n) {
-  (void)n;
-  return false; /* not yet written */
+  if (kiln_node_input_count(n) < 3 || kiln_node_result_count(n) < 1)
+    return false;
+  const kiln_value *d = kiln_node_input(n, 0), *ix = kiln_node_input(n, 1),
+                   *u = kiln_node_input(n, 2);
+  if (!d || !ix || !u)
+    return false;
+  return !sc_why_not(kiln_node_get_kind(n), kiln_node_attrs(n),
+                     kiln_value_type(kiln_node_result(n, 0)), kiln_value_type(d),
+                     kiln_value_type(ix), kiln_value_type(u));
 }
 
+static const char *sc_check(const ocl_gen *g) {
+  if (g->n_ops < 4 || g->n_res < 1)
+    return "expected one result and three inputs";
+  return sc_why_not(g->kind, g->attrs, g->ops[0].type, g->ops[1].type, g->ops[2].type,
+                    g->ops[3].type);
+}
+
+/* Work item gid owns element offset gid of the trailing slice at every
+ * leading position; update tuple t touches exactly one of them. */
 kiln_status ocl_gen_scatter_nd(ocl_gen *g) {
-  return ocl_gen_unsupported(g, "not yet written");
+  const char *why = sc_check(g);
+  if (why)
+    return ocl_gen_unsupported(g, why);
+  const kiln_type *d = g->ops[1].type, *ix = g->ops[2].type;
+  uint32_t m = (uint32_t)ix->dims[ix->rank - 1];
+  int64_t slice = 1, lead = 1, tuples = 1, st[KILN_MAX_RANK];
+  kiln_type_strides(d, st);
+  for (uint32_t i = m; i < d->rank; i++)
+    slice *= d->dims[i];
+  for (uint32_t i = 0; i < m; i++)
+    lead *= d->dims[i];
+  for (uint32_t i = 0; i + 1 < ix->rank; i++)
+    tuples *= ix->dims[i];
+  ocl_gen_begin_1d(g, kiln_type_numel(d) ? slice : 0);
+  ocl_sb_printf(g->src,
+                "  for (long p = 0; p < %lldL; p++) p0[p * %lldL + gid] = p1[p * %lldL + gid];\n"
+                "  for (long t = 0; t < %lldL; t++) {\n"
+                "    long off = 0; bool ok = true;\n",
+                (long long)lead, (long long)slice, (long long)slice, (long long)tuples);
+  for (uint32_t j = 0; j < m; j++)
+    ocl_sb_printf(g->src,
+                  "    { long x = (long)p2[t * %uL + %uL]; if (x < 0) x += %lldL;\n"
+                  "      if (x < 0 || x >= %lldL) ok = false; off += x * %lldL; }\n",
+                  m, j, (long long)d->dims[j], (long long)d->dims[j], (long long)st[j]);
+  /* The interpreter rejects an index out of range; here it is skipped so
+   * that a bad index never writes outside the result. */
+  char src[64];
+  snprintf(src, sizeof src, "p3[t * %lldL + gid]", (long long)slice);
+  ocl_sb_printf(g->src, "    if (ok) ");
+  sc_apply(g, sc_reduction(g->attrs), d->elem, "p0[off + gid]", src);
+  ocl_sb_printf(g->src, "\n  }\n");
+  ocl_gen_end(g);
+  return NULL;
 }
 
+/* Work item gid owns one line of the result along the axis; the updates
+ * that land on it are exactly the line of indices at the same other
+ * coordinates, met in the interpreter's (flat, row-major) order. */
 kiln_status ocl_gen_scatter_elements(ocl_gen *g) {
-  return ocl_gen_unsupported(g, "not yet written");
+  const char *why = sc_check(g);
+  if (why)
+    return ocl_gen_unsupported(g, why);
+  const kiln_type *d = g->ops[1].type, *ix = g->ops[2].type;
+  uint32_t ax = 0;
+  sc_axis(g->attrs, d->rank, &ax);
+  int64_t st[KILN_MAX_RANK], ist[KILN_MAX_RANK], lines_dims[KILN_MAX_RANK], lines = 1;
+  kiln_type_strides(d, st);
+  kiln_type_strides(ix, ist);
+  for (uint32_t i = 0; i < d->rank; i++) {
+    lines_dims[i] = i == ax ? 1 : d->dims[i];
+    lines *= lines_dims[i];
+  }
+  ocl_gen_begin_1d(g, kiln_type_numel(d) ? lines : 0);
+  ocl_gen_unravel(g, "gid", lines_dims, d->rank, "c");
+  ocl_sb_printf(g->src, "  long base = 0, ib = 0;\n  bool has = true;\n");
+  for (uint32_t i = 0; i < d->rank; i++) {
+    if (i == ax)
+      continue;
+    ocl_sb_printf(g->src, "  base += c%u * %lldL; ib += c%u * %lldL;\n", i, (long long)st[i], i,
+                  (long long)ist[i]);
+    if (ix->dims[i] < d->dims[i])
+      ocl_sb_printf(g->src, "  if (c%u >= %lldL) has = false;\n", i, (long long)ix->dims[i]);
+  }
+  long long dn = (long long)d->dims[ax], sa = (long long)st[ax], isa = (long long)ist[ax];
+  ocl_sb_printf(g->src,
+                "  for (long j = 0; j < %lldL; j++) p0[base + j * %lldL] = p1[base + j * %lldL];\n"
+                "  if (has)\n"
+                "    for (long j = 0; j < %lldL; j++) {\n"
+                "      long x = (long)p2[ib + j * %lldL];\n"
+                "      if (x < 0) x += %lldL;\n"
+                "      if (x < 0 || x >= %lldL) continue; /* the interpreter rejects it */\n"
+                "      ",
+                dn, sa, sa, (long long)ix->dims[ax], isa, dn, dn);
+  char dst[64], src[64];
+  snprintf(dst, sizeof dst, "p0[base + x * %lldL]", sa);
+  snprintf(src, sizeof src, "p3[ib + j * %lldL]", isa);
+  sc_apply(g, sc_reduction(g->attrs), d->elem, dst, src);
+  ocl_sb_printf(g->src, "\n    }\n");
+  ocl_gen_end(g);
+  return NULL;
 }
