@@ -350,16 +350,22 @@ kiln_status ocl_gen_reduce(ocl_gen *g) {
   ocl_gen_unravel(g, "gid", y->dims, y->rank, "c");
   kept_base(g, x, red, keep);
   bool is_max = k == KILN_NODE_ReduceMax || k == KILN_NODE_ReduceLogSumExp;
+  /* Sums of f32 accumulate in double where the device has it, as the
+   * interpreter does: a Mean of equal values then returns that value
+   * exactly, which normalizations (x - mean) over near-constant data need. */
+  bool wide = x->elem == KILN_F32 && g->dev && g->dev->fp64 && k != KILN_NODE_ReduceMax &&
+              k != KILN_NODE_ReduceMin;
+  const char *at = wide ? "double" : t;
   if (k == KILN_NODE_ReduceLogSumExp) {
     /* shift by the maximum so exp does not overflow */
-    ocl_sb_printf(g->src, "  %s m = -INFINITY;\n", t);
+    ocl_sb_printf(g->src, "  %s m = -INFINITY;\n", at);
     reduced_loop(g, x, red);
     ocl_sb_printf(g->src, "  m = fmax(m, p1[base + off]);\n  }\n  if (isinf(m)) m = 0;\n");
   }
   const char *init = (k == KILN_NODE_ReduceProd) ? "1" : "0";
-  ocl_sb_printf(g->src, "  %s acc = %s;\n", t, init);
+  ocl_sb_printf(g->src, "  %s acc = %s;\n", at, init);
   int64_t R = reduced_loop(g, x, red);
-  ocl_sb_printf(g->src, "  %s v = p1[base + off];\n", t);
+  ocl_sb_printf(g->src, "  %s v = p1[base + off];\n", at);
   switch (k) {
   case KILN_NODE_ReduceMax:
   case KILN_NODE_ReduceMin: {
@@ -394,7 +400,7 @@ kiln_status ocl_gen_reduce(ocl_gen *g) {
     ocl_sb_printf(g->src, "  acc = %s;\n", reduce_empty(x->elem, k == KILN_NODE_ReduceMax));
   switch (k) {
   case KILN_NODE_ReduceMean:
-    ocl_sb_printf(g->src, "  acc = acc / (%s)%lld;\n", t, (long long)(R ? R : 1));
+    ocl_sb_printf(g->src, "  acc = acc / (%s)%lld;\n", at, (long long)(R ? R : 1));
     break;
   case KILN_NODE_ReduceL2:
     ocl_sb_printf(g->src, "  acc = sqrt(acc);\n");
@@ -408,7 +414,7 @@ kiln_status ocl_gen_reduce(ocl_gen *g) {
   default:
     break;
   }
-  ocl_sb_printf(g->src, "  p0[gid] = acc;\n");
+  ocl_sb_printf(g->src, "  p0[gid] = (%s)acc;\n", t);
   ocl_gen_end(g);
   return NULL;
 }
