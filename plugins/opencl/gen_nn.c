@@ -360,7 +360,7 @@ kiln_status ocl_gen_reduce(ocl_gen *g) {
     /* shift by the maximum so exp does not overflow */
     ocl_sb_printf(g->src, "  %s m = -INFINITY;\n", at);
     reduced_loop(g, x, red);
-    ocl_sb_printf(g->src, "  m = fmax(m, p1[base + off]);\n  }\n  if (isinf(m)) m = 0;\n");
+    ocl_sb_printf(g->src, "  m = fmax(m, (%s)p1[base + off]);\n  }\n  if (isinf(m)) m = 0;\n", at);
   }
   const char *init = (k == KILN_NODE_ReduceProd) ? "1" : "0";
   ocl_sb_printf(g->src, "  %s acc = %s;\n", at, init);
