@@ -18,15 +18,14 @@ static bool kcpu_red_type_ok(kiln_elem t, int op) {
     return op == RMAX || op == RMIN;
   case KILN_U64: /* through i64: only the ops whose low bits agree */
     return op == RSUM || op == RPROD || op == RSUMSQ;
+  case KILN_I8: /* sum-like ops through i64 (kernels/reduce.c) */
+  case KILN_U8:
   case KILN_I16:
   case KILN_U16:
   case KILN_U32:
   case KILN_I32:
   case KILN_I64:
     return op == RSUM || op == RMAX || op == RMIN || op == RPROD || op == RSUMSQ || op == RL1;
-  case KILN_I8:
-  case KILN_U8:
-    return op == RMAX || op == RMIN;
   default:
     return false;
   }

@@ -291,6 +291,33 @@ START_TEST(topk_hand_computed) {
 }
 END_TEST
 
+/* 8-bit sum-like reductions wrap as the type does. The i32 input reads
+ * -5, -2, 1, 4: as u8 251, 254, 1, 4, sum 510 = 254 (mod 256); times 10 as
+ * i8 -50, -20, 10, 40: product 400000 = -128, L1 120, sum of squares
+ * 4600 = -8 (mod 256, as i8). */
+START_TEST(narrow_int_reductions_hand_computed) {
+  const char *text = "module @t\ninput %in : i32[4]\nconst %ten : i32[] = [10]\n"
+                     "func @main {\n"
+                     "  %u : u8[4] = Cast(%in) {to = u8}\n"
+                     "  %s : u8[] = ReduceSum(%u) {keepdims = 0}\n"
+                     "  %t : i32[4] = Mul(%in, %ten)\n  %b : i8[4] = Cast(%t) {to = i8}\n"
+                     "  %p : i8[] = ReduceProd(%b) {keepdims = 0}\n"
+                     "  %l : i8[] = ReduceL1(%b) {keepdims = 0}\n"
+                     "  %q : i8[] = ReduceSumSquare(%b) {keepdims = 0}\n"
+                     "  %sf : f32[] = Cast(%s) {to = f32}\n  %pf : f32[] = Cast(%p) {to = f32}\n"
+                     "  %lf : f32[] = Cast(%l) {to = f32}\n  %qf : f32[] = Cast(%q) {to = f32}\n"
+                     "  output %o1 = %sf\n  output %o2 = %pf\n  output %o3 = %lf\n"
+                     "  output %o4 = %qf\n}\n";
+  kt_run r;
+  kt_run_text(text, "cpu", 1, &r);
+  ck_assert_float_eq(r.out[0][0], 254);
+  ck_assert_float_eq(r.out[1][0], -128);
+  ck_assert_float_eq(r.out[2][0], 120);
+  ck_assert_float_eq(r.out[3][0], -8);
+  kt_run_free(&r);
+}
+END_TEST
+
 START_TEST(einsum_det_dynquant) {
   static const char *const texts[] = {
       "module @t\ninput %a : f32[2,3,4]\ninput %b : f32[2,4,5]\nfunc @main {\n"
@@ -370,6 +397,7 @@ Suite *kcpu_cover_suite(void) {
   tcase_add_test(tc, selection_and_scatter);
   tcase_add_test(tc, topk_hand_computed);
   tcase_add_test(tc, einsum_det_dynquant);
+  tcase_add_test(tc, narrow_int_reductions_hand_computed);
   tcase_add_test(tc, det_hand_computed);
   tcase_add_test(tc, recurrent_cells);
   suite_add_tcase(s, tc);

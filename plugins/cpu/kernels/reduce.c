@@ -279,7 +279,8 @@ int kcpu_k_reduce(int64_t elem, int64_t op, const void *x, void *y, int64_t rank
     return -1;
   if (elem == KCPU_F16 || elem == KCPU_BF16)
     return kcpu_reduce_via(elem, KCPU_F32, op, x, y, rank, dims, red_mask);
-  if (elem == KCPU_I16 || elem == KCPU_U16 || elem == KCPU_U32 ||
+  int narrow = (elem == KCPU_I8 || elem == KCPU_U8) && op != KCPU_RED_MAX && op != KCPU_RED_MIN;
+  if (narrow || elem == KCPU_I16 || elem == KCPU_U16 || elem == KCPU_U32 ||
       (elem == KCPU_U64 && (op == KCPU_RED_SUM || op == KCPU_RED_PROD || op == KCPU_RED_SUMSQ)))
     return kcpu_reduce_via(elem, KCPU_I64, op, x, y, rank, dims, red_mask);
   if (elem == KCPU_BOOL) /* 0/1 bytes: max is any, min is all */
