@@ -272,6 +272,51 @@ KILN_NODISCARD kiln_status kiln_fused_parse(const char *body, uint32_t n_inputs,
 uint32_t kiln_fused_arity(kiln_node_kind k);
 
 /* ------------------------------------------------------------------------
+ * The activation functions of RNN, GRU and LSTM nodes, resolved once for
+ * every backend. The `activations` attribute is one string of names
+ * separated by commas, semicolons or spaces (attributes have no string-list
+ * kind), matched case-insensitively; `activation_alpha` / `activation_beta`
+ * (FLOATS) are consumed in order by the functions that take an alpha / a
+ * beta, the others keeping their ONNX defaults. The numbering is part of the
+ * ABI (a backend may pass it to generated code as is). */
+typedef enum kiln_rnn_act_kind {
+  KILN_RNN_ACT_RELU = 0,
+  KILN_RNN_ACT_TANH = 1,
+  KILN_RNN_ACT_SIGMOID = 2,
+  KILN_RNN_ACT_AFFINE = 3,           /* alpha * x + beta; defaults 1, 0 */
+  KILN_RNN_ACT_LEAKY_RELU = 4,       /* x >= 0 ? x : alpha * x; default 0.01 */
+  KILN_RNN_ACT_THRESHOLDED_RELU = 5, /* x > alpha ? x : 0; default 1 */
+  KILN_RNN_ACT_SCALED_TANH = 6,      /* alpha * tanh(beta * x); defaults 1, 1 */
+  KILN_RNN_ACT_HARD_SIGMOID = 7,     /* clamp(alpha * x + beta, 0, 1); 0.2, 0.5 */
+  KILN_RNN_ACT_ELU = 8,              /* x >= 0 ? x : alpha * (e^x - 1); default 1 */
+  KILN_RNN_ACT_SOFTSIGN = 9,
+  KILN_RNN_ACT_SOFTPLUS = 10,
+} kiln_rnn_act_kind;
+/* A macro, not an enumerator, so that a switch covering the kinds is whole. */
+#define KILN_RNN_ACT_KIND_COUNT 11
+
+typedef struct kiln_rnn_act {
+  kiln_rnn_act_kind kind;
+  double alpha, beta; /* 0 for a function that takes neither */
+} kiln_rnn_act;
+
+/* Most functions a node can have: LSTM's 3 per direction, 2 directions. */
+#define KILN_RNN_MAX_ACTS 6
+
+/* The functions of a recurrent node of `kind` (RNN: f; GRU: f, g; LSTM:
+ * f, g, h) with `dirs` directions (1 or 2): out[d * per_dir + j] is
+ * function j of direction d. Without `activations` each direction gets the
+ * ONNX defaults (RNN Tanh; GRU Sigmoid, Tanh; LSTM Sigmoid, Tanh, Tanh); a
+ * bidirectional node given one direction's list uses it for both. Writes
+ * per_dir * dirs entries into out (caller-owned, room for cap) and the
+ * count into *n_out (may be NULL); attrs may be NULL. Fails, naming the
+ * kind and the reason, on an unknown name, a wrong count, another kind,
+ * dirs outside 1..2 or cap too small; out is then unspecified. */
+KILN_NODISCARD kiln_status kiln_rnn_activations(kiln_node_kind kind, const kiln_attrs *attrs,
+                                                uint32_t dirs, kiln_rnn_act *out, uint32_t cap,
+                                                uint32_t *n_out);
+
+/* ------------------------------------------------------------------------
  * Verification: types, shapes, attributes, arity, order (acyclicity) and
  * names of every node of every function. Reports every problem in one
  * status (one line each, naming the function and node). */

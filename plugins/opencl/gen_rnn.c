@@ -4,52 +4,11 @@
  * with a barrier between time steps. Formulas, defaults and the order of
  * operations follow the interpreter (plugins/interpreter/movement/rnn.c):
  * ONNX gate orders (GRU z r h, LSTM i o f c), state kept in double where the
- * device has it, `activations` one string of names. */
-#include <ctype.h>
+ * device has it, activation lists read by kiln_rnn_activations. */
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "ocl.h"
-
-typedef enum {
-  RNN_A_RELU,
-  RNN_A_TANH,
-  RNN_A_SIGMOID,
-  RNN_A_AFFINE,
-  RNN_A_LEAKY,
-  RNN_A_THRESH,
-  RNN_A_SCALEDTANH,
-  RNN_A_HARDSIGMOID,
-  RNN_A_ELU,
-  RNN_A_SOFTSIGN,
-  RNN_A_SOFTPLUS
-} rnn_act_kind;
-
-typedef struct rnn_act {
-  rnn_act_kind k;
-  double alpha, beta;
-} rnn_act;
-
-/* The interpreter's table: names, which parameters each takes, defaults. */
-static const struct {
-  const char *name;
-  rnn_act_kind k;
-  bool has_alpha, has_beta;
-  double alpha, beta;
-} rnn_act_table[] = {
-    {"Relu", RNN_A_RELU, false, false, 0, 0},
-    {"Tanh", RNN_A_TANH, false, false, 0, 0},
-    {"Sigmoid", RNN_A_SIGMOID, false, false, 0, 0},
-    {"Affine", RNN_A_AFFINE, true, true, 1.0, 0.0},
-    {"LeakyRelu", RNN_A_LEAKY, true, false, 0.01, 0},
-    {"ThresholdedRelu", RNN_A_THRESH, true, false, 1.0, 0},
-    {"ScaledTanh", RNN_A_SCALEDTANH, true, true, 1.0, 1.0},
-    {"HardSigmoid", RNN_A_HARDSIGMOID, true, true, 0.2, 0.5},
-    {"Elu", RNN_A_ELU, true, false, 1.0, 0},
-    {"Softsign", RNN_A_SOFTSIGN, false, false, 0, 0},
-    {"Softplus", RNN_A_SOFTPLUS, false, false, 0, 0},
-};
 
 /* Operand slots of the node's inputs. */
 enum { RNN_X, RNN_W, RNN_R, RNN_B, RNN_LENS, RNN_H0, RNN_C0, RNN_P, RNN_NIN };
@@ -60,70 +19,22 @@ typedef struct rnn_cfg {
   int64_t gates, per_dir, S, Bt, I, H, D;
   bool reverse, layout1, lbr, input_forget;
   double clip;
-  rnn_act acts[6];
+  kiln_rnn_act acts[KILN_RNN_MAX_ACTS];
   const kiln_type *in[RNN_NIN]; /* NULL = absent */
   const kiln_type *res[3];      /* Y, Y_h, Y_c; NULL = absent */
   size_t acc_bytes;             /* bytes of one state scalar */
   uint64_t local_bytes;
+  char why[200]; /* the reason kiln_rnn_activations gave, for rnn_check */
 } rnn_cfg;
 
-static const char *rnn_acts(const kiln_attrs *a, const char *const *dflt, rnn_cfg *c) {
-  const char *names[16];
-  size_t lens[16];
-  uint32_t n = 0, per = (uint32_t)c->per_dir, dirs = (uint32_t)c->D;
-  const char *s = kiln_attrs_string_or(a, "activations", "");
-  while (*s) {
-    while (*s && (*s == ',' || *s == ';' || isspace((unsigned char)*s)))
-      s++;
-    if (!*s)
-      break;
-    const char *b = s;
-    while (*s && *s != ',' && *s != ';' && !isspace((unsigned char)*s))
-      s++;
-    if (n == 16)
-      return "too many activations";
-    names[n] = b, lens[n] = (size_t)(s - b), n++;
-  }
-  if (n == 0) {
-    for (uint32_t i = 0; i < per * dirs; i++)
-      names[i] = dflt[i % per], lens[i] = strlen(names[i]);
-    n = per * dirs;
-  } else if (n == per && dirs == 2) {
-    for (uint32_t i = 0; i < per; i++)
-      names[per + i] = names[i], lens[per + i] = lens[i];
-    n = 2 * per;
-  } else if (n != per * dirs) {
-    return "the number of activations does not match the kind and direction";
-  }
-  const kiln_attr *aa = kiln_attrs_find(a, "activation_alpha");
-  const kiln_attr *ab = kiln_attrs_find(a, "activation_beta");
-  const double *al = NULL, *be = NULL;
-  uint32_t nal = 0, nbe = 0;
-  if (aa &&
-      (kiln_attr_get_kind(aa) == KILN_ATTR_FLOATS || kiln_attr_get_kind(aa) == KILN_ATTR_INTS))
-    al = kiln_attr_floats(aa), nal = al ? kiln_attr_len(aa) : 0;
-  if (ab &&
-      (kiln_attr_get_kind(ab) == KILN_ATTR_FLOATS || kiln_attr_get_kind(ab) == KILN_ATTR_INTS))
-    be = kiln_attr_floats(ab), nbe = be ? kiln_attr_len(ab) : 0;
-  uint32_t ia = 0, ib = 0;
-  size_t nt = sizeof rnn_act_table / sizeof rnn_act_table[0];
-  for (uint32_t i = 0; i < n; i++) {
-    size_t t = 0;
-    while (t < nt && !(strlen(rnn_act_table[t].name) == lens[i] &&
-                       !strncasecmp(rnn_act_table[t].name, names[i], lens[i])))
-      t++;
-    if (t == nt)
-      return "unknown activation name";
-    c->acts[i].k = rnn_act_table[t].k;
-    c->acts[i].alpha = rnn_act_table[t].alpha;
-    c->acts[i].beta = rnn_act_table[t].beta;
-    /* alphas and betas are consumed in order by the functions that take them */
-    if (rnn_act_table[t].has_alpha && ia < nal)
-      c->acts[i].alpha = al[ia++];
-    if (rnn_act_table[t].has_beta && ib < nbe)
-      c->acts[i].beta = be[ib++];
-  }
-  return NULL;
+/* NULL when the activation lists parse, else the reason (kept in c). */
+static const char *rnn_acts(kiln_node_kind k, const kiln_attrs *a, rnn_cfg *c) {
+  kiln_status s = kiln_rnn_activations(k, a, (uint32_t)c->D, c->acts, KILN_RNN_MAX_ACTS, NULL);
+  if (!s)
+    return NULL;
+  snprintf(c->why, sizeof c->why, "%s", kiln_status_message(s));
+  kiln_status_free(s);
+  return c->why;
 }
 
 static bool rnn_shape_is(const kiln_type *t, int64_t numel) {
@@ -148,16 +59,12 @@ static int64_t rnn_local_count(const rnn_cfg *c) {
 /* NULL when the node can be generated, else the reason. */
 static const char *rnn_check(kiln_node_kind k, const kiln_attrs *a, const ocl_device *dev,
                              rnn_cfg *c) {
-  static const char *const d_rnn[] = {"Tanh"};
-  static const char *const d_gru[] = {"Sigmoid", "Tanh"};
-  static const char *const d_lstm[] = {"Sigmoid", "Tanh", "Tanh"};
-  const char *const *dflt;
   if (k == KILN_NODE_RNN)
-    c->gates = 1, c->per_dir = 1, dflt = d_rnn;
+    c->gates = 1, c->per_dir = 1;
   else if (k == KILN_NODE_GRU)
-    c->gates = 3, c->per_dir = 2, dflt = d_gru;
+    c->gates = 3, c->per_dir = 2;
   else if (k == KILN_NODE_LSTM)
-    c->gates = 4, c->per_dir = 3, dflt = d_lstm;
+    c->gates = 4, c->per_dir = 3;
   else
     return "not a recurrent kind";
   if (k != KILN_NODE_LSTM)
@@ -172,7 +79,7 @@ static const char *rnn_check(kiln_node_kind k, const kiln_attrs *a, const ocl_de
   c->clip = kiln_attrs_float_or(a, "clip", 0.0);
   c->lbr = k == KILN_NODE_GRU && kiln_attrs_int_or(a, "linear_before_reset", 0) != 0;
   c->input_forget = k == KILN_NODE_LSTM && kiln_attrs_int_or(a, "input_forget", 0) != 0;
-  const char *why = rnn_acts(a, dflt, c);
+  const char *why = rnn_acts(k, a, c);
   if (why)
     return why;
   const kiln_type *x = c->in[RNN_X], *w = c->in[RNN_W], *r = c->in[RNN_R];
@@ -231,7 +138,7 @@ bool ocl_rnn_ok(const kiln_node *n) {
 /* One activation as an OpenCL function `<kernel>_a<slot>`, clip inside. */
 static void rnn_gen_act(ocl_gen *g, const rnn_cfg *c, uint32_t slot, const char *A, kiln_elem ae) {
   ocl_sb *b = g->src;
-  const rnn_act *f = &c->acts[slot];
+  const kiln_rnn_act *f = &c->acts[slot];
   ocl_sb_printf(b, "%s %s_a%u(%s x) {\n", A, g->launch->name, slot, A);
   if (c->clip > 0) {
     ocl_sb_printf(b, "  %s cl = ", A);
@@ -243,41 +150,41 @@ static void rnn_gen_act(ocl_gen *g, const rnn_cfg *c, uint32_t slot, const char 
   ocl_sb_printf(b, ", be = ");
   ocl_gen_const(b, f->beta, ae);
   ocl_sb_printf(b, ";\n  (void)al; (void)be;\n");
-  switch (f->k) {
-  case RNN_A_RELU:
+  switch (f->kind) {
+  case KILN_RNN_ACT_RELU:
     ocl_sb_printf(b, "  return x > (%s)0 ? x : (%s)0;\n", A, A);
     break;
-  case RNN_A_TANH:
+  case KILN_RNN_ACT_TANH:
     ocl_sb_printf(b, "  return tanh(x);\n");
     break;
-  case RNN_A_SIGMOID:
+  case KILN_RNN_ACT_SIGMOID:
     ocl_sb_printf(b, "  return (%s)1 / ((%s)1 + exp(-x));\n", A, A);
     break;
-  case RNN_A_AFFINE:
+  case KILN_RNN_ACT_AFFINE:
     ocl_sb_printf(b, "  return al * x + be;\n");
     break;
-  case RNN_A_LEAKY:
+  case KILN_RNN_ACT_LEAKY_RELU:
     ocl_sb_printf(b, "  return x >= (%s)0 ? x : al * x;\n", A);
     break;
-  case RNN_A_THRESH:
+  case KILN_RNN_ACT_THRESHOLDED_RELU:
     ocl_sb_printf(b, "  return x > al ? x : (%s)0;\n", A);
     break;
-  case RNN_A_SCALEDTANH:
+  case KILN_RNN_ACT_SCALED_TANH:
     ocl_sb_printf(b, "  return al * tanh(be * x);\n");
     break;
-  case RNN_A_HARDSIGMOID:
+  case KILN_RNN_ACT_HARD_SIGMOID:
     ocl_sb_printf(b,
                   "  %s v = al * x + be;\n"
                   "  return v < (%s)0 ? (%s)0 : (v > (%s)1 ? (%s)1 : v);\n",
                   A, A, A, A, A);
     break;
-  case RNN_A_ELU:
+  case KILN_RNN_ACT_ELU:
     ocl_sb_printf(b, "  return x >= (%s)0 ? x : al * (exp(x) - (%s)1);\n", A, A);
     break;
-  case RNN_A_SOFTSIGN:
+  case KILN_RNN_ACT_SOFTSIGN:
     ocl_sb_printf(b, "  return x / ((%s)1 + fabs(x));\n", A);
     break;
-  case RNN_A_SOFTPLUS:
+  case KILN_RNN_ACT_SOFTPLUS:
     ocl_sb_printf(b, "  return log1p(exp(x));\n");
     break;
   }

@@ -9,5 +9,6 @@ Suite *builder_suite(void);
 Suite *verify_suite(void);
 Suite *irgen_suite(void);
 Suite *oom_suite(void);
+Suite *rnn_acts_suite(void);
 
 #endif

@@ -1,138 +1,54 @@
 /* plugins/interpreter/movement/rnn.c: RNN, GRU and LSTM (ONNX gate orders:
  * GRU z r h, LSTM i o f c), any direction, layout 0 or 1, sequence_lens,
- * clip and per-direction activation lists. The `activations` attribute is a
- * single string of names separated by commas or spaces, since kiln
- * attributes have no string-list kind. State is kept in double. */
+ * clip and per-direction activation lists (read by kiln_rnn_activations,
+ * shared with the code generators). State is kept in double. */
 #include "mv.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
-typedef enum {
-  MV_A_RELU,
-  MV_A_TANH,
-  MV_A_SIGMOID,
-  MV_A_AFFINE,
-  MV_A_LEAKY,
-  MV_A_THRESH,
-  MV_A_SCALEDTANH,
-  MV_A_HARDSIGMOID,
-  MV_A_ELU,
-  MV_A_SOFTSIGN,
-  MV_A_SOFTPLUS
-} mv_act_kind;
-
-typedef struct mv_act {
-  mv_act_kind k;
-  double alpha, beta;
-} mv_act;
-
-static const struct {
-  const char *name;
-  mv_act_kind k;
-  bool has_alpha, has_beta;
-  double alpha, beta;
-} mv_act_table[] = {
-    {"Relu", MV_A_RELU, false, false, 0, 0},
-    {"Tanh", MV_A_TANH, false, false, 0, 0},
-    {"Sigmoid", MV_A_SIGMOID, false, false, 0, 0},
-    {"Affine", MV_A_AFFINE, true, true, 1.0, 0.0},
-    {"LeakyRelu", MV_A_LEAKY, true, false, 0.01, 0},
-    {"ThresholdedRelu", MV_A_THRESH, true, false, 1.0, 0},
-    {"ScaledTanh", MV_A_SCALEDTANH, true, true, 1.0, 1.0},
-    {"HardSigmoid", MV_A_HARDSIGMOID, true, true, 0.2, 0.5},
-    {"Elu", MV_A_ELU, true, false, 1.0, 0},
-    {"Softsign", MV_A_SOFTSIGN, false, false, 0, 0},
-    {"Softplus", MV_A_SOFTPLUS, false, false, 0, 0},
-};
-
-static double mv_act_apply(const mv_act *a, double x, double clip) {
+static double mv_act_apply(const kiln_rnn_act *a, double x, double clip) {
   if (clip > 0)
     x = x < -clip ? -clip : (x > clip ? clip : x);
-  switch (a->k) {
-  case MV_A_RELU:
+  switch (a->kind) {
+  case KILN_RNN_ACT_RELU:
     return x > 0 ? x : 0;
-  case MV_A_TANH:
+  case KILN_RNN_ACT_TANH:
     return tanh(x);
-  case MV_A_SIGMOID:
+  case KILN_RNN_ACT_SIGMOID:
     return 1.0 / (1.0 + exp(-x));
-  case MV_A_AFFINE:
+  case KILN_RNN_ACT_AFFINE:
     return a->alpha * x + a->beta;
-  case MV_A_LEAKY:
+  case KILN_RNN_ACT_LEAKY_RELU:
     return x >= 0 ? x : a->alpha * x;
-  case MV_A_THRESH:
+  case KILN_RNN_ACT_THRESHOLDED_RELU:
     return x > a->alpha ? x : 0;
-  case MV_A_SCALEDTANH:
+  case KILN_RNN_ACT_SCALED_TANH:
     return a->alpha * tanh(a->beta * x);
-  case MV_A_HARDSIGMOID: {
+  case KILN_RNN_ACT_HARD_SIGMOID: {
     double v = a->alpha * x + a->beta;
     return v < 0 ? 0 : (v > 1 ? 1 : v);
   }
-  case MV_A_ELU:
+  case KILN_RNN_ACT_ELU:
     return x >= 0 ? x : a->alpha * (exp(x) - 1);
-  case MV_A_SOFTSIGN:
+  case KILN_RNN_ACT_SOFTSIGN:
     return x / (1 + fabs(x));
   default:
     return log1p(exp(x));
   }
 }
 
-/* Fill acts[0 .. per_dir*dirs) from the attributes or the defaults. */
-static kiln_status mv_acts(const char *kern, const kiln_attrs *a, const char *const *dflt,
-                           uint32_t per_dir, uint32_t dirs, mv_act *acts) {
-  const char *names[16];
-  size_t lens[16];
-  uint32_t n = 0;
-  const char *s = kiln_attrs_string_or(a, "activations", "");
-  while (*s) {
-    while (*s && (*s == ',' || *s == ';' || isspace((unsigned char)*s)))
-      s++;
-    if (!*s)
-      break;
-    const char *b = s;
-    while (*s && *s != ',' && *s != ';' && !isspace((unsigned char)*s))
-      s++;
-    if (n == 16)
-      return interp_mv_err(KILN_INVALID_ARGUMENT, kern, "too many activations");
-    names[n] = b, lens[n] = (size_t)(s - b), n++;
-  }
-  if (n == 0) {
-    for (uint32_t i = 0; i < per_dir * dirs; i++)
-      names[i] = dflt[i % per_dir], lens[i] = strlen(names[i]);
-    n = per_dir * dirs;
-  } else if (n == per_dir && dirs == 2) {
-    for (uint32_t i = 0; i < per_dir; i++)
-      names[per_dir + i] = names[i], lens[per_dir + i] = lens[i];
-    n = 2 * per_dir;
-  } else if (n != per_dir * dirs) {
-    return interp_mv_err(KILN_INVALID_ARGUMENT, kern, "%u activations given, expected %u", n,
-                         per_dir * dirs);
-  }
-  const double *al, *be;
-  uint32_t nal = interp_mv_floats(a, "activation_alpha", &al);
-  uint32_t nbe = interp_mv_floats(a, "activation_beta", &be);
-  uint32_t ia = 0, ib = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    size_t t = 0, nt = sizeof mv_act_table / sizeof mv_act_table[0];
-    while (t < nt && !(strlen(mv_act_table[t].name) == lens[i] &&
-                       !strncasecmp(mv_act_table[t].name, names[i], lens[i])))
-      t++;
-    if (t == nt)
-      return interp_mv_err(KILN_INVALID_ARGUMENT, kern, "unknown activation '%.*s'", (int)lens[i],
-                           names[i]);
-    acts[i].k = mv_act_table[t].k;
-    acts[i].alpha = mv_act_table[t].alpha;
-    acts[i].beta = mv_act_table[t].beta;
-    /* alphas and betas are consumed by the functions that take them */
-    if (mv_act_table[t].has_alpha && ia < nal)
-      acts[i].alpha = al[ia++];
-    if (mv_act_table[t].has_beta && ib < nbe)
-      acts[i].beta = be[ib++];
-  }
-  return NULL;
+/* The activation list through the shared parser; its "<Kind>: reason"
+ * becomes the interpreter's "interpreter <Kind>: reason". */
+static kiln_status mv_acts(kiln_node_kind kind, const kiln_attrs *a, uint32_t dirs,
+                           kiln_rnn_act *acts) {
+  kiln_status s = kiln_rnn_activations(kind, a, dirs, acts, KILN_RNN_MAX_ACTS, NULL);
+  if (!s)
+    return NULL;
+  kiln_status r = kiln_status_make(kiln_status_code(s), "interpreter %s", kiln_status_message(s));
+  kiln_status_free(s);
+  return r;
 }
 
 typedef struct mv_rnn {
@@ -141,7 +57,8 @@ typedef struct mv_rnn {
   int64_t S, Bt, I, H, D;
   bool layout1, lbr, input_forget;
   double clip;
-  mv_act acts[6];
+  kiln_node_kind kind;
+  kiln_rnn_act acts[KILN_RNN_MAX_ACTS];
   uint32_t per_dir;
   const interp_tensor *X, *W, *R, *B, *lens, *h0, *c0, *P;
   interp_tensor *Y, *Yh, *Yc;
@@ -178,7 +95,7 @@ static void mv_step(const mv_rnn *r, int64_t d, int64_t b, int64_t t, double *h,
     }
     xw[j] = s, hr[j] = q;
   }
-  const mv_act *f = &r->acts[d * r->per_dir];
+  const kiln_rnn_act *f = &r->acts[d * r->per_dir];
   if (G == 1) {
     for (int64_t j = 0; j < H; j++)
       h[j] = mv_act_apply(&f[0], xw[j] + hr[j], r->clip);
@@ -224,7 +141,7 @@ static void mv_step(const mv_rnn *r, int64_t d, int64_t b, int64_t t, double *h,
   }
 }
 
-static kiln_status mv_rnn_run(mv_rnn *r, const kiln_attrs *a, const char *const *dflt) {
+static kiln_status mv_rnn_run(mv_rnn *r, const kiln_attrs *a) {
   const char *dir = kiln_attrs_string_or(a, "direction", "forward");
   bool fwd = !strcmp(dir, "forward"), rev = !strcmp(dir, "reverse");
   bool bi = !strcmp(dir, "bidirectional");
@@ -245,7 +162,7 @@ static kiln_status mv_rnn_run(mv_rnn *r, const kiln_attrs *a, const char *const 
     return interp_mv_err(KILN_INVALID_ARGUMENT, r->kern,
                          "W/R shapes do not match %lld directions, hidden size %lld",
                          (long long)r->D, (long long)r->H);
-  KILN_TRY(mv_acts(r->kern, a, dflt, r->per_dir, (uint32_t)r->D, r->acts));
+  KILN_TRY(mv_acts(r->kind, a, (uint32_t)r->D, r->acts));
   int64_t H = r->H;
   double *mem = calloc((size_t)(H * (2 + 3 * r->gates)) + 1, sizeof(double));
   if (!mem)
@@ -305,28 +222,25 @@ static void mv_rnn_io(mv_rnn *r, interp_tensor *outs, uint32_t n_outs, const int
 
 kiln_status interp_RNN(const kiln_attrs *attrs, interp_tensor *outs, uint32_t n_outs,
                        const interp_tensor *ins, uint32_t n_ins) {
-  static const char *const dflt[] = {"Tanh"};
-  mv_rnn r = {.kern = "RNN", .gates = 1, .per_dir = 1};
+  mv_rnn r = {.kern = "RNN", .kind = KILN_NODE_RNN, .gates = 1, .per_dir = 1};
   mv_rnn_io(&r, outs, n_outs, ins, n_ins > 6 ? 6 : n_ins);
   r.c0 = NULL, r.P = NULL, r.Yc = NULL;
-  return mv_rnn_run(&r, attrs, dflt);
+  return mv_rnn_run(&r, attrs);
 }
 
 kiln_status interp_GRU(const kiln_attrs *attrs, interp_tensor *outs, uint32_t n_outs,
                        const interp_tensor *ins, uint32_t n_ins) {
-  static const char *const dflt[] = {"Sigmoid", "Tanh"};
-  mv_rnn r = {.kern = "GRU", .gates = 3, .per_dir = 2};
+  mv_rnn r = {.kern = "GRU", .kind = KILN_NODE_GRU, .gates = 3, .per_dir = 2};
   mv_rnn_io(&r, outs, n_outs, ins, n_ins > 6 ? 6 : n_ins);
   r.c0 = NULL, r.P = NULL, r.Yc = NULL;
   r.lbr = kiln_attrs_int_or(attrs, "linear_before_reset", 0) != 0;
-  return mv_rnn_run(&r, attrs, dflt);
+  return mv_rnn_run(&r, attrs);
 }
 
 kiln_status interp_LSTM(const kiln_attrs *attrs, interp_tensor *outs, uint32_t n_outs,
                         const interp_tensor *ins, uint32_t n_ins) {
-  static const char *const dflt[] = {"Sigmoid", "Tanh", "Tanh"};
-  mv_rnn r = {.kern = "LSTM", .gates = 4, .per_dir = 3};
+  mv_rnn r = {.kern = "LSTM", .kind = KILN_NODE_LSTM, .gates = 4, .per_dir = 3};
   mv_rnn_io(&r, outs, n_outs, ins, n_ins);
   r.input_forget = kiln_attrs_int_or(attrs, "input_forget", 0) != 0;
-  return mv_rnn_run(&r, attrs, dflt);
+  return mv_rnn_run(&r, attrs);
 }
