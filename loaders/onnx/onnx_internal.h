@@ -134,6 +134,15 @@ kiln_status onnx_emit(onnx_loader *L, const Onnx__NodeProto *n, kiln_node_kind k
 kiln_status onnx_emit_helper(onnx_loader *L, const Onnx__NodeProto *n, kiln_node_kind kind,
                              kiln_value *const *inputs, uint32_t n_inputs,
                              const kiln_attr_desc *attrs, uint32_t n_attrs, kiln_node **out);
+/* The same for a helper of one or two inputs (b may be NULL); *out is its
+ * first result. onnx_emit_ints gives it one int-list attribute (Reshape
+ * shape, Transpose perm, Unsqueeze axes ...). */
+kiln_status onnx_emit_value(onnx_loader *L, const Onnx__NodeProto *n, kiln_node_kind kind,
+                            kiln_value *a, kiln_value *b, const kiln_attr_desc *attrs,
+                            uint32_t n_attrs, kiln_value **out);
+kiln_status onnx_emit_ints(onnx_loader *L, const Onnx__NodeProto *n, kiln_node_kind kind,
+                           const char *attr, kiln_value *x, const int64_t *v, uint32_t len,
+                           kiln_value **out);
 /* Bind ONNX output i of n to v (for importers that produce constants). */
 kiln_status onnx_bind_output(onnx_loader *L, const Onnx__NodeProto *n, uint32_t i, kiln_value *v);
 

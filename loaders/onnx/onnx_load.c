@@ -177,6 +177,23 @@ kiln_status onnx_emit_helper(onnx_loader *L, const Onnx__NodeProto *n, kiln_node
   return NULL;
 }
 
+kiln_status onnx_emit_value(onnx_loader *L, const Onnx__NodeProto *n, kiln_node_kind kind,
+                            kiln_value *a, kiln_value *b, const kiln_attr_desc *attrs,
+                            uint32_t n_attrs, kiln_value **out) {
+  kiln_value *in[2] = {a, b};
+  kiln_node *r;
+  KILN_TRY(onnx_emit_helper(L, n, kind, in, b ? 2 : 1, attrs, n_attrs, &r));
+  *out = kiln_node_result(r, 0);
+  return NULL;
+}
+
+kiln_status onnx_emit_ints(onnx_loader *L, const Onnx__NodeProto *n, kiln_node_kind kind,
+                           const char *attr, kiln_value *x, const int64_t *v, uint32_t len,
+                           kiln_value **out) {
+  kiln_attr_desc a = KILN_ATTR_IS(attr, v, len);
+  return onnx_emit_value(L, n, kind, x, NULL, &a, 1, out);
+}
+
 /* ---- the model ---- */
 static bool is_default_domain(const char *d) {
   return !d || !*d || !strcmp(d, "ai.onnx");

@@ -22,22 +22,15 @@ static kiln_status attn_err(const attn_ctx *c, kiln_code code, const char *why) 
                           why);
 }
 
-/* One helper node with up to two inputs; *out is its first result. */
+/* Helper nodes of this node (onnx_emit_value / onnx_emit_ints). */
 static kiln_status attn_op(attn_ctx *c, kiln_node_kind k, kiln_value *a, kiln_value *b,
                            const kiln_attr_desc *at, uint32_t nat, kiln_value **out) {
-  kiln_value *in[2] = {a, b};
-  kiln_node *r;
-  KILN_TRY(onnx_emit_helper(c->L, c->n, k, in, b ? 2 : 1, at, nat, &r));
-  *out = kiln_node_result(r, 0);
-  return NULL;
+  return onnx_emit_value(c->L, c->n, k, a, b, at, nat, out);
 }
 
-/* A node whose only attribute is an int list (Reshape shape, Transpose perm,
- * Expand shape, Unsqueeze axes). */
 static kiln_status attn_ints_op(attn_ctx *c, kiln_node_kind k, const char *attr, kiln_value *x,
                                 const int64_t *v, uint32_t len, kiln_value **out) {
-  kiln_attr_desc a = KILN_ATTR_IS(attr, v, len);
-  return attn_op(c, k, x, NULL, &a, 1, out);
+  return onnx_emit_ints(c->L, c->n, k, attr, x, v, len, out);
 }
 
 static kiln_status attn_where(attn_ctx *c, kiln_value *cond, kiln_value *x, kiln_value *y,

@@ -18,17 +18,12 @@ static kiln_status rope_err(const rope_ctx *c, const char *why) {
 
 static kiln_status rope_op(rope_ctx *c, kiln_node_kind k, kiln_value *a, kiln_value *b,
                            const kiln_attr_desc *at, uint32_t nat, kiln_value **out) {
-  kiln_value *in[2] = {a, b};
-  kiln_node *r;
-  KILN_TRY(onnx_emit_helper(c->L, c->n, k, in, b ? 2 : 1, at, nat, &r));
-  *out = kiln_node_result(r, 0);
-  return NULL;
+  return onnx_emit_value(c->L, c->n, k, a, b, at, nat, out);
 }
 
 static kiln_status rope_ints_op(rope_ctx *c, kiln_node_kind k, const char *attr, kiln_value *x,
                                 const int64_t *v, uint32_t len, kiln_value **out) {
-  kiln_attr_desc a = KILN_ATTR_IS(attr, v, len);
-  return rope_op(c, k, x, NULL, &a, 1, out);
+  return onnx_emit_ints(c->L, c->n, k, attr, x, v, len, out);
 }
 
 /* x[..., start : end : step] on the last axis (axis `axis`). */
