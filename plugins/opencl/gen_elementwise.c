@@ -500,6 +500,25 @@ kiln_status ocl_gen_copy(ocl_gen *g) {
   return NULL;
 }
 
+bool ocl_fused_kind_ok(kiln_node_kind k, kiln_elem el) {
+  switch (kiln_fused_arity(k)) {
+  case 2:
+    return k == KILN_NODE_Add || k == KILN_NODE_Sub || k == KILN_NODE_Mul || k == KILN_NODE_Div ||
+           k == KILN_NODE_Pow || k == KILN_NODE_Max || k == KILN_NODE_Min;
+  case 1: {
+    /* the same two generators ocl_gen_fused tries, writing to a scratch
+     * buffer (a body's Gelu is the exact form: no attributes) */
+    ocl_sb tmp = {0};
+    ocl_gen probe = {0};
+    bool ok = any_unary(&tmp, k, el, "x") || float_unary(&probe, &tmp, k, el, "x");
+    ocl_sb_free(&tmp);
+    return ok;
+  }
+  default:
+    return false;
+  }
+}
+
 kiln_status ocl_gen_fused(ocl_gen *g) {
   const kiln_type *y = g->ops[0].type;
   kiln_elem el = y->elem;

@@ -182,6 +182,13 @@ bool ocl_topk_ok(const kiln_node *n);
 kiln_status ocl_gen_rnn(ocl_gen *g); /* gen_rnn.c: RNN, GRU and LSTM */
 bool ocl_rnn_ok(const kiln_node *n);
 
+/* Whether a FusedElementwise body may hold kind k computed in el (the
+ * generators ocl_gen_fused uses accept it). */
+bool ocl_fused_kind_ok(kiln_node_kind k, kiln_elem el);
+/* supports_fused (supports.c): elementwise fusion and Conv/MatMul/Gemm
+ * activation epilogues. */
+bool ocl_supports_fused(void *state, const kiln_node *node, kiln_node_kind activation);
+
 /* Whether ocl_gen_instr has a generator for this kind at all. */
 bool ocl_gen_has(kiln_node_kind k);
 

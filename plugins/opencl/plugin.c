@@ -42,6 +42,7 @@ KILN_PLUGIN_EXPORT kiln_status kiln_plugin_entry(kiln_plugin *out, uint32_t host
   out->version = "0.1.0";
   out->description = "OpenCL C kernels generated per model, through the ICD loader";
   out->supports_node = ocl_supports_node;
+  out->supports_fused = ocl_supports_fused;
   out->compile = ocl_compile;
   out->run = ocl_run;
   out->destroy = ocl_destroy;

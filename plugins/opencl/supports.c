@@ -165,3 +165,25 @@ bool ocl_supports_node(void *state, const kiln_node *node) {
   kiln_elem e0 = kiln_node_input_count(node) ? in_elem(node, 0) : KILN_F32;
   return node_ok(node, k, e0);
 }
+
+/* The fuse pass asks whether an elementwise node may join a fused body
+ * (it has already checked that the kind belongs to the body language and
+ * that one element type runs through); fuseact asks whether an activation
+ * may ride on a Conv, MatMul or Gemm, whose kernels all end with the
+ * ocl_gen_activation epilogue. Both need the node's own types to be ones
+ * this device computes natively. */
+bool ocl_supports_fused(void *state, const kiln_node *node, kiln_node_kind activation) {
+  const ocl_device *d = ocl_default_device();
+  kiln_node_kind k = kiln_node_get_kind(node);
+  const kiln_type *y = kiln_value_type(kiln_node_result(node, 0));
+  if (y->quantized || !ocl_is_float(y->elem) || !ocl_elem_ok(d, y->elem))
+    return false;
+  if (activation == KILN_NODE_FusedElementwise)
+    return ocl_fused_kind_ok(k, y->elem);
+  if (activation != KILN_NODE_Relu && activation != KILN_NODE_LeakyRelu &&
+      activation != KILN_NODE_Sigmoid && activation != KILN_NODE_Tanh)
+    return false;
+  if (k != KILN_NODE_Conv && k != KILN_NODE_MatMul && k != KILN_NODE_Gemm)
+    return false;
+  return kiln_node_result_count(node) == 1 && ocl_supports_node(state, node);
+}

@@ -258,6 +258,50 @@ START_TEST(matmul_activation) {
 }
 END_TEST
 
+/* Instructions of kind k in the opencl executable of t's module. */
+static uint32_t count_instrs(tg *t, kiln_node_kind k) {
+  kiln_executable *exe = NULL;
+  kiln_status s = kiln_compile(tg_ctx(), t->m, NULL, "opencl", NULL, &exe);
+  ck_assert_msg(!s, "compile: %s", s ? kiln_status_message(s) : "");
+  const kiln_ir *ir = kiln_executable_ir(exe);
+  uint32_t c = 0;
+  for (uint32_t i = 0; i < kiln_ir_instr_count(ir); i++)
+    if (kiln_instr_get_kind(kiln_ir_instr(ir, i)) == kiln_instr_kind_for_node(k))
+      c++;
+  kiln_executable_destroy(exe);
+  return c;
+}
+
+/* The backend's supports_fused hook: an elementwise chain becomes one
+ * FusedElementwise kernel, and a Relu after a MatMul rides on it. */
+START_TEST(fusion) {
+  tg t;
+  tg_init(&t);
+  static const int64_t d[] = {5, 33}, db[] = {33};
+  kiln_value *x = tg_input(&t, "x", KILN_F32, 2, d), *b = tg_input(&t, "b", KILN_F32, 1, db);
+  kiln_value *xb[] = {x, b};
+  kiln_value *a = tg_node(&t, KILN_NODE_Add, xb, 2, NULL, 0);
+  kiln_value *th = tg_node(&t, KILN_NODE_Tanh, &a, 1, NULL, 0);
+  kiln_value *e = tg_node(&t, KILN_NODE_Exp, &th, 1, NULL, 0);
+  kiln_value *se[] = {e, x};
+  tg_output(&t, "y", tg_node(&t, KILN_NODE_Sub, se, 2, NULL, 0));
+  ck_assert_uint_eq(count_instrs(&t, KILN_NODE_FusedElementwise), 1);
+  ck_assert_uint_eq(count_instrs(&t, KILN_NODE_Tanh), 0);
+  tg_check(&t, NULL, 1e-5, NULL, 0);
+  tg_free(&t);
+  tg_init(&t);
+  static const int64_t da[] = {6, 9}, dm[] = {9, 4};
+  kiln_value *p = tg_input(&t, "p", KILN_F32, 2, da), *q = tg_input(&t, "q", KILN_F32, 2, dm);
+  kiln_value *pq[] = {p, q};
+  kiln_value *mm = tg_node(&t, KILN_NODE_MatMul, pq, 2, NULL, 0);
+  tg_output(&t, "y", tg_node(&t, KILN_NODE_Relu, &mm, 1, NULL, 0));
+  ck_assert_uint_eq(count_instrs(&t, KILN_NODE_Relu), 0);
+  ck_assert_uint_eq(count_instrs(&t, KILN_NODE_MatMul), 1);
+  tg_check(&t, NULL, 1e-5, NULL, 0);
+  tg_free(&t);
+}
+END_TEST
+
 START_TEST(pool) {
   static const int64_t dx[] = {1, 1, 4, 4}, k[] = {2, 2};
   float xv[16];
@@ -406,6 +450,7 @@ Suite *ocl_compute_suite(void) {
   tcase_add_test(tc, conv);
   tcase_add_test(tc, conv_tiled);
   tcase_add_test(tc, matmul_activation);
+  tcase_add_test(tc, fusion);
   tcase_add_test(tc, pool);
   tcase_add_test(tc, softmax_reduce);
   tcase_add_test(tc, movement);
