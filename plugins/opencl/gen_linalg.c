@@ -1,8 +1,7 @@
 /* plugins/opencl/gen_linalg.c: MatMul (numpy batching and broadcasting,
- * 1-D operands) and Gemm, as one local-memory tiled kernel: a TSxTS work
- * group stages TSxTS tiles of A and B in local memory and each work item
- * accumulates one result element. TS comes from the device's limits
- * (exec.c: ocl_tile_for). */
+ * 1-D operands) and Gemm, as one local-memory tiled kernel with register
+ * blocking (see tiled()). TS comes from the device's limits (exec.c:
+ * tile_for). */
 #include <stdio.h>
 #include <string.h>
 
@@ -40,44 +39,88 @@ static void batch_offset(ocl_gen *g, const kiln_type *t, const mm_shape *s, int6
     ocl_sb_printf(g->src, "0");
 }
 
-/* The tiled kernel. a_idx / b_idx: index expressions in (row, ka) and
- * (kb, col) after the bases; epilogue writes p0 from acc. */
+/* Register block edge along a result dimension of n cells: 4 or 2 only
+ * when the tile still has whole rows of work, so small products keep
+ * small tiles (and the old one-element-per-item kernel). */
+static uint32_t mm_block(int64_t n, uint32_t ts) {
+  if (n >= (int64_t)ts * 4)
+    return 4;
+  if (n >= (int64_t)ts * 2)
+    return 2;
+  return 1;
+}
+
+/* The tiled kernel: a TSxTS work group computes a (TS*RM)x(TS*RN) tile of
+ * the result, staging TS-deep slices of A and B in local memory; each
+ * item keeps an RMxRN block of accumulators in registers (rows ly + i*TS,
+ * columns lx + j*TS), so every staged value is reused RM or RN times.
+ * Each result still sums k in increasing order. a_idx / b_idx: index
+ * expressions in (row, ka) and (kb, col) after the bases; the epilogue
+ * writes p0 from acc, row, col and bt. */
 static void tiled(ocl_gen *g, const mm_shape *s, const char *a_idx, const char *b_idx,
                   const kiln_type *a, const kiln_type *b, const char *epilogue) {
   uint32_t ts = g->matmul_tile;
+  uint32_t rm = mm_block(s->M, ts), rn = mm_block(s->N, ts);
+  uint64_t lmem = g->dev ? g->dev->local_mem : 0;
+  while ((rm > 1 || rn > 1) &&
+         ((uint64_t)ts * rm * (ts + 1) + (uint64_t)ts * (ts * rn + 1)) * 8 > lmem) {
+    if (rm >= rn)
+      rm /= 2;
+    else
+      rn /= 2;
+  }
   const char *t = ocl_ctype(g->ops[0].type->elem);
   ocl_launch *l = g->launch;
   ocl_gen_begin(g);
   l->dims = 3;
   l->local[0] = l->local[1] = ts;
   l->local[2] = 1;
-  l->global[0] = (size_t)((s->N + ts - 1) / ts) * ts;
-  l->global[1] = (size_t)((s->M + ts - 1) / ts) * ts;
+  l->global[0] = (size_t)((s->N + ts * rn - 1) / (ts * rn)) * ts;
+  l->global[1] = (size_t)((s->M + ts * rm - 1) / (ts * rm)) * ts;
   l->global[2] = (size_t)s->batch;
   l->empty = s->M * s->N * s->batch == 0;
   ocl_sb_printf(g->src,
                 "  int lx = get_local_id(0), ly = get_local_id(1);\n"
-                "  long col = get_global_id(0), row = get_global_id(1), bt = get_global_id(2);\n"
-                "  __local %s As[%u][%u], Bs[%u][%u];\n",
-                t, ts, ts + 1, ts, ts + 1);
+                "  long bt = get_global_id(2);\n"
+                "  long row0 = (long)get_group_id(1) * %u, col0 = (long)get_group_id(0) * %u;\n"
+                "  __local %s As[%u][%u], Bs[%u][%u];\n"
+                "  %s accs[%u][%u];\n"
+                "  for (int i = 0; i < %u; i++) for (int j = 0; j < %u; j++) accs[i][j] = 0;\n",
+                ts * rm, ts * rn, t, ts * rm, ts + 1, ts, ts * rn + 1, t, rm, rn, rm, rn);
   ocl_gen_unravel(g, "bt", s->bd, s->nb, "bb");
   ocl_sb_printf(g->src, "  long abase = ");
   batch_offset(g, a, s, s->M * s->K);
   ocl_sb_printf(g->src, ";\n  long bbase = ");
   batch_offset(g, b, s, s->K * s->N);
   ocl_sb_printf(g->src,
-                ";\n  %s acc = 0;\n"
-                "  for (long t0 = 0; t0 < %lldL; t0 += %u) {\n"
-                "    long ka = t0 + lx, kb = t0 + ly;\n"
-                "    As[ly][lx] = (row < %lldL && ka < %lldL) ? p1[abase + %s] : 0;\n"
-                "    Bs[ly][lx] = (kb < %lldL && col < %lldL) ? p2[bbase + %s] : 0;\n"
+                ";\n  for (long t0 = 0; t0 < %lldL; t0 += %u) {\n"
+                "    for (int i = 0; i < %u; i++) {\n"
+                "      long row = row0 + ly + i * %u, ka = t0 + lx;\n"
+                "      As[ly + i * %u][lx] = (row < %lldL && ka < %lldL) ? p1[abase + %s] : 0;\n"
+                "    }\n"
+                "    for (int j = 0; j < %u; j++) {\n"
+                "      long kb = t0 + ly, col = col0 + lx + j * %u;\n"
+                "      Bs[ly][lx + j * %u] = (kb < %lldL && col < %lldL) ? p2[bbase + %s] : 0;\n"
+                "    }\n"
                 "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-                "    for (int k = 0; k < %u; k++) acc += As[ly][k] * Bs[k][lx];\n"
+                "    for (int k = 0; k < %u; k++) {\n"
+                "      %s av[%u], bv[%u];\n"
+                "      for (int i = 0; i < %u; i++) av[i] = As[ly + i * %u][k];\n"
+                "      for (int j = 0; j < %u; j++) bv[j] = Bs[k][lx + j * %u];\n"
+                "      for (int i = 0; i < %u; i++)\n"
+                "        for (int j = 0; j < %u; j++) accs[i][j] += av[i] * bv[j];\n"
+                "    }\n"
                 "    barrier(CLK_LOCAL_MEM_FENCE);\n"
                 "  }\n"
-                "  if (row < %lldL && col < %lldL) {\n%s  }\n",
-                t, (long long)s->K, ts, (long long)s->M, (long long)s->K, a_idx, (long long)s->K,
-                (long long)s->N, b_idx, ts, (long long)s->M, (long long)s->N, epilogue);
+                "  for (int i = 0; i < %u; i++)\n"
+                "    for (int j = 0; j < %u; j++) {\n"
+                "      long row = row0 + ly + i * %u, col = col0 + lx + j * %u;\n"
+                "      %s acc = accs[i][j];\n"
+                "      if (row < %lldL && col < %lldL) {\n%s  }\n"
+                "    }\n",
+                (long long)s->K, ts, rm, ts, ts, (long long)s->M, (long long)s->K, a_idx, rn, ts,
+                ts, (long long)s->K, (long long)s->N, b_idx, ts, t, rm, rn, rm, ts, rn, ts, rm, rn,
+                rm, rn, ts, ts, t, (long long)s->M, (long long)s->N, epilogue);
   ocl_gen_end(g);
 }
 

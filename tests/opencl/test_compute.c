@@ -149,6 +149,12 @@ START_TEST(matmul) {
   matmul_case(4, a2, 3, b2);
   static const int64_t a3[] = {7}, b3[] = {7, 4};
   matmul_case(1, a3, 2, b3);
+  /* big enough for 4x4 and 2x2 register blocks per work item, with ragged
+   * edges in every direction */
+  static const int64_t a4[] = {70, 45}, b4[] = {45, 130};
+  matmul_case(2, a4, 2, b4);
+  static const int64_t a5[] = {2, 40, 20}, b5[] = {20, 33};
+  matmul_case(3, a5, 2, b5);
 }
 END_TEST
 
@@ -162,6 +168,14 @@ START_TEST(gemm) {
   kiln_attr_desc at[] = {KILN_ATTR_F("alpha", 0.5), KILN_ATTR_F("beta", 2.0),
                          KILN_ATTR_I("transA", 1), KILN_ATTR_I("transB", 1)};
   tg_output(&t, "y", tg_node(&t, KILN_NODE_Gemm, abc, 3, at, 4));
+  tg_check(&t, NULL, 1e-5, NULL, 0);
+  tg_free(&t);
+  /* register-blocked: 67 x 50 result, transposed operands */
+  tg_init(&t);
+  static const int64_t ea[] = {29, 67}, eb[] = {50, 29}, ec[] = {67, 1};
+  kiln_value *a2 = tg_input(&t, "a", KILN_F32, 2, ea), *b2 = tg_input(&t, "b", KILN_F32, 2, eb);
+  kiln_value *abc2[] = {a2, b2, tg_input(&t, "c", KILN_F32, 2, ec)};
+  tg_output(&t, "y", tg_node(&t, KILN_NODE_Gemm, abc2, 3, at, 4));
   tg_check(&t, NULL, 1e-5, NULL, 0);
   tg_free(&t);
 }
