@@ -1,4 +1,4 @@
-/* onnx_ops_attention.c: importer of ONNX Attention (opsets 23 and 24). kiln
+/* onnx_ops_attention.c: importer of ONNX Attention (opsets 23 to 25). kiln
  * has no attention node kind, so the operator is expanded into MatMul,
  * Transpose, Reshape, Softmax, Where ... the way the ONNX function body
  * computes it. Shapes are static, so every shape decision (3-D or 4-D
