@@ -308,3 +308,58 @@ double kiln_elem_load_f64(kiln_elem e, const void *p, int64_t i) {
     return 0.0;
   }
 }
+
+/* v truncated and clamped into [lo, hi]; NaN gives 0. The clamp keeps the
+ * conversion defined (C leaves out-of-range float to integer undefined). */
+static double elem_int_clamp(double v, double lo, double hi) {
+  if (v != v)
+    return 0;
+  v = trunc(v);
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
+void kiln_elem_store_f64(kiln_elem e, void *p, int64_t i, double v) {
+  switch (e) {
+  case KILN_F64:
+    ((double *)p)[i] = v;
+    break;
+  case KILN_F32:
+    ((float *)p)[i] = (float)v;
+    break;
+  case KILN_F16:
+    ((uint16_t *)p)[i] = kiln_f32_to_f16((float)v);
+    break;
+  case KILN_BF16:
+    ((uint16_t *)p)[i] = kiln_f32_to_bf16((float)v);
+    break;
+  case KILN_I8:
+    ((int8_t *)p)[i] = (int8_t)elem_int_clamp(v, INT8_MIN, INT8_MAX);
+    break;
+  case KILN_U8:
+    ((uint8_t *)p)[i] = (uint8_t)elem_int_clamp(v, 0, UINT8_MAX);
+    break;
+  case KILN_I16:
+    ((int16_t *)p)[i] = (int16_t)elem_int_clamp(v, INT16_MIN, INT16_MAX);
+    break;
+  case KILN_U16:
+    ((uint16_t *)p)[i] = (uint16_t)elem_int_clamp(v, 0, UINT16_MAX);
+    break;
+  case KILN_I32:
+    ((int32_t *)p)[i] = (int32_t)elem_int_clamp(v, INT32_MIN, INT32_MAX);
+    break;
+  case KILN_U32:
+    ((uint32_t *)p)[i] = (uint32_t)elem_int_clamp(v, 0, UINT32_MAX);
+    break;
+  case KILN_I64: /* 2^63 is the first double past the range */
+    ((int64_t *)p)[i] = v >= 0x1p63 ? INT64_MAX : (int64_t)elem_int_clamp(v, -0x1p63, 0x1p63);
+    break;
+  case KILN_U64:
+    ((uint64_t *)p)[i] = v >= 0x1p64 ? UINT64_MAX : (uint64_t)elem_int_clamp(v, 0, 0x1p64);
+    break;
+  case KILN_BOOL:
+    ((uint8_t *)p)[i] = v != 0;
+    break;
+  default:
+    break;
+  }
+}

@@ -103,52 +103,6 @@ static void gg_input_range(kiln_elem e, double *lo, double *hi) {
   }
 }
 
-static void gg_store(kiln_elem e, void *base, int64_t i, double v) {
-  switch (e) {
-  case KILN_F64:
-    ((double *)base)[i] = v;
-    break;
-  case KILN_F32:
-    ((float *)base)[i] = (float)v;
-    break;
-  case KILN_F16:
-    ((uint16_t *)base)[i] = kiln_f32_to_f16((float)v);
-    break;
-  case KILN_BF16:
-    ((uint16_t *)base)[i] = kiln_f32_to_bf16((float)v);
-    break;
-  case KILN_I8:
-    ((int8_t *)base)[i] = (int8_t)v;
-    break;
-  case KILN_U8:
-    ((uint8_t *)base)[i] = (uint8_t)v;
-    break;
-  case KILN_I16:
-    ((int16_t *)base)[i] = (int16_t)v;
-    break;
-  case KILN_U16:
-    ((uint16_t *)base)[i] = (uint16_t)v;
-    break;
-  case KILN_I32:
-    ((int32_t *)base)[i] = (int32_t)v;
-    break;
-  case KILN_U32:
-    ((uint32_t *)base)[i] = (uint32_t)v;
-    break;
-  case KILN_I64:
-    ((int64_t *)base)[i] = (int64_t)v;
-    break;
-  case KILN_U64:
-    ((uint64_t *)base)[i] = (uint64_t)v;
-    break;
-  case KILN_BOOL:
-    ((uint8_t *)base)[i] = v != 0;
-    break;
-  default:
-    break;
-  }
-}
-
 static void gg_elem_bounds(kiln_elem e, double *lo, double *hi);
 
 /* A random element in [lo, hi] (cut to what e holds): integers uniformly,
@@ -442,7 +396,8 @@ static kiln_status gg_materialize(gg *g, gg_opnd *o) {
   if (!data)
     return kiln_status_make(KILN_OUT_OF_MEMORY, "graphgen: constant data of %zu bytes", bytes);
   for (int64_t i = 0; i < n; i++)
-    gg_store(o->t.elem, data, i, o->vals ? o->vals[i] : gg_rand_value(g, o->t.elem, o->lo, o->hi));
+    kiln_elem_store_f64(o->t.elem, data, i,
+                        o->vals ? o->vals[i] : gg_rand_value(g, o->t.elem, o->lo, o->hi));
   char name[16];
   snprintf(name, sizeof name, "c%u", g->nconsts++);
   kiln_status s = kiln_module_add_constant(g->m, name, &o->t, data, &o->v);
@@ -1821,7 +1776,7 @@ kiln_status kiln_graphgen_inputs(const kiln_module *m, uint64_t seed, kiln_tenso
     double lo, hi;
     gg_input_range(t->elem, &lo, &hi);
     for (int64_t j = 0; j < kiln_type_numel(t); j++)
-      gg_store(t->elem, ts[i].data, j, gg_rand_value(&g, t->elem, lo, hi));
+      kiln_elem_store_f64(t->elem, ts[i].data, j, gg_rand_value(&g, t->elem, lo, hi));
   }
   *out = ts;
   *n = count;

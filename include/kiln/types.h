@@ -91,6 +91,12 @@ uint16_t kiln_f32_to_bf16(float f);
  * converted, bool 0/1, f16/bf16 widened). For comparing and printing
  * tensors of any type; not for exact 64-bit integer work. */
 double kiln_elem_load_f64(kiln_elem e, const void *data, int64_t i);
+/* The inverse: store v as element i of an array of element type e (data
+ * caller-owned, at least i + 1 elements). Floats round to nearest (f16 and
+ * bf16 through f32); integers truncate toward zero and saturate to the
+ * type's range, NaN giving 0; bool is v != 0. For building test data and
+ * constants; exact for every integer a double holds exactly. */
+void kiln_elem_store_f64(kiln_elem e, void *data, int64_t i, double v);
 
 /* The allocator kiln uses for a module's memory. `free` receives the size
  * that was asked for. alloc returns NULL on failure (kiln then reports

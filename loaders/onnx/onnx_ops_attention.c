@@ -42,26 +42,6 @@ static kiln_status attn_where(attn_ctx *c, kiln_value *cond, kiln_value *x, kiln
   return NULL;
 }
 
-static void attn_store(kiln_elem e, void *p, int64_t i, double v) {
-  switch (e) {
-  case KILN_F64:
-    ((double *)p)[i] = v;
-    break;
-  case KILN_F32:
-    ((float *)p)[i] = (float)v;
-    break;
-  case KILN_F16:
-    ((uint16_t *)p)[i] = kiln_f32_to_f16((float)v);
-    break;
-  case KILN_BF16:
-    ((uint16_t *)p)[i] = kiln_f32_to_bf16((float)v);
-    break;
-  default: /* only i64 otherwise */
-    ((int64_t *)p)[i] = (int64_t)v;
-    break;
-  }
-}
-
 /* A constant of element type e and the given shape; vals NULL fills every
  * element with `fill`. */
 static kiln_status attn_const(attn_ctx *c, kiln_elem e, uint32_t rank, const int64_t *dims,
@@ -73,7 +53,7 @@ static kiln_status attn_const(attn_ctx *c, kiln_elem e, uint32_t rank, const int
   if (!data)
     return attn_err(c, KILN_OUT_OF_MEMORY, "out of memory building a constant");
   for (int64_t i = 0; i < n; i++)
-    attn_store(e, data, i, vals ? vals[i] : fill);
+    kiln_elem_store_f64(e, data, i, vals ? vals[i] : fill);
   kiln_status s = onnx_add_constant(c->L, &t, data, out);
   free(data);
   return s;

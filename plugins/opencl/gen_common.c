@@ -362,3 +362,11 @@ kiln_status ocl_gen_instr(ocl_gen *g) {
   snprintf(g->launch->name, sizeof g->launch->name, "k%u", kiln_instr_index(g->in));
   return fn(g);
 }
+
+uint32_t ocl_block_edge(int64_t n, uint32_t edge) {
+  if (n >= (int64_t)edge * 4)
+    return 4;
+  if (n >= (int64_t)edge * 2)
+    return 2;
+  return 1;
+}

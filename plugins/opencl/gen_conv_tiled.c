@@ -55,16 +55,6 @@ bool ocl_gen_activation(ocl_sb *b, const kiln_attrs *a, kiln_elem e, const char 
   return true;
 }
 
-/* Register block edge along a dimension of n cells: 4 or 2 only when the
- * tile still has whole rows of work, so small layers keep small tiles. */
-static uint32_t block_for(int64_t n, uint32_t edge) {
-  if (n >= (int64_t)edge * 4)
-    return 4;
-  if (n >= (int64_t)edge * 2)
-    return 2;
-  return 1;
-}
-
 /* Declare long <prefix><d> = coordinates of flat `var` in dims[0..n). */
 static void unravel(ocl_sb *b, const char *var, const int64_t *dims, uint32_t n,
                     const char *prefix) {
@@ -95,7 +85,7 @@ kiln_status ocl_gen_conv_tiled(ocl_gen *g, uint32_t sp, const int64_t *in, const
   int64_t K = Cg * ksz, batch = x->dims[0];
   uint32_t E = g->matmul_tile;
   size_t es = kiln_elem_size(y->elem);
-  uint32_t RM = block_for(Mg, E), RN = block_for(P, E);
+  uint32_t RM = ocl_block_edge(Mg, E), RN = ocl_block_edge(P, E);
   /* Both staged slices are E deep; halve the blocks until they fit. */
   while ((uint64_t)E * E * (RM + RN) * es > g->dev->local_mem && (RM > 1 || RN > 1)) {
     if (RM >= RN)

@@ -39,17 +39,6 @@ static void batch_offset(ocl_gen *g, const kiln_type *t, const mm_shape *s, int6
     ocl_sb_printf(g->src, "0");
 }
 
-/* Register block edge along a result dimension of n cells: 4 or 2 only
- * when the tile still has whole rows of work, so small products keep
- * small tiles (and the old one-element-per-item kernel). */
-static uint32_t mm_block(int64_t n, uint32_t ts) {
-  if (n >= (int64_t)ts * 4)
-    return 4;
-  if (n >= (int64_t)ts * 2)
-    return 2;
-  return 1;
-}
-
 /* The tiled kernel: a TSxTS work group computes a (TS*RM)x(TS*RN) tile of
  * the result, staging TS-deep slices of A and B in local memory; each
  * item keeps an RMxRN block of accumulators in registers (rows ly + i*TS,
@@ -60,7 +49,7 @@ static uint32_t mm_block(int64_t n, uint32_t ts) {
 static void tiled(ocl_gen *g, const mm_shape *s, const char *a_idx, const char *b_idx,
                   const kiln_type *a, const kiln_type *b, const char *epilogue) {
   uint32_t ts = g->matmul_tile;
-  uint32_t rm = mm_block(s->M, ts), rn = mm_block(s->N, ts);
+  uint32_t rm = ocl_block_edge(s->M, ts), rn = ocl_block_edge(s->N, ts);
   uint64_t lmem = g->dev ? g->dev->local_mem : 0;
   while ((rm > 1 || rn > 1) &&
          ((uint64_t)ts * rm * (ts + 1) + (uint64_t)ts * (ts * rn + 1)) * 8 > lmem) {

@@ -125,6 +125,10 @@ void ocl_gen_bcast_index(ocl_gen *g, const kiln_type *in, uint32_t out_rank, con
 /* A double constant as OpenCL C text of type T (handles inf / nan). */
 void ocl_gen_const(ocl_sb *b, double v, kiln_elem e);
 kiln_status ocl_gen_unsupported(const ocl_gen *g, const char *why);
+/* Register block edge (4, 2 or 1) along a result dimension of n cells for
+ * work groups `edge` items wide: 4 or 2 only when the tile still has whole
+ * rows of work, so small layers keep small tiles (tiled Conv, MatMul). */
+uint32_t ocl_block_edge(int64_t n, uint32_t edge);
 /* Attribute list of n ints into out (default dflt); false if wrong length. */
 bool ocl_attr_ints(const kiln_attrs *a, const char *name, uint32_t n, int64_t dflt, int64_t *out);
 

@@ -159,6 +159,48 @@ START_TEST(test_bf16) {
 }
 END_TEST
 
+START_TEST(test_elem_store) {
+  /* integers truncate toward zero and saturate; NaN stores 0 */
+  int8_t i8[4];
+  kiln_elem_store_f64(KILN_I8, i8, 0, -2.7);
+  kiln_elem_store_f64(KILN_I8, i8, 1, 300);
+  kiln_elem_store_f64(KILN_I8, i8, 2, -1e9);
+  kiln_elem_store_f64(KILN_I8, i8, 3, NAN);
+  ck_assert_int_eq(i8[0], -2);
+  ck_assert_int_eq(i8[1], 127);
+  ck_assert_int_eq(i8[2], -128);
+  ck_assert_int_eq(i8[3], 0);
+  uint8_t u8[2];
+  kiln_elem_store_f64(KILN_U8, u8, 0, -5);
+  kiln_elem_store_f64(KILN_U8, u8, 1, 255.9);
+  ck_assert_uint_eq(u8[0], 0);
+  ck_assert_uint_eq(u8[1], 255);
+  int64_t i64[2];
+  kiln_elem_store_f64(KILN_I64, i64, 0, 1e30);
+  kiln_elem_store_f64(KILN_I64, i64, 1, -9007199254740993.0);
+  ck_assert(i64[0] == INT64_MAX);
+  ck_assert(i64[1] == -9007199254740992LL); /* the double nearest the literal */
+  uint64_t u64[1];
+  kiln_elem_store_f64(KILN_U64, u64, 0, 1e30);
+  ck_assert(u64[0] == UINT64_MAX);
+  /* floats round; f16 1/3 is 0x3555, bf16 1.0 is 0x3f80; bool is v != 0 */
+  uint16_t h[2];
+  kiln_elem_store_f64(KILN_F16, h, 0, 1.0 / 3.0);
+  kiln_elem_store_f64(KILN_BF16, h, 1, 1.0);
+  ck_assert_uint_eq(h[0], 0x3555);
+  ck_assert_uint_eq(h[1], 0x3f80);
+  uint8_t b[2];
+  kiln_elem_store_f64(KILN_BOOL, b, 0, 0.25);
+  kiln_elem_store_f64(KILN_BOOL, b, 1, 0);
+  ck_assert_uint_eq(b[0], 1);
+  ck_assert_uint_eq(b[1], 0);
+  /* and load reads back what store wrote */
+  float f[1];
+  kiln_elem_store_f64(KILN_F32, f, 0, 0.1);
+  ck_assert(kiln_elem_load_f64(KILN_F32, f, 0) == (double)0.1f);
+}
+END_TEST
+
 START_TEST(test_status) {
   kiln_status s = kiln_status_make(KILN_NOT_FOUND, "no node '%s'", "conv1");
   ck_assert_int_eq(kiln_status_code(s), KILN_NOT_FOUND);
@@ -185,6 +227,7 @@ Suite *types_suite(void) {
   tcase_add_test(tc, test_equal);
   tcase_add_test(tc, test_f16);
   tcase_add_test(tc, test_bf16);
+  tcase_add_test(tc, test_elem_store);
   tcase_add_test(tc, test_status);
   suite_add_tcase(s, tc);
   return s;

@@ -565,46 +565,6 @@ static double load(const void *p, kiln_elem e, int64_t i) {
   return kiln_elem_load_f64(e, p, i);
 }
 
-static void store(void *p, kiln_elem e, int64_t i, double v) {
-  switch (e) {
-  case KILN_F64:
-    ((double *)p)[i] = v;
-    break;
-  case KILN_F32:
-    ((float *)p)[i] = (float)v;
-    break;
-  case KILN_I8:
-    ((int8_t *)p)[i] = (int8_t)v;
-    break;
-  case KILN_U8:
-    ((uint8_t *)p)[i] = (uint8_t)v;
-    break;
-  case KILN_I16:
-    ((int16_t *)p)[i] = (int16_t)v;
-    break;
-  case KILN_U16:
-    ((uint16_t *)p)[i] = (uint16_t)v;
-    break;
-  case KILN_I32:
-    ((int32_t *)p)[i] = (int32_t)v;
-    break;
-  case KILN_U32:
-    ((uint32_t *)p)[i] = (uint32_t)v;
-    break;
-  case KILN_I64:
-    ((int64_t *)p)[i] = (int64_t)v;
-    break;
-  case KILN_U64:
-    ((uint64_t *)p)[i] = (uint64_t)v;
-    break;
-  case KILN_BOOL:
-    ((uint8_t *)p)[i] = v >= 0.5;
-    break;
-  default:
-    break;
-  }
-}
-
 /* Compile m on the interpreter and run it; outputs are malloc'd into outs.
  * False (after a note) when the interpreter does not run a kind of m yet:
  * the comparison is then reported unsupported, not passed. */
@@ -669,7 +629,7 @@ static void check_case(const tcase_def *d, uint32_t seed) {
       double u = (double)(seed >> 8) / 16777216.0, v = d->lo + (d->hi - d->lo) * u;
       if (!kiln_elem_is_float(ty->elem))
         v = ty->elem == KILN_BOOL ? (u < 0.5 ? 0 : 1) : floor(d->lo + (d->hi - d->lo + 1) * u);
-      store(ins[i], ty->elem, j, v);
+      kiln_elem_store_f64(ty->elem, ins[i], j, ty->elem == KILN_BOOL ? (double)(v >= 0.5) : v);
     }
   }
   bool ran = run_on_interpreter(what, orig, ins, o1);
