@@ -55,7 +55,7 @@ int64_t interp_ravel(const kiln_type *t, const int64_t *coords);
 /* Normalize a possibly negative axis for a given rank; fails if out of range. */
 kiln_status interp_axis(int64_t axis, uint32_t rank, uint32_t *out);
 
-/* ---- helpers added by D1 (tensor.c) ---- */
+/* ---- element counts, classes and support (tensor.c, dispatch.c) ---- */
 
 /* Element count of a tensor (1 for a scalar, 0 when any dim is 0). */
 int64_t interp_numel(const interp_tensor *t);

@@ -1,15 +1,11 @@
 /* plugins/interpreter/norm.c: normalization kernels (BatchNormalization in
  * inference form, InstanceNormalization, LayerNormalization,
- * MeanVarianceNormalization, LRN). Statistics are computed in double with
- * the two-pass formula (mean first, then squared deviations), which loses
- * nothing for the sizes an interpreter meets. */
+ * MeanVarianceNormalization, LRN, RMSNormalization, LpNormalization,
+ * GroupNormalization) and the softmax kinds (Softmax, LogSoftmax, Hardmax).
+ * Statistics are computed in double with the two-pass formula (mean first,
+ * then squared deviations), which loses nothing for the sizes an
+ * interpreter meets. */
 #include "kernel.h"
-
-static kiln_status need_float(const char *name, const interp_tensor *x) {
-  if (interp_class_of(x->type.elem) != INTERP_FLOAT)
-    return interp_bad_elem(name, "input", x->type.elem);
-  return NULL;
-}
 
 /* Channels and the product of the dims after them (x is N x C x ...). */
 static void channel_layout(const kiln_type *t, int64_t *n, int64_t *c, int64_t *inner) {
@@ -22,7 +18,7 @@ static void channel_layout(const kiln_type *t, int64_t *n, int64_t *c, int64_t *
 
 INTERP_KERNEL(BatchNormalization) {
   INTERP_ARITY(BatchNormalization, 1, 5);
-  KILN_TRY(need_float("BatchNormalization", &ins[0]));
+  KILN_TRY(interp_need_float("BatchNormalization", &ins[0]));
   double eps = kiln_attrs_float_or(attrs, "epsilon", 1e-5);
   int64_t n, c, inner;
   channel_layout(&ins[0].type, &n, &c, &inner);
@@ -41,7 +37,7 @@ INTERP_KERNEL(BatchNormalization) {
 
 INTERP_KERNEL(InstanceNormalization) {
   INTERP_ARITY(InstanceNormalization, 1, 3);
-  KILN_TRY(need_float("InstanceNormalization", &ins[0]));
+  KILN_TRY(interp_need_float("InstanceNormalization", &ins[0]));
   double eps = kiln_attrs_float_or(attrs, "epsilon", 1e-5);
   int64_t n, c, inner;
   channel_layout(&ins[0].type, &n, &c, &inner);
@@ -70,7 +66,7 @@ INTERP_KERNEL(InstanceNormalization) {
 INTERP_KERNEL(LayerNormalization) {
   INTERP_ARITY(LayerNormalization, 1, 2);
   const interp_tensor *x = &ins[0];
-  KILN_TRY(need_float("LayerNormalization", x));
+  KILN_TRY(interp_need_float("LayerNormalization", x));
   double eps = kiln_attrs_float_or(attrs, "epsilon", 1e-5);
   uint32_t axis;
   KILN_TRY_CTX(interp_axis(kiln_attrs_int_or(attrs, "axis", -1), x->type.rank, &axis),
@@ -111,7 +107,7 @@ INTERP_KERNEL(LayerNormalization) {
 INTERP_KERNEL(MeanVarianceNormalization) {
   INTERP_ARITY(MeanVarianceNormalization, 1, 1);
   const interp_tensor *x = &ins[0];
-  KILN_TRY(need_float("MeanVarianceNormalization", x));
+  KILN_TRY(interp_need_float("MeanVarianceNormalization", x));
   static const int64_t dflt[] = {0, 2, 3};
   const kiln_attr *a = kiln_attrs_find(attrs, "axes");
   const int64_t *axes = a ? kiln_attr_ints(a) : dflt;
@@ -160,7 +156,7 @@ INTERP_KERNEL(MeanVarianceNormalization) {
 INTERP_KERNEL(LRN) {
   INTERP_ARITY(LRN, 1, 1);
   const interp_tensor *x = &ins[0];
-  KILN_TRY(need_float("LRN", x));
+  KILN_TRY(interp_need_float("LRN", x));
   double alpha = kiln_attrs_float_or(attrs, "alpha", 1e-4);
   double beta = kiln_attrs_float_or(attrs, "beta", 0.75);
   double bias = kiln_attrs_float_or(attrs, "bias", 1.0);
@@ -185,4 +181,163 @@ INTERP_KERNEL(LRN) {
                        interp_load_f(x, idx) / pow(bias + alpha / (double)size * sq, beta));
       }
   return NULL;
+}
+
+/* RMSNormalization: over dims [axis, rank), y = x / sqrt(mean(x^2) + eps)
+ * * scale, scale broadcast to x. */
+INTERP_KERNEL(RMSNormalization) {
+  INTERP_ARITY(RMSNormalization, 1, 2);
+  const interp_tensor *x = &ins[0], *scale = &ins[1];
+  KILN_TRY(interp_need_float("RMSNormalization", x));
+  double eps = kiln_attrs_float_or(attrs, "epsilon", 1e-5);
+  uint32_t axis;
+  KILN_TRY_CTX(interp_axis(kiln_attrs_int_or(attrs, "axis", -1), x->type.rank, &axis),
+               "interpreter RMSNormalization");
+  int64_t outer = 1, inner = 1;
+  for (uint32_t d = 0; d < x->type.rank; d++)
+    *(d < axis ? &outer : &inner) *= x->type.dims[d];
+  for (int64_t o = 0; o < outer; o++) {
+    int64_t base = o * inner;
+    double ss = 0;
+    for (int64_t i = 0; i < inner; i++) {
+      double v = interp_load_f(x, base + i);
+      ss += v * v;
+    }
+    double inv = 1.0 / sqrt(ss / (double)inner + eps);
+    for (int64_t i = 0; i < inner; i++) {
+      int64_t si = interp_broadcast_index(&x->type, &scale->type, base + i);
+      interp_store_f(&outs[0], base + i,
+                     interp_load_f(x, base + i) * inv * interp_load_f(scale, si));
+    }
+  }
+  return NULL;
+}
+
+/* LpNormalization: each line along `axis` divided by its L1 (sum of |x|)
+ * or L2 norm; a line of zeros stays zeros (the ONNX test data wants 0, not
+ * 0/0). */
+INTERP_KERNEL(LpNormalization) {
+  INTERP_ARITY(LpNormalization, 1, 1);
+  const interp_tensor *x = &ins[0];
+  KILN_TRY(interp_need_float("LpNormalization", x));
+  uint32_t axis;
+  KILN_TRY_CTX(interp_axis(kiln_attrs_int_or(attrs, "axis", -1), x->type.rank, &axis),
+               "interpreter LpNormalization");
+  int64_t p = kiln_attrs_int_or(attrs, "p", 2);
+  if (p != 1 && p != 2)
+    return kiln_status_make(KILN_INVALID_ARGUMENT,
+                            "interpreter LpNormalization: p = %lld, expected 1 or 2", (long long)p);
+  int64_t outer = 1, len = x->type.rank ? x->type.dims[axis] : 1, inner = 1;
+  for (uint32_t d = 0; d < x->type.rank; d++) {
+    if (d < axis)
+      outer *= x->type.dims[d];
+    else if (d > axis)
+      inner *= x->type.dims[d];
+  }
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t in = 0; in < inner; in++) {
+      int64_t base = o * len * inner + in;
+      double norm = 0;
+      for (int64_t j = 0; j < len; j++) {
+        double v = interp_load_f(x, base + j * inner);
+        norm += p == 1 ? fabs(v) : v * v;
+      }
+      if (p == 2)
+        norm = sqrt(norm);
+      for (int64_t j = 0; j < len; j++)
+        interp_store_f(&outs[0], base + j * inner,
+                       norm == 0 ? 0.0 : interp_load_f(x, base + j * inner) / norm);
+    }
+  return NULL;
+}
+
+/* GroupNormalization (opset-21 form): the channels of each sample are split
+ * into num_groups groups; each group (its channels and all spatial points)
+ * is normalized by its own mean and variance, then every channel gets its
+ * scale and bias. */
+INTERP_KERNEL(GroupNormalization) {
+  INTERP_ARITY(GroupNormalization, 1, 3);
+  const interp_tensor *x = &ins[0], *scale = &ins[1], *bias = &ins[2];
+  KILN_TRY(interp_need_float("GroupNormalization", x));
+  int64_t g = kiln_attrs_int_or(attrs, "num_groups", 0);
+  double eps = kiln_attrs_float_or(attrs, "epsilon", 1e-5);
+  if (x->type.rank < 2 || g <= 0 || x->type.dims[1] % g != 0)
+    return kiln_status_make(KILN_INVALID_ARGUMENT,
+                            "interpreter GroupNormalization: num_groups %lld does not divide the "
+                            "channels",
+                            (long long)g);
+  int64_t n = x->type.dims[0], c = x->type.dims[1], spatial = 1;
+  for (uint32_t d = 2; d < x->type.rank; d++)
+    spatial *= x->type.dims[d];
+  int64_t len = c / g * spatial;
+  for (int64_t b = 0; b < n * g; b++) {
+    int64_t base = b * len;
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < len; i++)
+      mean += interp_load_f(x, base + i);
+    mean /= (double)len;
+    for (int64_t i = 0; i < len; i++) {
+      double dv = interp_load_f(x, base + i) - mean;
+      var += dv * dv;
+    }
+    double inv = 1.0 / sqrt(var / (double)len + eps);
+    for (int64_t i = 0; i < len; i++) {
+      int64_t ch = (base + i) / spatial % c;
+      double v = (interp_load_f(x, base + i) - mean) * inv;
+      interp_store_f(&outs[0], base + i, v * interp_load_f(scale, ch) + interp_load_f(bias, ch));
+    }
+  }
+  return NULL;
+}
+
+typedef enum { SM_SOFT, SM_LOG, SM_HARD } softmax_kind;
+
+static kiln_status softmax_run(const char *name, softmax_kind kind, const kiln_attrs *attrs,
+                               interp_tensor *outs, uint32_t n_outs, const interp_tensor *ins,
+                               uint32_t n_ins) {
+  INTERP_ARITY(softmax, 1, 1);
+  const interp_tensor *x = &ins[0];
+  interp_tensor *y = &outs[0];
+  if (interp_class_of(x->type.elem) != INTERP_FLOAT)
+    return interp_bad_elem(name, "input", x->type.elem);
+  interp_axis_view v;
+  KILN_TRY(interp_axis_view_make(name, &x->type, kiln_attrs_int_or(attrs, "axis", -1), &v));
+  for (int64_t o = 0; o < v.outer; o++)
+    for (int64_t in = 0; in < v.inner; in++) {
+      double mx = -INFINITY;
+      int64_t arg = 0;
+      for (int64_t k = 0; k < v.len; k++) {
+        double e = interp_load_f(x, interp_axis_at(&v, o, in, k));
+        if (e > mx || (isnan(e) && !isnan(mx))) {
+          mx = e;
+          arg = k;
+        }
+      }
+      if (kind == SM_HARD) {
+        for (int64_t k = 0; k < v.len; k++)
+          interp_store_f(y, interp_axis_at(&v, o, in, k), k == arg ? 1.0 : 0.0);
+        continue;
+      }
+      /* Subtracting the maximum keeps exp() finite; an all -inf lane
+       * stays NaN like the reference. */
+      double sum = 0.0;
+      for (int64_t k = 0; k < v.len; k++)
+        sum += exp(interp_load_f(x, interp_axis_at(&v, o, in, k)) - mx);
+      for (int64_t k = 0; k < v.len; k++) {
+        double d = interp_load_f(x, interp_axis_at(&v, o, in, k)) - mx;
+        interp_store_f(y, interp_axis_at(&v, o, in, k),
+                       kind == SM_LOG ? d - log(sum) : exp(d) / sum);
+      }
+    }
+  return NULL;
+}
+
+INTERP_KERNEL(Softmax) {
+  return softmax_run("Softmax", SM_SOFT, attrs, outs, n_outs, ins, n_ins);
+}
+INTERP_KERNEL(LogSoftmax) {
+  return softmax_run("LogSoftmax", SM_LOG, attrs, outs, n_outs, ins, n_ins);
+}
+INTERP_KERNEL(Hardmax) {
+  return softmax_run("Hardmax", SM_HARD, attrs, outs, n_outs, ins, n_ins);
 }

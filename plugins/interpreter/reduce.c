@@ -1,9 +1,9 @@
 /* plugins/interpreter/reduce.c: reductions over axes (Reduce*) and along
- * one axis (ArgMax, ArgMin). Every input element is folded into the result
- * element whose coordinates equal its own outside the reduced axes; the
- * keepdims shape and the squeezed one share that row-major order, so one
- * index computation serves both. Floats accumulate in double, integers in
- * int64/uint64 with wrap-around. */
+ * one axis (ArgMax, ArgMin, CumSum, TopK). Every input element of a Reduce*
+ * or Arg* is folded into the result element whose coordinates equal its own
+ * outside the reduced axes; the keepdims shape and the squeezed one share
+ * that row-major order, so one index computation serves both. Floats
+ * accumulate in double, integers in int64/uint64 with wrap-around. */
 #include "kernel.h"
 
 typedef enum {
@@ -322,4 +322,111 @@ INTERP_KERNEL(ArgMax) {
 }
 INTERP_KERNEL(ArgMin) {
   return arg_run("ArgMin", false, attrs, outs, n_outs, ins, n_ins);
+}
+
+INTERP_KERNEL(CumSum) {
+  INTERP_ARITY(CumSum, 1, 1);
+  const interp_tensor *x = &ins[0];
+  interp_tensor *y = &outs[0];
+  interp_class c = interp_class_of(x->type.elem);
+  if (c == INTERP_BOOL)
+    return interp_bad_elem("CumSum", "input", x->type.elem);
+  interp_axis_view v;
+  KILN_TRY(interp_axis_view_make("CumSum", &x->type, kiln_attrs_int_or(attrs, "axis", 0), &v));
+  bool excl = kiln_attrs_int_or(attrs, "exclusive", 0) != 0;
+  bool rev = kiln_attrs_int_or(attrs, "reverse", 0) != 0;
+  for (int64_t o = 0; o < v.outer; o++)
+    for (int64_t in = 0; in < v.inner; in++) {
+      double sf = 0.0;
+      uint64_t si = 0; /* signed and unsigned sums share the wrapping bits */
+      for (int64_t s = 0; s < v.len; s++) {
+        int64_t idx = interp_axis_at(&v, o, in, rev ? v.len - 1 - s : s);
+        if (c == INTERP_FLOAT) {
+          double e = interp_load_f(x, idx);
+          if (!excl)
+            sf += e;
+          interp_store_f(y, idx, sf);
+          if (excl)
+            sf += e;
+        } else {
+          uint64_t e = c == INTERP_SIGNED ? (uint64_t)interp_load_i(x, idx) : interp_load_u(x, idx);
+          if (!excl)
+            si += e;
+          interp_store_u(y, idx, si);
+          if (excl)
+            si += e;
+        }
+      }
+    }
+  return NULL;
+}
+
+/* TopK orders by value, then by index, so the order is total and ties keep
+ * the lower index first. NaN counts as larger than every number. */
+typedef struct topk_item {
+  double f;
+  int64_t i;
+  uint64_t u;
+  int64_t index;
+  interp_class c;
+  bool largest;
+} topk_item;
+
+static int topk_cmp(const void *pa, const void *pb) {
+  const topk_item *a = pa, *b = pb;
+  int r; /* > 0 when a's value is larger */
+  if (a->c == INTERP_FLOAT) {
+    bool na = isnan(a->f), nb = isnan(b->f);
+    r = na || nb ? (int)na - (int)nb : (a->f > b->f) - (a->f < b->f);
+  } else if (a->c == INTERP_SIGNED) {
+    r = (a->i > b->i) - (a->i < b->i);
+  } else {
+    r = (a->u > b->u) - (a->u < b->u);
+  }
+  if (r != 0)
+    return a->largest ? -r : r;
+  return (a->index > b->index) - (a->index < b->index);
+}
+
+INTERP_KERNEL(TopK) {
+  INTERP_ARITY(TopK, 2, 1);
+  const interp_tensor *x = &ins[0];
+  interp_class c = interp_class_of(x->type.elem);
+  if (c == INTERP_BOOL)
+    return interp_bad_elem("TopK", "input", x->type.elem);
+  interp_axis_view v;
+  KILN_TRY(interp_axis_view_make("TopK", &x->type, kiln_attrs_int_or(attrs, "axis", -1), &v));
+  int64_t k = kiln_attrs_int_or(attrs, "k", -1);
+  if (k < 0 || k > v.len)
+    return kiln_status_make(KILN_INVALID_ARGUMENT,
+                            "interpreter TopK: k = %lld is outside [0, %lld] (axis %u)",
+                            (long long)k, (long long)v.len, v.axis);
+  bool largest = kiln_attrs_int_or(attrs, "largest", 1) != 0;
+  /* sorted = 0 leaves the order unspecified; sorted order is one such. */
+  topk_item *items;
+  KILN_TRY(interp_scratch("TopK", v.len, sizeof *items, (void **)&items));
+  interp_axis_view ov = v;
+  ov.len = k;
+  for (int64_t o = 0; o < v.outer; o++)
+    for (int64_t in = 0; in < v.inner; in++) {
+      for (int64_t j = 0; j < v.len; j++) {
+        int64_t idx = interp_axis_at(&v, o, in, j);
+        items[j] = (topk_item){.index = j, .c = c, .largest = largest};
+        if (c == INTERP_FLOAT)
+          items[j].f = interp_load_f(x, idx);
+        else if (c == INTERP_SIGNED)
+          items[j].i = interp_load_i(x, idx);
+        else
+          items[j].u = interp_load_u(x, idx);
+      }
+      if (v.len > 1)
+        qsort(items, (size_t)v.len, sizeof *items, topk_cmp);
+      for (int64_t j = 0; j < k; j++) {
+        int64_t dst = interp_axis_at(&ov, o, in, j);
+        interp_copy_elem(&outs[0], dst, x, interp_axis_at(&v, o, in, items[j].index));
+        interp_store_i(&outs[1], dst, items[j].index);
+      }
+    }
+  free(items);
+  return NULL;
 }

@@ -1,6 +1,7 @@
-/* tests/interp/test_elementwise.c: unary, binary, variadic and conversion
- * kernels, with expected values worked out by hand (known closed forms of
- * the math functions, ONNX's definitions of the activations). */
+/* tests/interp/test_elementwise.c: unary, binary, variadic, conversion and
+ * Bitwise kernels, Mish and Swish, with expected values worked out by hand
+ * (known closed forms of the math functions, ONNX's definitions of the
+ * activations). */
 #include <stdint.h>
 
 #include "helpers.h"
@@ -429,6 +430,45 @@ START_TEST(where_and_clip) {
 }
 END_TEST
 
+START_TEST(bitwise) {
+  int8_t a[2] = {-1, 12}, b = 10, y[2];
+  interp_tensor ins[2] = {tt(KILN_I8, a, 1, DIMS(2)), tt(KILN_I8, &b, 0, NULL)};
+  interp_tensor out = tt(KILN_I8, y, 1, DIMS(2));
+  RUN_OK(BitwiseAnd, NULL, &out, 1, ins, 2);
+  ck_assert(y[0] == 10 && y[1] == 8);
+  RUN_OK(BitwiseOr, NULL, &out, 1, ins, 2);
+  ck_assert(y[0] == -1 && y[1] == 14);
+  RUN_OK(BitwiseXor, NULL, &out, 1, ins, 2);
+  ck_assert(y[0] == -11 && y[1] == 6);
+  uint8_t u[3] = {0, 255, 12}, uy[3];
+  interp_tensor uin = tt(KILN_U8, u, 1, DIMS(3)), uout = tt(KILN_U8, uy, 1, DIMS(3));
+  RUN_OK(BitwiseNot, NULL, &uout, 1, &uin, 1);
+  ck_assert(uy[0] == 255 && uy[1] == 0 && uy[2] == 243);
+  float f[2] = {1, 2};
+  ins[0] = tt(KILN_F32, f, 1, DIMS(2));
+  ins[1] = tt(KILN_F32, f, 1, DIMS(2));
+  RUN_FAIL(BitwiseAnd, NULL, &out, 1, ins, 2, KILN_UNIMPLEMENTED);
+  ck_assert(!interp_elem_supported(KILN_NODE_BitwiseOr, KILN_F32));
+  ck_assert(interp_elem_supported(KILN_NODE_BitwiseOr, KILN_U16));
+}
+END_TEST
+
+START_TEST(mish_swish) {
+  double x[3] = {0, 1, -1}, y[3];
+  interp_tensor in = tt(KILN_F64, x, 1, DIMS(3)), out = tt(KILN_F64, y, 1, DIMS(3));
+  RUN_OK(Mish, NULL, &out, 1, &in, 1);
+  /* 1 * tanh(log(1 + e)); -1 * tanh(log(1 + 1/e)) */
+  expect_f64(y, (double[]){0, 0.86509838826731, -0.30340146137411}, 3, 1e-12, "Mish");
+  RUN_OK(Swish, NULL, &out, 1, &in, 1);
+  expect_f64(y, (double[]){0, 0.73105857863001, -0.26894142136999}, 3, 1e-12, "Swish");
+  kiln_attrs *a = mk_attrs((kiln_attr_desc[]){KILN_ATTR_F("alpha", 2)}, 1);
+  RUN_OK(Swish, a, &out, 1, &in, 1);
+  /* x * sigmoid(2x): sigmoid(2) = 0.88079707797788 */
+  expect_f64(y, (double[]){0, 0.88079707797788, -0.11920292202212}, 3, 1e-12, "Swish alpha 2");
+  free_attrs(a);
+}
+END_TEST
+
 TCase *interp_tcase_elementwise(void) {
   TCase *tc = tcase_create("elementwise");
   tcase_add_test(tc, unary_float_table);
@@ -444,5 +484,7 @@ TCase *interp_tcase_elementwise(void) {
   tcase_add_test(tc, prelu);
   tcase_add_test(tc, variadic);
   tcase_add_test(tc, where_and_clip);
+  tcase_add_test(tc, bitwise);
+  tcase_add_test(tc, mish_swish);
   return tc;
 }

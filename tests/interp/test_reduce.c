@@ -1,5 +1,5 @@
-/* tests/interp/test_reduce.c: reductions, ArgMax/ArgMin, the softmax
- * family, CumSum and TopK, with hand-computed expectations. */
+/* tests/interp/test_reduce.c: reductions, ArgMax/ArgMin, CumSum and TopK,
+ * with hand-computed expectations. */
 #include <stdint.h>
 
 #include "helpers.h"
@@ -143,32 +143,6 @@ START_TEST(argmax_argmin) {
 }
 END_TEST
 
-START_TEST(softmax_family) {
-  double x[3] = {1, 2, 3}, y[3];
-  interp_tensor in = tt(KILN_F64, x, 1, DIMS(3)), out = tt(KILN_F64, y, 1, DIMS(3));
-  RUN_OK(Softmax, NULL, &out, 1, &in, 1);
-  expect_f64(y, (double[]){0.09003057317038046, 0.24472847105479767, 0.6652409557748219}, 3, 1e-14,
-             "Softmax");
-  RUN_OK(LogSoftmax, NULL, &out, 1, &in, 1);
-  expect_f64(
-      y, (double[]){log(0.09003057317038046), log(0.24472847105479767), log(0.6652409557748219)}, 3,
-      1e-14, "LogSoftmax");
-  double h[3] = {1, 3, 3};
-  interp_tensor hin = tt(KILN_F64, h, 1, DIMS(3));
-  RUN_OK(Hardmax, NULL, &out, 1, &hin, 1);
-  expect_f64(y, (double[]){0, 1, 0}, 3, 0, "Hardmax first max");
-  /* axis 0 of [[0, 1000], [0, 1000]]: each column is uniform */
-  float s[4] = {0, 1000, 0, 1000}, sy[4];
-  interp_tensor sin = tt(KILN_F32, s, 2, DIMS(2, 2)), sout = tt(KILN_F32, sy, 2, DIMS(2, 2));
-  kiln_attrs *a = mk_attrs((kiln_attr_desc[]){KILN_ATTR_I("axis", 0)}, 1);
-  RUN_OK(Softmax, a, &sout, 1, &sin, 1);
-  expect_f32(sy, (float[]){0.5f, 0.5f, 0.5f, 0.5f}, 4, 0, "Softmax axis 0");
-  free_attrs(a);
-  RUN_OK(Softmax, NULL, &sout, 1, &sin, 1); /* axis -1: large values stay finite */
-  expect_f32(sy, (float[]){0, 1, 0, 1}, 4, 0, "Softmax stable");
-}
-END_TEST
-
 START_TEST(cumsum) {
   float x[4] = {1, 2, 3, 4}, y[4];
   interp_tensor in = tt(KILN_F32, x, 1, DIMS(4)), out = tt(KILN_F32, y, 1, DIMS(4));
@@ -262,7 +236,6 @@ TCase *interp_tcase_reduce(void) {
   tcase_add_test(tc, reduce_integers);
   tcase_add_test(tc, reduce_bool_max_min);
   tcase_add_test(tc, argmax_argmin);
-  tcase_add_test(tc, softmax_family);
   tcase_add_test(tc, cumsum);
   tcase_add_test(tc, topk);
   return tc;

@@ -1,7 +1,8 @@
-/* plugins/interpreter/movement/shape.c: shape and data-movement kernels
- * (Reshape ... ReverseSequence). Output shapes come from the inferred result
- * types; these kernels only move (or synthesize) elements, bit-exactly. */
-#include "mv.h"
+/* plugins/interpreter/movement.c: shape and data-movement kernels
+ * (Reshape ... ReverseSequence, CenterCropPad, Shape, Size). Output shapes
+ * come from the inferred result types; these kernels only move elements,
+ * bit-exactly (CenterCropPad's padding is zeros). */
+#include "kernel.h"
 
 #include <math.h>
 #include <string.h>
@@ -287,70 +288,6 @@ kiln_status interp_Size(const kiln_attrs *attrs, interp_tensor *outs, uint32_t n
   return NULL;
 }
 
-kiln_status interp_ConstantOfShape(const kiln_attrs *attrs, interp_tensor *outs, uint32_t n_outs,
-                                   const interp_tensor *ins, uint32_t n_ins) {
-  (void)n_outs, (void)ins, (void)n_ins;
-  double v = kiln_attrs_float_or(attrs, "value", 0.0);
-  int64_t n = interp_mv_numel(&outs[0]);
-  for (int64_t o = 0; o < n; o++)
-    interp_mv_store_double(&outs[0], o, v);
-  return NULL;
-}
-
-kiln_status interp_EyeLike(const kiln_attrs *attrs, interp_tensor *outs, uint32_t n_outs,
-                           const interp_tensor *ins, uint32_t n_ins) {
-  (void)n_outs, (void)n_ins, (void)ins;
-  const kiln_type *ot = &outs[0].type;
-  if (ot->rank != 2)
-    return interp_mv_err(KILN_INVALID_ARGUMENT, "EyeLike", "rank %u, expected 2", ot->rank);
-  int64_t k = kiln_attrs_int_or(attrs, "k", 0);
-  for (int64_t i = 0; i < ot->dims[0]; i++)
-    for (int64_t j = 0; j < ot->dims[1]; j++)
-      interp_mv_store_double(&outs[0], i * ot->dims[1] + j, j - i == k ? 1.0 : 0.0);
-  return NULL;
-}
-
-kiln_status interp_Range(const kiln_attrs *attrs, interp_tensor *outs, uint32_t n_outs,
-                         const interp_tensor *ins, uint32_t n_ins) {
-  (void)n_outs, (void)ins, (void)n_ins;
-  double start = kiln_attrs_float_or(attrs, "start", 0.0);
-  double delta = kiln_attrs_float_or(attrs, "delta", 1.0);
-  int64_t n = interp_mv_numel(&outs[0]);
-  if (interp_mv_class(outs[0].type.elem) == INTERP_MV_F) {
-    for (int64_t i = 0; i < n; i++)
-      interp_store_f(&outs[0], i, start + (double)i * delta);
-  } else {
-    /* integer ranges are exact: no accumulated floating error */
-    int64_t s = (int64_t)start, d = (int64_t)delta;
-    for (int64_t i = 0; i < n; i++)
-      interp_mv_store_bits(&outs[0], i, (uint64_t)s + (uint64_t)i * (uint64_t)d);
-  }
-  return NULL;
-}
-
-kiln_status interp_OneHot(const kiln_attrs *attrs, interp_tensor *outs, uint32_t n_outs,
-                          const interp_tensor *ins, uint32_t n_ins) {
-  (void)n_outs, (void)n_ins;
-  const kiln_type *ot = &outs[0].type;
-  uint32_t a;
-  KILN_TRY_CTX(interp_axis(kiln_attrs_int_or(attrs, "axis", -1), ot->rank, &a),
-               "interpreter OneHot");
-  int64_t depth = ot->dims[a];
-  if (interp_mv_numel(&ins[1]) < 2)
-    return interp_mv_err(KILN_INVALID_ARGUMENT, "OneHot", "values needs 2 elements");
-  int64_t outer = interp_mv_prod(ot->dims, 0, a);
-  int64_t inner = interp_mv_prod(ot->dims, a + 1, ot->rank);
-  for (int64_t o = 0; o < outer; o++)
-    for (int64_t in = 0; in < inner; in++) {
-      int64_t idx = interp_mv_load_int(&ins[0], o * inner + in);
-      if (idx < 0)
-        idx += depth;
-      for (int64_t d = 0; d < depth; d++)
-        interp_copy_elem(&outs[0], (o * depth + d) * inner + in, &ins[1], d == idx ? 1 : 0);
-    }
-  return NULL;
-}
-
 /* DepthToSpace / SpaceToDepth share one index map between a [N,C,H,W]
  * tensor and its [N,C/(b*b),H*b,W*b] counterpart. */
 static int64_t mv_d2s_src(const kiln_type *deep, int64_t b, bool crd, int64_t n, int64_t c,
@@ -438,6 +375,32 @@ kiln_status interp_ReverseSequence(const kiln_attrs *attrs, interp_tensor *outs,
     if (tt < len)
       src = o + (len - 1 - tt - tt) * st[ta];
     interp_copy_elem(&outs[0], o, &ins[0], src);
+  }
+  return NULL;
+}
+
+/* CenterCropPad: along each dimension the result window is centred on the
+ * input (crop offset floor((in - out) / 2), or a pad of floor((out - in) / 2)
+ * before); padded elements are zero. */
+INTERP_KERNEL(CenterCropPad) {
+  (void)attrs;
+  INTERP_ARITY(CenterCropPad, 1, 1);
+  const interp_tensor *x = &ins[0];
+  interp_tensor *y = &outs[0];
+  if (y->type.rank != x->type.rank)
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "interpreter CenterCropPad: rank mismatch");
+  memset(y->data, 0, (size_t)kiln_type_bytes(&y->type));
+  int64_t n = interp_numel(y), co[KILN_MAX_RANK];
+  for (int64_t i = 0; i < n; i++) {
+    interp_unravel(&y->type, i, co);
+    bool inside = true;
+    for (uint32_t d = 0; d < y->type.rank && inside; d++) {
+      int64_t din = x->type.dims[d], dout = y->type.dims[d];
+      co[d] += din >= dout ? (din - dout) / 2 : -((dout - din) / 2);
+      inside = co[d] >= 0 && co[d] < din;
+    }
+    if (inside)
+      interp_copy_elem(y, i, x, interp_ravel(&x->type, co));
   }
   return NULL;
 }

@@ -1,4 +1,4 @@
-/* tests/interp2/test_resize.c: Resize modes and Upsample. */
+/* tests/interp/test_resize.c: Resize modes and Upsample. */
 #include <stdint.h>
 
 #include "helpers.h"
@@ -157,7 +157,7 @@ START_TEST(upsample) {
 }
 END_TEST
 
-TCase *interp2_resize_tcase(void) {
+TCase *interp_tcase_resize(void) {
   TCase *tc = tcase_create("resize");
   tcase_add_test(tc, resize_nearest_modes);
   tcase_add_test(tc, resize_linear_1d_2d);

@@ -1,9 +1,9 @@
-/* plugins/interpreter/movement/resize.c: Resize (nearest, n-D linear, cubic;
+/* plugins/interpreter/resize.c: Resize (nearest, n-D linear, cubic;
  * every coordinate_transformation_mode) and Upsample. Interpolation is
  * separable: each axis contributes up to four (index, weight) taps and a
  * result cell is the weighted sum over their product, which is what the
  * ONNX reference's axis-by-axis recursion computes. */
-#include "mv.h"
+#include "kernel.h"
 
 #include <math.h>
 #include <string.h>

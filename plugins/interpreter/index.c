@@ -1,7 +1,8 @@
-/* plugins/interpreter/movement/gather.c: indexed reads and writes (Gather,
- * GatherElements, GatherND, ScatterND, ScatterElements). Negative indices
- * count from the end; an index out of range is an error naming the kernel. */
-#include "mv.h"
+/* plugins/interpreter/index.c: indexed reads and writes (Gather,
+ * GatherElements, GatherND, ScatterND, ScatterElements) and OneHot.
+ * Negative indices count from the end; an index out of range is an error
+ * naming the kernel (OneHot instead leaves such a row all off_value). */
+#include "kernel.h"
 
 #include <string.h>
 
@@ -200,5 +201,28 @@ kiln_status interp_ScatterElements(const kiln_attrs *attrs, interp_tensor *outs,
       dst += c[k] * st[k];
     mv_apply(red, &outs[0], dst, &ins[2], i);
   }
+  return NULL;
+}
+
+kiln_status interp_OneHot(const kiln_attrs *attrs, interp_tensor *outs, uint32_t n_outs,
+                          const interp_tensor *ins, uint32_t n_ins) {
+  (void)n_outs, (void)n_ins;
+  const kiln_type *ot = &outs[0].type;
+  uint32_t a;
+  KILN_TRY_CTX(interp_axis(kiln_attrs_int_or(attrs, "axis", -1), ot->rank, &a),
+               "interpreter OneHot");
+  int64_t depth = ot->dims[a];
+  if (interp_mv_numel(&ins[1]) < 2)
+    return interp_mv_err(KILN_INVALID_ARGUMENT, "OneHot", "values needs 2 elements");
+  int64_t outer = interp_mv_prod(ot->dims, 0, a);
+  int64_t inner = interp_mv_prod(ot->dims, a + 1, ot->rank);
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t in = 0; in < inner; in++) {
+      int64_t idx = interp_mv_load_int(&ins[0], o * inner + in);
+      if (idx < 0)
+        idx += depth;
+      for (int64_t d = 0; d < depth; d++)
+        interp_copy_elem(&outs[0], (o * depth + d) * inner + in, &ins[1], d == idx ? 1 : 0);
+    }
   return NULL;
 }

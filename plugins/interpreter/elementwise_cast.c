@@ -1,6 +1,7 @@
-/* plugins/interpreter/misc.c: elementwise kernels of one input that change
- * or keep the element type without arithmetic: predicates (IsInf, IsNaN,
- * Not), copies (Identity, Dropout) and conversions (Cast, CastLike). */
+/* plugins/interpreter/elementwise_cast.c: elementwise kernels of one input
+ * that change or keep the element type without arithmetic: predicates
+ * (IsInf, IsNaN, Not), copies (Identity, Dropout) and conversions (Cast,
+ * CastLike). */
 #include "kernel.h"
 
 static void copy_all(interp_tensor *y, const interp_tensor *x) {

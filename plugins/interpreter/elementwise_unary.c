@@ -1,7 +1,8 @@
-/* plugins/interpreter/unary.c: elementwise kernels of one input whose
- * result has the input's element type (math functions and activations).
- * Each kind is one double function, plus an integer function where ONNX
- * allows integer types. */
+/* plugins/interpreter/elementwise_unary.c: elementwise kernels of one
+ * input whose result has the input's element type (math functions and
+ * activations, Mish and Swish included). Each kind is one double function,
+ * plus an integer function where ONNX allows integer types; Mish and Swish
+ * (floats only) loop on their own. */
 #include "kernel.h"
 
 typedef struct unary_params {
@@ -206,5 +207,38 @@ INTERP_KERNEL(Shrink) {
   int64_t n = interp_numel(&outs[0]);
   for (int64_t i = 0; i < n; i++)
     interp_store_f(&outs[0], i, f_Shrink(interp_load_f(&ins[0], i), &p));
+  return NULL;
+}
+
+/* softplus without overflow: log1p(exp(x)) is x itself for large x. */
+static double softplus(double x) {
+  return x > 30.0 ? x + log1p(exp(-x)) : log1p(exp(x));
+}
+
+static double sigmoid(double x) {
+  return x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
+}
+
+INTERP_KERNEL(Mish) {
+  (void)attrs;
+  INTERP_ARITY(Mish, 1, 1);
+  KILN_TRY(interp_need_float("Mish", &ins[0]));
+  int64_t n = interp_numel(&outs[0]);
+  for (int64_t i = 0; i < n; i++) {
+    double x = interp_load_f(&ins[0], i);
+    interp_store_f(&outs[0], i, x * tanh(softplus(x)));
+  }
+  return NULL;
+}
+
+INTERP_KERNEL(Swish) {
+  INTERP_ARITY(Swish, 1, 1);
+  KILN_TRY(interp_need_float("Swish", &ins[0]));
+  double alpha = kiln_attrs_float_or(attrs, "alpha", 1.0);
+  int64_t n = interp_numel(&outs[0]);
+  for (int64_t i = 0; i < n; i++) {
+    double x = interp_load_f(&ins[0], i);
+    interp_store_f(&outs[0], i, x * sigmoid(alpha * x));
+  }
   return NULL;
 }

@@ -1,6 +1,7 @@
-/* plugins/interpreter/variadic.c: elementwise kernels over any number of
- * broadcast inputs (Max, Min, Mean, Sum) and the selection kernels Where
- * and Clip. Max and Min propagate NaN like numpy.maximum/minimum. */
+/* plugins/interpreter/elementwise_variadic.c: elementwise kernels over any
+ * number of broadcast inputs (Max, Min, Mean, Sum) and the selection
+ * kernels Where and Clip. Max and Min propagate NaN like
+ * numpy.maximum/minimum. */
 #include "kernel.h"
 
 typedef enum { V_MAX, V_MIN, V_MEAN, V_SUM } variadic_op;

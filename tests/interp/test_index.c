@@ -1,4 +1,4 @@
-/* tests/interp2/test_gather.c: Gather*, Scatter* kernels. */
+/* tests/interp/test_index.c: Gather*, Scatter* and OneHot kernels. */
 #include <stdint.h>
 
 #include "helpers.h"
@@ -94,12 +94,27 @@ START_TEST(scatter_elements_reductions) {
 }
 END_TEST
 
-TCase *interp2_gather_tcase(void) {
-  TCase *tc = tcase_create("gather");
+START_TEST(onehot) {
+  int64_t idx[3] = {0, 2, -1};
+  float vals[2] = {0, 5}, y[9];
+  interp_tensor ins[2] = {t_tensor(KILN_I64, idx, 1, DIMS(3)),
+                          t_tensor(KILN_F32, vals, 1, DIMS(2))};
+  interp_tensor out = t_tensor(KILN_F32, y, 2, DIMS(3, 3));
+  t_run(interp_OneHot, ATTRS(KILN_ATTR_I("depth", 3)), &out, 1, ins, 2);
+  CHECK_F(y, 0, 5, 0, 0, 0, 0, 5, 0, 0, 5);
+  /* axis 0: the depth axis comes first, so the result is the transpose */
+  t_run(interp_OneHot, ATTRS(KILN_ATTR_I("depth", 3), KILN_ATTR_I("axis", 0)), &out, 1, ins, 2);
+  CHECK_F(y, 0, 5, 0, 0, 0, 0, 0, 0, 5, 5);
+}
+END_TEST
+
+TCase *interp_tcase_index(void) {
+  TCase *tc = tcase_create("index");
   tcase_add_test(tc, gather_axes_and_negative);
   tcase_add_test(tc, gather_elements);
   tcase_add_test(tc, gather_nd);
   tcase_add_test(tc, scatter_nd);
   tcase_add_test(tc, scatter_elements_reductions);
+  tcase_add_test(tc, onehot);
   return tc;
 }

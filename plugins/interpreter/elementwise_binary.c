@@ -1,9 +1,10 @@
-/* plugins/interpreter/binary.c: elementwise kernels of two broadcast
- * inputs (arithmetic, logic, comparisons, BitShift, PRelu). The computing
- * class is input 0's: double for floats, int64 for signed, uint64 for
- * unsigned and bool; comparisons store 0/1 into their bool result. Signed
- * arithmetic goes through uint64 so that overflow wraps instead of being
- * undefined. */
+/* plugins/interpreter/elementwise_binary.c: elementwise kernels of two
+ * broadcast inputs (arithmetic, logic, comparisons, BitShift, PRelu, the
+ * Bitwise kinds; BitwiseNot, of one input, shares their bit-pattern rule).
+ * The computing class is input 0's: double for floats, int64 for signed,
+ * uint64 for unsigned and bool; comparisons store 0/1 into their bool
+ * result. Signed arithmetic goes through uint64 so that overflow wraps
+ * instead of being undefined. */
 #include "kernel.h"
 
 /* Each op returns false on an integer error (division by zero). `opt`
@@ -238,5 +239,58 @@ INTERP_KERNEL(Pow) {
     else
       interp_store_f(y, i, pow(interp_load_f(a, ia), interp_load_f(b, ib)));
   }
+  return NULL;
+}
+
+/* The Bitwise kinds work on the bit pattern: signed values are
+ * sign-extended to 64 bits and the store keeps the low bits. */
+static uint64_t bit_pattern(const interp_tensor *t, int64_t i) {
+  return interp_class_of(t->type.elem) == INTERP_SIGNED ? (uint64_t)interp_load_i(t, i)
+                                                        : interp_load_u(t, i);
+}
+
+static kiln_status need_int(const char *name, const interp_tensor *x) {
+  interp_class c = interp_class_of(x->type.elem);
+  if (c != INTERP_SIGNED && c != INTERP_UNSIGNED)
+    return interp_bad_elem(name, "input", x->type.elem);
+  return NULL;
+}
+
+enum { BITWISE_AND, BITWISE_OR, BITWISE_XOR };
+
+static kiln_status bitwise_run(const char *name, int op, interp_tensor *outs, uint32_t n_outs,
+                               const interp_tensor *ins, uint32_t n_ins) {
+  INTERP_ARITY(bitwise, 1, 2);
+  KILN_TRY(need_int(name, &ins[0]));
+  interp_tensor *y = &outs[0];
+  int64_t n = interp_numel(y);
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t a = bit_pattern(&ins[0], interp_broadcast_index(&y->type, &ins[0].type, i));
+    uint64_t b = bit_pattern(&ins[1], interp_broadcast_index(&y->type, &ins[1].type, i));
+    interp_store_u(y, i, op == BITWISE_AND ? a & b : op == BITWISE_OR ? a | b : a ^ b);
+  }
+  return NULL;
+}
+
+INTERP_KERNEL(BitwiseAnd) {
+  (void)attrs;
+  return bitwise_run("BitwiseAnd", BITWISE_AND, outs, n_outs, ins, n_ins);
+}
+INTERP_KERNEL(BitwiseOr) {
+  (void)attrs;
+  return bitwise_run("BitwiseOr", BITWISE_OR, outs, n_outs, ins, n_ins);
+}
+INTERP_KERNEL(BitwiseXor) {
+  (void)attrs;
+  return bitwise_run("BitwiseXor", BITWISE_XOR, outs, n_outs, ins, n_ins);
+}
+
+INTERP_KERNEL(BitwiseNot) {
+  (void)attrs;
+  INTERP_ARITY(BitwiseNot, 1, 1);
+  KILN_TRY(need_int("BitwiseNot", &ins[0]));
+  int64_t n = interp_numel(&outs[0]);
+  for (int64_t i = 0; i < n; i++)
+    interp_store_u(&outs[0], i, ~bit_pattern(&ins[0], i));
   return NULL;
 }

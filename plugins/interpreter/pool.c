@@ -1,8 +1,8 @@
-/* plugins/interpreter/movement/pool.c: AveragePool, LpPool, MaxPool (with
- * the Indices result), GlobalAveragePool and GlobalMaxPool on [N, C, D1..Dk].
- * Result sizes come from the inferred type (which already applied
- * ceil_mode); windows that run past the padded input are clipped. */
-#include "mv.h"
+/* plugins/interpreter/pool.c: AveragePool, LpPool, MaxPool (with the
+ * Indices result), GlobalAveragePool and GlobalMaxPool on [N, C, D1..Dk],
+ * and MaxUnpool. Result sizes come from the inferred type (which already
+ * applied ceil_mode); windows that run past the padded input are clipped. */
+#include "kernel.h"
 
 #include <math.h>
 #include <string.h>
@@ -251,4 +251,40 @@ kiln_status interp_GlobalMaxPool(const kiln_attrs *attrs, interp_tensor *outs, u
                                  const interp_tensor *ins, uint32_t n_ins) {
   (void)attrs, (void)n_outs, (void)n_ins;
   return mv_global("GlobalMaxPool", false, outs, ins);
+}
+
+/* MaxUnpool: zeros, then every input value written at its index, a flat
+ * position in the shape that MaxPool's window attributes give back
+ * ((in - 1) * stride + kernel - pads). A larger output_shape extends that
+ * block with zeros at the end of each dimension (as the ONNX reference
+ * does). An index past the block is an error. */
+INTERP_KERNEL(MaxUnpool) {
+  INTERP_ARITY(MaxUnpool, 1, 2);
+  const interp_tensor *x = &ins[0], *idx = &ins[1];
+  interp_tensor *y = &outs[0];
+  uint32_t nd = x->type.rank - 2;
+  const kiln_attr *ak = kiln_attrs_find(attrs, "kernel_shape");
+  const kiln_attr *as = kiln_attrs_find(attrs, "strides"), *ap = kiln_attrs_find(attrs, "pads");
+  if (x->type.rank < 3 || !ak || kiln_attr_len(ak) != nd)
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "interpreter MaxUnpool: bad 'kernel_shape'");
+  kiln_type block = y->type;
+  for (uint32_t d = 0; d < nd; d++) {
+    int64_t st = as && kiln_attr_len(as) == nd ? kiln_attr_ints(as)[d] : 1;
+    int64_t pb = ap && kiln_attr_len(ap) == 2 * nd ? kiln_attr_ints(ap)[d] : 0;
+    int64_t pe = ap && kiln_attr_len(ap) == 2 * nd ? kiln_attr_ints(ap)[nd + d] : 0;
+    block.dims[2 + d] = (x->type.dims[2 + d] - 1) * st + kiln_attr_ints(ak)[d] - pb - pe;
+  }
+  memset(y->data, 0, (size_t)kiln_type_bytes(&y->type));
+  int64_t n = interp_numel(x), total = kiln_type_numel(&block), co[KILN_MAX_RANK];
+  for (int64_t i = 0; i < n; i++) {
+    int64_t j = interp_load_i(idx, i);
+    if (j < 0 || j >= total)
+      return kiln_status_make(KILN_OUT_OF_RANGE,
+                              "interpreter MaxUnpool: index %lld at position %lld is outside the "
+                              "%lld-element unpooled block",
+                              (long long)j, (long long)i, (long long)total);
+    interp_unravel(&block, j, co);
+    interp_copy_elem(y, interp_ravel(&y->type, co), x, i);
+  }
+  return NULL;
 }

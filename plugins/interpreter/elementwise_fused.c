@@ -1,7 +1,8 @@
-/* plugins/interpreter/fused.c: FusedElementwise, evaluated element by
- * element with a small stack machine over the parsed body, in double. The
- * scalar functions are the ones the unfused kinds use (same libm calls), so
- * that fusing never changes a result beyond the final rounding. */
+/* plugins/interpreter/elementwise_fused.c: FusedElementwise, evaluated
+ * element by element with a small stack machine over the parsed body, in
+ * double. The scalar functions are the ones the unfused kinds use (same
+ * libm calls), so that fusing never changes a result beyond the final
+ * rounding. */
 #include "kernel.h"
 
 static double fused_apply1(kiln_node_kind k, double x) {

@@ -1,4 +1,4 @@
-/* tests/interp2/test_rnn.c: RNN, GRU and LSTM, one or two steps worked out
+/* tests/interp/test_rnn.c: RNN, GRU and LSTM, one or two steps worked out
  * by hand from the ONNX equations. */
 #include <math.h>
 #include <stdint.h>
@@ -112,7 +112,7 @@ START_TEST(lstm_bidirectional_layout1) {
 }
 END_TEST
 
-TCase *interp2_rnn_tcase(void) {
+TCase *interp_tcase_rnn(void) {
   TCase *tc = tcase_create("rnn");
   tcase_add_test(tc, rnn_forward_reverse);
   tcase_add_test(tc, gru_one_step);

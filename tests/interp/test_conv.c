@@ -1,4 +1,5 @@
-/* tests/interp2/test_conv.c: Conv, ConvTranspose, ConvInteger, QLinearConv. */
+/* tests/interp/test_conv.c: Conv, ConvTranspose, ConvInteger, QLinearConv,
+ * Col2Im. */
 #include <stdint.h>
 
 #include "helpers.h"
@@ -130,7 +131,30 @@ START_TEST(conv_integer_qlinear) {
 }
 END_TEST
 
-TCase *interp2_conv_tcase(void) {
+START_TEST(col2im) {
+  /* image [4], block [2], stride 1: block l covers l, l+1 */
+  float x[6] = {1, 2, 3, 10, 20, 30}, y[4];
+  interp_tensor in = tt(KILN_F32, x, 3, DIMS(1, 2, 3)), out = tt(KILN_F32, y, 3, DIMS(1, 1, 4));
+  kiln_attrs *a = mk_attrs((kiln_attr_desc[]){KILN_ATTR_IS("block_shape", DIMS(2), 1)}, 1);
+  RUN_OK(Col2Im, a, &out, 1, &in, 1);
+  expect_f32(y, (float[]){1, 12, 23, 30}, 4, 0, "Col2Im");
+  free_attrs(a);
+  /* image [3], stride 2, pads [1,0]: block 0 covers -1 (dropped) and 0,
+   * block 1 covers 1 and 2 */
+  float x2[4] = {1, 2, 10, 20};
+  in = tt(KILN_F32, x2, 3, DIMS(1, 2, 2));
+  out = tt(KILN_F32, y, 3, DIMS(1, 1, 3));
+  a = mk_attrs((kiln_attr_desc[]){KILN_ATTR_IS("block_shape", DIMS(2), 1),
+                                  KILN_ATTR_IS("pads", DIMS(1, 0), 2),
+                                  KILN_ATTR_IS("strides", DIMS(2), 1)},
+               3);
+  RUN_OK(Col2Im, a, &out, 1, &in, 1);
+  expect_f32(y, (float[]){10, 2, 20}, 3, 0, "Col2Im padded");
+  free_attrs(a);
+}
+END_TEST
+
+TCase *interp_tcase_conv(void) {
   TCase *tc = tcase_create("conv");
   tcase_add_test(tc, conv_plain_pad_stride_dilation);
   tcase_add_test(tc, conv_groups_bias_1d);
@@ -138,5 +162,6 @@ TCase *interp2_conv_tcase(void) {
   tcase_add_test(tc, conv_transpose);
   tcase_add_test(tc, conv_transpose_output_shape);
   tcase_add_test(tc, conv_integer_qlinear);
+  tcase_add_test(tc, col2im);
   return tc;
 }

@@ -1,8 +1,8 @@
-/* plugins/interpreter/movement/rnn.c: RNN, GRU and LSTM (ONNX gate orders:
+/* plugins/interpreter/rnn.c: RNN, GRU and LSTM (ONNX gate orders:
  * GRU z r h, LSTM i o f c), any direction, layout 0 or 1, sequence_lens,
  * clip and per-direction activation lists (read by kiln_rnn_activations,
  * shared with the code generators). State is kept in double. */
-#include "mv.h"
+#include "kernel.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
-/* tests/interp2/test_pool.c: AveragePool, LpPool, MaxPool and the global
- * pools. */
+/* tests/interp/test_pool.c: AveragePool, LpPool, MaxPool, the global pools
+ * and MaxUnpool. */
 #include <stdint.h>
 
 #include "helpers.h"
@@ -101,12 +101,36 @@ START_TEST(global_pools) {
 }
 END_TEST
 
-TCase *interp2_pool_tcase(void) {
+START_TEST(max_unpool) {
+  float x[4] = {1, 2, 3, 4}, y[25];
+  int64_t idx[4] = {5, 7, 13, 15};
+  interp_tensor ins[2] = {tt(KILN_F32, x, 4, DIMS(1, 1, 2, 2)),
+                          tt(KILN_I64, idx, 4, DIMS(1, 1, 2, 2))};
+  interp_tensor out = tt(KILN_F32, y, 4, DIMS(1, 1, 4, 4));
+  kiln_attrs *a = mk_attrs((kiln_attr_desc[]){KILN_ATTR_IS("kernel_shape", DIMS(2, 2), 2),
+                                              KILN_ATTR_IS("strides", DIMS(2, 2), 2)},
+                           2);
+  RUN_OK(MaxUnpool, a, &out, 1, ins, 2);
+  float want[16] = {0, 0, 0, 0, 0, 1, 0, 2, 0, 0, 0, 0, 0, 3, 0, 4};
+  expect_f32(y, want, 16, 0, "MaxUnpool");
+  /* a 5x5 result keeps the 4x4 block at the top left: (1,1) is 6 */
+  out = tt(KILN_F32, y, 4, DIMS(1, 1, 5, 5));
+  RUN_OK(MaxUnpool, a, &out, 1, ins, 2);
+  for (int i = 0; i < 25; i++)
+    ck_assert(y[i] == (i == 6 ? 1 : i == 8 ? 2 : i == 16 ? 3 : i == 18 ? 4 : 0));
+  idx[3] = 16;
+  RUN_FAIL(MaxUnpool, a, &out, 1, ins, 2, KILN_OUT_OF_RANGE);
+  free_attrs(a);
+}
+END_TEST
+
+TCase *interp_tcase_pool(void) {
   TCase *tc = tcase_create("pool");
   tcase_add_test(tc, average_pool_pads);
   tcase_add_test(tc, average_pool_ceil_mode);
   tcase_add_test(tc, max_pool_indices);
   tcase_add_test(tc, global_pools);
   tcase_add_test(tc, lp_pool);
+  tcase_add_test(tc, max_unpool);
   return tc;
 }

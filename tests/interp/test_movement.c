@@ -1,4 +1,4 @@
-/* tests/interp2/test_shape.c: shape and data-movement kernels. */
+/* tests/interp/test_movement.c: shape and data-movement kernels. */
 #include <stdint.h>
 #include <string.h>
 
@@ -132,48 +132,6 @@ START_TEST(shape_size) {
 }
 END_TEST
 
-START_TEST(constant_eye_range) {
-  int32_t y[9];
-  interp_tensor out = t_tensor(KILN_I32, y, 2, DIMS(2, 2));
-  t_run(interp_ConstantOfShape,
-        ATTRS(KILN_ATTR_IS("shape", DIMS(2, 2), 2), KILN_ATTR_F("value", 7),
-              KILN_ATTR_T("dtype", KILN_I32)),
-        &out, 1, NULL, 0);
-  CHECK_I(y, 7, 7, 7, 7);
-  float x[9], e[9];
-  interp_tensor in = t_tensor(KILN_F32, x, 2, DIMS(3, 3));
-  out = t_tensor(KILN_F32, e, 2, DIMS(3, 3));
-  t_run(interp_EyeLike, ATTRS(KILN_ATTR_I("k", 1)), &out, 1, &in, 1);
-  CHECK_F(e, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0);
-  out = t_tensor(KILN_I32, y, 1, DIMS(3));
-  t_run(interp_Range,
-        ATTRS(KILN_ATTR_F("start", 1), KILN_ATTR_F("limit", 10), KILN_ATTR_F("delta", 3),
-              KILN_ATTR_T("dtype", KILN_I32)),
-        &out, 1, NULL, 0);
-  CHECK_I(y, 1, 4, 7);
-  out = t_tensor(KILN_F32, e, 1, DIMS(4));
-  t_run(interp_Range,
-        ATTRS(KILN_ATTR_F("start", 1), KILN_ATTR_F("limit", -1), KILN_ATTR_F("delta", -0.5),
-              KILN_ATTR_T("dtype", KILN_F32)),
-        &out, 1, NULL, 0);
-  CHECK_F(e, 0, 1, 0.5, 0, -0.5);
-}
-END_TEST
-
-START_TEST(onehot) {
-  int64_t idx[3] = {0, 2, -1};
-  float vals[2] = {0, 5}, y[9];
-  interp_tensor ins[2] = {t_tensor(KILN_I64, idx, 1, DIMS(3)),
-                          t_tensor(KILN_F32, vals, 1, DIMS(2))};
-  interp_tensor out = t_tensor(KILN_F32, y, 2, DIMS(3, 3));
-  t_run(interp_OneHot, ATTRS(KILN_ATTR_I("depth", 3)), &out, 1, ins, 2);
-  CHECK_F(y, 0, 5, 0, 0, 0, 0, 5, 0, 0, 5);
-  /* axis 0: the depth axis comes first, so the result is the transpose */
-  t_run(interp_OneHot, ATTRS(KILN_ATTR_I("depth", 3), KILN_ATTR_I("axis", 0)), &out, 1, ins, 2);
-  CHECK_F(y, 0, 5, 0, 0, 0, 0, 0, 0, 5, 5);
-}
-END_TEST
-
 START_TEST(depth_space) {
   float x[8] = {0, 1, 2, 3, 4, 5, 6, 7}, y[8], z[8];
   interp_tensor in = t_tensor(KILN_F32, x, 4, DIMS(1, 8, 1, 1));
@@ -226,8 +184,23 @@ START_TEST(empty_dims) {
 }
 END_TEST
 
-TCase *interp2_shape_tcase(void) {
-  TCase *tc = tcase_create("shape");
+START_TEST(center_crop_pad) {
+  /* [3,4] -> [2,6]: rows cropped from offset 0, one zero column each side */
+  int32_t x[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, y[12];
+  interp_tensor in = tt(KILN_I32, x, 2, DIMS(3, 4)), out = tt(KILN_I32, y, 2, DIMS(2, 6));
+  RUN_OK(CenterCropPad, NULL, &out, 1, &in, 1);
+  int32_t want[12] = {0, 0, 1, 2, 3, 0, 0, 4, 5, 6, 7, 0};
+  for (int i = 0; i < 12; i++)
+    ck_assert_int_eq(y[i], want[i]);
+  /* [3,4] -> [1,3]: row 1, columns from offset 0 */
+  out = tt(KILN_I32, y, 2, DIMS(1, 3));
+  RUN_OK(CenterCropPad, NULL, &out, 1, &in, 1);
+  ck_assert(y[0] == 4 && y[1] == 5 && y[2] == 6);
+}
+END_TEST
+
+TCase *interp_tcase_movement(void) {
+  TCase *tc = tcase_create("movement");
   tcase_add_test(tc, empty_dims);
   tcase_add_test(tc, reshape_flatten_copy);
   tcase_add_test(tc, transpose_default_and_perm);
@@ -236,10 +209,9 @@ TCase *interp2_shape_tcase(void) {
   tcase_add_test(tc, pad_modes);
   tcase_add_test(tc, concat_split);
   tcase_add_test(tc, shape_size);
-  tcase_add_test(tc, constant_eye_range);
-  tcase_add_test(tc, onehot);
   tcase_add_test(tc, depth_space);
   tcase_add_test(tc, trilu);
   tcase_add_test(tc, reverse_sequence);
+  tcase_add_test(tc, center_crop_pad);
   return tc;
 }

@@ -1,4 +1,4 @@
-/* tests/interp2/test_linalg.c: MatMul, Gemm, Einsum and the integer and
+/* tests/interp/test_linalg.c: MatMul, Gemm, Einsum, Det and the integer and
  * qlinear matrix products. */
 #include <stdint.h>
 
@@ -119,7 +119,25 @@ START_TEST(einsum_forms) {
 }
 END_TEST
 
-TCase *interp2_linalg_tcase(void) {
+START_TEST(det) {
+  /* [[2, 1], [4, 3]] -> 2; [[0, 1], [1, 0]] -> -1 (needs a row swap);
+   * a 3x3 with two equal rows -> 0 */
+  double x[8] = {2, 1, 4, 3, 0, 1, 1, 0}, y[2];
+  interp_tensor in = tt(KILN_F64, x, 3, DIMS(2, 2, 2)), out = tt(KILN_F64, y, 1, DIMS(2));
+  RUN_OK(Det, NULL, &out, 1, &in, 1);
+  expect_f64(y, (double[]){2, -1}, 2, 1e-15, "Det 2x2");
+  float s[9] = {1, 2, 3, 4, 5, 6, 1, 2, 3}, t[9] = {2, 0, 0, 1, 3, 0, 5, 7, 4}, ys;
+  in = tt(KILN_F32, s, 2, DIMS(3, 3));
+  out = tt(KILN_F32, &ys, 0, NULL);
+  RUN_OK(Det, NULL, &out, 1, &in, 1);
+  ck_assert(ys == 0);
+  in = tt(KILN_F32, t, 2, DIMS(3, 3)); /* triangular: 2 * 3 * 4 */
+  RUN_OK(Det, NULL, &out, 1, &in, 1);
+  expect_f32(&ys, (float[]){24}, 1, 1e-6, "Det triangular");
+}
+END_TEST
+
+TCase *interp_tcase_linalg(void) {
   TCase *tc = tcase_create("linalg");
   tcase_add_test(tc, matmul_2d_batch_vector);
   tcase_add_test(tc, gemm_trans_alpha_beta);
@@ -127,5 +145,6 @@ TCase *interp2_linalg_tcase(void) {
   tcase_add_test(tc, matmul_integer);
   tcase_add_test(tc, qlinear_matmul);
   tcase_add_test(tc, einsum_forms);
+  tcase_add_test(tc, det);
   return tc;
 }

@@ -1,8 +1,9 @@
-/* plugins/interpreter/movement/conv.c: Conv, ConvTranspose, ConvInteger and
- * QLinearConv over 1-D to n-D spatial dimensions ([N, C, D1..Dk] layout).
- * Result spatial sizes come from the inferred result type; the attributes
- * decide where each window starts. */
-#include "mv.h"
+/* plugins/interpreter/conv.c: Conv, ConvTranspose, ConvInteger and
+ * QLinearConv over 1-D to n-D spatial dimensions ([N, C, D1..Dk] layout),
+ * and Col2Im. ConvInteger and QLinearConv, of the quant family, are here
+ * because they run Conv's window walk. Result spatial sizes come from the
+ * inferred result type; the attributes decide where each window starts. */
+#include "kernel.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -264,6 +265,70 @@ kiln_status interp_ConvTranspose(const kiln_attrs *attrs, interp_tensor *outs, u
     if (B)
       v += interp_load_f(B, (o / osz) % p.M);
     interp_store_f(&outs[0], o, v);
+  }
+  free(acc);
+  return NULL;
+}
+
+/* Col2Im: the inverse of im2col. Column (c, kernel offset k) of block l
+ * adds into image position l*stride - pad_begin + k*dilation; positions in
+ * the padding are dropped. */
+INTERP_KERNEL(Col2Im) {
+  INTERP_ARITY(Col2Im, 1, 1);
+  const interp_tensor *x = &ins[0];
+  interp_tensor *y = &outs[0];
+  uint32_t nd = y->type.rank - 2;
+  int64_t blk[KILN_MAX_RANK], st[KILN_MAX_RANK], pad[2 * KILN_MAX_RANK], dil[KILN_MAX_RANK];
+  int64_t nblk[KILN_MAX_RANK];
+  const kiln_attr *ab = kiln_attrs_find(attrs, "block_shape");
+  const kiln_attr *as = kiln_attrs_find(attrs, "strides"), *ap = kiln_attrs_find(attrs, "pads");
+  const kiln_attr *ad = kiln_attrs_find(attrs, "dilations");
+  if (!ab || kiln_attr_len(ab) != nd)
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "interpreter Col2Im: bad 'block_shape'");
+  int64_t kprod = 1, lprod = 1;
+  for (uint32_t d = 0; d < nd; d++) {
+    blk[d] = kiln_attr_ints(ab)[d];
+    st[d] = as && kiln_attr_len(as) == nd ? kiln_attr_ints(as)[d] : 1;
+    dil[d] = ad && kiln_attr_len(ad) == nd ? kiln_attr_ints(ad)[d] : 1;
+    pad[d] = ap && kiln_attr_len(ap) == 2 * nd ? kiln_attr_ints(ap)[d] : 0;
+    pad[nd + d] = ap && kiln_attr_len(ap) == 2 * nd ? kiln_attr_ints(ap)[nd + d] : 0;
+    nblk[d] = (y->type.dims[2 + d] + pad[d] + pad[nd + d] - dil[d] * (blk[d] - 1) - 1) / st[d] + 1;
+    kprod *= blk[d];
+    lprod *= nblk[d];
+  }
+  if (x->type.dims[2] != lprod)
+    return kiln_status_make(KILN_INVALID_ARGUMENT,
+                            "interpreter Col2Im: input has %lld blocks, "
+                            "expected %lld",
+                            (long long)x->type.dims[2], (long long)lprod);
+  bool is_float = interp_class_of(y->type.elem) == INTERP_FLOAT;
+  int64_t total = interp_numel(y), img = total / (y->type.dims[0] * y->type.dims[1]);
+  double *acc;
+  KILN_TRY(interp_scratch("Col2Im", total, sizeof *acc, (void **)&acc));
+  int64_t nc = y->type.dims[0] * y->type.dims[1];
+  for (int64_t b = 0; b < nc; b++)
+    for (int64_t k = 0; k < kprod; k++)
+      for (int64_t l = 0; l < lprod; l++) {
+        int64_t kr = k, lr = l, pos = 0;
+        bool inside = true;
+        for (int d = (int)nd - 1, stride = 1; d >= 0; d--) {
+          int64_t kd = kr % blk[d], ld = lr % nblk[d];
+          kr /= blk[d], lr /= nblk[d];
+          int64_t p = ld * st[d] - pad[d] + kd * dil[d];
+          inside = inside && p >= 0 && p < y->type.dims[2 + d];
+          pos += p * stride;
+          stride *= (int)y->type.dims[2 + d];
+        }
+        if (inside) {
+          int64_t xi = (b * kprod + k) * lprod + l;
+          acc[b * img + pos] += is_float ? interp_load_f(x, xi) : (double)interp_load_i(x, xi);
+        }
+      }
+  for (int64_t i = 0; i < total; i++) {
+    if (is_float)
+      interp_store_f(y, i, acc[i]);
+    else
+      interp_store_i(y, i, (int64_t)acc[i]);
   }
   free(acc);
   return NULL;
