@@ -1,10 +1,10 @@
 /* passes/lower_rules.h: the lowering rule table and the builder helpers
  * the rule files share (private to passes/). A rule rewrites one node into
  * simpler nodes inserted before it and returns the values that replace its
- * results. Rules live in lower_rules.c (activations, reductions,
- * normalizations), lower_math.c (elementwise math, comparisons, generators)
- * lower_nn.c (convolution, pooling, data movement, quantization) and
- * lower_later.c (the kinds appended to the table later). */
+ * results. The rules live in one file per op family,
+ * passes/lower_{elementwise,reduce,norm,linalg,conv,pool,movement,index,
+ * generator,resize,quant,loss}.c; the table and the shared constant builders
+ * in lower_rules.c. */
 #ifndef KILN_PASS_LOWER_RULES_H
 #define KILN_PASS_LOWER_RULES_H
 
@@ -29,26 +29,57 @@ typedef bool (*kiln_lower_rule)(kiln_lower_ctx *c, kiln_value **repl);
 /* The rule for kind k, or NULL. */
 kiln_lower_rule kiln_lower_rule_for(kiln_node_kind k);
 
-/* Rules defined in lower_math.c, lower_nn.c, lower_later.c and
- * lower_newops.c, lower_more.c, lower_more_resize.c, listed in
- * the table of lower_rules.c. */
+/* The rules of one kind each, by family, listed in the table of
+ * lower_rules.c. */
 /* clang-format off */
 #define KILN_LOWER_RULES_EXTERN(X) \
-  X(Sigmoid) X(Relu) X(Reciprocal) X(Tan) X(Sinh) X(Cosh) X(Asin) X(Acos) X(Asinh) X(Acosh) \
-  X(Atanh) X(Sign) X(IsInf) X(Ceil) X(Or) X(Greater) X(GreaterOrEqual) X(LessOrEqual) X(Xor) \
-  X(ArgMin) X(ReduceMin) X(ReduceProd) X(Hardmax) X(CumSum) X(Trilu) X(EyeLike) X(Range) \
-  X(Split) X(Tile) X(DepthToSpace) X(SpaceToDepth) X(OneHot) X(GatherElements) X(GatherND) \
-  X(FusedElementwise) X(Conv) X(AveragePool) X(LRN) X(MatMulInteger) X(ConvInteger) \
-  X(DequantizeLinear) X(QuantizeLinear) X(QLinearMatMul) X(QLinearConv) X(ReverseSequence) \
-  X(Upsample) X(RMSNormalization) X(BitwiseOr) X(BitwiseXor) X(BitwiseNot) X(Mish) X(Swish) \
-  X(LpNormalization) X(HannWindow) X(HammingWindow) X(BlackmanWindow) X(LpPool) \
-  X(GroupNormalization) X(CenterCropPad) X(MaxUnpool) X(Col2Im) \
-  X(NegativeLogLikelihoodLoss) X(SoftmaxCrossEntropyLoss) X(DynamicQuantizeLinear) \
-  X(Resize) X(Einsum)
+  /* elementwise */ \
+  X(Identity) X(Dropout) X(CastLike) X(Sum) X(Mean) X(Clip) X(Softplus) X(Softsign) X(Elu) \
+  X(Selu) X(Celu) X(HardSigmoid) X(HardSwish) X(LeakyRelu) X(PRelu) X(ThresholdedRelu) \
+  X(Shrink) X(Gelu) X(Sigmoid) X(Relu) X(Reciprocal) X(Tan) X(Sinh) X(Cosh) X(Asin) X(Acos) \
+  X(Asinh) X(Acosh) X(Atanh) X(Ceil) X(Sign) X(IsInf) X(Greater) X(GreaterOrEqual) \
+  X(LessOrEqual) X(Or) X(Xor) X(BitwiseOr) X(BitwiseXor) X(BitwiseNot) X(Mish) X(Swish) \
+  X(FusedElementwise) \
+  /* reduce */ \
+  X(ReduceMean) X(ReduceSumSquare) X(ReduceL1) X(ReduceL2) X(ReduceLogSum) X(ReduceLogSumExp) \
+  X(ArgMin) X(ReduceMin) X(ReduceProd) X(CumSum) \
+  /* norm */ \
+  X(BatchNormalization) X(InstanceNormalization) X(LayerNormalization) \
+  X(MeanVarianceNormalization) X(Hardmax) X(LRN) X(RMSNormalization) X(LpNormalization) \
+  X(GroupNormalization) \
+  /* linalg */ \
+  X(Gemm) X(Einsum) \
+  /* conv */ \
+  X(Conv) X(Col2Im) \
+  /* pool */ \
+  X(AveragePool) X(LpPool) X(MaxUnpool) \
+  /* movement */ \
+  X(Split) X(Tile) X(DepthToSpace) X(SpaceToDepth) X(ReverseSequence) X(Trilu) X(CenterCropPad) \
+  /* index */ \
+  X(OneHot) X(GatherElements) X(GatherND) \
+  /* generator */ \
+  X(ConstantOfShape) X(EyeLike) X(Range) X(HannWindow) X(HammingWindow) X(BlackmanWindow) \
+  /* resize */ \
+  X(Resize) X(Upsample) \
+  /* quant */ \
+  X(MatMulInteger) X(ConvInteger) X(DequantizeLinear) X(QuantizeLinear) X(QLinearMatMul) \
+  X(QLinearConv) X(DynamicQuantizeLinear) \
+  /* loss */ \
+  X(NegativeLogLikelihoodLoss) X(SoftmaxCrossEntropyLoss)
 /* clang-format on */
 #define KILN_LOWER_DECL(k) bool kiln_lower_##k(kiln_lower_ctx *c, kiln_value **r);
 KILN_LOWER_RULES_EXTERN(KILN_LOWER_DECL)
 #undef KILN_LOWER_DECL
+
+/* Rules shared by several kinds: Flatten, Squeeze, Unsqueeze onto Reshape
+ * (lower_movement.c); Shape and Size as constants (lower_movement.c); Max
+ * and Min as chains of binary Max / Min (lower_elementwise.c); Softmax and LogSoftmax
+ * (lower_norm.c); the global pools as reductions (lower_pool.c). */
+bool kiln_lower_to_reshape(kiln_lower_ctx *c, kiln_value **r);
+bool kiln_lower_shape_const(kiln_lower_ctx *c, kiln_value **r);
+bool kiln_lower_minmax(kiln_lower_ctx *c, kiln_value **r);
+bool kiln_lower_softmax(kiln_lower_ctx *c, kiln_value **r);
+bool kiln_lower_global_pool(kiln_lower_ctx *c, kiln_value **r);
 
 /* ---- builder helpers: NULL in, NULL out, first failure kept ---- */
 
@@ -129,6 +160,18 @@ kiln_value *kiln_lower_const_fn(kiln_lower_ctx *c, const kiln_type *t,
 /* A constant of element type e and the given dims, from a double array. */
 kiln_value *kiln_lower_const_vals(kiln_lower_ctx *c, kiln_elem e, uint32_t rank,
                                   const int64_t *dims, const double *vals);
+/* fill functions for kiln_lower_const_fn: all zeros (user unused), and the
+ * 0/1 triangle, band or diagonal of kiln_lower_tri_fill (CumSum, Trilu,
+ * EyeLike). */
+double kiln_lower_fill_zero(int64_t i, const void *user);
+typedef struct kiln_lower_tri_fill {
+  int64_t n, m, k;
+  int mode; /* CumSum: 0 inclusive, 1 exclusive, +2 reverse; Trilu: 4 upper, 5 lower; 6 eye */
+} kiln_lower_tri_fill;
+double kiln_lower_fill_tri(int64_t idx, const void *user);
+/* An i64 constant of `rank` dims, all 1 except `dim` at `axis`, counting
+ * 0..dim-1 along it (OneHot, ReverseSequence). */
+kiln_value *kiln_lower_iota_along(kiln_lower_ctx *c, uint32_t rank, uint32_t axis, int64_t dim);
 
 static inline kiln_value *lower_in(kiln_lower_ctx *c, uint32_t i) {
   return i < kiln_node_input_count(c->n) ? kiln_node_input(c->n, i) : NULL;

@@ -1,18 +1,12 @@
-/* ir/infer/conv.c: inference of convolution and pooling: Conv,
- * ConvTranspose, AveragePool, MaxPool and the global pools. The sliding
- * window attributes (kernel_shape, strides, dilations, pads, auto_pad,
- * ceil_mode) are read and checked once here for all of them. */
+/* ir/infer/conv.c: inference of the convolutions Conv, ConvTranspose and
+ * Col2Im. The sliding window attributes (kernel_shape, strides, dilations,
+ * pads, auto_pad, ceil_mode) are read and checked once here for them and
+ * for the pools (pool.c), through the readers declared in infer.h. */
 #include <string.h>
 
 #include "ir/infer/infer.h"
 
-#define SP_MAX (KILN_MAX_RANK - 2)
-
-typedef struct window {
-  uint32_t n; /* spatial dims */
-  int64_t k[SP_MAX], s[SP_MAX], d[SP_MAX], pb[SP_MAX], pe[SP_MAX];
-  const char *auto_pad;
-} window;
+#define SP_MAX KILN_INFER_SP_MAX
 
 /* An optional INTS attribute of `want` entries, each >= lo, or dflt. */
 static kiln_status window_list(const char *kind, const kiln_attrs *attrs, const char *name,
@@ -38,9 +32,8 @@ static kiln_status window_list(const char *kind, const kiln_attrs *attrs, const 
   return NULL;
 }
 
-/* kernel NULL: kernel_shape is required. */
-static kiln_status read_window(const char *kind, const kiln_attrs *attrs, uint32_t n,
-                               const int64_t *kernel, window *w) {
+kiln_status kiln_infer_read_window(const char *kind, const kiln_attrs *attrs, uint32_t n,
+                                   const int64_t *kernel, kiln_infer_window *w) {
   static const char *const modes[] = {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID", NULL};
   bool present;
   w->n = n;
@@ -66,9 +59,8 @@ static kiln_status read_window(const char *kind, const kiln_attrs *attrs, uint32
   return NULL;
 }
 
-/* Output spatial size of dim i for an input size `in`. */
-static kiln_status window_out(const char *kind, const window *w, uint32_t i, int64_t in,
-                              bool ceil_mode, int64_t *out) {
+kiln_status kiln_infer_window_out(const char *kind, const kiln_infer_window *w, uint32_t i,
+                                  int64_t in, bool ceil_mode, int64_t *out) {
   int64_t ek = w->d[i] * (w->k[i] - 1) + 1;
   if (strncmp(w->auto_pad, "SAME", 4) == 0) {
     *out = (in + w->s[i] - 1) / w->s[i];
@@ -108,12 +100,12 @@ kiln_status kiln_infer_conv_shape(const char *kind, const kiln_type *x, const ki
   if (w->dims[0] % group != 0)
     return kiln_infer_fail(kind, "group %lld does not divide the %lld output channels of W %s",
                            (long long)group, (long long)w->dims[0], KILN_INFER_TS(w));
-  window win;
-  KILN_TRY(read_window(kind, attrs, x->rank - 2, w->dims + 2, &win));
+  kiln_infer_window win;
+  KILN_TRY(kiln_infer_read_window(kind, attrs, x->rank - 2, w->dims + 2, &win));
   dims[0] = x->dims[0];
   dims[1] = w->dims[0];
   for (uint32_t i = 0; i < win.n; i++)
-    KILN_TRY(window_out(kind, &win, i, x->dims[2 + i], false, &dims[2 + i]));
+    KILN_TRY(kiln_infer_window_out(kind, &win, i, x->dims[2 + i], false, &dims[2 + i]));
   return NULL;
 }
 
@@ -162,9 +154,9 @@ kiln_status kiln_infer_ConvTranspose(const kiln_type *const *in, uint32_t n_in,
   if (x->dims[1] % group != 0)
     return kiln_infer_fail(k, "group %lld does not divide the %lld input channels",
                            (long long)group, (long long)x->dims[1]);
-  window win;
+  kiln_infer_window win;
   uint32_t n = x->rank - 2;
-  KILN_TRY(read_window(k, attrs, n, w->dims + 2, &win));
+  KILN_TRY(kiln_infer_read_window(k, attrs, n, w->dims + 2, &win));
   int64_t opad[SP_MAX], oshape[SP_MAX];
   bool has_opad, has_oshape;
   KILN_TRY(window_list(k, attrs, "output_padding", n, 0, 0, opad, &has_opad));
@@ -196,69 +188,79 @@ kiln_status kiln_infer_ConvTranspose(const kiln_type *const *in, uint32_t n_in,
   return kiln_infer_make(k, x->elem, x->rank, dims, out);
 }
 
-static kiln_status pool(const char *kind, const kiln_type *x, const kiln_attrs *attrs,
-                        uint32_t mask, uint32_t n_results, kiln_type *out) {
-  KILN_TRY(kiln_infer_check_elem(kind, "input 0", x, mask));
-  KILN_TRY(kiln_infer_check_rank(kind, "input 0", x, 3, true));
-  window win;
-  KILN_TRY(read_window(kind, attrs, x->rank - 2, NULL, &win));
-  bool ceil_mode = kiln_attrs_int_or(attrs, "ceil_mode", 0) != 0;
-  int64_t dims[KILN_MAX_RANK];
-  dims[0] = x->dims[0];
-  dims[1] = x->dims[1];
-  for (uint32_t i = 0; i < win.n; i++) {
-    KILN_TRY(window_out(kind, &win, i, x->dims[2 + i], ceil_mode, &dims[2 + i]));
+kiln_status kiln_infer_explicit_window(const char *k, const kiln_attrs *attrs, uint32_t n,
+                                       const char *kernel_name, int64_t *kern, int64_t *strides,
+                                       int64_t *pads, int64_t *dil) {
+  const int64_t *p;
+  uint32_t len;
+  bool present;
+  KILN_TRY(kiln_infer_ints(k, attrs, kernel_name, &p, &len, &present));
+  if (!present || len != n)
+    return kiln_infer_fail(k, "attribute '%s' must have %u entries", kernel_name, n);
+  for (uint32_t i = 0; i < n; i++) {
+    if (p[i] <= 0)
+      return kiln_infer_fail(k, "attribute '%s' entry %u = %lld must be positive", kernel_name, i,
+                             (long long)p[i]);
+    kern[i] = p[i];
+    strides[i] = 1;
+    pads[i] = pads[n + i] = 0;
+    if (dil)
+      dil[i] = 1;
   }
-  KILN_TRY(kiln_infer_make(kind, x->elem, x->rank, dims, &out[0]));
-  if (n_results > 1)
-    KILN_TRY(kiln_infer_make(kind, KILN_I64, x->rank, dims, &out[1]));
+  struct {
+    const char *name;
+    int64_t *dst;
+    uint32_t len;
+    bool positive;
+  } opt[3] = {
+      {"strides", strides, n, true}, {"pads", pads, 2 * n, false}, {"dilations", dil, n, true}};
+  for (int j = 0; j < (dil ? 3 : 2); j++) {
+    KILN_TRY(kiln_infer_ints(k, attrs, opt[j].name, &p, &len, &present));
+    if (!present)
+      continue;
+    if (len != opt[j].len)
+      return kiln_infer_fail(k, "attribute '%s' has %u entries, expected %u", opt[j].name, len,
+                             opt[j].len);
+    for (uint32_t i = 0; i < len; i++) {
+      if (opt[j].positive ? p[i] <= 0 : p[i] < 0)
+        return kiln_infer_fail(k, "attribute '%s' entry %u = %lld is out of range", opt[j].name, i,
+                               (long long)p[i]);
+      opt[j].dst[i] = p[i];
+    }
+  }
   return NULL;
 }
 
-kiln_status kiln_infer_AveragePool(const kiln_type *const *in, uint32_t n_in,
-                                   const kiln_attrs *attrs, uint32_t n_results, kiln_type *out) {
-  (void)n_in;
-  return pool("AveragePool", in[0], attrs, KILN_INFER_FLOAT, n_results, out);
-}
-
-kiln_status kiln_infer_LpPool(const kiln_type *const *in, uint32_t n_in, const kiln_attrs *attrs,
+kiln_status kiln_infer_Col2Im(const kiln_type *const *in, uint32_t n_in, const kiln_attrs *attrs,
                               uint32_t n_results, kiln_type *out) {
-  (void)n_in;
-  int64_t p = kiln_attrs_int_or(attrs, "p", 2);
-  if (p < 1)
-    return kiln_infer_fail("LpPool", "attribute 'p' = %lld must be positive", (long long)p);
-  return pool("LpPool", in[0], attrs, KILN_INFER_FLOAT, n_results, out);
-}
-
-kiln_status kiln_infer_MaxPool(const kiln_type *const *in, uint32_t n_in, const kiln_attrs *attrs,
-                               uint32_t n_results, kiln_type *out) {
-  (void)n_in;
-  int64_t so = kiln_attrs_int_or(attrs, "storage_order", 0);
-  if (so != 0 && so != 1)
-    return kiln_infer_fail("MaxPool", "attribute 'storage_order' = %lld must be 0 or 1",
-                           (long long)so);
-  uint32_t mask = KILN_INFER_FLOAT | KILN_INFER_M(KILN_I8) | KILN_INFER_M(KILN_U8);
-  return pool("MaxPool", in[0], attrs, mask, n_results, out);
-}
-
-static kiln_status global_pool(const char *kind, const kiln_type *x, kiln_type *out) {
-  KILN_TRY(kiln_infer_check_elem(kind, "input 0", x, KILN_INFER_FLOAT));
-  KILN_TRY(kiln_infer_check_rank(kind, "input 0", x, 3, true));
-  int64_t dims[KILN_MAX_RANK];
-  for (uint32_t i = 0; i < x->rank; i++)
-    dims[i] = i < 2 ? x->dims[i] : 1;
-  return kiln_infer_make(kind, x->elem, x->rank, dims, out);
-}
-
-kiln_status kiln_infer_GlobalAveragePool(const kiln_type *const *in, uint32_t n_in,
-                                         const kiln_attrs *attrs, uint32_t n_results,
-                                         kiln_type *out) {
-  (void)n_in, (void)attrs, (void)n_results;
-  return global_pool("GlobalAveragePool", in[0], out);
-}
-
-kiln_status kiln_infer_GlobalMaxPool(const kiln_type *const *in, uint32_t n_in,
-                                     const kiln_attrs *attrs, uint32_t n_results, kiln_type *out) {
-  (void)n_in, (void)attrs, (void)n_results;
-  return global_pool("GlobalMaxPool", in[0], out);
+  (void)n_in, (void)n_results;
+  static const char *const k = "Col2Im";
+  const kiln_type *x = in[0];
+  KILN_TRY(kiln_infer_check_elem(k, "input 0", x, KILN_INFER_NUM));
+  KILN_TRY(kiln_infer_check_rank(k, "input 0", x, 3, false));
+  const int64_t *img;
+  uint32_t n;
+  bool present;
+  KILN_TRY(kiln_infer_ints(k, attrs, "image_shape", &img, &n, &present));
+  if (!present || n == 0 || n + 2 > KILN_MAX_RANK)
+    return kiln_infer_fail(k, "attribute 'image_shape' is required (1 to %d entries)",
+                           KILN_MAX_RANK - 2);
+  int64_t blk[KILN_MAX_RANK], strides[KILN_MAX_RANK], pads[2 * KILN_MAX_RANK], dil[KILN_MAX_RANK];
+  KILN_TRY(kiln_infer_explicit_window(k, attrs, n, "block_shape", blk, strides, pads, dil));
+  int64_t kprod = 1, blocks = 1;
+  for (uint32_t i = 0; i < n; i++) {
+    kprod *= blk[i];
+    int64_t span = img[i] + pads[i] + pads[n + i] - dil[i] * (blk[i] - 1) - 1;
+    if (img[i] <= 0 || span < 0)
+      return kiln_infer_fail(k, "image dimension %u = %lld is smaller than its dilated block", i,
+                             (long long)img[i]);
+    blocks *= span / strides[i] + 1;
+  }
+  if (x->dims[1] % kprod != 0 || x->dims[2] != blocks)
+    return kiln_infer_fail(k,
+                           "input 0 %s must be [N, C*%lld, %lld] for these block and image shapes",
+                           KILN_INFER_TS(x), (long long)kprod, (long long)blocks);
+  int64_t dims[KILN_MAX_RANK] = {x->dims[0], x->dims[1] / kprod};
+  memcpy(dims + 2, img, sizeof(int64_t) * n);
+  return kiln_infer_make(k, x->elem, n + 2, dims, out);
 }

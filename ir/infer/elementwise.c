@@ -1,6 +1,7 @@
 /* ir/infer/elementwise.c: inference of the elementwise kinds (unary, binary
- * with numpy broadcasting, variadic, Where, Clip, casts). The element type
- * sets follow each ONNX operator's type constraints. */
+ * with numpy broadcasting, variadic, Where, Clip, casts, the Bitwise kinds,
+ * Mish, Swish) and of kiln's FusedElementwise. The element type sets follow
+ * each ONNX operator's type constraints. */
 #include <stdio.h>
 #include <string.h>
 
@@ -234,4 +235,73 @@ kiln_status kiln_infer_Clip(const kiln_type *const *in, uint32_t n_in, const kil
                              KILN_INFER_TS(in[i]));
   }
   return kiln_infer_make("Clip", in[0]->elem, in[0]->rank, in[0]->dims, out);
+}
+
+static kiln_status bitwise(const char *kind, const kiln_type *const *in, kiln_type *out) {
+  KILN_TRY(kiln_infer_check_elem(kind, "input 0", in[0], KILN_INFER_INT));
+  KILN_TRY(kiln_infer_same_elem(kind, "input 0", in[0], "input 1", in[1]));
+  int64_t dims[KILN_MAX_RANK];
+  uint32_t rank;
+  KILN_TRY(kiln_infer_broadcast(kind, in, 2, dims, &rank));
+  return kiln_infer_make(kind, in[0]->elem, rank, dims, out);
+}
+
+#define BITWISE(name)                                                                              \
+  kiln_status kiln_infer_##name(const kiln_type *const *in, uint32_t n_in,                         \
+                                const kiln_attrs *attrs, uint32_t n_results, kiln_type *out) {     \
+    (void)n_in, (void)attrs, (void)n_results;                                                      \
+    return bitwise(#name, in, out);                                                                \
+  }
+BITWISE(BitwiseAnd)
+BITWISE(BitwiseOr)
+BITWISE(BitwiseXor)
+
+static kiln_status same_as_input(const char *kind, const kiln_type *x, uint32_t mask,
+                                 kiln_type *out) {
+  KILN_TRY(kiln_infer_check_elem(kind, "input 0", x, mask));
+  return kiln_infer_make(kind, x->elem, x->rank, x->dims, out);
+}
+
+kiln_status kiln_infer_BitwiseNot(const kiln_type *const *in, uint32_t n_in,
+                                  const kiln_attrs *attrs, uint32_t n_results, kiln_type *out) {
+  (void)n_in, (void)attrs, (void)n_results;
+  return same_as_input("BitwiseNot", in[0], KILN_INFER_INT, out);
+}
+
+kiln_status kiln_infer_Mish(const kiln_type *const *in, uint32_t n_in, const kiln_attrs *attrs,
+                            uint32_t n_results, kiln_type *out) {
+  (void)n_in, (void)attrs, (void)n_results;
+  return same_as_input("Mish", in[0], KILN_INFER_FLOAT, out);
+}
+
+kiln_status kiln_infer_Swish(const kiln_type *const *in, uint32_t n_in, const kiln_attrs *attrs,
+                             uint32_t n_results, kiln_type *out) {
+  (void)n_in, (void)attrs, (void)n_results;
+  return same_as_input("Swish", in[0], KILN_INFER_FLOAT, out);
+}
+
+/* kiln's own FusedElementwise: the inputs broadcast to the result, all of
+ * one float element type, and the body must parse (ir/fused.c). */
+kiln_status kiln_infer_FusedElementwise(const kiln_type *const *in, uint32_t n_in,
+                                        const kiln_attrs *attrs, uint32_t n_results,
+                                        kiln_type *out) {
+  (void)n_results;
+  const char *K = "FusedElementwise";
+  for (uint32_t i = 0; i < n_in; i++) {
+    KILN_TRY(kiln_infer_check_elem(K, "input", in[i], KILN_INFER_FLOAT));
+    if (i)
+      KILN_TRY(kiln_infer_same_elem(K, "input 0", in[0], "input", in[i]));
+  }
+  const kiln_attr *body = kiln_attrs_find(attrs, "body");
+  if (!body || kiln_attr_get_kind(body) != KILN_ATTR_STRING)
+    return kiln_infer_fail(K, "attribute 'body' (string) is required");
+  kiln_fused_op ops[KILN_FUSED_MAX_OPS];
+  uint32_t n_ops;
+  kiln_status s = kiln_fused_parse(kiln_attr_string(body), n_in, ops, KILN_FUSED_MAX_OPS, &n_ops);
+  if (s)
+    return kiln_status_wrap(s, "%s", K);
+  int64_t dims[KILN_MAX_RANK];
+  uint32_t rank;
+  KILN_TRY(kiln_infer_broadcast(K, in, n_in, dims, &rank));
+  return kiln_infer_make(K, in[0]->elem, rank, dims, out);
 }

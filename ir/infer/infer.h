@@ -81,6 +81,12 @@ bool kiln_infer_broadcasts_to(const kiln_type *from, const kiln_type *to);
 KILN_NODISCARD kiln_status kiln_infer_axis(const char *kind, const char *attr, int64_t axis,
                                            uint32_t rank, bool inclusive_end, uint32_t *out);
 
+/* Marks in mark[KILN_MAX_RANK] the dims named by an axes list (normalized, no
+ * duplicates). */
+KILN_NODISCARD kiln_status kiln_infer_mark_axes(const char *kind, const char *attr,
+                                                const int64_t *axes, uint32_t n, uint32_t rank,
+                                                bool *mark);
+
 /* An INTS attribute: *present false and *n 0 when absent; an attribute of
  * another kind is an error. */
 KILN_NODISCARD kiln_status kiln_infer_ints(const char *kind, const kiln_attrs *a, const char *name,
@@ -113,5 +119,31 @@ KILN_NODISCARD kiln_status kiln_infer_matmul_shape(const char *kind, const kiln_
 KILN_NODISCARD kiln_status kiln_infer_conv_shape(const char *kind, const kiln_type *x,
                                                  const kiln_type *w, const kiln_attrs *attrs,
                                                  int64_t *dims);
+
+/* Sliding window attributes of n spatial dims, shared by the convolutions
+ * (conv.c, which defines these readers) and the pools (pool.c). */
+#define KILN_INFER_SP_MAX (KILN_MAX_RANK - 2)
+typedef struct kiln_infer_window {
+  uint32_t n; /* spatial dims */
+  int64_t k[KILN_INFER_SP_MAX], s[KILN_INFER_SP_MAX], d[KILN_INFER_SP_MAX], pb[KILN_INFER_SP_MAX],
+      pe[KILN_INFER_SP_MAX];
+  const char *auto_pad;
+} kiln_infer_window;
+/* kernel_shape, strides, dilations, pads and auto_pad; kernel NULL:
+ * kernel_shape is required, else it must match kernel when set. */
+KILN_NODISCARD kiln_status kiln_infer_read_window(const char *kind, const kiln_attrs *attrs,
+                                                  uint32_t n, const int64_t *kernel,
+                                                  kiln_infer_window *w);
+/* Output spatial size of dim i for an input size `in`. */
+KILN_NODISCARD kiln_status kiln_infer_window_out(const char *kind, const kiln_infer_window *w,
+                                                 uint32_t i, int64_t in, bool ceil_mode,
+                                                 int64_t *out);
+/* The window of MaxUnpool and Col2Im (no auto_pad): kernel_name's list
+ * (required), strides (default 1), pads (default 0, begins then ends) and,
+ * with dil non-NULL, dilations (default 1). */
+KILN_NODISCARD kiln_status kiln_infer_explicit_window(const char *k, const kiln_attrs *attrs,
+                                                      uint32_t n, const char *kernel_name,
+                                                      int64_t *kern, int64_t *strides,
+                                                      int64_t *pads, int64_t *dil);
 
 #endif

@@ -1,6 +1,7 @@
-/* ir/infer/movement.c: inference of the shape-changing data movement kinds:
- * Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Expand, Tile, Slice, Pad,
- * Concat and Split. Their compile-time ONNX inputs are attributes here. */
+/* ir/infer/movement.c: inference of the data movement kinds: Reshape,
+ * Flatten, Squeeze, Unsqueeze, Transpose, Expand, Tile, Slice, Pad, Concat,
+ * Split, DepthToSpace, SpaceToDepth, Trilu, ReverseSequence, CenterCropPad,
+ * Shape and Size. Their compile-time ONNX inputs are attributes here. */
 #include <stdio.h>
 #include <string.h>
 
@@ -392,4 +393,136 @@ kiln_status kiln_infer_Split(const kiln_type *const *in, uint32_t n_in, const ki
     KILN_TRY(kiln_infer_make("Split", x->elem, x->rank, dims, &out[i]));
   }
   return NULL;
+}
+
+static kiln_status blocksize(const char *kind, const kiln_attrs *attrs, int64_t *bs) {
+  if (!kiln_attrs_find(attrs, "blocksize"))
+    return kiln_infer_fail(kind, "attribute 'blocksize' is required");
+  *bs = kiln_attrs_int_or(attrs, "blocksize", 0);
+  if (*bs < 1)
+    return kiln_infer_fail(kind, "attribute 'blocksize' = %lld must be positive", (long long)*bs);
+  return NULL;
+}
+
+kiln_status kiln_infer_DepthToSpace(const kiln_type *const *in, uint32_t n_in,
+                                    const kiln_attrs *attrs, uint32_t n_results, kiln_type *out) {
+  (void)n_in, (void)n_results;
+  static const char *const modes[] = {"DCR", "CRD", NULL};
+  const kiln_type *x = in[0];
+  const char *mode;
+  int64_t bs = 0;
+  KILN_TRY(kiln_infer_enum("DepthToSpace", attrs, "mode", "DCR", modes, &mode));
+  KILN_TRY(blocksize("DepthToSpace", attrs, &bs));
+  KILN_TRY(kiln_infer_check_rank("DepthToSpace", "input 0", x, 4, false));
+  if (x->dims[1] % (bs * bs) != 0)
+    return kiln_infer_fail("DepthToSpace",
+                           "channels of input 0 %s are not divisible by "
+                           "blocksize^2 = %lld",
+                           KILN_INFER_TS(x), (long long)(bs * bs));
+  int64_t dims[4] = {x->dims[0], x->dims[1] / (bs * bs), x->dims[2] * bs, x->dims[3] * bs};
+  return kiln_infer_make("DepthToSpace", x->elem, 4, dims, out);
+}
+
+kiln_status kiln_infer_SpaceToDepth(const kiln_type *const *in, uint32_t n_in,
+                                    const kiln_attrs *attrs, uint32_t n_results, kiln_type *out) {
+  (void)n_in, (void)n_results;
+  const kiln_type *x = in[0];
+  int64_t bs = 0;
+  KILN_TRY(blocksize("SpaceToDepth", attrs, &bs));
+  KILN_TRY(kiln_infer_check_rank("SpaceToDepth", "input 0", x, 4, false));
+  if (x->dims[2] % bs != 0 || x->dims[3] % bs != 0)
+    return kiln_infer_fail("SpaceToDepth",
+                           "height and width of input 0 %s are not divisible by "
+                           "blocksize %lld",
+                           KILN_INFER_TS(x), (long long)bs);
+  int64_t dims[4] = {x->dims[0], x->dims[1] * bs * bs, x->dims[2] / bs, x->dims[3] / bs};
+  return kiln_infer_make("SpaceToDepth", x->elem, 4, dims, out);
+}
+
+kiln_status kiln_infer_Trilu(const kiln_type *const *in, uint32_t n_in, const kiln_attrs *attrs,
+                             uint32_t n_results, kiln_type *out) {
+  (void)n_in, (void)attrs, (void)n_results;
+  const kiln_type *x = in[0];
+  KILN_TRY(kiln_infer_check_rank("Trilu", "input 0", x, 2, true));
+  int64_t upper = kiln_attrs_int_or(attrs, "upper", 1);
+  if (upper != 0 && upper != 1)
+    return kiln_infer_fail("Trilu", "attribute 'upper' = %lld must be 0 or 1", (long long)upper);
+  return kiln_infer_make("Trilu", x->elem, x->rank, x->dims, out);
+}
+
+kiln_status kiln_infer_ReverseSequence(const kiln_type *const *in, uint32_t n_in,
+                                       const kiln_attrs *attrs, uint32_t n_results,
+                                       kiln_type *out) {
+  (void)n_in, (void)n_results;
+  static const char *const k = "ReverseSequence";
+  const kiln_type *x = in[0], *lens = in[1];
+  KILN_TRY(kiln_infer_check_rank(k, "input 0", x, 2, true));
+  KILN_TRY(kiln_infer_check_elem(k, "sequence_lens (input 1)", lens, KILN_INFER_M(KILN_I64)));
+  int64_t ba = kiln_attrs_int_or(attrs, "batch_axis", 1);
+  int64_t ta = kiln_attrs_int_or(attrs, "time_axis", 0);
+  if ((ba != 0 && ba != 1) || (ta != 0 && ta != 1) || ba == ta)
+    return kiln_infer_fail(k,
+                           "attributes batch_axis = %lld and time_axis = %lld must be 0 and 1 "
+                           "in some order",
+                           (long long)ba, (long long)ta);
+  if (lens->rank != 1 || lens->dims[0] != x->dims[ba])
+    return kiln_infer_fail(k, "sequence_lens %s must have shape [%lld] (the batch of input 0 %s)",
+                           KILN_INFER_TS(lens), (long long)x->dims[ba], KILN_INFER_TS(x));
+  return kiln_infer_make(k, x->elem, x->rank, x->dims, out);
+}
+
+kiln_status kiln_infer_CenterCropPad(const kiln_type *const *in, uint32_t n_in,
+                                     const kiln_attrs *attrs, uint32_t n_results, kiln_type *out) {
+  (void)n_in, (void)n_results;
+  static const char *const k = "CenterCropPad";
+  const kiln_type *x = in[0];
+  const int64_t *shape, *axes;
+  uint32_t ns, na;
+  bool has_shape, has_axes;
+  KILN_TRY(kiln_infer_ints(k, attrs, "shape", &shape, &ns, &has_shape));
+  KILN_TRY(kiln_infer_ints(k, attrs, "axes", &axes, &na, &has_axes));
+  if (!has_shape)
+    return kiln_infer_fail(k, "attribute 'shape' is required");
+  uint32_t want = has_axes ? na : x->rank;
+  if (ns != want)
+    return kiln_infer_fail(k, "attribute 'shape' has %u entries, expected %u (one per %s)", ns,
+                           want, has_axes ? "axis" : "dimension");
+  int64_t dims[KILN_MAX_RANK];
+  bool seen[KILN_MAX_RANK] = {0};
+  memcpy(dims, x->dims, sizeof(int64_t) * x->rank);
+  for (uint32_t i = 0; i < ns; i++) {
+    uint32_t a = i;
+    if (has_axes)
+      KILN_TRY(kiln_infer_axis(k, "axes", axes[i], x->rank, false, &a));
+    if (seen[a])
+      return kiln_infer_fail(k, "attribute 'axes' repeats axis %u", a);
+    seen[a] = true;
+    if (shape[i] < 0)
+      return kiln_infer_fail(k, "attribute 'shape' entry %u = %lld is negative", i,
+                             (long long)shape[i]);
+    dims[a] = shape[i];
+  }
+  return kiln_infer_make(k, x->elem, x->rank, dims, out);
+}
+
+kiln_status kiln_infer_Shape(const kiln_type *const *in, uint32_t n_in, const kiln_attrs *attrs,
+                             uint32_t n_results, kiln_type *out) {
+  (void)n_in, (void)n_results;
+  int64_t r = in[0]->rank;
+  int64_t start = kiln_attrs_int_or(attrs, "start", 0);
+  int64_t end = kiln_attrs_int_or(attrs, "end", r);
+  /* Negative values count from the back; both clamp to [0, rank]. */
+  start = start < 0 ? start + r : start;
+  end = end < 0 ? end + r : end;
+  start = start < 0 ? 0 : start > r ? r : start;
+  end = end < 0 ? 0 : end > r ? r : end;
+  int64_t len = end > start ? end - start : 0;
+  return kiln_infer_make("Shape", KILN_I64, 1, &len, out);
+}
+
+kiln_status kiln_infer_Size(const kiln_type *const *in, uint32_t n_in, const kiln_attrs *attrs,
+                            uint32_t n_results, kiln_type *out) {
+  (void)in, (void)n_in, (void)attrs, (void)n_results;
+  int64_t none[1] = {0};
+  return kiln_infer_make("Size", KILN_I64, 0, none, out);
 }

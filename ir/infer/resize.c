@@ -1,53 +1,8 @@
-/* ir/infer/resize.c: inference of the spatial rearrangement kinds:
- * DepthToSpace, SpaceToDepth, Resize and Upsample. */
+/* ir/infer/resize.c: inference of Resize and Upsample. */
 #include <math.h>
 #include <string.h>
 
 #include "ir/infer/infer.h"
-
-static kiln_status blocksize(const char *kind, const kiln_attrs *attrs, int64_t *bs) {
-  if (!kiln_attrs_find(attrs, "blocksize"))
-    return kiln_infer_fail(kind, "attribute 'blocksize' is required");
-  *bs = kiln_attrs_int_or(attrs, "blocksize", 0);
-  if (*bs < 1)
-    return kiln_infer_fail(kind, "attribute 'blocksize' = %lld must be positive", (long long)*bs);
-  return NULL;
-}
-
-kiln_status kiln_infer_DepthToSpace(const kiln_type *const *in, uint32_t n_in,
-                                    const kiln_attrs *attrs, uint32_t n_results, kiln_type *out) {
-  (void)n_in, (void)n_results;
-  static const char *const modes[] = {"DCR", "CRD", NULL};
-  const kiln_type *x = in[0];
-  const char *mode;
-  int64_t bs = 0;
-  KILN_TRY(kiln_infer_enum("DepthToSpace", attrs, "mode", "DCR", modes, &mode));
-  KILN_TRY(blocksize("DepthToSpace", attrs, &bs));
-  KILN_TRY(kiln_infer_check_rank("DepthToSpace", "input 0", x, 4, false));
-  if (x->dims[1] % (bs * bs) != 0)
-    return kiln_infer_fail("DepthToSpace",
-                           "channels of input 0 %s are not divisible by "
-                           "blocksize^2 = %lld",
-                           KILN_INFER_TS(x), (long long)(bs * bs));
-  int64_t dims[4] = {x->dims[0], x->dims[1] / (bs * bs), x->dims[2] * bs, x->dims[3] * bs};
-  return kiln_infer_make("DepthToSpace", x->elem, 4, dims, out);
-}
-
-kiln_status kiln_infer_SpaceToDepth(const kiln_type *const *in, uint32_t n_in,
-                                    const kiln_attrs *attrs, uint32_t n_results, kiln_type *out) {
-  (void)n_in, (void)n_results;
-  const kiln_type *x = in[0];
-  int64_t bs = 0;
-  KILN_TRY(blocksize("SpaceToDepth", attrs, &bs));
-  KILN_TRY(kiln_infer_check_rank("SpaceToDepth", "input 0", x, 4, false));
-  if (x->dims[2] % bs != 0 || x->dims[3] % bs != 0)
-    return kiln_infer_fail("SpaceToDepth",
-                           "height and width of input 0 %s are not divisible by "
-                           "blocksize %lld",
-                           KILN_INFER_TS(x), (long long)bs);
-  int64_t dims[4] = {x->dims[0], x->dims[1] * bs * bs, x->dims[2] / bs, x->dims[3] / bs};
-  return kiln_infer_make("SpaceToDepth", x->elem, 4, dims, out);
-}
 
 /* floor(in * scale), as an int64 result dim. */
 static kiln_status scaled(const char *kind, int64_t in, double scale, int64_t *out) {

@@ -153,6 +153,19 @@ kiln_status kiln_infer_axis(const char *kind, const char *attr, int64_t axis, ui
   return NULL;
 }
 
+kiln_status kiln_infer_mark_axes(const char *kind, const char *attr, const int64_t *axes,
+                                 uint32_t n, uint32_t rank, bool *mark) {
+  memset(mark, 0, sizeof(bool) * KILN_MAX_RANK);
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t a;
+    KILN_TRY(kiln_infer_axis(kind, attr, axes[i], rank, false, &a));
+    if (mark[a])
+      return kiln_infer_fail(kind, "attribute '%s' names axis %u twice", attr, a);
+    mark[a] = true;
+  }
+  return NULL;
+}
+
 kiln_status kiln_infer_ints(const char *kind, const kiln_attrs *a, const char *name,
                             const int64_t **p, uint32_t *n, bool *present) {
   *p = NULL;

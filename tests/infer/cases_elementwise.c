@@ -1,5 +1,5 @@
 /* tests/infer/cases_elementwise.c: unary, binary, variadic, Where, Clip,
- * casts. Expected shapes follow numpy broadcasting, worked out by hand. */
+ * casts, Bitwise*, Mish, Swish. Expected shapes follow numpy broadcasting, worked out by hand. */
 #include "harness.h"
 
 /* One valid and one invalid input per unary kind, grouped by the ONNX type
@@ -144,4 +144,23 @@ void cases_elementwise(void) {
   OK(Clip, "i32[2,2]", "i32[2,2]");
   ERR(Clip, "f32[4] f32[2]", "min (input 1) is f32[2]; it must be a scalar");
   ERR(Clip, "f32[4] i32[]", "element types differ");
+
+  static const kiln_node_kind bitwise[] = {KILN_NODE_BitwiseAnd, KILN_NODE_BitwiseOr,
+                                           KILN_NODE_BitwiseXor};
+  for (size_t i = 0; i < 3; i++) {
+    infer_ok(bitwise[i], "u8[2,1] u8[3]", NULL, 0, 0, "u8[2,3]", __LINE__);
+    infer_ok(bitwise[i], "i64[] i64[4]", NULL, 0, 0, "i64[4]", __LINE__);
+    infer_err(bitwise[i], "f32[2] f32[2]", NULL, 0, 0, KILN_INVALID_ARGUMENT, "input 0 is f32[2]",
+              __LINE__);
+    infer_err(bitwise[i], "i32[2] i16[2]", NULL, 0, 0, KILN_INVALID_ARGUMENT, "i16[2]", __LINE__);
+    infer_err(bitwise[i], "i32[2] i32[3]", NULL, 0, 0, KILN_INVALID_ARGUMENT, "broadcast",
+              __LINE__);
+  }
+  OK(BitwiseNot, "i16[2,2]", "i16[2,2]");
+  ERR(BitwiseNot, "bool[2]", "input 0 is bool[2]");
+
+  OK(Mish, "f64[3]", "f64[3]");
+  ERR(Mish, "i32[3]", "input 0 is i32[3]");
+  OK(Swish, "bf16[2,2]", "bf16[2,2]", KILN_ATTR_F("alpha", 0.5));
+  ERR(Swish, "u8[2]", "input 0 is u8[2]");
 }

@@ -1,4 +1,5 @@
-/* tests/infer/cases_linalg.c: MatMul, Gemm, Einsum, convolutions and pools.
+/* tests/infer/cases_linalg.c: MatMul, Gemm, Einsum, Det, convolutions
+ * (Col2Im included) and pools (LpPool, MaxUnpool included).
  * Conv sizes: floor((in + pads - dilation*(k-1) - 1) / stride) + 1. */
 #include "harness.h"
 
@@ -75,4 +76,37 @@ void cases_linalg(void) {
   ERR(GlobalAveragePool, "f32[2,3]", "expected rank >= 3");
   OK(GlobalMaxPool, "f64[2,3,4,5,6]", "f64[2,3,1,1,1]");
   ERR(GlobalMaxPool, "i8[2,3,4]", "input 0 is i8[2,3,4]");
+
+  OK(LpPool, "f32[1,2,5,5]", "f32[1,2,2,2]", IS("kernel_shape", 2, 2), IS("strides", 2, 2));
+  OK(LpPool, "f32[1,2,5,5]", "f32[1,2,3,3]", IS("kernel_shape", 2, 2), IS("strides", 2, 2),
+     KILN_ATTR_I("ceil_mode", 1), KILN_ATTR_I("p", 1));
+  ERR(LpPool, "f32[1,2,5,5]", "attribute 'p' = 0 must be positive", IS("kernel_shape", 2, 2),
+      KILN_ATTR_I("p", 0));
+  ERR(LpPool, "i32[1,2,5,5]", "input 0 is i32[1,2,5,5]", IS("kernel_shape", 2, 2));
+
+  OK(Det, "f32[3,3]", "f32[]");
+  OK(Det, "f64[2,4,3,3]", "f64[2,4]");
+  ERR(Det, "f32[3,2]", "not a stack of square matrices");
+  ERR(Det, "f32[3]", "input 0 is f32[3]");
+  ERR(Det, "i64[2,2]", "input 0 is i64[2,2]");
+
+  OK(MaxUnpool, "f32[1,1,2,2] i64[1,1,2,2]", "f32[1,1,4,4]", IS("kernel_shape", 2, 2),
+     IS("strides", 2, 2));
+  OK(MaxUnpool, "f32[1,1,2,2] i64[1,1,2,2]", "f32[1,1,5,5]", IS("kernel_shape", 2, 2),
+     IS("strides", 2, 2), IS("output_shape", 1, 1, 5, 5));
+  ERR(MaxUnpool, "f32[1,1,2,2] i64[1,1,2,2]", "does not fit input 0", IS("kernel_shape", 2, 2),
+      IS("strides", 2, 2), IS("output_shape", 1, 1, 3, 5));
+  ERR(MaxUnpool, "f32[1,1,2,2] i32[1,1,2,2]", "indices (input 1) is i32", IS("kernel_shape", 2, 2));
+  ERR(MaxUnpool, "f32[1,1,2,2] i64[1,1,2,1]", "must have the shape of input 0",
+      IS("kernel_shape", 2, 2));
+  ERR(MaxUnpool, "f32[1,1,2,2] i64[1,1,2,2]", "'kernel_shape' must have 2 entries");
+
+  OK(Col2Im, "f32[1,5,5]", "f32[1,1,5,5]", IS("image_shape", 5, 5), IS("block_shape", 1, 5));
+  OK(Col2Im, "f32[2,8,9]", "f32[2,2,4,4]", IS("image_shape", 4, 4), IS("block_shape", 2, 2),
+     IS("pads", 1, 1, 1, 1), IS("strides", 2, 2));
+  ERR(Col2Im, "f32[1,5,4]", "must be [N, C*5, 5]", IS("image_shape", 5, 5),
+      IS("block_shape", 1, 5));
+  ERR(Col2Im, "f32[1,5,5]", "attribute 'image_shape' is required", IS("block_shape", 1, 5));
+  ERR(Col2Im, "f32[1,5,5]", "smaller than its dilated block", IS("image_shape", 5, 2),
+      IS("block_shape", 1, 5));
 }

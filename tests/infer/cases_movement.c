@@ -1,4 +1,6 @@
-/* tests/infer/cases_movement.c: shape and data movement kinds. */
+/* tests/infer/cases_movement.c: shape and data movement kinds (CenterCropPad
+ * included) and the generators (ConstantOfShape, EyeLike, Range, the
+ * windows). */
 #include "harness.h"
 
 void cases_movement(void) {
@@ -133,4 +135,22 @@ void cases_movement(void) {
   OK(ReverseSequence, "f32[2,4] i64[2]", "f32[2,4]", KILN_ATTR_I("batch_axis", 0),
      KILN_ATTR_I("time_axis", 1));
   ERR(ReverseSequence, "f32[4,2,3] i64[4]", "sequence_lens i64[4] must have shape [2]");
+
+  OK(HannWindow, "", "f32[10]", KILN_ATTR_I("size", 10));
+  OK(HammingWindow, "", "f64[0]", KILN_ATTR_I("size", 0), KILN_ATTR_T("output_datatype", KILN_F64));
+  OK(BlackmanWindow, "", "i32[3]", KILN_ATTR_I("size", 3), KILN_ATTR_T("output_datatype", KILN_I32),
+     KILN_ATTR_I("periodic", 0));
+  ERR(HannWindow, "", "attribute 'size' is required");
+  ERR(HammingWindow, "", "attribute 'size' = -1 must not be negative", KILN_ATTR_I("size", -1));
+  ERR(BlackmanWindow, "", "attribute 'periodic' = 2 must be 0 or 1", KILN_ATTR_I("size", 4),
+      KILN_ATTR_I("periodic", 2));
+  ERR(BlackmanWindow, "", "output_datatype", KILN_ATTR_I("size", 4),
+      KILN_ATTR_T("output_datatype", KILN_BOOL));
+
+  OK(CenterCropPad, "f32[20,10,3]", "f32[10,7,3]", IS("shape", 10, 7, 3));
+  OK(CenterCropPad, "i32[3,20,8]", "i32[3,10,12]", IS("shape", 10, 12), IS("axes", -2, 2));
+  ERR(CenterCropPad, "f32[20,10,3]", "attribute 'shape' has 2 entries, expected 3",
+      IS("shape", 10, 7));
+  ERR(CenterCropPad, "f32[20,10,3]", "attribute 'shape' is required");
+  ERR(CenterCropPad, "f32[20,10]", "repeats axis 0", IS("shape", 1, 2), IS("axes", 0, -2));
 }

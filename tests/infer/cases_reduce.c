@@ -1,5 +1,6 @@
 /* tests/infer/cases_reduce.c: reductions, softmax family, CumSum, TopK and
- * the normalizations. */
+ * the normalizations (RMSNormalization, LpNormalization and
+ * GroupNormalization included). */
 #include "harness.h"
 
 void cases_reduce(void) {
@@ -64,4 +65,24 @@ void cases_reduce(void) {
   ERR(MeanVarianceNormalization, "f32[2,3]", "attribute 'axes' = 2 is out of range");
   OK(LRN, "f32[1,4,5,5]", "f32[1,4,5,5]", KILN_ATTR_I("size", 3));
   ERR(LRN, "f32[1,4,5,5]", "attribute 'size' is required");
+
+  OK(RMSNormalization, "f32[2,3,4] f32[4]", "f32[2,3,4]");
+  OK(RMSNormalization, "f16[2,3,4] f16[3,4]", "f16[2,3,4]", KILN_ATTR_I("axis", 1));
+  ERR(RMSNormalization, "f32[2,3,4] f32[5]", "scale (input 1) f32[5] does not broadcast");
+  ERR(RMSNormalization, "i32[2,3] i32[3]", "input 0 is i32[2,3]");
+  ERR(RMSNormalization, "f32[2,3] f32[3]", "axis", KILN_ATTR_I("axis", 2));
+
+  OK(LpNormalization, "f32[2,3]", "f32[2,3]", KILN_ATTR_I("axis", 0), KILN_ATTR_I("p", 1));
+  ERR(LpNormalization, "f32[2,3]", "attribute 'p' = 3 must be 1 or 2", KILN_ATTR_I("p", 3));
+  ERR(LpNormalization, "f32[2,3]", "axis", KILN_ATTR_I("axis", -3));
+
+  OK(GroupNormalization, "f32[2,4,3,3] f32[4] f32[4]", "f32[2,4,3,3]",
+     KILN_ATTR_I("num_groups", 2));
+  OK(GroupNormalization, "f16[1,6] f16[6] f16[6]", "f16[1,6]", KILN_ATTR_I("num_groups", 3),
+     KILN_ATTR_I("stash_type", 1));
+  ERR(GroupNormalization, "f32[2,4,3] f32[4] f32[4]",
+      "'num_groups' = 3 must be positive and divide", KILN_ATTR_I("num_groups", 3));
+  ERR(GroupNormalization, "f32[2,4,3] f32[2] f32[2]",
+      "scale f32[2] and bias f32[2] must both be [4]", KILN_ATTR_I("num_groups", 2));
+  ERR(GroupNormalization, "f32[2,4,3] f32[4] f32[4]", "attribute 'num_groups' is required");
 }

@@ -53,6 +53,5 @@ void cases_reduce(void);
 void cases_linalg(void);
 void cases_movement(void);
 void cases_other(void);
-void cases_later(void);
 
 #endif

@@ -31,11 +31,6 @@ START_TEST(test_other) {
 }
 END_TEST
 
-START_TEST(test_later) {
-  cases_later();
-}
-END_TEST
-
 START_TEST(test_dispatch_counts) {
   ERR(Add, "f32[2]", "Add: takes 2 inputs, got 1");
   ERR(Gemm, "f32[2,2] f32[2,2] f32[2] f32[2]", "takes 2 to 3 inputs, got 4");
@@ -111,7 +106,6 @@ START_TEST(test_every_kind_covered) {
   cases_linalg();
   cases_movement();
   cases_other();
-  cases_later();
   char missing[4096] = "";
   size_t used = 0;
   for (int k = 0; k < KILN_NODE_KIND_COUNT; k++) {
@@ -135,7 +129,6 @@ static Suite *infer_suite(void) {
   tcase_add_test(tc, test_linalg);
   tcase_add_test(tc, test_movement);
   tcase_add_test(tc, test_other);
-  tcase_add_test(tc, test_later);
   tcase_add_test(tc, test_dispatch_counts);
   tcase_add_test(tc, test_quantized_inputs_give_plain_results);
   tcase_add_test(tc, test_result_overflow);

@@ -1,4 +1,4 @@
-/* passes/lower_more_resize.c: the Resize lowering. Interpolation is
+/* passes/lower_resize.c: the Resize lowering (and Upsample, a Resize). Interpolation is
  * separable, so each resampled axis becomes, per filter tap, a Gather of a
  * constant index table along that axis times a constant weight table, and
  * the taps are added. The tables are computed here from the static shapes
@@ -305,5 +305,18 @@ bool kiln_lower_Resize(kiln_lower_ctx *c, kiln_value **r) {
   if (y == kiln_node_input(c->n, 0))
     y = lower_un(c, KILN_NODE_Identity, y);
   r[0] = y;
+  return true;
+}
+
+bool kiln_lower_Upsample(kiln_lower_ctx *c, kiln_value **r) {
+  const kiln_attr *s = kiln_attrs_find(kiln_node_attrs(c->n), "scales");
+  if (!s || !kiln_attr_floats(s))
+    return false;
+  const char *mode = kiln_attrs_string_or(kiln_node_attrs(c->n), "mode", "nearest");
+  kiln_attr_desc a[4] = {KILN_ATTR_S("coordinate_transformation_mode", "asymmetric"),
+                         KILN_ATTR_S("mode", mode), KILN_ATTR_S("nearest_mode", "floor"),
+                         KILN_ATTR_FS("scales", kiln_attr_floats(s), kiln_attr_len(s))};
+  kiln_value *x = kiln_node_input(c->n, 0);
+  r[0] = lower_emit(c, KILN_NODE_Resize, &x, 1, a, 4);
   return true;
 }

@@ -1,31 +1,10 @@
-/* ir/infer/create.c: inference of the kinds that make tensors from shapes
- * or attributes: Shape, Size, ConstantOfShape, EyeLike, Range, Trilu. */
+/* ir/infer/generator.c: inference of the kinds that make tensors from
+ * attributes alone: ConstantOfShape, EyeLike, Range and the window
+ * generators HannWindow, HammingWindow, BlackmanWindow. */
 #include <math.h>
 #include <string.h>
 
 #include "ir/infer/infer.h"
-
-kiln_status kiln_infer_Shape(const kiln_type *const *in, uint32_t n_in, const kiln_attrs *attrs,
-                             uint32_t n_results, kiln_type *out) {
-  (void)n_in, (void)n_results;
-  int64_t r = in[0]->rank;
-  int64_t start = kiln_attrs_int_or(attrs, "start", 0);
-  int64_t end = kiln_attrs_int_or(attrs, "end", r);
-  /* Negative values count from the back; both clamp to [0, rank]. */
-  start = start < 0 ? start + r : start;
-  end = end < 0 ? end + r : end;
-  start = start < 0 ? 0 : start > r ? r : start;
-  end = end < 0 ? 0 : end > r ? r : end;
-  int64_t len = end > start ? end - start : 0;
-  return kiln_infer_make("Shape", KILN_I64, 1, &len, out);
-}
-
-kiln_status kiln_infer_Size(const kiln_type *const *in, uint32_t n_in, const kiln_attrs *attrs,
-                            uint32_t n_results, kiln_type *out) {
-  (void)in, (void)n_in, (void)attrs, (void)n_results;
-  int64_t none[1] = {0};
-  return kiln_infer_make("Size", KILN_I64, 0, none, out);
-}
 
 kiln_status kiln_infer_ConstantOfShape(const kiln_type *const *in, uint32_t n_in,
                                        const kiln_attrs *attrs, uint32_t n_results,
@@ -94,13 +73,31 @@ kiln_status kiln_infer_Range(const kiln_type *const *in, uint32_t n_in, const ki
   return kiln_infer_make("Range", e, 1, &len, out);
 }
 
-kiln_status kiln_infer_Trilu(const kiln_type *const *in, uint32_t n_in, const kiln_attrs *attrs,
-                             uint32_t n_results, kiln_type *out) {
-  (void)n_in, (void)attrs, (void)n_results;
-  const kiln_type *x = in[0];
-  KILN_TRY(kiln_infer_check_rank("Trilu", "input 0", x, 2, true));
-  int64_t upper = kiln_attrs_int_or(attrs, "upper", 1);
-  if (upper != 0 && upper != 1)
-    return kiln_infer_fail("Trilu", "attribute 'upper' = %lld must be 0 or 1", (long long)upper);
-  return kiln_infer_make("Trilu", x->elem, x->rank, x->dims, out);
+/* A window of `size` samples; the element type is any float or integer
+ * (ONNX allows both; integer windows truncate). */
+static kiln_status window(const char *kind, const kiln_attrs *attrs, kiln_type *out) {
+  if (!kiln_attrs_find(attrs, "size"))
+    return kiln_infer_fail(kind, "attribute 'size' is required");
+  int64_t size = kiln_attrs_int_or(attrs, "size", 0);
+  if (size < 0)
+    return kiln_infer_fail(kind, "attribute 'size' = %lld must not be negative", (long long)size);
+  int64_t periodic = kiln_attrs_int_or(attrs, "periodic", 1);
+  if (periodic != 0 && periodic != 1)
+    return kiln_infer_fail(kind, "attribute 'periodic' = %lld must be 0 or 1", (long long)periodic);
+  kiln_elem e;
+  KILN_TRY(kiln_infer_type_attr(kind, attrs, "output_datatype", KILN_F32, &e, NULL));
+  kiln_type probe = {.elem = e};
+  KILN_TRY(kiln_infer_check_elem(kind, "the result (attribute 'output_datatype')", &probe,
+                                 KILN_INFER_NUM));
+  return kiln_infer_make(kind, e, 1, &size, out);
 }
+
+#define WINDOW(name)                                                                               \
+  kiln_status kiln_infer_##name(const kiln_type *const *in, uint32_t n_in,                         \
+                                const kiln_attrs *attrs, uint32_t n_results, kiln_type *out) {     \
+    (void)in, (void)n_in, (void)n_results;                                                         \
+    return window(#name, attrs, out);                                                              \
+  }
+WINDOW(HannWindow)
+WINDOW(HammingWindow)
+WINDOW(BlackmanWindow)

@@ -1,6 +1,5 @@
-/* ir/infer/gather.c: inference of the indexing kinds: Gather,
- * GatherElements, GatherND, ScatterND, ScatterElements, OneHot and
- * ReverseSequence. */
+/* ir/infer/index.c: inference of the indexing kinds: Gather,
+ * GatherElements, GatherND, ScatterND, ScatterElements and OneHot. */
 #include <string.h>
 
 #include "ir/infer/infer.h"
@@ -156,25 +155,4 @@ kiln_status kiln_infer_OneHot(const kiln_type *const *in, uint32_t n_in, const k
   for (uint32_t i = 0, j = 0; i <= idx->rank; i++)
     dims[i] = i == axis ? depth : idx->dims[j++];
   return kiln_infer_make("OneHot", vals->elem, idx->rank + 1, dims, out);
-}
-
-kiln_status kiln_infer_ReverseSequence(const kiln_type *const *in, uint32_t n_in,
-                                       const kiln_attrs *attrs, uint32_t n_results,
-                                       kiln_type *out) {
-  (void)n_in, (void)n_results;
-  static const char *const k = "ReverseSequence";
-  const kiln_type *x = in[0], *lens = in[1];
-  KILN_TRY(kiln_infer_check_rank(k, "input 0", x, 2, true));
-  KILN_TRY(kiln_infer_check_elem(k, "sequence_lens (input 1)", lens, KILN_INFER_M(KILN_I64)));
-  int64_t ba = kiln_attrs_int_or(attrs, "batch_axis", 1);
-  int64_t ta = kiln_attrs_int_or(attrs, "time_axis", 0);
-  if ((ba != 0 && ba != 1) || (ta != 0 && ta != 1) || ba == ta)
-    return kiln_infer_fail(k,
-                           "attributes batch_axis = %lld and time_axis = %lld must be 0 and 1 "
-                           "in some order",
-                           (long long)ba, (long long)ta);
-  if (lens->rank != 1 || lens->dims[0] != x->dims[ba])
-    return kiln_infer_fail(k, "sequence_lens %s must have shape [%lld] (the batch of input 0 %s)",
-                           KILN_INFER_TS(lens), (long long)x->dims[ba], KILN_INFER_TS(x));
-  return kiln_infer_make(k, x->elem, x->rank, x->dims, out);
 }

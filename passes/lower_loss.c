@@ -1,6 +1,5 @@
-/* passes/lower_more.c: lowering rules for the losses
- * (NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss) and
- * DynamicQuantizeLinear. The class pick is
+/* passes/lower_loss.c: lowering rules for the losses
+ * NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss. The class pick is
  * a one-hot compare against a class-index constant rather than a Gather,
  * so out-of-range targets (ignore_index is often -1 or C) never index
  * anything: they just match no class. */
@@ -9,23 +8,23 @@
 
 #include "passes/lower_rules.h"
 
-typedef enum { MORE_NONE, MORE_SUM, MORE_MEAN, MORE_BAD } more_reduction;
+typedef enum { LOSS_NONE, LOSS_SUM, LOSS_MEAN, LOSS_BAD } loss_reduction;
 
-static more_reduction more_reduction_of(kiln_lower_ctx *c) {
+static loss_reduction loss_reduction_of(kiln_lower_ctx *c) {
   const char *r = kiln_attrs_string_or(kiln_node_attrs(c->n), "reduction", "mean");
   if (!strcmp(r, "none"))
-    return MORE_NONE;
+    return LOSS_NONE;
   if (!strcmp(r, "sum"))
-    return MORE_SUM;
+    return LOSS_SUM;
   if (!strcmp(r, "mean"))
-    return MORE_MEAN;
-  return MORE_BAD;
+    return LOSS_MEAN;
+  return LOSS_BAD;
 }
 
 /* The loss of log-probabilities logp [N, C, d...] (type t) against the
  * node's target (input 1) and optional weight (input 2). */
-static kiln_value *more_nll(kiln_lower_ctx *c, kiln_value *logp, const kiln_type *t,
-                            more_reduction red) {
+static kiln_value *nll_of_logp(kiln_lower_ctx *c, kiln_value *logp, const kiln_type *t,
+                               loss_reduction red) {
   kiln_value *target = kiln_node_input(c->n, 1), *weight = lower_in(c, 2);
   const kiln_type *tt = kiln_value_type(target);
   int64_t tdims[KILN_MAX_RANK], cdims[KILN_MAX_RANK], ncls = t->dims[1];
@@ -62,76 +61,44 @@ static kiln_value *more_nll(kiln_lower_ctx *c, kiln_value *logp, const kiln_type
     w = lower_where(c, is_ig, zero, w);
   }
   kiln_value *loss = lower_un(c, KILN_NODE_Neg, lower_bin(c, KILN_NODE_Mul, picked, w));
-  if (red == MORE_NONE)
+  if (red == LOSS_NONE)
     return loss;
   int64_t all[KILN_MAX_RANK];
   for (uint32_t d = 0; d < tt->rank; d++)
     all[d] = d;
   kiln_value *total = lower_reduce(c, KILN_NODE_ReduceSum, loss, all, tt->rank, 0);
-  if (red == MORE_SUM)
+  if (red == LOSS_SUM)
     return total;
   return lower_bin(c, KILN_NODE_Div, total,
                    lower_reduce(c, KILN_NODE_ReduceSum, w, all, tt->rank, 0));
 }
 
-static bool more_loss_ok(kiln_lower_ctx *c, more_reduction red) {
+static bool loss_operands_ok(kiln_lower_ctx *c, loss_reduction red) {
   const kiln_type *t = lower_tin(c, 0);
   const kiln_type *tt = lower_tin(c, 1);
-  return red != MORE_BAD && kiln_elem_is_float(t->elem) && t->rank >= 2 &&
+  return red != LOSS_BAD && kiln_elem_is_float(t->elem) && t->rank >= 2 &&
          tt->rank == t->rank - 1 && (tt->elem == KILN_I64 || tt->elem == KILN_I32);
 }
 
 bool kiln_lower_NegativeLogLikelihoodLoss(kiln_lower_ctx *c, kiln_value **r) {
-  more_reduction red = more_reduction_of(c);
-  if (!more_loss_ok(c, red))
+  loss_reduction red = loss_reduction_of(c);
+  if (!loss_operands_ok(c, red))
     return false;
-  r[0] = more_nll(c, kiln_node_input(c->n, 0), lower_tin(c, 0), red);
+  r[0] = nll_of_logp(c, kiln_node_input(c->n, 0), lower_tin(c, 0), red);
   return true;
 }
 
 /* LogSoftmax over the class axis (which has its own rule), then NLL; the
  * optional second result is that log-probability tensor. */
 bool kiln_lower_SoftmaxCrossEntropyLoss(kiln_lower_ctx *c, kiln_value **r) {
-  more_reduction red = more_reduction_of(c);
-  if (!more_loss_ok(c, red))
+  loss_reduction red = loss_reduction_of(c);
+  if (!loss_operands_ok(c, red))
     return false;
   kiln_attr_desc a = KILN_ATTR_I("axis", 1);
   kiln_value *x = kiln_node_input(c->n, 0);
   kiln_value *logp = lower_emit(c, KILN_NODE_LogSoftmax, &x, 1, &a, 1);
-  r[0] = more_nll(c, logp, lower_tin(c, 0), red);
+  r[0] = nll_of_logp(c, logp, lower_tin(c, 0), red);
   if (kiln_node_result_count(c->n) > 1)
     r[1] = logp;
-  return true;
-}
-
-/* f32 only, as ONNX defines it: range [min(x, 0), max(x, 0)], scale =
- * range / 255 in float32, zero point and values rounded half to even and
- * clamped to [0, 255]; an all-zero input (scale 0) divides by 1 instead,
- * which gives the interpreter's zero point 0 and values 0. */
-bool kiln_lower_DynamicQuantizeLinear(kiln_lower_ctx *c, kiln_value **r) {
-  const kiln_type *t = lower_tin(c, 0);
-  if (t->elem != KILN_F32 || lower_tout(c, 0)->elem != KILN_U8 || t->rank > KILN_MAX_RANK)
-    return false;
-  int64_t all[KILN_MAX_RANK];
-  for (uint32_t d = 0; d < t->rank; d++)
-    all[d] = d;
-  kiln_value *x = kiln_node_input(c->n, 0), *zero = lower_sc(c, 0), *top = lower_sc(c, 255);
-  kiln_value *mn =
-      lower_bin(c, KILN_NODE_Min, lower_reduce(c, KILN_NODE_ReduceMin, x, all, t->rank, 0), zero);
-  kiln_value *mx =
-      lower_bin(c, KILN_NODE_Max, lower_reduce(c, KILN_NODE_ReduceMax, x, all, t->rank, 0), zero);
-  kiln_value *scale = lower_bin(c, KILN_NODE_Div, lower_bin(c, KILN_NODE_Sub, mx, mn), top);
-  kiln_value *is0 = lower_bin(c, KILN_NODE_Equal, scale, zero);
-  kiln_value *safe = lower_where(c, is0, lower_sc(c, 1), scale);
-  kiln_value *zp = lower_un(
-      c, KILN_NODE_Round, lower_bin(c, KILN_NODE_Sub, zero, lower_bin(c, KILN_NODE_Div, mn, safe)));
-  zp = lower_bin(c, KILN_NODE_Min, lower_bin(c, KILN_NODE_Max, zp, zero), top);
-  zp = lower_where(c, is0, zero, zp);
-  kiln_value *y = lower_bin(c, KILN_NODE_Add,
-                            lower_un(c, KILN_NODE_Round, lower_bin(c, KILN_NODE_Div, x, safe)), zp);
-  y = lower_bin(c, KILN_NODE_Min, lower_bin(c, KILN_NODE_Max, y, zero), top);
-  r[0] = lower_cast(c, y, KILN_U8);
-  r[1] = scale;
-  r[2] = lower_cast(c, zp, KILN_U8);
   return true;
 }

@@ -1,4 +1,5 @@
-/* passes/lower_more_einsum.c: the Einsum lowering. Each operand's repeated
+/* passes/lower_linalg.c: lowering rules for Gemm (Transpose, MatMul, scaled
+ * Add) and Einsum. The Einsum lowering: Each operand's repeated
  * labels are first reduced to their diagonal (Mul by an identity mask, then
  * ReduceSum), each operand is transposed into one global label order and
  * reshaped with 1s for the labels it lacks, the operands are multiplied
@@ -193,5 +194,27 @@ bool kiln_lower_Einsum(kiln_lower_ctx *c, kiln_value **r) {
   if (acc == kiln_node_input(c->n, 0))
     acc = lower_un(c, KILN_NODE_Identity, acc);
   r[0] = acc;
+  return true;
+}
+
+bool kiln_lower_Gemm(kiln_lower_ctx *c, kiln_value **r) {
+  kiln_value *a = kiln_node_input(c->n, 0), *b = kiln_node_input(c->n, 1),
+             *cc = kiln_node_input_count(c->n) > 2 ? kiln_node_input(c->n, 2) : NULL;
+  int64_t perm[2] = {1, 0};
+  kiln_attr_desc pa = KILN_ATTR_IS("perm", perm, 2);
+  if (kiln_attrs_int_or(kiln_node_attrs(c->n), "transA", 0))
+    a = lower_emit(c, KILN_NODE_Transpose, &a, 1, &pa, 1);
+  if (kiln_attrs_int_or(kiln_node_attrs(c->n), "transB", 0))
+    b = lower_emit(c, KILN_NODE_Transpose, &b, 1, &pa, 1);
+  kiln_value *y = lower_bin(c, KILN_NODE_MatMul, a, b);
+  double alpha = lower_fattr(c, "alpha", 1), beta = lower_fattr(c, "beta", 1);
+  if (alpha != 1)
+    y = lower_bin(c, KILN_NODE_Mul, y, lower_sc(c, alpha));
+  if (cc && beta != 0) {
+    if (beta != 1)
+      cc = lower_bin(c, KILN_NODE_Mul, cc, lower_sc(c, beta));
+    y = lower_bin(c, KILN_NODE_Add, y, cc);
+  }
+  r[0] = y;
   return true;
 }
