@@ -11,7 +11,7 @@ kiln_status onnx_imp_center_crop_pad(onnx_loader *L, const Onnx__NodeProto *n, c
 kiln_status onnx_imp_maxunpool(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_col2im(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 /* Attention (opsets 23, 24) and RotaryEmbedding (opset 23), expanded into
- * existing kinds (onnx_ops_attention.c, onnx_ops_rotary.c). */
+ * existing kinds (onnx_ops_attention.c, onnx_ops_attention_rotary.c). */
 kiln_status onnx_imp_attention(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_rotary_embedding(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 
