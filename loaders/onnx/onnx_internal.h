@@ -111,7 +111,7 @@ kiln_status onnx_cval_floats(const onnx_cval *c, double **out, uint32_t *len);
 kiln_status onnx_add_constant(onnx_loader *L, const kiln_type *t, const void *data,
                               kiln_value **out);
 
-/* ---- importer rows (onnx_ops_*.c) ---- */
+/* ---- importer rows (onnx_ops_table.c) and emitting (onnx_load.c) ---- */
 typedef struct onnx_op onnx_op;
 typedef kiln_status (*onnx_import_fn)(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 struct onnx_op {
@@ -146,34 +146,83 @@ kiln_status onnx_emit_ints(onnx_loader *L, const Onnx__NodeProto *n, kiln_node_k
 /* Bind ONNX output i of n to v (for importers that produce constants). */
 kiln_status onnx_bind_output(onnx_loader *L, const Onnx__NodeProto *n, uint32_t i, kiln_value *v);
 
-/* Importers shared between files. */
+/* ---- what the importers share (onnx_ops_common.c) ---- */
+/* One ONNX node onto one kiln node of op->kind, every input and attribute
+ * as it is: the importer of most table rows. */
 kiln_status onnx_imp_plain(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
-kiln_status onnx_imp_constant(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
+/* Input 0 only, no attributes. */
+kiln_status onnx_imp_identity_like(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
+/* Bind ONNX output 0 of n to a new module constant of type t. */
+kiln_status onnx_bind_constant(onnx_loader *L, const Onnx__NodeProto *n, const kiln_type *t,
+                               const void *data);
+/* Emit op->kind on input 0 with the node's attributes, the element-type
+ * attribute `attr` (an ONNX dtype) converted to a kiln type. */
+kiln_status onnx_emit_with_type_attr(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op,
+                                     const char *attr, bool required);
+/* Compile-time input i of n as the int list attribute `name`; an absent
+ * optional input adds nothing. */
+kiln_status onnx_ints_attr_from_input(onnx_loader *L, const Onnx__NodeProto *n, uint32_t i,
+                                      const char *name, bool required, onnx_attr_list *al);
+/* A scalar compile-time input as a double (and its element type when
+ * elem is not NULL). */
+kiln_status onnx_scalar_input(onnx_loader *L, const Onnx__NodeProto *n, uint32_t i,
+                              const char *role, double *out, kiln_elem *elem);
+/* Emit op->kind on input 0 with the node's attributes (less those in skip)
+ * plus those that `fill` adds from compile-time inputs. */
+typedef kiln_status (*onnx_fill_fn)(onnx_loader *L, const Onnx__NodeProto *n, onnx_attr_list *al);
+kiln_status onnx_emit_filled(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op,
+                             onnx_fill_fn fill, const char *const *skip, uint32_t n_results);
+/* Emit op->kind on the first n_data inputs (at most 4, all required), with
+ * the node's attributes plus compile-time input n_data + j as the int list
+ * attribute ct[j]. */
+kiln_status onnx_emit_const_inputs_as_attrs(onnx_loader *L, const Onnx__NodeProto *n,
+                                            const onnx_op *op, uint32_t n_data,
+                                            const char *const *ct, uint32_t n_ct);
+
+/* ---- importers named by the table, by op family (onnx_ops_<family>.c) ---- */
+/* elementwise */
+kiln_status onnx_imp_cast(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
+kiln_status onnx_imp_dropout(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
+kiln_status onnx_imp_clip_old(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
+kiln_status onnx_imp_prelu_old(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
+/* reduce (axes_input also serves Squeeze / Unsqueeze, int_input Trilu) */
+kiln_status onnx_imp_axes_input(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
+kiln_status onnx_imp_int_input(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
+kiln_status onnx_imp_topk(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
+/* norm */
+kiln_status onnx_imp_batchnorm(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
+kiln_status onnx_imp_softmax_old(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
+kiln_status onnx_imp_groupnorm_18(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
+/* conv */
+kiln_status onnx_imp_col2im(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
+/* pool */
+kiln_status onnx_imp_maxunpool(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
+/* movement */
 kiln_status onnx_imp_shape(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_size(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_reshape(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
-kiln_status onnx_imp_axes_input(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_slice(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_pad(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
+kiln_status onnx_imp_pad_old(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_split(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
-kiln_status onnx_imp_topk(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_expand_tile(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
-kiln_status onnx_imp_resize(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
-kiln_status onnx_imp_upsample(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
+kiln_status onnx_imp_center_crop_pad(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
+/* index */
+kiln_status onnx_imp_onehot(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
+/* generator (Constant: a module constant, no node) */
+kiln_status onnx_imp_constant(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
+kiln_status onnx_imp_eyelike(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_constant_of_shape(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_range(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_window(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
-kiln_status onnx_imp_onehot(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
-kiln_status onnx_imp_int_input(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
-kiln_status onnx_imp_cast(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
-kiln_status onnx_imp_eyelike(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
-kiln_status onnx_imp_softmax_old(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
-kiln_status onnx_imp_clip_old(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
-kiln_status onnx_imp_dropout(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
-kiln_status onnx_imp_batchnorm(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
-kiln_status onnx_imp_prelu_old(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
-kiln_status onnx_imp_pad_old(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
-kiln_status onnx_imp_identity_like(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
+/* resize */
+kiln_status onnx_imp_resize(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
+kiln_status onnx_imp_upsample(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
+/* attention: Attention (opsets 23 on, onnx_ops_attention.c) and
+ * RotaryEmbedding (opset 23 on, onnx_ops_attention_rotary.c), expanded into
+ * existing kinds */
+kiln_status onnx_imp_attention(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
+kiln_status onnx_imp_rotary_embedding(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 
 /* A double as int64, clamped to the int64 range (NaN -> 0), so that a
  * float where an integer belongs can never be undefined behaviour; the

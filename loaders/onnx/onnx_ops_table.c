@@ -1,11 +1,11 @@
 /* onnx_ops_table.c: the importer table, one row per ONNX operator (default
  * domain) and opset range. Rows map onto kiln node kinds, which follow the
  * newest opset; importers of older ranges convert their semantics.
- * Every kind in node_kinds.def has at least one row (checked by tests). */
+ * Every kind in node_kinds.def has at least one row (checked by tests).
+ * The importers live in onnx_ops_<family>.c (declared in onnx_internal.h). */
 #include <string.h>
 
 #include "loaders/onnx/onnx_internal.h"
-#include "loaders/onnx/onnx_ops_later.h"
 
 /* Newest opset accepted. Rows reaching it treat opsets after 22 like 22;
  * types those opsets add are refused when tensors are decoded. */

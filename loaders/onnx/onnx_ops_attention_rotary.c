@@ -1,10 +1,11 @@
-/* onnx_ops_rotary.c: importer of ONNX RotaryEmbedding (opset 23), expanded
- * into Gather, Slice, Mul, Add, Sub, Concat, Transpose and Reshape as the
- * ONNX function body computes it. The input is brought to [B, S, H, D]; the
- * first rotary_embedding_dim entries of each head are rotated in pairs,
- * either halves (x[i], x[i + d/2]) or neighbours (x[2i], x[2i + 1]) when
- * interleaved, and the rest pass through unchanged. */
-#include "loaders/onnx/onnx_ops_later.h"
+/* onnx_ops_attention_rotary.c: attention family, importer of ONNX
+ * RotaryEmbedding (opset 23), expanded into Gather, Slice, Mul, Add, Sub,
+ * Concat, Transpose and Reshape as the ONNX function body computes it. The
+ * input is brought to [B, S, H, D]; the first rotary_embedding_dim entries
+ * of each head are rotated in pairs, either halves (x[i], x[i + d/2]) or
+ * neighbours (x[2i], x[2i + 1]) when interleaved, and the rest pass through
+ * unchanged. */
+#include "loaders/onnx/onnx_internal.h"
 
 typedef struct rope_ctx {
   onnx_loader *L;

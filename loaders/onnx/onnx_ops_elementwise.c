@@ -1,49 +1,33 @@
-/* onnx_ops_compat.c: importers for older opsets whose semantics differ from
- * the newest one that kiln's node kinds follow (Softmax family < 13, Clip
- * < 11, Pad < 11). */
+/* onnx_ops_elementwise.c: importers of elementwise kinds that need more
+ * than the plain row: Cast (the `to` type attribute), Dropout (training
+ * mode is refused, inference is the identity), and the older opsets of
+ * Clip (< 11: bounds as attributes) and PRelu (< 7: per-channel slope). */
 #include <float.h>
-#include <string.h>
 
 #include "loaders/onnx/onnx_internal.h"
 
-/* Softmax, LogSoftmax, Hardmax before opset 13 work on the input flattened
- * to 2-D at `axis` (default 1): flatten, normalize the last axis, reshape
- * back. When axis is already the last one the two meanings agree. */
-kiln_status onnx_imp_softmax_old(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op) {
+kiln_status onnx_imp_cast(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op) {
+  return onnx_emit_with_type_attr(L, n, op, "to", true);
+}
+
+kiln_status onnx_imp_dropout(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op) {
+  if (onnx_input_present(n, 2)) {
+    onnx_cval c;
+    KILN_TRY(onnx_const_input(L, n, 2, "training_mode", &c));
+    bool training =
+        kiln_type_numel(&c.t.type) > 0 && kiln_elem_load_f64(c.t.type.elem, c.t.data, 0);
+    onnx_cval_release(&c);
+    if (training)
+      return kiln_status_make(KILN_UNIMPLEMENTED,
+                              "%s: node %s: training-mode Dropout (random masks) is not supported",
+                              L->file, onnx_node_desc(n));
+  }
+  if (onnx_attr_int_or(n, "is_test", 1) == 0 && L->opset < 7)
+    return kiln_status_make(KILN_UNIMPLEMENTED, "%s: node %s: training-mode Dropout (is_test=0)",
+                            L->file, onnx_node_desc(n));
   kiln_value *x;
   KILN_TRY(onnx_input(L, n, 0, &x));
-  if (!x)
-    return kiln_status_make(KILN_INVALID_ARGUMENT, "%s: node %s: input 0 is missing", L->file,
-                            onnx_node_desc(n));
-  const kiln_type *xt = kiln_value_type(x);
-  int64_t r = xt->rank, axis = onnx_attr_int_or(n, "axis", 1);
-  if (axis < 0)
-    axis += r;
-  if (axis < 0 || axis > r || (r > 0 && axis == r))
-    return kiln_status_make(
-        KILN_INVALID_ARGUMENT, "%s: node %s: axis %lld out of range for rank %lld", L->file,
-        onnx_node_desc(n), (long long)onnx_attr_int_or(n, "axis", 1), (long long)r);
-  onnx_attr_list al = {0};
-  kiln_status s;
-  if (r == 0 || axis == r - 1) {
-    s = onnx_attrs_set_int(&al, "axis", -1);
-    if (!s)
-      s = onnx_emit(L, n, op->kind, &x, 1, &al, 0);
-    onnx_attrs_free(&al);
-    return s;
-  }
-  kiln_node *flat, *norm;
-  kiln_attr_desc fa = KILN_ATTR_I("axis", axis);
-  KILN_TRY(onnx_emit_helper(L, n, KILN_NODE_Flatten, &x, 1, &fa, 1, &flat));
-  kiln_value *fv = kiln_node_result(flat, 0);
-  kiln_attr_desc sa = KILN_ATTR_I("axis", 1);
-  KILN_TRY(onnx_emit_helper(L, n, op->kind, &fv, 1, &sa, 1, &norm));
-  kiln_value *nv = kiln_node_result(norm, 0);
-  s = onnx_attrs_set_ints(&al, "shape", xt->dims, xt->rank);
-  if (!s)
-    s = onnx_emit(L, n, KILN_NODE_Reshape, &nv, 1, &al, 0);
-  onnx_attrs_free(&al);
-  return s;
+  return onnx_emit(L, n, op->kind, &x, 1, NULL, 0);
 }
 
 /* A scalar constant of element type e holding v. */
@@ -96,22 +80,6 @@ kiln_status onnx_imp_clip_old(onnx_loader *L, const Onnx__NodeProto *n, const on
   if (onnx_node_attr(n, "max"))
     KILN_TRY(scalar_const(L, e, onnx_attr_float_or(n, "max", FLT_MAX), &ins[2]));
   return onnx_emit(L, n, op->kind, ins, ins[2] ? 3 : ins[1] ? 2 : 1, NULL, 0);
-}
-
-/* Pad before opset 11: pads (opset 1: paddings), mode, value attributes. */
-kiln_status onnx_imp_pad_old(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op) {
-  kiln_value *x;
-  KILN_TRY(onnx_input(L, n, 0, &x));
-  static const char *const skip[] = {"paddings", NULL};
-  onnx_attr_list al = {0};
-  kiln_status s = onnx_attrs_from_node(L, n, skip, &al);
-  const Onnx__AttributeProto *p = onnx_node_attr(n, "paddings");
-  if (!s && p && !onnx_attrs_has(&al, "pads"))
-    s = onnx_attrs_set_ints(&al, "pads", p->ints, (uint32_t)p->n_ints);
-  if (!s)
-    s = onnx_emit(L, n, op->kind, &x, 1, &al, 0);
-  onnx_attrs_free(&al);
-  return s;
 }
 
 /* PRelu before opset 7 applies a slope of shape [C] along axis 1 (channel);
