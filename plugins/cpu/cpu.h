@@ -1,6 +1,6 @@
 /* plugins/cpu/cpu.h: private interfaces between the cpu plugin's files:
  * target selection and LLVM plumbing (llvm_util.c), the code generator
- * (codegen.c), the elementwise loop generator (ew.c), the JIT (jit.c),
+ * (codegen.c), the elementwise loop generator (emit_elementwise_loop.c), the JIT (jit.c),
  * bundles (bundle.c) and the fusion pass (fuse.c). */
 #ifndef KCPU_CPU_H
 #define KCPU_CPU_H

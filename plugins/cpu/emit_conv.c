@@ -1,60 +1,63 @@
-/* plugins/cpu/emit_conv.c: Conv (1-D and 2-D, groups, pads, strides,
- * dilations, auto_pad), MaxPool / AveragePool (1-D and 2-D) and the global
- * pools, f32 NCHW, as calls to the kernel library. Pads are resolved here
- * exactly as the reference interpreter does (SAME_UPPER puts the odd pad at
- * the end). Constant filters of GEMM-based convolutions are packed here,
- * once, and a fused Relu (`activation`) rides on the GEMM epilogue. */
-#include "emit_nd.h"
-
-#include <string.h>
+/* plugins/cpu/emit_conv.c: Conv and ConvTranspose. f32 Conv of 1-D and
+ * 2-D (groups, pads, strides, dilations, auto_pad) goes to the GEMM-based
+ * kernels of kernels/conv.c: constant filters are packed here, once, and a
+ * fused Relu (`activation`) rides on the GEMM epilogue. Other spatial ranks
+ * and float types, and every ConvTranspose, go to the type-generic kernels
+ * of kernels/conv_nd.c. Window geometry: emit_window.c. */
+#include "emit_window.h"
 
 #include "emit_perf.h"
 #include "gemm_impl.h"
 
-typedef struct kcpu_win {
-  int64_t in[2], out[2], k[2], s[2], d[2], pb[2], pe[2];
-} kcpu_win;
-
-/* Window geometry for spatial rank sp (1 or 2) lifted to 2-D (H = 1). */
-static bool kcpu_win_make(const kiln_attrs *a, const kiln_type *x, const kiln_type *y,
-                          const int64_t *kshape, uint32_t sp, kcpu_win *w) {
-  const int64_t *st, *dl, *pads;
-  uint32_t ns = kcpu_e_ints(a, "strides", &st), nd = kcpu_e_ints(a, "dilations", &dl);
-  uint32_t np = kcpu_e_ints(a, "pads", &pads);
-  if ((ns && ns != sp) || (nd && nd != sp) || (np && np != 2 * sp))
-    return false;
-  const char *ap = kiln_attrs_string_or(a, "auto_pad", "NOTSET");
-  bool upper = !strcmp(ap, "SAME_UPPER"), lower = !strcmp(ap, "SAME_LOWER");
-  bool valid = !strcmp(ap, "VALID");
-  if (!upper && !lower && !valid && strcmp(ap, "NOTSET"))
-    return false;
-  for (int i = 0; i < 2; i++) {
-    w->in[i] = w->out[i] = w->k[i] = w->s[i] = w->d[i] = 1;
-    w->pb[i] = w->pe[i] = 0;
-  }
-  for (uint32_t i = 0; i < sp; i++) {
-    uint32_t j = i + 2 - sp;
-    w->in[j] = x->dims[2 + i];
-    w->out[j] = y->dims[2 + i];
-    w->k[j] = kshape[i];
-    w->s[j] = ns ? st[i] : 1;
-    w->d[j] = nd ? dl[i] : 1;
-    if (upper || lower) {
-      int64_t total = (w->out[j] - 1) * w->s[j] + (w->k[j] - 1) * w->d[j] + 1 - w->in[j];
-      if (total < 0)
-        total = 0;
-      w->pb[j] = upper ? total / 2 : total - total / 2;
-      w->pe[j] = total - w->pb[j];
-    } else if (!valid && np) {
-      w->pb[j] = pads[i];
-      w->pe[j] = pads[sp + i];
-    }
-    if (w->s[j] < 1 || w->d[j] < 1 || w->pb[j] < 0 || w->pe[j] < 0)
-      return false;
-  }
-  return true;
+/* ---- type-generic N-D Conv and ConvTranspose ---- */
+static bool kcpu_nd_conv_ok(const kiln_node *n) {
+  const kiln_type *x = kcpu_n_in(n, 0), *w = kcpu_n_in(n, 1);
+  return x && w && x->rank >= 3 && x->rank - 2 <= KCPU_ND_MAX && w->rank == x->rank &&
+         kcpu_nd_float(x->elem) && kcpu_nd_same(n, x->elem, 3) && kiln_node_result_count(n) == 1;
 }
 
+static kiln_status kcpu_nd_conv_any(kcpu_emit *e, const kiln_instr *in, bool transposed) {
+  const kiln_type *x = kcpu_i_in_type(in, 0), *wt = kcpu_i_in_type(in, 1);
+  const kiln_type *y = kcpu_i_out_type(in, 0);
+  const kiln_attrs *a = kiln_instr_attrs(in);
+  kcpu_ndwin w;
+  if (!x || !wt || !y || !kcpu_nd_win(a, x, y, wt->dims + 2, transposed, &w))
+    return kcpu_e_fail(in, "unsupported shapes or strides/dilations/pads/auto_pad");
+  int64_t group = kiln_attrs_int_or(a, "group", 1);
+  if (group < 1 || x->dims[1] % group || y->dims[1] % group)
+    return kcpu_e_fail(in, "group %lld does not divide the channels", (long long)group);
+  uint32_t sp = (uint32_t)w.sp;
+  LLVMValueRef args[] = {kcpu_i64(e, x->elem),
+                         kcpu_addr(e, kcpu_i_in(in, 0)),
+                         kcpu_addr(e, kcpu_i_in(in, 1)),
+                         kcpu_e_ptr(e, kcpu_i_in(in, 2)),
+                         kcpu_addr(e, kcpu_i_out(in, 0)),
+                         kcpu_i64(e, x->dims[0]),
+                         kcpu_i64(e, x->dims[1]),
+                         kcpu_i64(e, y->dims[1]),
+                         kcpu_i64(e, group),
+                         kcpu_i64(e, w.sp),
+                         kcpu_i64_array(e, w.in, sp),
+                         kcpu_i64_array(e, w.out, sp),
+                         kcpu_i64_array(e, w.k, sp),
+                         kcpu_i64_array(e, w.s, sp),
+                         kcpu_i64_array(e, w.d, sp),
+                         kcpu_i64_array(e, w.pb, sp)};
+  return kcpu_e_call(e, in, transposed ? "kcpu_k_convtransposend" : "kcpu_k_convnd", args, 16);
+}
+
+static kiln_status kcpu_nd_conv_emit(kcpu_emit *e, const kiln_instr *in) {
+  return kcpu_nd_conv_any(e, in, false);
+}
+
+bool kcpu_supports_ConvTranspose(const kiln_node *n) {
+  return kcpu_nd_conv_ok(n);
+}
+kiln_status kcpu_emit_ConvTranspose(kcpu_emit *e, const kiln_instr *in) {
+  return kcpu_nd_conv_any(e, in, true);
+}
+
+/* ---- f32 1-D / 2-D Conv ---- */
 static bool kcpu_conv_fast(const kiln_type *x, const kiln_type *w, const kiln_type *y) {
   return x && w && y && (x->rank == 3 || x->rank == 4) && w->rank == x->rank &&
          x->elem == KILN_F32 && w->elem == KILN_F32 && y->elem == KILN_F32;
@@ -116,91 +119,4 @@ kiln_status kcpu_emit_Conv(kcpu_emit *e, const kiln_instr *in) {
                          kcpu_i64(e, lanes),
                          kcpu_pool(e)};
   return kcpu_e_call(e, in, "kcpu_k_conv2d_ex", args, 24);
-}
-
-static bool kcpu_pool_ok(const kiln_node *n) {
-  const kiln_type *x = kcpu_n_in(n, 0);
-  const int64_t *ks;
-  return x && (x->rank == 3 || x->rank == 4) && kiln_node_result_count(n) == 1 &&
-         kcpu_e_ints(kiln_node_attrs(n), "kernel_shape", &ks) == x->rank - 2 &&
-         kcpu_n_all_elem(n, KILN_F32);
-}
-
-static kiln_status kcpu_emit_pool(kcpu_emit *e, const kiln_instr *in, int64_t mode) {
-  const kiln_type *x = kcpu_i_in_type(in, 0), *y = kcpu_i_out_type(in, 0);
-  const kiln_attrs *a = kiln_instr_attrs(in);
-  const int64_t *ks;
-  uint32_t sp = x->rank - 2;
-  kcpu_win w;
-  if (kcpu_e_ints(a, "kernel_shape", &ks) != sp || !kcpu_win_make(a, x, y, ks, sp, &w))
-    return kcpu_e_fail(in, "unsupported window attributes");
-  LLVMValueRef args[] = {kcpu_addr(e, kcpu_i_in(in, 0)),
-                         kcpu_addr(e, kcpu_i_out(in, 0)),
-                         kcpu_i64(e, x->dims[0] * x->dims[1]),
-                         kcpu_i64(e, w.in[0]),
-                         kcpu_i64(e, w.in[1]),
-                         kcpu_i64(e, w.out[0]),
-                         kcpu_i64(e, w.out[1]),
-                         kcpu_i64(e, w.k[0]),
-                         kcpu_i64(e, w.k[1]),
-                         kcpu_i64(e, w.s[0]),
-                         kcpu_i64(e, w.s[1]),
-                         kcpu_i64(e, w.d[0]),
-                         kcpu_i64(e, w.d[1]),
-                         kcpu_i64(e, w.pb[0]),
-                         kcpu_i64(e, w.pb[1]),
-                         kcpu_i64(e, w.pe[0]),
-                         kcpu_i64(e, w.pe[1]),
-                         kcpu_i64(e, mode),
-                         kcpu_i64(e, kiln_attrs_int_or(a, "count_include_pad", 0) != 0),
-                         kcpu_pool(e)};
-  return kcpu_e_call(e, in, "kcpu_k_pool2d", args, 20);
-}
-
-/* The f32 2-D kernel for what it takes, the generic N-D one otherwise. */
-static bool kcpu_pool_fast(const kiln_instr *in) {
-  const kiln_type *x = kcpu_i_in_type(in, 0), *y = kcpu_i_out_type(in, 0);
-  return kiln_instr_result_count(in) == 1 && x && y && (x->rank == 3 || x->rank == 4) &&
-         x->elem == KILN_F32 && y->elem == KILN_F32;
-}
-
-bool kcpu_supports_MaxPool(const kiln_node *n) {
-  return kcpu_pool_ok(n) || kcpu_nd_pool_ok(n, 0);
-}
-kiln_status kcpu_emit_MaxPool(kcpu_emit *e, const kiln_instr *in) {
-  return kcpu_pool_fast(in) ? kcpu_emit_pool(e, in, 0) : kcpu_nd_pool_emit(e, in, 0);
-}
-bool kcpu_supports_AveragePool(const kiln_node *n) {
-  return kcpu_pool_ok(n) || kcpu_nd_pool_ok(n, 1);
-}
-kiln_status kcpu_emit_AveragePool(kcpu_emit *e, const kiln_instr *in) {
-  return kcpu_pool_fast(in) ? kcpu_emit_pool(e, in, 1) : kcpu_nd_pool_emit(e, in, 1);
-}
-
-/* Global pools: a reduction over every spatial axis. */
-static kiln_status kcpu_emit_global(kcpu_emit *e, const kiln_instr *in, int64_t op) {
-  const kiln_type *x = kcpu_i_in_type(in, 0);
-  int64_t dims[3] = {x->dims[0] * x->dims[1], kcpu_e_prod(x->dims, 2, x->rank), 1};
-  LLVMValueRef args[] = {kcpu_i64(e, KILN_F32),
-                         kcpu_i64(e, op),
-                         kcpu_addr(e, kcpu_i_in(in, 0)),
-                         kcpu_addr(e, kcpu_i_out(in, 0)),
-                         kcpu_i64(e, 2),
-                         kcpu_i64_array(e, dims, 2),
-                         kcpu_i64(e, 2)};
-  return kcpu_e_call(e, in, "kcpu_k_reduce", args, 7);
-}
-
-bool kcpu_supports_GlobalAveragePool(const kiln_node *n) {
-  const kiln_type *x = kcpu_n_in(n, 0);
-  return x && x->rank >= 3 && kcpu_n_all_elem(n, KILN_F32);
-}
-kiln_status kcpu_emit_GlobalAveragePool(kcpu_emit *e, const kiln_instr *in) {
-  return kcpu_emit_global(e, in, 1 /* KCPU_RED_MEAN */);
-}
-bool kcpu_supports_GlobalMaxPool(const kiln_node *n) {
-  return kcpu_supports_GlobalAveragePool(n);
-}
-kiln_status kcpu_emit_GlobalMaxPool(kcpu_emit *e, const kiln_instr *in) {
-  return kcpu_emit_global(e, in, 2 /* KCPU_RED_MAX */);
 }

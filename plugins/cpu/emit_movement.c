@@ -1,7 +1,9 @@
 /* plugins/cpu/emit_movement.c: data movement for every element type, as
  * strided copies (Transpose, Slice, Concat, Split, Expand, Tile, Pad,
- * DepthToSpace, SpaceToDepth) or dedicated kernels (Gather, Where, Cast,
- * non-constant Pad modes). Strides are worked out here at compile time. */
+ * DepthToSpace, SpaceToDepth) or dedicated kernels (non-constant Pad
+ * modes). Strides are worked out here at compile time. Where (elementwise)
+ * is here too: it is a broadcast strided select over the same byte-unit
+ * mover (kernels/movement.c) and shares the broadcast strides. */
 #include "emit_util.h"
 
 #include <string.h>
@@ -275,27 +277,6 @@ kiln_status kcpu_emit_Pad(kcpu_emit *e, const kiln_instr *in) {
                    es);
 }
 
-bool kcpu_supports_Gather(const kiln_node *n) {
-  const kiln_type *i = kcpu_n_in(n, 1);
-  return kcpu_plain(n) && i && (i->elem == KILN_I32 || i->elem == KILN_I64);
-}
-kiln_status kcpu_emit_Gather(kcpu_emit *e, const kiln_instr *in) {
-  const kiln_type *x = kcpu_i_in_type(in, 0), *ix = kcpu_i_in_type(in, 1);
-  int64_t ax;
-  if (!kcpu_e_axis(kiln_attrs_int_or(kiln_instr_attrs(in), "axis", 0), x->rank, &ax))
-    return kcpu_e_fail(in, "axis out of range");
-  LLVMValueRef args[] = {kcpu_addr(e, kcpu_i_in(in, 0)),
-                         kcpu_addr(e, kcpu_i_in(in, 1)),
-                         kcpu_i64(e, ix->elem == KILN_I32),
-                         kcpu_addr(e, kcpu_i_out(in, 0)),
-                         kcpu_i64(e, kcpu_e_prod(x->dims, 0, (uint32_t)ax)),
-                         kcpu_i64(e, x->dims[ax]),
-                         kcpu_i64(e, kcpu_e_prod(x->dims, (uint32_t)ax + 1, x->rank)),
-                         kcpu_i64(e, kiln_type_numel(ix)),
-                         kcpu_i64(e, kcpu_esize(x))};
-  return kcpu_e_call(e, in, "kcpu_k_gather", args, 9);
-}
-
 bool kcpu_supports_Where(const kiln_node *n) {
   const kiln_type *c = kcpu_n_in(n, 0), *y = kcpu_n_out(n, 0);
   return kcpu_plain(n) && c && c->elem == KILN_BOOL && y && y->rank <= 16;
@@ -320,18 +301,6 @@ kiln_status kcpu_emit_Where(kcpu_emit *e, const kiln_instr *in) {
   if (kiln_type_numel(y) == 0)
     return NULL;
   return kcpu_e_call(e, in, "kcpu_k_where", args, 10);
-}
-
-bool kcpu_supports_Cast(const kiln_node *n) {
-  const kiln_type *x = kcpu_n_in(n, 0), *y = kcpu_n_out(n, 0);
-  return x && y && !x->quantized && !y->quantized;
-}
-kiln_status kcpu_emit_Cast(kcpu_emit *e, const kiln_instr *in) {
-  const kiln_type *x = kcpu_i_in_type(in, 0), *y = kcpu_i_out_type(in, 0);
-  LLVMValueRef args[] = {kcpu_addr(e, kcpu_i_in(in, 0)), kcpu_i64(e, x->elem),
-                         kcpu_addr(e, kcpu_i_out(in, 0)), kcpu_i64(e, y->elem),
-                         kcpu_i64(e, kiln_type_numel(y))};
-  return kcpu_e_call(e, in, "kcpu_k_cast", args, 5);
 }
 
 /* DepthToSpace / SpaceToDepth: a 6-D transpose of [N, C, H, W]. */

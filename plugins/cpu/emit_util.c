@@ -113,3 +113,15 @@ uint32_t kcpu_e_ints(const kiln_attrs *a, const char *name, const int64_t **out)
   *out = kiln_attr_ints(at);
   return kiln_attr_len(at);
 }
+
+bool kcpu_e_numeric(kiln_elem e) {
+  return e != KILN_BOOL && e < KILN_ELEM_COUNT;
+}
+
+bool kcpu_e_index(kiln_elem e) {
+  return e == KILN_I32 || e == KILN_I64;
+}
+
+bool kcpu_e_plain(const kiln_type *t) {
+  return t && !t->quantized;
+}

@@ -1,5 +1,5 @@
-/* plugins/cpu/emit_util.h: helpers shared by the kernel engineer's per-kind
- * emitters (emit_*.c): operand access, messages naming the instruction,
+/* plugins/cpu/emit_util.h: helpers shared by the per-kind emitters
+ * (emit_*.c): operand access, messages naming the instruction,
  * kernel calls with constant arguments, shape arithmetic. Private to the
  * cpu plugin. */
 #ifndef KCPU_EMIT_UTIL_H
@@ -20,6 +20,11 @@ const kiln_type *kcpu_i_out_type(const kiln_instr *in, uint32_t i);
 /* Every present input and result has element type `e` and no
  * quantization. */
 bool kcpu_n_all_elem(const kiln_node *n, kiln_elem e);
+/* A numeric element type (not bool); an index type (i32, i64); a present,
+ * unquantized type. */
+bool kcpu_e_numeric(kiln_elem e);
+bool kcpu_e_index(kiln_elem e);
+bool kcpu_e_plain(const kiln_type *t);
 
 /* A failure naming the instruction's index and kind. */
 kiln_status kcpu_e_fail(const kiln_instr *in, const char *fmt, ...) KILN_PRINTF(2, 3);

@@ -1,6 +1,6 @@
 /* plugins/cpu/fuse.c: the cpu plugin's supports_fused hook. Two questions:
  * "may this node join a FusedElementwise body?" (the core's `fuse` pass;
- * the cpu generator turns each fused body into one vectorized loop, ew.c,
+ * the cpu generator turns each fused body into one vectorized loop, emit_elementwise_loop.c,
  * so a node may join when it is a float elementwise node the generator
  * can emit in a body), and "may this activation ride on this Conv /
  * MatMul / Gemm?" (the `fuseact` pass): yes for Relu on the f32 kernels,

@@ -1,5 +1,5 @@
 /* plugins/cpu/kernels/gemm_impl.h: the blocked SGEMM engine shared by
- * gemm.c and conv.c (private to the kernel library), and the prepacked
+ * linalg_gemm.c and conv.c (private to the kernel library), and the prepacked
  * operand layout that the emitters (plugins/cpu/emit_perf_pack.c) produce
  * at compile time for constant weights. B is reached through a packing
  * callback so that convolution can pack its im2col matrix straight from

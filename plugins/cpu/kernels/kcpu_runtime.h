@@ -35,7 +35,7 @@ void kcpu_parallel_for(struct kcpu_pool *p, int64_t n,
 void *kcpu_alloc(int64_t bytes);
 void kcpu_free(void *ptr);
 
-/* ---- GEMM (gemm.c) ---- */
+/* ---- GEMM (linalg_gemm.c) ---- */
 enum { KCPU_ACT_NONE = 0, KCPU_ACT_RELU = 1 };
 
 /* C[M,N] (=|+=) alpha * op(A)[M,K] * op(B)[K,N], then the epilogue in this
@@ -132,7 +132,8 @@ void kcpu_k_layernorm(const float *x, const float *scale, const float *bias, flo
 void kcpu_k_batchnorm(const float *x, const float *scale, const float *bias, const float *mean,
                       const float *var, float *y, int64_t N, int64_t C, int64_t inner, float eps);
 
-/* ---- data movement (movement.c): type-agnostic, elements of esize bytes */
+/* ---- data movement (movement.c; Gather: index.c; Cast: elementwise.c):
+ * type-agnostic, elements of esize bytes */
 /* dst[Σ i_d*dst_st[d]] = src[Σ i_d*src_st[d]] for every index of dims[rank]
  * (rank <= 16, strides in elements, may be 0 or negative). */
 void kcpu_k_copy_strided(void *dst, const int64_t *dst_st, const void *src, const int64_t *src_st,
@@ -158,7 +159,7 @@ int kcpu_k_cast(const void *x, int64_t from, void *y, int64_t to, int64_t n);
 void kcpu_k_pad_index(const void *x, void *y, int64_t rank, const int64_t *idims,
                       const int64_t *odims, const int64_t *pb, int64_t mode, int64_t esize);
 
-/* ---- type-generic kernels (loss.c, convnd.c): elem codes above; they
+/* ---- type-generic kernels (loss.c, conv_nd.c, linalg.c): elem codes above; they
  * run on the calling thread and accumulate in double (integers: wrapping
  * int64), trading speed for coverage. Functions returning int give -1 when
  * scratch memory is short. ---- */
@@ -196,7 +197,8 @@ void kcpu_k_matmul_any(int64_t elem, int64_t batch, const int64_t *a_off, const 
 /* Determinants of batch [n, n] matrices (partial pivoting, in double). */
 int kcpu_k_det(int64_t elem, const void *x, void *y, int64_t batch, int64_t n);
 
-/* ---- select.c, mathx.c ---- */
+/* ---- TopK (reduce.c), scatters (index.c), Pow with mixed types
+ * (elementwise.c), quantization (quant.c), Einsum (linalg.c) ---- */
 /* TopK over the middle dim of [outer, n, inner] into vals / idx
  * [outer, k, inner], sorted (largest or smallest first, ties: lower index
  * first). */
@@ -249,8 +251,8 @@ int kcpu_k_rnn(int64_t elem, int64_t gates, const void *X, const void *W, const 
                int64_t reverse, int64_t layout1, int64_t lbr, int64_t input_forget, double clip,
                const int64_t *act, const int64_t *ab);
 
-/* ---- normx.c: f64 / f16 / bf16 LayerNormalization, BatchNormalization,
- * Softmax and Gemm, in double ---- */
+/* ---- norm_generic.c (Gemm: linalg.c): f64 / f16 / bf16
+ * LayerNormalization, BatchNormalization, Softmax and Gemm, in double ---- */
 /* Rows of n; scale/bias have n entries; st: element type of mean_out and
  * inv_out (either may be NULL, like bias). */
 void kcpu_k_layernorm_any(int64_t elem, const void *x, const void *scale, const void *bias, void *y,

@@ -1,7 +1,8 @@
 /* plugins/cpu/kernels/movement.c: type-agnostic data movement. One strided
  * copy serves Transpose, Slice, Concat, Split, Expand, Tile, constant Pad,
  * DepthToSpace and plain copies (the emitters express each as strides);
- * Gather, Where and index-mapped Pad have their own loops. Elements are
+ * index-mapped Pad has its own loop, and so does Where (elementwise), kept
+ * here because it moves elements with the same byte-unit mover. Elements are
  * moved as esize-byte units. */
 #include "kcpu_runtime.h"
 
@@ -118,24 +119,6 @@ void kcpu_k_fill(void *dst, int64_t n, const void *value, int64_t esize) {
   }
   for (int64_t i = 0; i < n; i++)
     kcpu_mov(d + i * esize, v, esize);
-}
-
-void kcpu_k_gather(const void *data, const void *idx, int64_t idx_is32, void *y, int64_t outer,
-                   int64_t axis_n, int64_t inner, int64_t nidx, int64_t esize) {
-  const char *src = data;
-  char *dst = y;
-  size_t row = (size_t)(inner * esize);
-  for (int64_t o = 0; o < outer; o++)
-    for (int64_t j = 0; j < nidx; j++) {
-      int64_t k = idx_is32 ? ((const int32_t *)idx)[j] : ((const int64_t *)idx)[j];
-      if (k < 0)
-        k += axis_n;
-      char *d = dst + (o * nidx + j) * (int64_t)row;
-      if (k < 0 || k >= axis_n)
-        memset(d, 0, row);
-      else
-        memcpy(d, src + (o * axis_n + k) * (int64_t)row, row);
-    }
 }
 
 void kcpu_k_where(void *y, const uint8_t *cond, const int64_t *c_st, const void *x,

@@ -1,5 +1,5 @@
-/* plugins/cpu/kernels/reduce.c: reductions over arbitrary axes and
- * ArgMax/ArgMin. The shape is collapsed into alternating kept / reduced
+/* plugins/cpu/kernels/reduce.c: reductions over arbitrary axes,
+ * ArgMax/ArgMin and TopK. The shape is collapsed into alternating kept / reduced
  * runs; the input is walked once in memory order. A contiguous kept inner
  * run is accumulated elementwise (vectorizes); a reduced inner run is summed
  * into 16 partial accumulators combined in a fixed order, so results are
@@ -402,4 +402,55 @@ int kcpu_k_argminmax(int64_t elem, int64_t is_max, int64_t select_last, const vo
     kcpu_arg_any(elem, is_max, select_last, x, y, outer, n, inner);
     return 0;
   }
+}
+
+/* Is a ranked before b? Larger (or smaller) first, then the lower index. */
+static int kcpu_topk_before(double va, int64_t ia, double vb, int64_t ib, int64_t largest) {
+  if (va != vb)
+    return largest ? va > vb : va < vb;
+  return ia < ib;
+}
+
+/* TopK over the middle dim of [outer, n, inner]: vals / idx [outer, k,
+ * inner], always sorted (an unsorted request may be answered sorted).
+ * Integer keys beyond 2^53 compare through double. Returns -1 without
+ * scratch memory. */
+int kcpu_k_topk(int64_t elem, const void *x, void *vals, int64_t *idx, int64_t outer, int64_t n,
+                int64_t inner, int64_t k, int64_t largest) {
+  if (k <= 0)
+    return 0;
+  double *bv = kcpu_alloc(k * (int64_t)sizeof(double));
+  int64_t *bi = kcpu_alloc(k * (int64_t)sizeof(int64_t));
+  if (!bv || !bi) {
+    kcpu_free(bv);
+    kcpu_free(bi);
+    return -1;
+  }
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t in = 0; in < inner; in++) {
+      int64_t cnt = 0;
+      for (int64_t j = 0; j < n; j++) {
+        double v = kcpu_e_ldf(elem, x, (o * n + j) * inner + in);
+        if (cnt == k && !kcpu_topk_before(v, j, bv[k - 1], bi[k - 1], largest))
+          continue;
+        int64_t p = cnt < k ? cnt++ : k - 1;
+        while (p > 0 && kcpu_topk_before(v, j, bv[p - 1], bi[p - 1], largest)) {
+          bv[p] = bv[p - 1];
+          bi[p] = bi[p - 1];
+          p--;
+        }
+        bv[p] = v;
+        bi[p] = j;
+      }
+      int64_t es = kcpu_e_size(elem);
+      for (int64_t t = 0; t < cnt; t++) {
+        int64_t yi = (o * k + t) * inner + in;
+        memcpy((char *)vals + yi * es, (const char *)x + ((o * n + bi[t]) * inner + in) * es,
+               (size_t)es);
+        idx[yi] = bi[t];
+      }
+    }
+  kcpu_free(bv);
+  kcpu_free(bi);
+  return 0;
 }

@@ -1,4 +1,4 @@
-/* plugins/cpu/kernels/gemm.c: SGEMM with packed panels, cache blocking
+/* plugins/cpu/kernels/linalg_gemm.c: SGEMM with packed panels, cache blocking
  * (KC x MC blocks of A in L2, KC x NR micro-panels of B in L1) and a
  * register-blocked micro-kernel written with vector extensions, one variant
  * per target vector width, plus the MatMul and Gemm entry points.

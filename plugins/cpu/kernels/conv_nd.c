@@ -1,7 +1,9 @@
-/* plugins/cpu/kernels/convnd.c: type-generic N-D convolution, transposed
+/* plugins/cpu/kernels/conv_nd.c: type-generic N-D convolution, transposed
  * convolution and pooling (max with the Indices result, average), for the
  * cases the fast f32 2-D kernels (conv.c, pool.c) do not take: 3-D and
- * more, f64, f16, integer max pooling. Accumulation is in double in a fixed
+ * more, f64, f16, integer max pooling. The N-D pool stays here with the
+ * convolutions because all three walk windows with the same N-D index
+ * helpers. Accumulation is in double in a fixed
  * order, on the calling thread, so results never depend on threads. */
 #include <math.h>
 
@@ -163,71 +165,4 @@ void kcpu_k_poolnd(int64_t elem, const void *X, void *Y, int64_t *Ind, int64_t N
         kcpu_e_stf(elem, Y, yi, div ? sum / (double)div : 0.0);
       }
     }
-}
-
-/* Batched MatMul of any numeric type: for batch b, C + b*M*N =
- * (A + a_off[b]) [M,K] * (B + b_off[b]) [K,N] (NULL offsets: b*M*K,
- * b*K*N). Floats accumulate in double, integers in wrapping uint64. */
-void kcpu_k_matmul_any(int64_t elem, int64_t batch, const int64_t *a_off, const int64_t *b_off,
-                       int64_t M, int64_t N, int64_t K, const void *A, const void *B, void *C) {
-  int fl = kcpu_e_is_float(elem);
-  for (int64_t bt = 0; bt < batch; bt++) {
-    int64_t ao = a_off ? a_off[bt] : bt * M * K, bo = b_off ? b_off[bt] : bt * K * N;
-    int64_t co = bt * M * N;
-    for (int64_t m = 0; m < M; m++)
-      for (int64_t n = 0; n < N; n++) {
-        if (fl) {
-          double acc = 0.0;
-          for (int64_t k = 0; k < K; k++)
-            acc += kcpu_e_ldf(elem, A, ao + m * K + k) * kcpu_e_ldf(elem, B, bo + k * N + n);
-          kcpu_e_stf(elem, C, co + m * N + n, acc);
-        } else {
-          uint64_t acc = 0;
-          for (int64_t k = 0; k < K; k++)
-            acc += (uint64_t)kcpu_e_ldi(elem, A, ao + m * K + k) *
-                   (uint64_t)kcpu_e_ldi(elem, B, bo + k * N + n);
-          kcpu_e_sti(elem, C, co + m * N + n, (int64_t)acc);
-        }
-      }
-  }
-}
-
-/* Determinant of each [n, n] matrix of x (batch of them), by Gaussian
- * elimination with partial pivoting in double. */
-int kcpu_k_det(int64_t elem, const void *x, void *y, int64_t batch, int64_t n) {
-  double *a = kcpu_alloc((n * n > 0 ? n * n : 1) * (int64_t)sizeof(double));
-  if (!a)
-    return -1;
-  for (int64_t b = 0; b < batch; b++) {
-    for (int64_t i = 0; i < n * n; i++)
-      a[i] = kcpu_e_ldf(elem, x, b * n * n + i);
-    double det = 1.0;
-    for (int64_t c = 0; c < n; c++) {
-      int64_t p = c;
-      for (int64_t r = c + 1; r < n; r++)
-        if (fabs(a[r * n + c]) > fabs(a[p * n + c]))
-          p = r;
-      if (a[p * n + c] == 0.0) {
-        det = 0.0;
-        break;
-      }
-      if (p != c) {
-        for (int64_t k = 0; k < n; k++) {
-          double t = a[c * n + k];
-          a[c * n + k] = a[p * n + k];
-          a[p * n + k] = t;
-        }
-        det = -det;
-      }
-      det *= a[c * n + c];
-      for (int64_t r = c + 1; r < n; r++) {
-        double f = a[r * n + c] / a[c * n + c];
-        for (int64_t k = c; k < n; k++)
-          a[r * n + k] -= f * a[c * n + k];
-      }
-    }
-    kcpu_e_stf(elem, y, b, det);
-  }
-  kcpu_free(a);
-  return 0;
 }

@@ -1,5 +1,6 @@
-/* plugins/cpu/ew_ops.h: body op codes private to the cpu plugin's
- * elementwise generator (ew.c) and its kinds (ew_kinds.c), for plain kinds
+/* plugins/cpu/emit_elementwise_ops.h: body op codes private to the cpu
+ * plugin's elementwise generator (emit_elementwise_loop.c) and its kinds
+ * (emit_elementwise.c), for plain kinds
  * whose meaning depends on an attribute that a fused body cannot carry:
  * Mod with fmod=1 and BitShift's direction. They sit past the node kinds,
  * so they never collide with a parsed FusedElementwise body. */

@@ -1,10 +1,12 @@
-/* plugins/cpu/ew_kinds.c: the cpu plugin's elementwise kinds (emit.h
- * hooks). Each plain kind is the one-op body of a fused expression
+/* plugins/cpu/emit_elementwise.c: the cpu plugin's elementwise kinds
+ * (emit.h hooks). Each plain kind is the one-op body of a fused expression
  * (Add = "x0 x1 Add", Sum of 3 = "x0 x1 Add x2 Add"), so that unfused and
- * fused elementwise code come from one generator (ew.c). */
+ * fused elementwise code come from one generator (emit_elementwise_loop.c).
+ * Pow with mixed or integer types and Cast are calls to the kernel library
+ * (kernels/elementwise.c). Where is in emit_movement.c. */
 #include "cpu.h"
-#include "emit_misc.h"
-#include "ew_ops.h"
+#include "emit_elementwise_ops.h"
+#include "emit_util.h"
 
 #include <string.h>
 
@@ -158,6 +160,44 @@ kiln_status kcpu_emit_FusedElementwise(kcpu_emit *e, const kiln_instr *in) {
   return kcpu_emit_elementwise(e, in, ops, n_ops);
 }
 
+/* ---- Pow with mixed types ---- */
+static bool kcpu_pow_mixed_ok(const kiln_node *n) {
+  const kiln_type *a = kcpu_n_in(n, 0), *b = kcpu_n_in(n, 1), *y = kcpu_n_out(n, 0);
+  return kcpu_e_plain(a) && kcpu_e_plain(b) && kcpu_e_plain(y) && kcpu_e_numeric(a->elem) &&
+         kcpu_e_numeric(b->elem) && y->elem == a->elem && y->rank <= 16;
+}
+
+/* Strides of t broadcast to the output's rank (0 on size-1 dims). */
+static void kcpu_pow_bstrides(const kiln_type *t, const kiln_type *y, int64_t *st) {
+  int64_t acc = 1;
+  for (int k = (int)y->rank - 1; k >= 0; k--) {
+    int ik = k - (int)(y->rank - t->rank);
+    int64_t d = ik >= 0 ? t->dims[ik] : 1;
+    st[k] = d == 1 ? 0 : acc;
+    acc *= d;
+  }
+}
+
+static kiln_status kcpu_pow_mixed_emit(kcpu_emit *e, const kiln_instr *in) {
+  const kiln_type *a = kcpu_i_in_type(in, 0), *b = kcpu_i_in_type(in, 1),
+                  *y = kcpu_i_out_type(in, 0);
+  int64_t as[KILN_MAX_RANK], bs[KILN_MAX_RANK];
+  kcpu_pow_bstrides(a, y, as);
+  kcpu_pow_bstrides(b, y, bs);
+  uint32_t r = y->rank ? y->rank : 1;
+  int64_t one = 1, zero = 0;
+  LLVMValueRef args[] = {kcpu_i64(e, a->elem),
+                         kcpu_addr(e, kcpu_i_in(in, 0)),
+                         y->rank ? kcpu_i64_array(e, as, r) : kcpu_i64_array(e, &zero, 1),
+                         kcpu_i64(e, b->elem),
+                         kcpu_addr(e, kcpu_i_in(in, 1)),
+                         y->rank ? kcpu_i64_array(e, bs, r) : kcpu_i64_array(e, &zero, 1),
+                         kcpu_addr(e, kcpu_i_out(in, 0)),
+                         kcpu_i64(e, y->rank ? y->rank : 1),
+                         y->rank ? kcpu_i64_array(e, y->dims, r) : kcpu_i64_array(e, &one, 1)};
+  return kcpu_e_call(e, in, "kcpu_k_pow_mixed", args, 9);
+}
+
 /* Pow: the loop generator when base and exponent share a float type, the
  * generic kernel otherwise (integer powers, mixed types). */
 bool kcpu_supports_Pow(const kiln_node *n) {
@@ -175,7 +215,7 @@ kiln_status kcpu_emit_Pow(kcpu_emit *e, const kiln_instr *in) {
   return kcpu_pow_mixed_emit(e, in);
 }
 
-/* Two-input kinds whose body op depends on an attribute (ew_ops.h). */
+/* Two-input kinds whose body op depends on an attribute (emit_elementwise_ops.h). */
 static bool ew_attr_binary_ok(const kiln_node *n, int32_t op) {
   if (kiln_node_input_count(n) != 2 || kiln_node_result_count(n) != 1)
     return false;
@@ -257,4 +297,17 @@ kiln_status kcpu_emit_HardSigmoid(kcpu_emit *e, const kiln_instr *in) {
   kiln_fused_op ops[9];
   ew_hardsigmoid_body(kiln_instr_attrs(in), ops);
   return kcpu_emit_elementwise(e, in, ops, 9);
+}
+
+/* ---- Cast ---- */
+bool kcpu_supports_Cast(const kiln_node *n) {
+  const kiln_type *x = kcpu_n_in(n, 0), *y = kcpu_n_out(n, 0);
+  return x && y && !x->quantized && !y->quantized;
+}
+kiln_status kcpu_emit_Cast(kcpu_emit *e, const kiln_instr *in) {
+  const kiln_type *x = kcpu_i_in_type(in, 0), *y = kcpu_i_out_type(in, 0);
+  LLVMValueRef args[] = {kcpu_addr(e, kcpu_i_in(in, 0)), kcpu_i64(e, x->elem),
+                         kcpu_addr(e, kcpu_i_out(in, 0)), kcpu_i64(e, y->elem),
+                         kcpu_i64(e, kiln_type_numel(y))};
+  return kcpu_e_call(e, in, "kcpu_k_cast", args, 5);
 }

@@ -1,4 +1,4 @@
-/* plugins/cpu/ew.c: the elementwise loop generator. Every elementwise
+/* plugins/cpu/emit_elementwise_loop.c: the elementwise loop generator. Every elementwise
  * instruction (a plain unary or binary kind, or a FusedElementwise body) is
  * one loop that reads each input once per element and writes the output
  * once. Shapes are static, so broadcasting is resolved here: dims are
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "cpu.h"
-#include "ew_ops.h"
+#include "emit_elementwise_ops.h"
 
 /* Below this many elements a loop runs on the calling thread: waking the
  * pool costs more than it saves. */

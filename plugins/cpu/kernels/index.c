@@ -1,59 +1,8 @@
-/* plugins/cpu/kernels/select.c: TopK, ScatterElements and ScatterND, any
- * element type. They run on the calling thread; updates are applied in
- * index order, so duplicate indices resolve the same way on every run (the
- * last update wins, reductions fold in order). */
+/* plugins/cpu/kernels/index.c: Gather, ScatterElements and ScatterND, any
+ * element type. They run on the calling thread; scatter updates are
+ * applied in index order, so duplicate indices resolve the same way on
+ * every run (the last update wins, reductions fold in order). */
 #include "kcpu_elem.h"
-
-/* Is a ranked before b? Larger (or smaller) first, then the lower index. */
-static int kcpu_topk_before(double va, int64_t ia, double vb, int64_t ib, int64_t largest) {
-  if (va != vb)
-    return largest ? va > vb : va < vb;
-  return ia < ib;
-}
-
-/* TopK over the middle dim of [outer, n, inner]: vals / idx [outer, k,
- * inner], always sorted (an unsorted request may be answered sorted).
- * Integer keys beyond 2^53 compare through double. Returns -1 without
- * scratch memory. */
-int kcpu_k_topk(int64_t elem, const void *x, void *vals, int64_t *idx, int64_t outer, int64_t n,
-                int64_t inner, int64_t k, int64_t largest) {
-  if (k <= 0)
-    return 0;
-  double *bv = kcpu_alloc(k * (int64_t)sizeof(double));
-  int64_t *bi = kcpu_alloc(k * (int64_t)sizeof(int64_t));
-  if (!bv || !bi) {
-    kcpu_free(bv);
-    kcpu_free(bi);
-    return -1;
-  }
-  for (int64_t o = 0; o < outer; o++)
-    for (int64_t in = 0; in < inner; in++) {
-      int64_t cnt = 0;
-      for (int64_t j = 0; j < n; j++) {
-        double v = kcpu_e_ldf(elem, x, (o * n + j) * inner + in);
-        if (cnt == k && !kcpu_topk_before(v, j, bv[k - 1], bi[k - 1], largest))
-          continue;
-        int64_t p = cnt < k ? cnt++ : k - 1;
-        while (p > 0 && kcpu_topk_before(v, j, bv[p - 1], bi[p - 1], largest)) {
-          bv[p] = bv[p - 1];
-          bi[p] = bi[p - 1];
-          p--;
-        }
-        bv[p] = v;
-        bi[p] = j;
-      }
-      int64_t es = kcpu_e_size(elem);
-      for (int64_t t = 0; t < cnt; t++) {
-        int64_t yi = (o * k + t) * inner + in;
-        memcpy((char *)vals + yi * es, (const char *)x + ((o * n + bi[t]) * inner + in) * es,
-               (size_t)es);
-        idx[yi] = bi[t];
-      }
-    }
-  kcpu_free(bv);
-  kcpu_free(bi);
-  return 0;
-}
 
 /* y[i] (op)= u; red: 0 replace, 1 add, 2 mul, 3 max, 4 min. */
 static void kcpu_scatter_one(int64_t elem, void *y, int64_t yi, const void *u, int64_t ui,
@@ -136,4 +85,22 @@ void kcpu_k_scatter_nd(int64_t elem, const void *data, int64_t idx_elem, const v
     for (int64_t s = 0; s < slice; s++)
       kcpu_scatter_one(elem, y, off * slice + s, upd, p * slice + s, red);
   }
+}
+
+void kcpu_k_gather(const void *data, const void *idx, int64_t idx_is32, void *y, int64_t outer,
+                   int64_t axis_n, int64_t inner, int64_t nidx, int64_t esize) {
+  const char *src = data;
+  char *dst = y;
+  size_t row = (size_t)(inner * esize);
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t j = 0; j < nidx; j++) {
+      int64_t k = idx_is32 ? ((const int32_t *)idx)[j] : ((const int64_t *)idx)[j];
+      if (k < 0)
+        k += axis_n;
+      char *d = dst + (o * nidx + j) * (int64_t)row;
+      if (k < 0 || k >= axis_n)
+        memset(d, 0, row);
+      else
+        memcpy(d, src + (o * axis_n + k) * (int64_t)row, row);
+    }
 }

@@ -1,6 +1,7 @@
-/* plugins/cpu/kernels/normx.c: LayerNormalization and Gemm for the float
- * types the f32 kernels do not take (f64, f16): statistics and products in
- * double with one rounding per result, as the reference computes them, so
+/* plugins/cpu/kernels/norm_generic.c: LayerNormalization,
+ * BatchNormalization and Softmax / LogSoftmax for the float types the f32
+ * kernels of norm.c do not take (f64, f16, bf16): statistics in double with
+ * one rounding per result, as the reference computes them, so
  * a lowered chain of f16 steps (each rounded) is not needed. */
 #include <math.h>
 
@@ -33,24 +34,6 @@ void kcpu_k_layernorm_any(int64_t elem, const void *x, const void *scale, const 
     if (inv_out)
       kcpu_e_stf(st, inv_out, r, inv);
   }
-}
-
-/* Y[M,N] = alpha * op(A) op(B) + beta * C, C read at m*c_rs + n*c_cs
- * (strides 0 broadcast; NULL = none). */
-void kcpu_k_gemm_any(int64_t elem, int64_t M, int64_t N, int64_t K, double alpha, double beta,
-                     const void *A, int64_t ta, const void *B, int64_t tb, const void *C,
-                     int64_t c_rs, int64_t c_cs, void *Y) {
-  for (int64_t m = 0; m < M; m++)
-    for (int64_t n = 0; n < N; n++) {
-      double acc = 0.0;
-      for (int64_t k = 0; k < K; k++)
-        acc += kcpu_e_ldf(elem, A, ta ? k * M + m : m * K + k) *
-               kcpu_e_ldf(elem, B, tb ? n * K + k : k * N + n);
-      acc *= alpha;
-      if (C)
-        acc += beta * kcpu_e_ldf(elem, C, m * c_rs + n * c_cs);
-      kcpu_e_stf(elem, Y, m * N + n, acc);
-    }
 }
 
 /* Inference BatchNormalization on [N, C, inner]: (x - mean) * k + bias

@@ -1,0 +1,142 @@
+/* plugins/cpu/emit_pool.c: MaxPool, AveragePool and the global pools.
+ * f32 1-D and 2-D windows go to kernels/pool.c; other spatial ranks and
+ * types (integer MaxPool, the Indices result) to the type-generic kernel
+ * of kernels/conv_nd.c; global pools are reductions over the spatial axes
+ * (kernels/reduce.c). Window geometry: emit_window.c. */
+#include "emit_window.h"
+
+/* ---- type-generic N-D MaxPool / AveragePool ---- */
+static bool kcpu_nd_pool_ok(const kiln_node *n, int mode) {
+  const kiln_type *x = kcpu_n_in(n, 0);
+  const int64_t *ks;
+  if (!x || x->rank < 3 || x->rank - 2 > KCPU_ND_MAX || x->quantized ||
+      kcpu_e_ints(kiln_node_attrs(n), "kernel_shape", &ks) != x->rank - 2)
+    return false;
+  bool ok_elem = kcpu_nd_float(x->elem) ||
+                 (mode == 0 && (x->elem == KILN_U8 || x->elem == KILN_I8 || x->elem == KILN_I32 ||
+                                x->elem == KILN_I16 || x->elem == KILN_U16));
+  if (!ok_elem || !kcpu_nd_same(n, x->elem, 1))
+    return false;
+  if (kiln_node_result_count(n) > 1) {
+    const kiln_type *ind = kcpu_n_out(n, 1);
+    if (mode != 0 || (ind && ind->elem != KILN_I64))
+      return false;
+  }
+  return true;
+}
+
+static kiln_status kcpu_nd_pool_emit(kcpu_emit *e, const kiln_instr *in, int mode) {
+  const kiln_type *x = kcpu_i_in_type(in, 0), *y = kcpu_i_out_type(in, 0);
+  const kiln_attrs *a = kiln_instr_attrs(in);
+  const int64_t *ks;
+  kcpu_ndwin w;
+  if (!x || !y || kcpu_e_ints(a, "kernel_shape", &ks) != x->rank - 2 ||
+      !kcpu_nd_win(a, x, y, ks, false, &w))
+    return kcpu_e_fail(in, "unsupported window attributes");
+  uint32_t sp = (uint32_t)w.sp;
+  const kiln_buffer *ind = kiln_instr_result_count(in) > 1 ? kcpu_i_out(in, 1) : NULL;
+  LLVMValueRef args[] = {kcpu_i64(e, x->elem),
+                         kcpu_addr(e, kcpu_i_in(in, 0)),
+                         kcpu_addr(e, kcpu_i_out(in, 0)),
+                         kcpu_e_ptr(e, ind),
+                         kcpu_i64(e, x->dims[0] * x->dims[1]),
+                         kcpu_i64(e, w.sp),
+                         kcpu_i64_array(e, w.in, sp),
+                         kcpu_i64_array(e, w.out, sp),
+                         kcpu_i64_array(e, w.k, sp),
+                         kcpu_i64_array(e, w.s, sp),
+                         kcpu_i64_array(e, w.d, sp),
+                         kcpu_i64_array(e, w.pb, sp),
+                         kcpu_i64_array(e, w.pe, sp),
+                         kcpu_i64(e, mode),
+                         kcpu_i64(e, kiln_attrs_int_or(a, "count_include_pad", 0) != 0),
+                         kcpu_i64(e, kiln_attrs_int_or(a, "storage_order", 0) != 0)};
+  return kcpu_e_call(e, in, "kcpu_k_poolnd", args, 16);
+}
+/* ---- f32 1-D / 2-D pools ---- */
+static bool kcpu_pool_ok(const kiln_node *n) {
+  const kiln_type *x = kcpu_n_in(n, 0);
+  const int64_t *ks;
+  return x && (x->rank == 3 || x->rank == 4) && kiln_node_result_count(n) == 1 &&
+         kcpu_e_ints(kiln_node_attrs(n), "kernel_shape", &ks) == x->rank - 2 &&
+         kcpu_n_all_elem(n, KILN_F32);
+}
+
+static kiln_status kcpu_emit_pool(kcpu_emit *e, const kiln_instr *in, int64_t mode) {
+  const kiln_type *x = kcpu_i_in_type(in, 0), *y = kcpu_i_out_type(in, 0);
+  const kiln_attrs *a = kiln_instr_attrs(in);
+  const int64_t *ks;
+  uint32_t sp = x->rank - 2;
+  kcpu_win w;
+  if (kcpu_e_ints(a, "kernel_shape", &ks) != sp || !kcpu_win_make(a, x, y, ks, sp, &w))
+    return kcpu_e_fail(in, "unsupported window attributes");
+  LLVMValueRef args[] = {kcpu_addr(e, kcpu_i_in(in, 0)),
+                         kcpu_addr(e, kcpu_i_out(in, 0)),
+                         kcpu_i64(e, x->dims[0] * x->dims[1]),
+                         kcpu_i64(e, w.in[0]),
+                         kcpu_i64(e, w.in[1]),
+                         kcpu_i64(e, w.out[0]),
+                         kcpu_i64(e, w.out[1]),
+                         kcpu_i64(e, w.k[0]),
+                         kcpu_i64(e, w.k[1]),
+                         kcpu_i64(e, w.s[0]),
+                         kcpu_i64(e, w.s[1]),
+                         kcpu_i64(e, w.d[0]),
+                         kcpu_i64(e, w.d[1]),
+                         kcpu_i64(e, w.pb[0]),
+                         kcpu_i64(e, w.pb[1]),
+                         kcpu_i64(e, w.pe[0]),
+                         kcpu_i64(e, w.pe[1]),
+                         kcpu_i64(e, mode),
+                         kcpu_i64(e, kiln_attrs_int_or(a, "count_include_pad", 0) != 0),
+                         kcpu_pool(e)};
+  return kcpu_e_call(e, in, "kcpu_k_pool2d", args, 20);
+}
+
+/* The f32 2-D kernel for what it takes, the generic N-D one otherwise. */
+static bool kcpu_pool_fast(const kiln_instr *in) {
+  const kiln_type *x = kcpu_i_in_type(in, 0), *y = kcpu_i_out_type(in, 0);
+  return kiln_instr_result_count(in) == 1 && x && y && (x->rank == 3 || x->rank == 4) &&
+         x->elem == KILN_F32 && y->elem == KILN_F32;
+}
+
+bool kcpu_supports_MaxPool(const kiln_node *n) {
+  return kcpu_pool_ok(n) || kcpu_nd_pool_ok(n, 0);
+}
+kiln_status kcpu_emit_MaxPool(kcpu_emit *e, const kiln_instr *in) {
+  return kcpu_pool_fast(in) ? kcpu_emit_pool(e, in, 0) : kcpu_nd_pool_emit(e, in, 0);
+}
+bool kcpu_supports_AveragePool(const kiln_node *n) {
+  return kcpu_pool_ok(n) || kcpu_nd_pool_ok(n, 1);
+}
+kiln_status kcpu_emit_AveragePool(kcpu_emit *e, const kiln_instr *in) {
+  return kcpu_pool_fast(in) ? kcpu_emit_pool(e, in, 1) : kcpu_nd_pool_emit(e, in, 1);
+}
+
+/* Global pools: a reduction over every spatial axis. */
+static kiln_status kcpu_emit_global(kcpu_emit *e, const kiln_instr *in, int64_t op) {
+  const kiln_type *x = kcpu_i_in_type(in, 0);
+  int64_t dims[3] = {x->dims[0] * x->dims[1], kcpu_e_prod(x->dims, 2, x->rank), 1};
+  LLVMValueRef args[] = {kcpu_i64(e, KILN_F32),
+                         kcpu_i64(e, op),
+                         kcpu_addr(e, kcpu_i_in(in, 0)),
+                         kcpu_addr(e, kcpu_i_out(in, 0)),
+                         kcpu_i64(e, 2),
+                         kcpu_i64_array(e, dims, 2),
+                         kcpu_i64(e, 2)};
+  return kcpu_e_call(e, in, "kcpu_k_reduce", args, 7);
+}
+
+bool kcpu_supports_GlobalAveragePool(const kiln_node *n) {
+  const kiln_type *x = kcpu_n_in(n, 0);
+  return x && x->rank >= 3 && kcpu_n_all_elem(n, KILN_F32);
+}
+kiln_status kcpu_emit_GlobalAveragePool(kcpu_emit *e, const kiln_instr *in) {
+  return kcpu_emit_global(e, in, 1 /* KCPU_RED_MEAN */);
+}
+bool kcpu_supports_GlobalMaxPool(const kiln_node *n) {
+  return kcpu_supports_GlobalAveragePool(n);
+}
+kiln_status kcpu_emit_GlobalMaxPool(kcpu_emit *e, const kiln_instr *in) {
+  return kcpu_emit_global(e, in, 2 /* KCPU_RED_MAX */);
+}

@@ -1,0 +1,36 @@
+/* plugins/cpu/emit_window.h: window geometry shared by the Conv /
+ * ConvTranspose emitters (emit_conv.c) and the pool emitters (emit_pool.c):
+ * strides, dilations, pads and auto_pad resolved exactly as the reference
+ * interpreter does, for the f32 2-D kernels (kcpu_win) and the type-generic
+ * N-D ones (kcpu_ndwin). Private to the cpu plugin. */
+#ifndef KCPU_EMIT_WINDOW_H
+#define KCPU_EMIT_WINDOW_H
+
+#include "emit_util.h"
+
+typedef struct kcpu_win {
+  int64_t in[2], out[2], k[2], s[2], d[2], pb[2], pe[2];
+} kcpu_win;
+
+/* Window geometry for spatial rank sp (1 or 2) lifted to 2-D (H = 1). */
+bool kcpu_win_make(const kiln_attrs *a, const kiln_type *x, const kiln_type *y,
+                   const int64_t *kshape, uint32_t sp, kcpu_win *w);
+
+#define KCPU_ND_MAX 8
+
+typedef struct kcpu_ndwin {
+  int64_t sp, in[KCPU_ND_MAX], out[KCPU_ND_MAX], k[KCPU_ND_MAX], s[KCPU_ND_MAX], d[KCPU_ND_MAX],
+      pb[KCPU_ND_MAX], pe[KCPU_ND_MAX];
+} kcpu_ndwin;
+
+/* N-D window geometry (x and y of rank >= 3); transposed: ConvTranspose's
+ * total padding, halved by floor division. */
+bool kcpu_nd_win(const kiln_attrs *a, const kiln_type *x, const kiln_type *y,
+                 const int64_t *kshape, bool transposed, kcpu_ndwin *w);
+/* f32, f64, f16 or bf16. */
+bool kcpu_nd_float(kiln_elem e);
+/* The first n_in present inputs and the result have element type el and
+ * no quantization. */
+bool kcpu_nd_same(const kiln_node *n, kiln_elem el, uint32_t n_in);
+
+#endif
