@@ -1,7 +1,8 @@
 /* plugins/opencl/gen_common.c: what every kernel generator shares: OpenCL C
  * type names, the kernel header (one global pointer per operand at its
- * baked-in byte offset), index arithmetic with shapes as constants, and the
- * table from instruction kind to generator. */
+ * baked-in byte offset), index arithmetic with shapes as constants, the
+ * `axis` attribute, and the table from instruction kind to generator (the
+ * generators themselves are in gen_<family>.c). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -202,6 +203,16 @@ bool ocl_attr_ints(const kiln_attrs *a, const char *name, uint32_t n, int64_t df
   for (uint32_t i = 0; i < n; i++)
     out[i] = len && v ? v[i] : dflt;
   return true;
+}
+
+kiln_status ocl_gen_axis(ocl_gen *g, uint32_t rank, int64_t dflt, uint32_t *out) {
+  int64_t a = kiln_attrs_int_or(g->attrs, "axis", dflt);
+  if (a < 0)
+    a += rank;
+  if (a < 0 || a >= (int64_t)rank)
+    return ocl_gen_unsupported(g, "axis out of range");
+  *out = (uint32_t)a;
+  return NULL;
 }
 
 typedef kiln_status (*ocl_gen_fn)(ocl_gen *g);

@@ -1,9 +1,12 @@
-/* plugins/opencl/gen_elementwise.c: kernels computing one result element
- * per work item: unary, binary and variadic kinds with numpy broadcasting,
- * Where, Clip, flat copies, and FusedElementwise from its RPN body. The
- * formulas follow the interpreter (docs/interpreter.md): NaN propagates
- * through Max/Min, Relu keeps NaN, integer division by zero gives 0 here
- * (the interpreter reports an error; OpenCL kernels cannot). */
+/* plugins/opencl/gen_elementwise.c: the elementwise family, kernels
+ * computing one result element per work item: unary, binary and variadic
+ * kinds with numpy broadcasting, Where, Clip, flat copies, and
+ * FusedElementwise from its RPN body. The flat copy (ocl_gen_copy) also
+ * serves the movement kinds that only relabel the shape (Reshape, Flatten,
+ * Squeeze, Unsqueeze) and a reduction over no axes. The formulas follow the
+ * interpreter (docs/interpreter.md): NaN propagates through Max/Min, Relu
+ * keeps NaN, integer division by zero gives 0 here (the interpreter reports
+ * an error; OpenCL kernels cannot). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

@@ -55,7 +55,7 @@ bool ocl_supports_node(void *state, const kiln_node *node);
 /* Element types this device stores and computes. */
 bool ocl_elem_ok(const ocl_device *d, kiln_elem e);
 
-/* ---- code generation (gen_*.c) ---- */
+/* ---- code generation (gen_common.c and gen_<family>.c) ---- */
 
 /* Roots: the memory objects kernels address. 0 = activation arena,
  * 1 = weights, 2 + i = input i, 2 + n_in + j = output j. */
@@ -132,6 +132,16 @@ uint32_t ocl_block_edge(int64_t n, uint32_t edge);
 /* Attribute list of n ints into out (default dflt); false if wrong length. */
 bool ocl_attr_ints(const kiln_attrs *a, const char *name, uint32_t n, int64_t dflt, int64_t *out);
 
+/* The `axis` attribute (default dflt) made non-negative; fails when it is
+ * outside [-rank, rank). */
+kiln_status ocl_gen_axis(ocl_gen *g, uint32_t rank, int64_t dflt, uint32_t *out);
+
+/* The generators, one file per op family (gen_<family>.c). A kind's *_ok,
+ * where it has one, says whether the node's attributes and types are ones
+ * its generator accepts (supports.c asks). */
+
+/* gen_elementwise.c; ocl_gen_copy also serves the movement kinds that only
+ * relabel the shape. */
 kiln_status ocl_gen_unary(ocl_gen *g);
 kiln_status ocl_gen_binary(ocl_gen *g);
 kiln_status ocl_gen_variadic(ocl_gen *g);
@@ -139,32 +149,41 @@ kiln_status ocl_gen_where(ocl_gen *g);
 kiln_status ocl_gen_clip(ocl_gen *g);
 kiln_status ocl_gen_fused(ocl_gen *g);
 kiln_status ocl_gen_copy(ocl_gen *g); /* flat copy: Copy, Reshape, Identity ... */
+/* Whether a FusedElementwise body may hold kind k computed in el (the
+ * generators ocl_gen_fused uses accept it). */
+bool ocl_fused_kind_ok(kiln_node_kind k, kiln_elem el);
+
+/* gen_linalg.c: MatMul, Gemm, Det */
 kiln_status ocl_gen_matmul(ocl_gen *g);
 kiln_status ocl_gen_gemm(ocl_gen *g);
-kiln_status ocl_gen_conv(ocl_gen *g);
+kiln_status ocl_gen_det(ocl_gen *g);
+bool ocl_det_ok(const kiln_node *n);
+
+/* gen_pool.c: the pools, and the sliding-window geometry they share with
+ * Conv: sizes, strides, dilations and begin / end pads per spatial axis. */
+typedef struct ocl_win {
+  uint32_t sp;
+  int64_t in[KILN_MAX_RANK], out[KILN_MAX_RANK], k[KILN_MAX_RANK];
+  int64_t stride[KILN_MAX_RANK], dil[KILN_MAX_RANK], pb[KILN_MAX_RANK], pe[KILN_MAX_RANK];
+} ocl_win;
+/* Window parameters of X -> Y; the kernel extent from W's spatial dims, or
+ * from kernel_shape when w is NULL. */
+kiln_status ocl_win_params(ocl_gen *g, const kiln_type *x, const kiln_type *y, const kiln_type *w,
+                           ocl_win *p);
+void ocl_win_loops(ocl_gen *g, const ocl_win *p, bool skip_outside);
+void ocl_win_close(ocl_gen *g, const ocl_win *p);
 kiln_status ocl_gen_pool(ocl_gen *g);
 kiln_status ocl_gen_global_pool(ocl_gen *g);
-kiln_status ocl_gen_reduce(ocl_gen *g);
-kiln_status ocl_gen_argminmax(ocl_gen *g);
-kiln_status ocl_gen_softmax(ocl_gen *g);
-kiln_status ocl_gen_transpose(ocl_gen *g);
-kiln_status ocl_gen_expand(ocl_gen *g);
-kiln_status ocl_gen_tile(ocl_gen *g);
-kiln_status ocl_gen_slice(ocl_gen *g);
-kiln_status ocl_gen_concat(ocl_gen *g);
-kiln_status ocl_gen_split(ocl_gen *g);
-kiln_status ocl_gen_gather(ocl_gen *g);
-kiln_status ocl_gen_gather_elements(ocl_gen *g);
-kiln_status ocl_gen_pad(ocl_gen *g);
-kiln_status ocl_gen_trilu(ocl_gen *g);
-kiln_status ocl_gen_cumsum(ocl_gen *g);
-kiln_status ocl_gen_depth_space(ocl_gen *g);
-kiln_status ocl_gen_eyelike(ocl_gen *g);
+
+/* gen_conv.c: Conv (direct, and the choice of kernel) and ConvTranspose */
+kiln_status ocl_gen_conv(ocl_gen *g);
+kiln_status ocl_gen_convtranspose(ocl_gen *g);
+bool ocl_convtranspose_ok(const kiln_node *n);
 
 /* gen_conv_tiled.c: the fused `activation` epilogue of Conv, MatMul and
  * Gemm applied to `var` (false for an activation it does not know); the
  * local-memory tiled Conv (implicit GEMM) for window parameters already
- * resolved by gen_nn.c; and KILN_OPENCL_CONV (0 auto, 1 tiled, -1 direct). */
+ * resolved by gen_conv.c; and KILN_OPENCL_CONV (0 auto, 1 tiled, -1 direct). */
 bool ocl_gen_activation(ocl_sb *b, const kiln_attrs *a, kiln_elem e, const char *var,
                         const char *indent);
 kiln_status ocl_gen_conv_tiled(ocl_gen *g, uint32_t sp, const int64_t *in, const int64_t *out,
@@ -172,23 +191,41 @@ kiln_status ocl_gen_conv_tiled(ocl_gen *g, uint32_t sp, const int64_t *in, const
                                const int64_t *pb, int64_t G);
 int ocl_conv_tiling_mode(void);
 
-/* Kinds with their own generator file; each *_ok says whether the node's
- * attributes and types are ones its generator accepts (supports.c asks). */
-kiln_status ocl_gen_convtranspose(ocl_gen *g); /* gen_convt.c */
-bool ocl_convtranspose_ok(const kiln_node *n);
-kiln_status ocl_gen_det(ocl_gen *g); /* gen_det.c */
-bool ocl_det_ok(const kiln_node *n);
-kiln_status ocl_gen_scatter_nd(ocl_gen *g); /* gen_scatter.c */
+/* gen_reduce.c: Reduce*, ArgMax / ArgMin, CumSum, TopK */
+kiln_status ocl_gen_reduce(ocl_gen *g);
+kiln_status ocl_gen_argminmax(ocl_gen *g);
+kiln_status ocl_gen_cumsum(ocl_gen *g);
+kiln_status ocl_gen_topk(ocl_gen *g);
+bool ocl_topk_ok(const kiln_node *n);
+
+/* gen_norm.c: Softmax, LogSoftmax */
+kiln_status ocl_gen_softmax(ocl_gen *g);
+
+/* gen_movement.c */
+kiln_status ocl_gen_transpose(ocl_gen *g);
+kiln_status ocl_gen_expand(ocl_gen *g);
+kiln_status ocl_gen_tile(ocl_gen *g);
+kiln_status ocl_gen_slice(ocl_gen *g);
+kiln_status ocl_gen_concat(ocl_gen *g);
+kiln_status ocl_gen_split(ocl_gen *g);
+kiln_status ocl_gen_pad(ocl_gen *g);
+kiln_status ocl_gen_trilu(ocl_gen *g);
+kiln_status ocl_gen_depth_space(ocl_gen *g);
+
+/* gen_index.c: Gather, GatherElements, ScatterND, ScatterElements */
+kiln_status ocl_gen_gather(ocl_gen *g);
+kiln_status ocl_gen_gather_elements(ocl_gen *g);
+kiln_status ocl_gen_scatter_nd(ocl_gen *g);
 kiln_status ocl_gen_scatter_elements(ocl_gen *g);
 bool ocl_scatter_ok(const kiln_node *n);
-kiln_status ocl_gen_topk(ocl_gen *g); /* gen_topk.c */
-bool ocl_topk_ok(const kiln_node *n);
-kiln_status ocl_gen_rnn(ocl_gen *g); /* gen_rnn.c: RNN, GRU and LSTM */
+
+/* gen_generator.c: EyeLike */
+kiln_status ocl_gen_eyelike(ocl_gen *g);
+
+/* gen_rnn.c: RNN, GRU and LSTM */
+kiln_status ocl_gen_rnn(ocl_gen *g);
 bool ocl_rnn_ok(const kiln_node *n);
 
-/* Whether a FusedElementwise body may hold kind k computed in el (the
- * generators ocl_gen_fused uses accept it). */
-bool ocl_fused_kind_ok(kiln_node_kind k, kiln_elem el);
 /* supports_fused (supports.c): elementwise fusion and Conv/MatMul/Gemm
  * activation epilogues. */
 bool ocl_supports_fused(void *state, const kiln_node *node, kiln_node_kind activation);

@@ -1,7 +1,9 @@
-/* plugins/opencl/gen_move.c: data movement kernels (Transpose, Expand,
- * Tile, Slice, Concat, Split, Gather, GatherElements, Pad, Trilu). Each
- * work item computes where one result element comes from, with shapes,
- * strides and attribute values baked in as constants. */
+/* plugins/opencl/gen_movement.c: the movement family's kernels (Transpose,
+ * Expand, Tile, Slice, Concat, Split, Pad, Trilu, DepthToSpace,
+ * SpaceToDepth). Each work item computes where one result element comes
+ * from, with shapes, strides and attribute values baked in as constants.
+ * Reshape, Flatten, Squeeze and Unsqueeze are flat copies
+ * (ocl_gen_copy, gen_elementwise.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -109,16 +111,6 @@ kiln_status ocl_gen_slice(ocl_gen *g) {
   return NULL;
 }
 
-static kiln_status axis_of(ocl_gen *g, uint32_t rank, int64_t dflt, uint32_t *out) {
-  int64_t a = kiln_attrs_int_or(g->attrs, "axis", dflt);
-  if (a < 0)
-    a += rank;
-  if (a < 0 || a >= (int64_t)rank)
-    return ocl_gen_unsupported(g, "axis out of range");
-  *out = (uint32_t)a;
-  return NULL;
-}
-
 /* Flat index into t of coordinates c*, axis coordinate shifted by -off. */
 static void index_shifted(ocl_gen *g, const kiln_type *t, uint32_t axis, int64_t off) {
   int64_t st[KILN_MAX_RANK];
@@ -134,7 +126,7 @@ static void index_shifted(ocl_gen *g, const kiln_type *t, uint32_t axis, int64_t
 kiln_status ocl_gen_concat(ocl_gen *g) {
   const kiln_type *y = g->ops[0].type;
   uint32_t axis = 0;
-  KILN_TRY(axis_of(g, y->rank, 0, &axis));
+  KILN_TRY(ocl_gen_axis(g, y->rank, 0, &axis));
   ocl_gen_begin_1d(g, kiln_type_numel(y));
   ocl_gen_unravel(g, "gid", y->dims, y->rank, "c");
   int64_t off = 0;
@@ -159,7 +151,7 @@ kiln_status ocl_gen_split(ocl_gen *g) {
   uint32_t axis = 0;
   if (!x)
     return ocl_gen_unsupported(g, "Split without input");
-  KILN_TRY(axis_of(g, x->rank, 0, &axis));
+  KILN_TRY(ocl_gen_axis(g, x->rank, 0, &axis));
   ocl_gen_begin_1d(g, kiln_type_numel(x));
   ocl_gen_unravel(g, "gid", x->dims, x->rank, "c");
   int64_t off = 0;
@@ -177,56 +169,6 @@ kiln_status ocl_gen_split(ocl_gen *g) {
     off += t->dims[axis];
     first = false;
   }
-  ocl_gen_end(g);
-  return NULL;
-}
-
-kiln_status ocl_gen_gather(ocl_gen *g) {
-  const kiln_type *y = g->ops[0].type, *x = g->ops[1].type, *ix = g->ops[2].type;
-  uint32_t axis = 0;
-  if (!x || !ix || (ix->elem != KILN_I32 && ix->elem != KILN_I64))
-    return ocl_gen_unsupported(g, "Gather needs i32 or i64 indices");
-  KILN_TRY(axis_of(g, x->rank, 0, &axis));
-  int64_t st[KILN_MAX_RANK], ist[KILN_MAX_RANK];
-  strides(x, st);
-  strides(ix, ist);
-  uint32_t q = ix->rank;
-  ocl_gen_begin_1d(g, kiln_type_numel(y));
-  ocl_gen_unravel(g, "gid", y->dims, y->rank, "c");
-  ocl_sb_printf(g->src, "  long j = (long)p2[0");
-  for (uint32_t i = 0; i < q; i++)
-    ocl_sb_printf(g->src, " + c%u * %lldL", axis + i, (long long)ist[i]);
-  ocl_sb_printf(g->src, "];\n  if (j < 0) j += %lldL;\n  p0[gid] = p1[j * %lldL",
-                (long long)x->dims[axis], (long long)st[axis]);
-  for (uint32_t i = 0; i < x->rank; i++) {
-    if (i < axis)
-      ocl_sb_printf(g->src, " + c%u * %lldL", i, (long long)st[i]);
-    else if (i > axis)
-      ocl_sb_printf(g->src, " + c%u * %lldL", i + q - 1, (long long)st[i]);
-  }
-  ocl_sb_printf(g->src, "];\n");
-  ocl_gen_end(g);
-  return NULL;
-}
-
-kiln_status ocl_gen_gather_elements(ocl_gen *g) {
-  const kiln_type *y = g->ops[0].type, *x = g->ops[1].type, *ix = g->ops[2].type;
-  uint32_t axis = 0;
-  if (!x || !ix || (ix->elem != KILN_I32 && ix->elem != KILN_I64) || ix->rank != x->rank)
-    return ocl_gen_unsupported(g, "GatherElements needs i32 or i64 indices of the data's rank");
-  KILN_TRY(axis_of(g, x->rank, 0, &axis));
-  int64_t st[KILN_MAX_RANK];
-  strides(x, st);
-  ocl_gen_begin_1d(g, kiln_type_numel(y));
-  ocl_gen_unravel(g, "gid", y->dims, y->rank, "c");
-  ocl_sb_printf(g->src, "  long j = (long)p2[gid];\n  if (j < 0) j += %lldL;\n  p0[gid] = p1[0",
-                (long long)x->dims[axis]);
-  for (uint32_t i = 0; i < x->rank; i++)
-    if (i == axis)
-      ocl_sb_printf(g->src, " + j * %lldL", (long long)st[i]);
-    else
-      ocl_sb_printf(g->src, " + c%u * %lldL", i, (long long)st[i]);
-  ocl_sb_printf(g->src, "];\n");
   ocl_gen_end(g);
   return NULL;
 }
@@ -291,6 +233,39 @@ kiln_status ocl_gen_trilu(ocl_gen *g) {
   ocl_gen_unravel(g, "gid", y->dims, y->rank, "c");
   ocl_sb_printf(g->src, "  long d = c%u - c%u;\n  p0[gid] = (d %s %lldL) ? p1[gid] : 0;\n",
                 y->rank - 1, y->rank - 2, upper ? ">=" : "<=", k);
+  ocl_gen_end(g);
+  return NULL;
+}
+
+/* DepthToSpace (space = true) and SpaceToDepth on [N, C, H, W]. */
+kiln_status ocl_gen_depth_space(ocl_gen *g) {
+  const kiln_type *y = g->ops[0].type, *x = g->ops[1].type;
+  int64_t b = kiln_attrs_int_or(g->attrs, "blocksize", 0);
+  if (!x || x->rank != 4 || y->rank != 4 || b <= 0)
+    return ocl_gen_unsupported(g, "needs 4-D tensors and a positive blocksize");
+  long long C = (long long)x->dims[1], H = (long long)x->dims[2], W = (long long)x->dims[3];
+  long long B = (long long)b;
+  ocl_gen_begin_1d(g, kiln_type_numel(y));
+  ocl_gen_unravel(g, "gid", y->dims, y->rank, "c");
+  if (g->kind == KILN_NODE_DepthToSpace) {
+    bool crd = !strcmp(kiln_attrs_string_or(g->attrs, "mode", "DCR"), "CRD");
+    long long oc = C / (B * B);
+    ocl_sb_printf(g->src,
+                  "  long h = c2 / %lldL, bh = c2 %% %lldL, w = c3 / %lldL, bw = c3 %% %lldL;\n", B,
+                  B, B, B);
+    if (crd)
+      ocl_sb_printf(g->src, "  long ic = c1 * %lldL + bh * %lldL + bw;\n", B * B, B);
+    else
+      ocl_sb_printf(g->src, "  long ic = (bh * %lldL + bw) * %lldL + c1;\n", B, oc);
+    ocl_sb_printf(g->src, "  p0[gid] = p1[((c0 * %lldL + ic) * %lldL + h) * %lldL + w];\n", C, H,
+                  W);
+  } else {
+    ocl_sb_printf(g->src,
+                  "  long ic = c1 %% %lldL, blk = c1 / %lldL;\n"
+                  "  long h = c2 * %lldL + blk / %lldL, w = c3 * %lldL + blk %% %lldL;\n"
+                  "  p0[gid] = p1[((c0 * %lldL + ic) * %lldL + h) * %lldL + w];\n",
+                  C, C, B, B, B, B, C, H, W);
+  }
   ocl_gen_end(g);
   return NULL;
 }

@@ -1,4 +1,9 @@
-/* plugins/opencl/gen_convt.c: ConvTranspose (the transposed convolution), one result element per
+/* plugins/opencl/gen_conv.c: the conv family. Conv: the choice between
+ * the tiled kernel (gen_conv_tiled.c) and the direct one here, one result
+ * element per work item with its window read from global memory; window
+ * parameters come from ocl_win_params (gen_pool.c).
+ *
+ * ConvTranspose (the transposed convolution), one result element per
  * work item, gathering the input positions that reach it. The interpreter
  * (plugins/interpreter/movement/conv.c) scatters instead; the gather form
  * visits the same (input, kernel) pairs, and it visits them in the
@@ -8,6 +13,83 @@
 #include <string.h>
 
 #include "ocl.h"
+
+static int64_t prod(const int64_t *v, uint32_t n) {
+  int64_t r = 1;
+  for (uint32_t i = 0; i < n; i++)
+    r *= v[i];
+  return r;
+}
+
+/* Whether the implicit-GEMM kernel pays: it reuses each staged W cell over
+ * the tile's output positions and each staged X cell over its output
+ * channels, so it needs several channels per group (depthwise, Cg == Mg ==
+ * 1, has nothing to share), some depth to stage, and enough output per
+ * group to fill several tiles (examples/models/cnn.onnx, 8 and 16
+ * channels on 16x16 and 8x8, ran faster direct on PoCL). */
+static bool conv_tiling_pays(int64_t Mg, int64_t Cg, int64_t K, int64_t P) {
+  if (Mg == 1 && Cg == 1)
+    return false;
+  return Mg >= 8 && K >= 16 && Mg * P >= 4096;
+}
+
+/* Whether the device can hold the smallest tiling (1x1 register blocks). */
+static bool conv_tiling_fits(const ocl_gen *g, kiln_elem e) {
+  uint64_t edge = g->matmul_tile;
+  return edge >= 2 && 2 * edge * edge * kiln_elem_size(e) <= g->dev->local_mem;
+}
+
+kiln_status ocl_gen_conv(ocl_gen *g) {
+  const kiln_type *y = g->ops[0].type, *x = g->ops[1].type, *w = g->ops[2].type;
+  const kiln_type *b = g->n_ops > 3 ? g->ops[3].type : NULL;
+  if (!x || !w || !ocl_is_float(y->elem) || x->elem != y->elem || w->elem != y->elem ||
+      (b && b->elem != y->elem))
+    return ocl_gen_unsupported(g, "Conv needs float X, W and B of the result's type");
+  ocl_win p;
+  KILN_TRY(ocl_win_params(g, x, y, w, &p));
+  int64_t G = kiln_attrs_int_or(g->attrs, "group", 1);
+  int64_t C = x->dims[1], M = y->dims[1], Cg = w->dims[1];
+  if (G <= 0 || C != Cg * G || M % G || w->dims[0] != M)
+    return ocl_gen_unsupported(g, "channels do not match group");
+  ocl_sb probe = {0};
+  bool act_ok = ocl_gen_activation(&probe, g->attrs, y->elem, "acc", "");
+  ocl_sb_free(&probe);
+  if (!act_ok)
+    return ocl_gen_unsupported(g, "unknown fused activation");
+  int64_t isz = prod(p.in, p.sp), ksz = prod(p.k, p.sp), osz = prod(p.out, p.sp);
+  int mode = ocl_conv_tiling_mode();
+  if (conv_tiling_fits(g, y->elem) &&
+      (mode > 0 || (mode == 0 && conv_tiling_pays(M / G, Cg, Cg * ksz, osz))))
+    return ocl_gen_conv_tiled(g, p.sp, p.in, p.out, p.k, p.stride, p.dil, p.pb, G);
+  /* Direct: one work item per output cell, its window read from global
+   * memory (depthwise and small layers, where tiles would sit mostly idle). */
+  ocl_gen_begin_1d(g, kiln_type_numel(y));
+  ocl_gen_unravel(g, "gid", y->dims, y->rank, "c");
+  ocl_sb_printf(g->src, "  long grp = c1 / %lldL;\n  %s acc = 0;\n", (long long)(M / G),
+                ocl_ctype(y->elem));
+  ocl_sb_printf(g->src,
+                "  for (long ci = 0; ci < %lldL; ci++) {\n"
+                "  long xbase = (c0 * %lldL + grp * %lldL + ci) * %lldL;\n"
+                "  long wbase = (c1 * %lldL + ci) * %lldL;\n"
+                "  long wi = 0;\n",
+                (long long)Cg, (long long)C, (long long)Cg, (long long)isz, (long long)Cg,
+                (long long)ksz);
+  /* wi walks the kernel window in order, so it is computed from k<d>. */
+  ocl_win_loops(g, &p, true);
+  /* Horner form, one statement per dimension (a flat "0 * K0 + k0 * K1 +
+   * k1 ..." would lose the nesting from 3-D on). */
+  ocl_sb_printf(g->src, "  wi = 0;\n");
+  for (uint32_t d = 0; d < p.sp; d++)
+    ocl_sb_printf(g->src, "  wi = wi * %lldL + k%u;\n", (long long)p.k[d], d);
+  ocl_sb_printf(g->src, "  acc += p1[xbase + xi%u] * p2[wbase + wi];\n", p.sp);
+  ocl_win_close(g, &p);
+  /* the bias joins after the window sum, as in the interpreter */
+  ocl_sb_printf(g->src, "  }\n%s", b ? "  acc += p3[c1];\n" : "");
+  ocl_gen_activation(g->src, g->attrs, y->elem, "acc", "  ");
+  ocl_sb_printf(g->src, "  p0[gid] = acc;\n");
+  ocl_gen_end(g);
+  return NULL;
+}
 
 typedef struct convt {
   uint32_t sp; /* spatial rank */
@@ -94,13 +176,6 @@ bool ocl_convtranspose_ok(const kiln_node *n) {
                        bv ? kiln_value_type(bv) : NULL, &p);
 }
 
-static int64_t convt_prod(const int64_t *v, uint32_t n) {
-  int64_t r = 1;
-  for (uint32_t i = 0; i < n; i++)
-    r *= v[i];
-  return r;
-}
-
 kiln_status ocl_gen_convtranspose(ocl_gen *g) {
   if (g->n_ops < 3)
     return ocl_gen_unsupported(g, "ConvTranspose needs X and W");
@@ -111,7 +186,7 @@ kiln_status ocl_gen_convtranspose(ocl_gen *g) {
   if (why)
     return ocl_gen_unsupported(g, why);
   int64_t Cg = p.C / p.G, Mg = p.M / p.G;
-  int64_t isz = convt_prod(p.in, p.sp), ksz = convt_prod(p.k, p.sp);
+  int64_t isz = prod(p.in, p.sp), ksz = prod(p.k, p.sp);
   const char *t = ocl_ctype(y->elem);
   /* The interpreter sums in double; so do we where the device can. */
   const char *acc_t = g->dev && g->dev->fp64 ? "double" : t;

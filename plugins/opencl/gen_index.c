@@ -1,4 +1,8 @@
-/* plugins/opencl/gen_scatter.c: ScatterND and ScatterElements with every reduction, updates applied
+/* plugins/opencl/gen_index.c: the index family's kernels. Gather and
+ * GatherElements: one result element per work item, reading the data
+ * element its index names.
+ *
+ * ScatterND and ScatterElements with every reduction, updates applied
  * in index order so that duplicate indices give the interpreter result. One kernel launch and no
  * atomics: each work item owns a set of result elements that no other work item writes (a line
  * along the axis for ScatterElements, one offset of the trailing slice for ScatterND), copies the
@@ -7,6 +11,56 @@
 #include <string.h>
 
 #include "ocl.h"
+
+kiln_status ocl_gen_gather(ocl_gen *g) {
+  const kiln_type *y = g->ops[0].type, *x = g->ops[1].type, *ix = g->ops[2].type;
+  uint32_t axis = 0;
+  if (!x || !ix || (ix->elem != KILN_I32 && ix->elem != KILN_I64))
+    return ocl_gen_unsupported(g, "Gather needs i32 or i64 indices");
+  KILN_TRY(ocl_gen_axis(g, x->rank, 0, &axis));
+  int64_t st[KILN_MAX_RANK], ist[KILN_MAX_RANK];
+  kiln_type_strides(x, st);
+  kiln_type_strides(ix, ist);
+  uint32_t q = ix->rank;
+  ocl_gen_begin_1d(g, kiln_type_numel(y));
+  ocl_gen_unravel(g, "gid", y->dims, y->rank, "c");
+  ocl_sb_printf(g->src, "  long j = (long)p2[0");
+  for (uint32_t i = 0; i < q; i++)
+    ocl_sb_printf(g->src, " + c%u * %lldL", axis + i, (long long)ist[i]);
+  ocl_sb_printf(g->src, "];\n  if (j < 0) j += %lldL;\n  p0[gid] = p1[j * %lldL",
+                (long long)x->dims[axis], (long long)st[axis]);
+  for (uint32_t i = 0; i < x->rank; i++) {
+    if (i < axis)
+      ocl_sb_printf(g->src, " + c%u * %lldL", i, (long long)st[i]);
+    else if (i > axis)
+      ocl_sb_printf(g->src, " + c%u * %lldL", i + q - 1, (long long)st[i]);
+  }
+  ocl_sb_printf(g->src, "];\n");
+  ocl_gen_end(g);
+  return NULL;
+}
+
+kiln_status ocl_gen_gather_elements(ocl_gen *g) {
+  const kiln_type *y = g->ops[0].type, *x = g->ops[1].type, *ix = g->ops[2].type;
+  uint32_t axis = 0;
+  if (!x || !ix || (ix->elem != KILN_I32 && ix->elem != KILN_I64) || ix->rank != x->rank)
+    return ocl_gen_unsupported(g, "GatherElements needs i32 or i64 indices of the data's rank");
+  KILN_TRY(ocl_gen_axis(g, x->rank, 0, &axis));
+  int64_t st[KILN_MAX_RANK];
+  kiln_type_strides(x, st);
+  ocl_gen_begin_1d(g, kiln_type_numel(y));
+  ocl_gen_unravel(g, "gid", y->dims, y->rank, "c");
+  ocl_sb_printf(g->src, "  long j = (long)p2[gid];\n  if (j < 0) j += %lldL;\n  p0[gid] = p1[0",
+                (long long)x->dims[axis]);
+  for (uint32_t i = 0; i < x->rank; i++)
+    if (i == axis)
+      ocl_sb_printf(g->src, " + j * %lldL", (long long)st[i]);
+    else
+      ocl_sb_printf(g->src, " + c%u * %lldL", i, (long long)st[i]);
+  ocl_sb_printf(g->src, "];\n");
+  ocl_gen_end(g);
+  return NULL;
+}
 
 typedef enum { SC_NONE, SC_ADD, SC_MUL, SC_MAX, SC_MIN, SC_BAD } sc_red;
 

@@ -1,0 +1,171 @@
+/* plugins/opencl/gen_pool.c: the pool family (MaxPool, AveragePool,
+ * GlobalAveragePool, GlobalMaxPool), one result element per work item, with
+ * every size, stride and pad baked into the source as a constant; and the
+ * sliding-window geometry (ocl_win_*) that Conv shares with the pools, kept
+ * here since the pools are most of its users. Window semantics follow the
+ * interpreter (plugins/interpreter/movement/pool.c): result sizes come from
+ * the inferred types, pads from auto_pad or pads. */
+#include <string.h>
+
+#include "ocl.h"
+
+kiln_status ocl_win_params(ocl_gen *g, const kiln_type *x, const kiln_type *y, const kiln_type *w,
+                           ocl_win *p) {
+  memset(p, 0, sizeof *p);
+  if (x->rank < 3 || y->rank != x->rank)
+    return ocl_gen_unsupported(g, "X and Y need equal rank >= 3");
+  p->sp = x->rank - 2;
+  for (uint32_t i = 0; i < p->sp; i++)
+    p->in[i] = x->dims[2 + i], p->out[i] = y->dims[2 + i];
+  if (w) {
+    if (w->rank != x->rank)
+      return ocl_gen_unsupported(g, "W has another rank than X");
+    for (uint32_t i = 0; i < p->sp; i++)
+      p->k[i] = w->dims[2 + i];
+  } else if (!ocl_attr_ints(g->attrs, "kernel_shape", p->sp, 0, p->k) ||
+             !kiln_attrs_find(g->attrs, "kernel_shape")) {
+    return ocl_gen_unsupported(g, "kernel_shape missing or of the wrong length");
+  }
+  int64_t pads[2 * KILN_MAX_RANK];
+  if (!ocl_attr_ints(g->attrs, "strides", p->sp, 1, p->stride) ||
+      !ocl_attr_ints(g->attrs, "dilations", p->sp, 1, p->dil) ||
+      !ocl_attr_ints(g->attrs, "pads", 2 * p->sp, 0, pads))
+    return ocl_gen_unsupported(g, "strides, dilations or pads of the wrong length");
+  const char *ap = kiln_attrs_string_or(g->attrs, "auto_pad", "NOTSET");
+  bool upper = !strcmp(ap, "SAME_UPPER"), lower = !strcmp(ap, "SAME_LOWER");
+  bool valid = !strcmp(ap, "VALID");
+  if (!upper && !lower && !valid && strcmp(ap, "NOTSET"))
+    return ocl_gen_unsupported(g, "unknown auto_pad");
+  for (uint32_t i = 0; i < p->sp; i++) {
+    if (upper || lower) {
+      int64_t total = (p->out[i] - 1) * p->stride[i] + (p->k[i] - 1) * p->dil[i] + 1 - p->in[i];
+      if (total < 0)
+        total = 0;
+      p->pb[i] = upper ? total / 2 : total - total / 2;
+      p->pe[i] = total - p->pb[i];
+    } else if (!valid) {
+      p->pb[i] = pads[i];
+      p->pe[i] = pads[p->sp + i];
+    }
+  }
+  return NULL;
+}
+
+/* Open one loop per window dimension; x<d> is the input coordinate,
+ * xi the flat spatial input index, in<d> whether x<d> lies in the data. */
+void ocl_win_loops(ocl_gen *g, const ocl_win *p, bool skip_outside) {
+  ocl_sb_printf(g->src, "  long xi0 = 0;\n");
+  for (uint32_t d = 0; d < p->sp; d++) {
+    ocl_sb_printf(g->src,
+                  "  for (long k%u = 0; k%u < %lldL; k%u++) {\n"
+                  "  long x%u = c%u * %lldL - %lldL + k%u * %lldL;\n",
+                  d, d, (long long)p->k[d], d, d, d + 2, (long long)p->stride[d],
+                  (long long)p->pb[d], d, (long long)p->dil[d]);
+    if (skip_outside)
+      ocl_sb_printf(g->src, "  if (x%u < 0 || x%u >= %lldL) continue;\n", d, d,
+                    (long long)p->in[d]);
+    ocl_sb_printf(g->src, "  long xi%u = xi%u * %lldL + x%u;\n", d + 1, d, (long long)p->in[d], d);
+  }
+}
+
+void ocl_win_close(ocl_gen *g, const ocl_win *p) {
+  for (uint32_t d = 0; d < p->sp; d++)
+    ocl_sb_printf(g->src, "  }\n");
+}
+
+static int64_t prod(const int64_t *v, uint32_t n) {
+  int64_t r = 1;
+  for (uint32_t i = 0; i < n; i++)
+    r *= v[i];
+  return r;
+}
+
+kiln_status ocl_gen_pool(ocl_gen *g) {
+  bool is_max = g->kind == KILN_NODE_MaxPool;
+  const kiln_type *y = g->ops[0].type;
+  const kiln_type *ind = is_max && g->n_res > 1 ? g->ops[1].type : NULL;
+  const kiln_type *x = g->ops[g->n_res].type;
+  bool f = ocl_is_float(y->elem);
+  if (!x || x->elem != y->elem || (!is_max && !f))
+    return ocl_gen_unsupported(g, "pool on this element type");
+  if (ind && ind->elem != KILN_I64)
+    return ocl_gen_unsupported(g, "MaxPool indices must be i64");
+  bool col_major = kiln_attrs_int_or(g->attrs, "storage_order", 0) != 0;
+  ocl_win p;
+  KILN_TRY(ocl_win_params(g, x, y, NULL, &p));
+  int64_t isz = prod(p.in, p.sp);
+  const char *t = ocl_ctype(y->elem);
+  ocl_gen_begin_1d(g, kiln_type_numel(y));
+  ocl_gen_unravel(g, "gid", y->dims, y->rank, "c");
+  ocl_sb_printf(g->src, "  long nc = c0 * %lldL + c1;\n  __global %s *xs = p%u + nc * %lldL;\n",
+                (long long)x->dims[1], t, g->n_res, (long long)isz);
+  if (is_max) {
+    /* starts as what a window entirely in padding gives in the interpreter
+     * (-inf, or 0 for integers; index -1) */
+    ocl_sb_printf(g->src, "  %s best = %s; long bi = -1;\n", t, f ? "-INFINITY" : "0");
+    ocl_win_loops(g, &p, true);
+    ocl_sb_printf(g->src, "  %s v = xs[xi%u];\n", t, p.sp);
+    if (f)
+      ocl_sb_printf(g->src, "  if (bi < 0 || v > best || (isnan(v) && !isnan(best))) ");
+    else
+      ocl_sb_printf(g->src, "  if (bi < 0 || v > best) ");
+    ocl_sb_printf(g->src, "{ best = v; bi = ");
+    if (col_major && ind) { /* Horner from the last axis: the first varies fastest */
+      for (uint32_t d = 0; d + 1 < p.sp; d++)
+        ocl_sb_printf(g->src, "(");
+      ocl_sb_printf(g->src, "x%u", p.sp - 1);
+      for (uint32_t d = p.sp - 1; d-- > 0;)
+        ocl_sb_printf(g->src, " * %lldL + x%u)", (long long)p.in[d], d);
+    } else {
+      ocl_sb_printf(g->src, "xi%u", p.sp);
+    }
+    ocl_sb_printf(g->src, "; }\n");
+    ocl_win_close(g, &p);
+    ocl_sb_printf(g->src, "  p0[gid] = best;\n");
+    if (ind)
+      ocl_sb_printf(g->src, "  p1[gid] = bi < 0 ? -1L : nc * %lldL + bi;\n", (long long)isz);
+  } else {
+    bool include_pad = kiln_attrs_int_or(g->attrs, "count_include_pad", 0) != 0;
+    ocl_sb_printf(g->src, "  %s sum = 0; long count = 0;\n", t);
+    ocl_win_loops(g, &p, false);
+    ocl_sb_printf(g->src, "  bool in_data = true, in_padded = true;\n");
+    for (uint32_t d = 0; d < p.sp; d++)
+      ocl_sb_printf(g->src,
+                    "  if (x%u < %lldL || x%u >= %lldL) in_padded = false;\n"
+                    "  if (x%u < 0 || x%u >= %lldL) in_data = false;\n",
+                    d, (long long)-p.pb[d], d, (long long)(p.in[d] + p.pe[d]), d, d,
+                    (long long)p.in[d]);
+    ocl_sb_printf(g->src, "  if (in_data) { sum += xs[xi%u]; count++; }\n", p.sp);
+    if (include_pad)
+      ocl_sb_printf(g->src, "  else if (in_padded) count++;\n");
+    ocl_win_close(g, &p);
+    ocl_sb_printf(g->src, "  p0[gid] = count ? sum / (%s)count : (%s)NAN;\n", t, t);
+  }
+  ocl_gen_end(g);
+  return NULL;
+}
+
+kiln_status ocl_gen_global_pool(ocl_gen *g) {
+  const kiln_type *y = g->ops[0].type, *x = g->ops[1].type;
+  if (!x || x->rank < 2 || !ocl_is_float(x->elem))
+    return ocl_gen_unsupported(g, "global pool needs a float X of rank >= 2");
+  int64_t sp = 1;
+  for (uint32_t i = 2; i < x->rank; i++)
+    sp *= x->dims[i];
+  const char *t = ocl_ctype(x->elem);
+  bool is_max = g->kind == KILN_NODE_GlobalMaxPool;
+  ocl_gen_begin_1d(g, kiln_type_numel(y));
+  ocl_sb_printf(g->src, "  __global %s *xs = p1 + gid * %lldL;\n  %s acc = %s;\n", t, (long long)sp,
+                t, is_max ? "xs[0]" : "0");
+  ocl_sb_printf(g->src, "  for (long i = 0; i < %lldL; i++) { %s v = xs[i]; ", (long long)sp, t);
+  if (is_max)
+    ocl_sb_printf(g->src, "acc = (isnan(acc) || isnan(v)) ? acc + v : fmax(acc, v); }\n");
+  else
+    ocl_sb_printf(g->src, "acc += v; }\n");
+  if (is_max)
+    ocl_sb_printf(g->src, "  p0[gid] = acc;\n");
+  else
+    ocl_sb_printf(g->src, "  p0[gid] = acc / (%s)%lld;\n", t, (long long)sp);
+  ocl_gen_end(g);
+  return NULL;
+}
