@@ -1,6 +1,8 @@
 /* ir/verify.c: kiln_module_verify. Walks every function and reports every
  * broken invariant, one line each, naming function and node, so that a
- * pass that corrupted the graph can be found from one message. */
+ * pass that corrupted the graph can be found from one message. Per node:
+ * arity from node_kinds.def, re-inference, and the attribute rows of
+ * node_schema.def. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,6 +85,14 @@ static void check_node(const kiln_module *m, const kiln_function *f, const kiln_
     kiln_ir_sb_line(sb, "%s: %s", label, kiln_status_message(s));
     kiln_status_free(s);
     return;
+  }
+  /* After inference, whose messages say more where both apply: the generic
+   * check adds the attribute rules of node_schema.def that inference does
+   * not state (an attribute of the wrong type, read as its default). */
+  s = kiln_node_kind_check_attrs(n->kind, n->attrs);
+  if (s) {
+    kiln_ir_sb_line(sb, "%s: %s", label, kiln_status_message(s));
+    kiln_status_free(s);
   }
   if (got != n->n_results) {
     kiln_ir_sb_line(sb, "%s: has %u results, inference gives %u", label, n->n_results, got);

@@ -1,8 +1,9 @@
 /* passes/lower.c: the lowering driver and the primitive set. Nodes the
  * backend does not run are rewritten by their rule, round after round,
- * until every node is run natively. The primitive set is the explicit table
- * below (kind plus attribute conditions); docs/passes.md justifies each
- * entry. Every kind outside it has a rule. */
+ * until every node is run natively. The primitive set is the schema's
+ * `primitive` column (include/kiln/node_schema.def) plus the per-node
+ * conditions below; docs/passes.md justifies each entry. Every kind outside
+ * it has a rule. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,72 +19,13 @@ bool kiln_pass_has_lowering(kiln_node_kind k) {
   return kiln_lower_rule_for(k) != NULL;
 }
 
-/* The primitive set, in one place. CORE kinds are the ones every lowering
- * ends in; KEPT kinds have no lowering yet (or none cheaper than a native
- * kernel) and so every backend must run them too. */
-enum { PRIM_NO = 0, PRIM_CORE = 1, PRIM_KEPT = 2 };
-static const unsigned char primitive_kinds[KILN_NODE_KIND_COUNT] = {
-    /* elementwise, one input */
-    [KILN_NODE_Abs] = PRIM_CORE,
-    [KILN_NODE_Neg] = PRIM_CORE,
-    [KILN_NODE_Exp] = PRIM_CORE,
-    [KILN_NODE_Log] = PRIM_CORE,
-    [KILN_NODE_Sqrt] = PRIM_CORE,
-    [KILN_NODE_Erf] = PRIM_CORE,
-    [KILN_NODE_Tanh] = PRIM_CORE,
-    [KILN_NODE_Sin] = PRIM_CORE,
-    [KILN_NODE_Cos] = PRIM_CORE,
-    [KILN_NODE_Atan] = PRIM_CORE,
-    [KILN_NODE_Floor] = PRIM_CORE,
-    [KILN_NODE_Round] = PRIM_CORE,
-    [KILN_NODE_Not] = PRIM_CORE,
-    [KILN_NODE_IsNaN] = PRIM_CORE,
-    [KILN_NODE_Cast] = PRIM_CORE,
-    /* elementwise, two or three inputs */
-    [KILN_NODE_Add] = PRIM_CORE,
-    [KILN_NODE_Sub] = PRIM_CORE,
-    [KILN_NODE_Mul] = PRIM_CORE,
-    [KILN_NODE_Div] = PRIM_CORE,
-    [KILN_NODE_Pow] = PRIM_CORE,
-    [KILN_NODE_Max] = PRIM_CORE,
-    [KILN_NODE_Min] = PRIM_CORE,
-    [KILN_NODE_And] = PRIM_CORE,
-    [KILN_NODE_Equal] = PRIM_CORE,
-    [KILN_NODE_Less] = PRIM_CORE,
-    [KILN_NODE_Where] = PRIM_CORE,
-    [KILN_NODE_Mod] = PRIM_KEPT,
-    [KILN_NODE_BitShift] = PRIM_KEPT,
-    [KILN_NODE_BitwiseAnd] = PRIM_KEPT,
-    /* reductions */
-    [KILN_NODE_ReduceSum] = PRIM_CORE,
-    [KILN_NODE_ReduceMax] = PRIM_CORE,
-    [KILN_NODE_ArgMax] = PRIM_CORE,
-    [KILN_NODE_TopK] = PRIM_KEPT,
-    /* linear algebra, convolution, pooling */
-    [KILN_NODE_MatMul] = PRIM_CORE,
-    [KILN_NODE_Conv] = PRIM_CORE,
-    [KILN_NODE_MaxPool] = PRIM_CORE,
-    [KILN_NODE_ConvTranspose] = PRIM_KEPT,
-    [KILN_NODE_Det] = PRIM_KEPT,
-    /* data movement */
-    [KILN_NODE_Reshape] = PRIM_CORE,
-    [KILN_NODE_Transpose] = PRIM_CORE,
-    [KILN_NODE_Slice] = PRIM_CORE,
-    [KILN_NODE_Concat] = PRIM_CORE,
-    [KILN_NODE_Pad] = PRIM_CORE,
-    [KILN_NODE_Expand] = PRIM_CORE,
-    [KILN_NODE_Gather] = PRIM_CORE,
-    [KILN_NODE_ScatterND] = PRIM_KEPT,
-    [KILN_NODE_ScatterElements] = PRIM_KEPT,
-    /* recurrent, quantization */
-    [KILN_NODE_RNN] = PRIM_KEPT,
-    [KILN_NODE_GRU] = PRIM_KEPT,
-    [KILN_NODE_LSTM] = PRIM_KEPT,
-};
-
+/* The primitive set: the kinds whose `primitive` column in node_schema.def
+ * is CORE (every lowering ends in them) or KEPT (no lowering yet, or none
+ * cheaper than a native kernel, so every backend must run them too),
+ * narrowed here by the per-node conditions the schema cannot state. */
 bool kiln_pass_node_is_primitive(const kiln_node *n) {
   kiln_node_kind k = kiln_node_get_kind(n);
-  if ((unsigned)k >= KILN_NODE_KIND_COUNT || !primitive_kinds[k])
+  if (!kiln_node_kind_is_primitive(k))
     return false;
   switch (k) {
   case KILN_NODE_Max:

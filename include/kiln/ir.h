@@ -61,6 +61,77 @@ const kiln_node_kind_info *kiln_node_kind_get_info(kiln_node_kind k);
 const char *kiln_node_kind_name(kiln_node_kind k); /* "?" if invalid */
 bool kiln_node_kind_from_name(const char *name, kiln_node_kind *out);
 
+/* What a kind is, from node_schema.def (see its top comment for the meaning
+ * of each column). Every function below reads static tables: nothing is
+ * allocated, strings are static and live as long as the process, and an
+ * out-of-range kind gets the stated fallback. The enumerator values are
+ * part of the ABI: new families and classes are appended. */
+typedef enum kiln_node_family {
+  KILN_FAMILY_ELEMENTWISE = 0,
+  KILN_FAMILY_REDUCE = 1,
+  KILN_FAMILY_NORM = 2,
+  KILN_FAMILY_LINALG = 3,
+  KILN_FAMILY_CONV = 4,
+  KILN_FAMILY_POOL = 5,
+  KILN_FAMILY_MOVEMENT = 6,
+  KILN_FAMILY_INDEX = 7,
+  KILN_FAMILY_GENERATOR = 8,
+  KILN_FAMILY_RESIZE = 9,
+  KILN_FAMILY_RNN = 10,
+  KILN_FAMILY_QUANT = 11,
+  KILN_FAMILY_LOSS = 12,
+  KILN_FAMILY_COUNT
+} kiln_node_family;
+
+/* KILN_PRIMITIVE_CORE: in the primitive set every lowering ends in;
+ * KILN_PRIMITIVE_KEPT: has no lowering, so every backend runs it too. */
+typedef enum kiln_primitive {
+  KILN_PRIMITIVE_NO = 0,
+  KILN_PRIMITIVE_CORE = 1,
+  KILN_PRIMITIVE_KEPT = 2,
+} kiln_primitive;
+
+/* Element classes, as bits of a mask. */
+enum {
+  KILN_ELEM_CLASS_FLOAT = 1u << 0,    /* f64 f32 f16 bf16 */
+  KILN_ELEM_CLASS_SIGNED = 1u << 1,   /* i8 i16 i32 i64 */
+  KILN_ELEM_CLASS_UNSIGNED = 1u << 2, /* u8 u16 u32 u64 */
+  KILN_ELEM_CLASS_BOOL = 1u << 3,
+};
+/* The sets the `classes` column of node_schema.def names. */
+#define KILN_ELEM_CLASSES_FLOAT KILN_ELEM_CLASS_FLOAT
+#define KILN_ELEM_CLASSES_UNSIGNED KILN_ELEM_CLASS_UNSIGNED
+#define KILN_ELEM_CLASSES_BOOL KILN_ELEM_CLASS_BOOL
+#define KILN_ELEM_CLASSES_INT (KILN_ELEM_CLASS_SIGNED | KILN_ELEM_CLASS_UNSIGNED)
+#define KILN_ELEM_CLASSES_NUMERIC (KILN_ELEM_CLASS_FLOAT | KILN_ELEM_CLASSES_INT)
+#define KILN_ELEM_CLASSES_ALL (KILN_ELEM_CLASSES_NUMERIC | KILN_ELEM_CLASS_BOOL)
+
+/* The kind's family; KILN_FAMILY_COUNT for an out-of-range kind. */
+kiln_node_family kiln_node_kind_family(kiln_node_kind k);
+/* "elementwise", "reduce", ...: the name the family's files carry; "?" for
+ * an out-of-range family. */
+const char *kiln_node_family_name(kiln_node_family f);
+/* kiln_node_family_name(kiln_node_kind_family(k)). */
+const char *kiln_node_kind_family_name(kiln_node_kind k);
+/* The kind's primitive status (KILN_PRIMITIVE_NO if out of range). A node of
+ * a primitive kind may still fall outside the set by its inputs or
+ * attributes: kiln_pass_node_is_primitive (passes.h) decides per node. */
+kiln_primitive kiln_node_kind_primitive(kiln_node_kind k);
+/* kiln_node_kind_primitive(k) != KILN_PRIMITIVE_NO. */
+bool kiln_node_kind_is_primitive(kiln_node_kind k);
+/* The KILN_ELEM_CLASS_* bits of input 0's element types the kind is defined
+ * on; 0 for an out-of-range kind. */
+uint32_t kiln_node_kind_elem_classes(kiln_node_kind k);
+/* The KILN_ELEM_CLASS_* bit of an element type (0 if out of range). */
+uint32_t kiln_elem_class(kiln_elem e);
+/* Whether the inputs past the minimum form one list in which every entry is
+ * required (variadic kinds, Concat, Einsum), rather than optional inputs at
+ * fixed positions. False for an out-of-range kind. */
+bool kiln_node_kind_inputs_are_list(kiln_node_kind k);
+/* NULL when an ONNX operator is imported as this kind; otherwise why none
+ * is (a static string). NULL for an out-of-range kind. */
+const char *kiln_node_kind_no_onnx_reason(kiln_node_kind k);
+
 typedef struct kiln_module kiln_module;
 typedef struct kiln_function kiln_function;
 typedef struct kiln_node kiln_node;
@@ -130,6 +201,28 @@ int64_t kiln_attrs_int_or(const kiln_attrs *a, const char *name, int64_t dflt);
 double kiln_attrs_float_or(const kiln_attrs *a, const char *name, double dflt);
 const char *kiln_attrs_string_or(const kiln_attrs *a, const char *name, const char *dflt);
 kiln_elem kiln_attrs_type_or(const kiln_attrs *a, const char *name, kiln_elem dflt);
+
+/* An attribute of a node kind that the verifier checks on every node of the
+ * kind (the KILN_NODE_ATTR rows of node_schema.def). When present, the
+ * attribute must have `kind` (INT and FLOAT accept each other, as
+ * kiln_attrs_int_or and kiln_attrs_float_or read both), and an INT or FLOAT
+ * value must lie in [min, max]. Rows are static and live as long as the
+ * process; members may be appended in a later minor version, so read them
+ * through the returned pointer and never copy or allocate one. */
+typedef struct kiln_node_attr_schema {
+  kiln_node_kind node_kind;
+  const char *name;
+  kiln_attr_kind kind;
+  double min, max;
+} kiln_node_attr_schema;
+/* Number of attribute rows of kind k (0 for an out-of-range kind). */
+uint32_t kiln_node_kind_attr_count(kiln_node_kind k);
+/* Row i of kind k, in node_schema.def order; NULL when i is out of range. */
+const kiln_node_attr_schema *kiln_node_kind_attr_at(kiln_node_kind k, uint32_t i);
+/* Checks attrs against the rows of kind k. Returns NULL when they conform,
+ * else a KILN_INVALID_ARGUMENT status naming the kind, the attribute and
+ * the rule; the caller owns it (kiln_status_free). */
+KILN_NODISCARD kiln_status kiln_node_kind_check_attrs(kiln_node_kind k, const kiln_attrs *attrs);
 
 /* ------------------------------------------------------------------------
  * Modules and values. */

@@ -1,6 +1,7 @@
 /* ir/infer/infer.c: kiln_infer_types, the dispatcher. It owns the checks that
  * every kind shares (input and result counts from node_kinds.def, absent
- * required inputs) so that each kind's function only checks its semantics. */
+ * required inputs as the `inputs` column of node_schema.def says) so that
+ * each kind's function only checks its semantics. */
 #include <string.h>
 
 #include "ir/infer/infer.h"
@@ -8,24 +9,13 @@
 typedef kiln_status (*infer_fn)(const kiln_type *const *in, uint32_t n_in, const kiln_attrs *attrs,
                                 uint32_t n_results, kiln_type *out);
 
-typedef struct infer_row {
-  const char *name;
-  uint32_t min_in, max_in, min_out, max_out, flags;
-  infer_fn fn;
-} infer_row;
-
-static const infer_row infer_table[] = {
-#define KILN_NODE(name, min_in, max_in, min_out, max_out, flags)                                   \
-  {#name, min_in, max_in, min_out, max_out, flags, kiln_infer_##name},
+/* One inference function per kind; the arity and names come from the kind
+ * table (kiln_node_kind_get_info). */
+static const infer_fn infer_fns[KILN_NODE_KIND_COUNT] = {
+#define KILN_NODE(name, min_in, max_in, min_out, max_out, flags) kiln_infer_##name,
 #include "kiln/node_kinds.def"
 #undef KILN_NODE
 };
-
-/* Kinds whose extra inputs form a list (every entry required) rather than
- * named optional inputs. */
-static bool all_inputs_required(kiln_node_kind kind, uint32_t flags) {
-  return (flags & KILN_NK_VARIADIC) || kind == KILN_NODE_Concat || kind == KILN_NODE_Einsum;
-}
 
 /* Split's result count comes from `split` or `num_outputs` when the caller
  * asks for the default (0). */
@@ -58,37 +48,37 @@ kiln_status kiln_infer_types(kiln_node_kind kind, const kiln_type *const *inputs
   if ((unsigned)kind >= KILN_NODE_KIND_COUNT)
     return kiln_status_make(KILN_INVALID_ARGUMENT, "kiln_infer_types: invalid node kind %d",
                             (int)kind);
-  const infer_row *row = &infer_table[kind];
+  const kiln_node_kind_info *row = kiln_node_kind_get_info(kind);
   if (!out || (n_inputs && !inputs))
     return kiln_status_make(KILN_INVALID_ARGUMENT, "%s: kiln_infer_types needs %s", row->name,
                             out ? "an inputs array" : "an output array");
-  if (n_inputs < row->min_in || n_inputs > row->max_in) {
-    if (row->min_in == row->max_in)
-      return kiln_infer_fail(row->name, "takes %u input%s, got %u", row->min_in,
-                             row->min_in == 1 ? "" : "s", n_inputs);
-    return kiln_infer_fail(row->name, "takes %u to %u inputs, got %u", row->min_in, row->max_in,
+  if (n_inputs < row->min_inputs || n_inputs > row->max_inputs) {
+    if (row->min_inputs == row->max_inputs)
+      return kiln_infer_fail(row->name, "takes %u input%s, got %u", row->min_inputs,
+                             row->min_inputs == 1 ? "" : "s", n_inputs);
+    return kiln_infer_fail(row->name, "takes %u to %u inputs, got %u", row->min_inputs, row->max_inputs,
                            n_inputs);
   }
-  bool all_req = all_inputs_required(kind, row->flags);
+  bool all_req = kiln_node_kind_inputs_are_list(kind); /* node_schema.def */
   for (uint32_t i = 0; i < n_inputs; i++) {
-    if (!inputs[i] && (all_req || i < row->min_in))
+    if (!inputs[i] && (all_req || i < row->min_inputs))
       return kiln_infer_fail(row->name, "input %u is absent but required", i);
   }
   uint32_t n = n_results;
   if (kind == KILN_NODE_Split) {
     KILN_TRY(split_count(attrs, n_results, &n));
   } else if (n == 0) {
-    n = row->min_out;
+    n = row->min_results;
   }
-  if (n < row->min_out || n > row->max_out) {
-    if (row->min_out == row->max_out)
-      return kiln_infer_fail(row->name, "has %u result%s, %u requested", row->min_out,
-                             row->min_out == 1 ? "" : "s", n);
-    return kiln_infer_fail(row->name, "has %u to %u results, %u requested", row->min_out,
-                           row->max_out, n);
+  if (n < row->min_results || n > row->max_results) {
+    if (row->min_results == row->max_results)
+      return kiln_infer_fail(row->name, "has %u result%s, %u requested", row->min_results,
+                             row->min_results == 1 ? "" : "s", n);
+    return kiln_infer_fail(row->name, "has %u to %u results, %u requested", row->min_results,
+                           row->max_results, n);
   }
   memset(out, 0, sizeof *out * n);
-  kiln_status s = row->fn(inputs, n_inputs, attrs, n, out);
+  kiln_status s = infer_fns[kind](inputs, n_inputs, attrs, n, out);
   if (s) {
     memset(out, 0, sizeof *out * n);
     return s;
