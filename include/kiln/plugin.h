@@ -197,8 +197,8 @@ static inline size_t kiln_plugin_size_for_minor(uint32_t host_minor) {
  * the host's, no more of it than the host's layout holds (a host of an
  * older minor passes a smaller struct) and no more than desc->struct_size,
  * and say in out->struct_size how much was written. A host of another
- * major gets only the three version members, enough to refuse the plugin
- * naming both versions. */
+ * major gets only the three version members and a KILN_ABI_MISMATCH
+ * status naming both versions, which it reports as the refusal. */
 static inline kiln_status kiln_plugin_fill(kiln_plugin *out, const kiln_plugin *desc,
                                            uint32_t host_abi_major, uint32_t host_abi_minor) {
   size_t n = offsetof(kiln_plugin, reserved0); /* abi_major, abi_minor, struct_size */
@@ -209,6 +209,11 @@ static inline kiln_status kiln_plugin_fill(kiln_plugin *out, const kiln_plugin *
   memcpy(out, desc, n);
   if (same_major && desc->struct_size > host)
     out->struct_size = (uint32_t)host;
+  if (!same_major)
+    return kiln_status_make(KILN_ABI_MISMATCH, "%s: built for plugin ABI %u.%u, host has %u.%u",
+                            desc->name ? desc->name : "plugin", (unsigned)desc->abi_major,
+                            (unsigned)desc->abi_minor, (unsigned)host_abi_major,
+                            (unsigned)host_abi_minor);
   return NULL;
 }
 

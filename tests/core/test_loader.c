@@ -175,7 +175,8 @@ START_TEST(descriptor_fill_respects_the_host_layout) {
   ck_assert_uint_eq(buf[sizeof(kiln_plugin)], 0xab);
 
   memset(buf, 0xab, sizeof buf);
-  EXPECT_OK(kiln_plugin_fill((kiln_plugin *)buf, &d, KILN_PLUGIN_ABI_MAJOR + 1, 0));
+  EXPECT_FAIL(kiln_plugin_fill((kiln_plugin *)buf, &d, KILN_PLUGIN_ABI_MAJOR + 1, 0),
+              KILN_ABI_MISMATCH, "d: built for plugin ABI 1.1, host has 2.0");
   memcpy(&got, buf, sizeof got);
   ck_assert_uint_eq(got.abi_major, KILN_PLUGIN_ABI_MAJOR);
   ck_assert_uint_eq(got.abi_minor, KILN_PLUGIN_ABI_MINOR);

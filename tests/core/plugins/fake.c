@@ -111,6 +111,14 @@ KILN_PLUGIN_EXPORT kiln_status kiln_plugin_entry_misspelled(kiln_plugin *out, ui
                                                             uint32_t minor) {
   return kiln_plugin_fill(out, &fake_plugin, major, minor);
 }
+#elif defined(FAKE_BAD_ABI)
+/* badabi's entry copies its descriptor without asking which major the
+ * host has, so kiln itself must notice the foreign major. */
+KILN_PLUGIN_EXPORT kiln_status kiln_plugin_entry(kiln_plugin *out, uint32_t major, uint32_t minor);
+KILN_PLUGIN_EXPORT kiln_status kiln_plugin_entry(kiln_plugin *out, uint32_t major, uint32_t minor) {
+  (void)major;
+  return kiln_plugin_fill(out, &fake_plugin, fake_plugin.abi_major, minor);
+}
 #elif defined(FAKE_ENTRY_ERROR)
 /* entryerr's entry point refuses to load. */
 KILN_PLUGIN_EXPORT kiln_status kiln_plugin_entry(kiln_plugin *out, uint32_t major, uint32_t minor);
