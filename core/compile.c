@@ -59,7 +59,7 @@ static kiln_status compile_check_support(const kiln_plugin *p, const kiln_functi
     bool quant = compile_node_is_quantized(n);
     bool ok = p->supports_node(p->state, n);
     if (ok && quant)
-      ok = p->supports_quantized && p->supports_quantized(p->state, n);
+      ok = KILN_PLUGIN_HOOK(p, supports_quantized) && p->supports_quantized(p->state, n);
     if (!ok) {
       char types[1024];
       compile_format_inputs(n, types, sizeof types);
@@ -232,8 +232,8 @@ static kiln_status compile_steps(kiln_context *ctx, const kiln_module *m, const 
     po.evaluate = compile_evaluate;
     po.evaluate_user = ctx;
     po.supports_node = compile_supports;
-    po.keep_node = p->keep_node ? compile_keep : NULL;
-    po.supports_fused = p->supports_fused ? compile_fused : NULL;
+    po.keep_node = KILN_PLUGIN_HOOK(p, keep_node) ? compile_keep : NULL;
+    po.supports_fused = KILN_PLUGIN_HOOK(p, supports_fused) ? compile_fused : NULL;
     po.backend_user = (void *)p;
     po.backend_name = p->name;
     po.verify = getenv("KILN_VERIFY_EACH_PASS") != NULL;
@@ -245,7 +245,7 @@ static kiln_status compile_steps(kiln_context *ctx, const kiln_module *m, const 
 
   /* The backend's own graph rewrite (fusion, layout) comes after lowering;
    * its result is verified like any pass output. */
-  if (p->rewrite_graph) {
+  if (KILN_PLUGIN_HOOK(p, rewrite_graph)) {
     KILN_TRY_CTX(p->rewrite_graph(p->state, f), "backend '%s' rewrite_graph", p->name);
     KILN_TRY_CTX(kiln_module_verify(exe->module),
                  "verifying module '%s' after backend '%s' "
@@ -271,8 +271,14 @@ static kiln_status compile_steps(kiln_context *ctx, const kiln_module *m, const 
   kiln_compile_options opts;
   compile_options(user_opts, &opts);
   if (bundle_dir) {
-    if (!p->emit_bundle)
+    if (!KILN_PLUGIN_HOOK(p, emit_bundle)) {
+      if (!KILN_PLUGIN_HAS(p, emit_bundle))
+        return kiln_status_make(KILN_UNIMPLEMENTED,
+                                "backend '%s' does not make bundles (it is built for plugin ABI "
+                                "%u.%u, which has no emit_bundle hook)",
+                                p->name, p->abi_major, p->abi_minor);
       return kiln_status_make(KILN_UNIMPLEMENTED, "backend '%s' does not make bundles", p->name);
+    }
     KILN_TRY_CTX(kiln_core_mkdirs(bundle_dir), "creating bundle folder");
     KILN_TRY_CTX(p->emit_bundle(p->state, exe->ir, &opts, bundle_dir, bundle_name),
                  "backend '%s' writing bundle '%s' into '%s'", p->name, bundle_name, bundle_dir);

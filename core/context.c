@@ -55,7 +55,8 @@ kiln_status kiln_context_backend(const kiln_context *ctx, uint32_t i, kiln_backe
   out->abi_major = b->desc.abi_major;
   out->abi_minor = b->desc.abi_minor;
   out->supported_kinds = (uint32_t)b->supported_kinds;
-  out->device_count = b->desc.device_count ? b->desc.device_count(b->desc.state) : 0;
+  uint32_t (*device_count)(void *) = KILN_PLUGIN_HOOK(&b->desc, device_count);
+  out->device_count = device_count ? device_count(b->desc.state) : 0;
   return NULL;
 }
 

@@ -20,9 +20,8 @@
 #define KILN_PLUGIN_INSTALL_DIR ""
 #endif
 
-/* Size of the descriptor as released in ABI 1.0 (through `init`); every
- * 1.x plugin knows at least this much. Frozen in plugin_abi.c. */
-#define REGISTRY_MIN_STRUCT_SIZE (offsetof(kiln_plugin, init) + sizeof(void (*)(void)))
+/* Every 1.x plugin knows at least the 1.0 layout (through `init`). */
+#define REGISTRY_MIN_STRUCT_SIZE KILN_PLUGIN_SIZE_1_0
 
 char *kiln_core_strdup(const char *s) {
   if (!s)
@@ -169,7 +168,9 @@ static kiln_status registry_load(kiln_context *ctx, const char *path, const char
                             "bytes); set struct_size = sizeof(kiln_plugin)",
                             desc.struct_size, KILN_PLUGIN_ABI_MAJOR,
                             (size_t)REGISTRY_MIN_STRUCT_SIZE);
-  /* Members the plugin did not know about read as NULL. */
+  /* Members the plugin did not know about read as NULL, whatever its entry
+   * left there: the core reads them through KILN_PLUGIN_HOOK, and callers
+   * of kiln_context_find_backend that read the copy directly see zeroes. */
   if (desc.struct_size < sizeof desc)
     memset((char *)&desc + desc.struct_size, 0, sizeof desc - desc.struct_size);
   if (!desc.name || !desc.name[0])
@@ -196,8 +197,9 @@ static kiln_status registry_load(kiln_context *ctx, const char *path, const char
                             "duplicate backend '%s': kept %s (found first: build tree before "
                             "install dir before KILN_PLUGIN_PATH), refused %s",
                             desc.name, prev->path, path);
-  if (desc.init) {
-    s = desc.init(desc.state);
+  kiln_status (*init)(void *) = KILN_PLUGIN_HOOK(&desc, init);
+  if (init) {
+    s = init(desc.state);
     if (s) {
       kiln_status r = registry_refusef(ctx, path, "backend '%s' init failed: %s", desc.name,
                                        kiln_status_message(s));

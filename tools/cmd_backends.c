@@ -40,8 +40,10 @@ static void backends_devices(const kiln_plugin *p, uint32_t n, bool json) {
   for (uint32_t d = 0; d < n; d++) {
     kiln_device_info di;
     memset(&di, 0, sizeof di);
-    kiln_status s = p->device_info ? p->device_info(p->state, d, &di) : NULL;
-    if (s || !p->device_info) {
+    kiln_status (*device_info)(void *, uint32_t, kiln_device_info *) =
+        KILN_PLUGIN_HOOK(p, device_info);
+    kiln_status s = device_info ? device_info(p->state, d, &di) : NULL;
+    if (s || !device_info) {
       snprintf(di.name, sizeof di.name, "(no details%s%s)", s ? ": " : "",
                s ? kiln_status_message(s) : "");
       kiln_status_free(s);

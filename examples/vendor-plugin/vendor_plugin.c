@@ -193,24 +193,18 @@ static kiln_status vendor_device_info(void *state, uint32_t index, kiln_device_i
   return NULL;
 }
 
-KILN_PLUGIN_EXPORT kiln_status kiln_plugin_entry(kiln_plugin *out, uint32_t host_abi_major,
-                                                 uint32_t host_abi_minor) {
-  (void)host_abi_minor;
-  if (host_abi_major != KILN_PLUGIN_ABI_MAJOR)
-    return kiln_status_make(
-        KILN_ABI_MISMATCH, VENDOR_NAME ": built for plugin ABI %d.%d, host has %u.%u",
-        KILN_PLUGIN_ABI_MAJOR, KILN_PLUGIN_ABI_MINOR, host_abi_major, host_abi_minor);
-  out->abi_major = KILN_PLUGIN_ABI_MAJOR;
-  out->abi_minor = KILN_PLUGIN_ABI_MINOR;
-  out->struct_size = sizeof *out;
-  out->name = VENDOR_NAME;
-  out->version = "0.1.0";
-  out->description = "example out-of-tree backend: f32 primitives and Softmax in plain C";
-  out->supports_node = vendor_supports_node;
-  out->compile = vendor_compile;
-  out->run = vendor_run;
-  out->destroy = vendor_destroy;
-  out->device_count = vendor_device_count;
-  out->device_info = vendor_device_info;
-  return NULL;
-}
+/* The descriptor; KILN_PLUGIN_DEFINE exports the entry point that hands
+ * it to the core. */
+static const kiln_plugin vendor_plugin = {
+    KILN_PLUGIN_HEADER,
+    .name = VENDOR_NAME,
+    .version = "0.1.0",
+    .description = "example out-of-tree backend: f32 primitives and Softmax in plain C",
+    .supports_node = vendor_supports_node,
+    .compile = vendor_compile,
+    .run = vendor_run,
+    .destroy = vendor_destroy,
+    .device_count = vendor_device_count,
+    .device_info = vendor_device_info,
+};
+KILN_PLUGIN_DEFINE(vendor_plugin);

@@ -24,14 +24,18 @@
 extern "C" {
 #endif
 
-/* Memory instructions first (instr_kinds.def), then one compute
- * instruction per node kind, in node-kind order. */
+/* Memory instructions at the values instr_kinds.def writes out, then one
+ * compute instruction per node kind, in node-kind order, from
+ * KILN_INSTR_COMPUTE_FIRST. Memory instructions added after ABI 1.0 take
+ * values from KILN_INSTR_MEMORY_RESERVED_FIRST up, above every compute
+ * kind, so the compute kinds keep their values. */
 typedef enum kiln_instr_kind {
-#define KILN_INSTR(name, flags) KILN_INSTR_##name,
+#define KILN_INSTR(name, value, flags) KILN_INSTR_##name = (value),
 #include "kiln/instr_kinds.def"
 #undef KILN_INSTR
-  KILN_INSTR_COMPUTE_FIRST,
-  KILN_INSTR_KIND_COUNT = KILN_INSTR_COMPUTE_FIRST + KILN_NODE_KIND_COUNT
+  KILN_INSTR_COMPUTE_FIRST = 4,
+  KILN_INSTR_KIND_COUNT = KILN_INSTR_COMPUTE_FIRST + KILN_NODE_KIND_COUNT,
+  KILN_INSTR_MEMORY_RESERVED_FIRST = 0x10000
 } kiln_instr_kind;
 
 static inline kiln_instr_kind kiln_instr_kind_for_node(kiln_node_kind k) {

@@ -35,6 +35,10 @@ typedef struct kiln_executable kiln_executable;
 KILN_NODISCARD kiln_status kiln_context_create(kiln_context **out);
 void kiln_context_destroy(kiln_context *ctx);
 
+/* A backend as kiln_context_backend describes it. Growth: none within a
+ * major (the caller owns the struct; its size is frozen in
+ * core/plugin_abi.c); new fields come in a new struct with a leading
+ * struct_size and a new function that fills it, beside these. */
 typedef struct kiln_backend_info {
   const char *name, *version, *description, *path; /* owned by the context */
   uint32_t abi_major, abi_minor;
@@ -67,6 +71,8 @@ KILN_NODISCARD kiln_status kiln_compile_bundle(kiln_context *ctx, const kiln_mod
                                                const kiln_compile_options *opts, const char *dir,
                                                const char *name);
 
+/* Growth of kiln_io_info and kiln_tensor: none within a major; new
+ * fields come in a new struct beside them, with new functions. */
 typedef struct kiln_io_info {
   const char *name; /* owned by the executable */
   kiln_type type;
@@ -119,6 +125,9 @@ KILN_NODISCARD kiln_status kiln_tensor_write_pb(const char *path, const kiln_ten
 
 /* ------------------------------------------------------------------------
  * ONNX models (loaders/onnx). */
+/* Growth: none within a major (callers fill it, often on the stack; its
+ * size is frozen in core/plugin_abi.c); new options come in a new struct
+ * with a leading struct_size and new load functions that take it. */
 typedef struct kiln_onnx_options {
   /* Symbolic dimension bindings (--dim NAME=VALUE). */
   const char *const *dim_names;

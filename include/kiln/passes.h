@@ -47,6 +47,12 @@ typedef enum kiln_pass_level { KILN_PASS_GRAPH = 0, KILN_PASS_INSTR = 1 } kiln_p
 typedef kiln_status (*kiln_pass_evaluate_fn)(void *user, const kiln_module *m, const kiln_value *v,
                                              kiln_tensor *out);
 
+/* Growth: none within a major. kiln_pass_options_default returns it by
+ * value into the caller's struct, so a larger one would overrun an older
+ * caller's: its size is frozen (core/plugin_abi.c), and new options come
+ * in a new struct with a leading struct_size, taken by a new run function,
+ * beside this one. The same holds for kiln_pass_target, kiln_pass_report
+ * and kiln_mem_plan_report. */
 typedef struct kiln_pass_options {
   /* fold: evaluator for nodes whose inputs are all constants. NULL: only
    * the kinds fold knows by itself fold (Shape, Size, reshapes, Concat,

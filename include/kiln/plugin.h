@@ -2,30 +2,43 @@
  *
  * A plugin is a shared object named kiln-NAME.so exporting one symbol,
  * KILN_PLUGIN_ENTRY_SYMBOL ("kiln_plugin_entry"), of type kiln_plugin_entry_fn.
- * The core calls it once after dlopen(RTLD_NOW | RTLD_LOCAL) and the plugin
- * fills in the descriptor below. Plugins stay loaded for the life of the
- * process (unloading code that may have registered callbacks or thread-local
- * state is a trap; see docs/plugins.md).
+ * A plugin writes its descriptor as one `static const kiln_plugin` and
+ * exports the entry point with KILN_PLUGIN_DEFINE(descriptor) (below). The
+ * core calls the entry once after dlopen(RTLD_NOW | RTLD_LOCAL). Plugins
+ * stay loaded for the life of the process (unloading code that may have
+ * registered callbacks or thread-local state is a trap; see docs/plugins.md).
  *
  * Host services are ordinary exported libkiln functions (kiln/ir.h,
  * kiln/instr.h, kiln/status.h, kiln/types.h and kiln_plugin_log below); the
  * plugin links against libkiln (pkg-config kiln). See docs/plugins.md for
  * why this was chosen over a table of function pointers.
  *
- * Versioning rules:
+ * Versioning rules (docs/plugins.md lists the layout with the minor that
+ * added each member):
  * - KILN_PLUGIN_ABI_MAJOR changes when anything already released changes
- *   meaning or place; the core refuses a plugin of another major version.
+ *   meaning or place; the core refuses a plugin of another major version,
+ *   naming both versions. abi_major, abi_minor and struct_size stay the
+ *   first three members in every major, so that refusal can always be made.
  * - A minor bump may only append members at the end of kiln_plugin (the
  *   plugin states what it knows with struct_size), append enum values and
  *   append functions to libkiln. A member the plugin's struct_size does not
- *   cover reads as NULL.
+ *   cover reads as NULL: the core reads optional members only through
+ *   KILN_PLUGIN_HOOK.
  * - The offsets of the released layout are frozen by static assertions
- *   (in core/plugin_abi.c), so an accidental change breaks the build. */
+ *   (in core/plugin_abi.c), so an accidental change breaks the build.
+ * - Public structs grow in one of two ways, each stated beside the struct:
+ *   those with a leading struct_size (kiln_plugin, kiln_compile_options)
+ *   grow at the end and the reader checks struct_size (KILN_STRUCT_HAS);
+ *   the others (kiln_device_info here, kiln_backend_info and friends in
+ *   kiln.h, kiln_pass_options in passes.h) keep their size for the whole
+ *   major, and new fields come in a new struct beside them, filled by a
+ *   new hook or function. */
 #ifndef KILN_PLUGIN_H
 #define KILN_PLUGIN_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "kiln/instr.h"
 #include "kiln/ir.h"
@@ -36,12 +49,23 @@ extern "C" {
 #endif
 
 #define KILN_PLUGIN_ABI_MAJOR 1
-#define KILN_PLUGIN_ABI_MINOR 0
+#define KILN_PLUGIN_ABI_MINOR 1 /* 1.1: emit_bundle appended */
 #define KILN_PLUGIN_ENTRY_SYMBOL "kiln_plugin_entry"
+
+/* Does the struct at p, whose leading struct_size says how much of `type`
+ * its writer knew, cover `member`? */
+#define KILN_STRUCT_HAS(p, type, member)                                                           \
+  ((size_t)(p)->struct_size >= offsetof(type, member) + sizeof(((type *)0)->member))
 
 /* Options the user gave for a compile (kiln compile/run flags). The plugin
  * reads what it understands and ignores the rest. Strings are borrowed for
- * the duration of compile only. */
+ * the duration of compile only.
+ * Growth: appended at the end, by a minor bump. A caller sets struct_size
+ * to its sizeof and the core reads no further (older callers get defaults
+ * for the rest). The core hands a plugin its own full struct; a plugin
+ * reads a member added after 1.0 only when KILN_STRUCT_HAS(opts,
+ * kiln_compile_options, member), since an older core's struct ends sooner.
+ * Every member here is of 1.0. */
 typedef struct kiln_compile_options {
   uint32_t struct_size;     /* sizeof(kiln_compile_options) of the caller */
   uint32_t threads;         /* 0 = plugin default (e.g. online cores) */
@@ -51,13 +75,20 @@ typedef struct kiln_compile_options {
   const char *target;       /* target triple, NULL = host */
 } kiln_compile_options;
 
+/* One device of a backend, filled by the plugin's device_info hook into
+ * the caller's zeroed struct. Growth: none within a major (its size, 168
+ * bytes on LP64, is frozen); new fields come in a new struct with a
+ * leading struct_size, filled by a new hook appended to kiln_plugin, and
+ * this struct and device_info stay as they are. */
 typedef struct kiln_device_info {
   char name[128];
   uint64_t memory_bytes; /* 0 when unknown */
   char kind[32];         /* "cpu", "gpu", "accelerator", ... */
 } kiln_device_info;
 
-/* Preferred layouts for the layout hook. */
+/* Tensor layouts. No hook takes them yet: the slot once meant for a
+ * per-node layout preference is reserved (reserved_layout below), and the
+ * layout pass that asks backends for layouts will define its successor. */
 typedef enum kiln_layout {
   KILN_LAYOUT_ANY = 0,
   KILN_LAYOUT_NCHW = 1,
@@ -73,7 +104,8 @@ typedef enum kiln_log_level {
 
 /* The descriptor. Members after struct_size are filled by the plugin;
  * optional hooks may be NULL and then have the default written beside
- * them. `state` is the plugin's, passed back to every hook. */
+ * them. `state` is the plugin's, passed back to every hook. Every member
+ * is of ABI 1.0 unless its comment names a later minor. */
 typedef struct kiln_plugin {
   uint32_t abi_major;   /* KILN_PLUGIN_ABI_MAJOR the plugin was built with */
   uint32_t abi_minor;   /* KILN_PLUGIN_ABI_MINOR the plugin was built with */
@@ -97,8 +129,12 @@ typedef struct kiln_plugin {
   /* Optional: rewrite the graph after lowering (fusion, layout). Default:
    * no change. */
   kiln_status (*rewrite_graph)(void *state, kiln_function *f);
-  /* Optional: preferred layout for a node's data. Default: ANY. */
-  kiln_layout (*preferred_layout)(void *state, const kiln_node *node);
+  /* Reserved; must be NULL, and the core ignores it. ABI 1.0 called this
+   * slot preferred_layout, but no core ever called it, so it was retired
+   * (in 1.1) before it became a promise. The slot keeps its place so that
+   * the members after it do not move; the layout pass that asks backends
+   * for layouts defines its successor, appended at the end. */
+  void *reserved_layout;
   /* Optional: can `node` absorb a following activation of kind
    * `activation` (fused conv+relu, matmul+gelu...)? Default: false.
    * Asked with activation == KILN_NODE_FusedElementwise, it means: may this
@@ -124,17 +160,82 @@ typedef struct kiln_plugin {
   /* Optional: called once after a successful entry; a failure refuses the
    * plugin with the returned message. */
   kiln_status (*init)(void *state);
-  /* Optional: write an ahead-of-time bundle of the IR into folder `dir`
-   * (which exists): NAME.o, NAME.h, NAME.weights, as the backend documents
-   * (cpu: docs/bundles.md). NULL: the backend makes no bundles. */
+  /* --- end of the ABI 1.0 layout (KILN_PLUGIN_SIZE_1_0) --- */
+
+  /* ABI 1.1. Optional: write an ahead-of-time bundle of the IR into folder
+   * `dir` (which exists): NAME.o, NAME.h, NAME.weights, as the backend
+   * documents (cpu: docs/bundles.md). NULL (or not covered by struct_size):
+   * the backend makes no bundles. */
   kiln_status (*emit_bundle)(void *state, const kiln_ir *ir, const kiln_compile_options *opts,
                              const char *dir, const char *name);
 } kiln_plugin;
 
-/* The entry point. The core passes its own ABI version; the plugin fills
- * *out (already zeroed) and returns NULL, or a status to refuse loading. */
+/* Bytes of the descriptor as each minor of major 1 lays it out. */
+#define KILN_PLUGIN_SIZE_1_0 offsetof(kiln_plugin, emit_bundle)
+#define KILN_PLUGIN_SIZE_1_1 (offsetof(kiln_plugin, emit_bundle) + sizeof(void (*)(void)))
+
+/* Does descriptor p cover `member`? */
+#define KILN_PLUGIN_HAS(p, member) KILN_STRUCT_HAS(p, kiln_plugin, member)
+/* Member `member` of descriptor p, or NULL when p's struct_size does not
+ * cover it (a plugin built against an older minor). The core reads every
+ * optional member this way. */
+#define KILN_PLUGIN_HOOK(p, member) (KILN_PLUGIN_HAS(p, member) ? (p)->member : NULL)
+
+/* The entry point. The core passes its own ABI version and a zeroed
+ * descriptor as large as its own minor lays it out; the plugin fills *out
+ * and returns NULL, or a status to refuse loading. KILN_PLUGIN_DEFINE
+ * writes it; there is no need to write one by hand. */
 typedef kiln_status (*kiln_plugin_entry_fn)(kiln_plugin *out, uint32_t host_abi_major,
                                             uint32_t host_abi_minor);
+
+/* Bytes of the descriptor the host of ABI 1.host_minor passed in. */
+static inline size_t kiln_plugin_size_for_minor(uint32_t host_minor) {
+  return host_minor == 0 ? KILN_PLUGIN_SIZE_1_0 : KILN_PLUGIN_SIZE_1_1;
+}
+
+/* What KILN_PLUGIN_DEFINE's entry does: copy the plugin's descriptor into
+ * the host's, no more of it than the host's layout holds (a host of an
+ * older minor passes a smaller struct) and no more than desc->struct_size,
+ * and say in out->struct_size how much was written. A host of another
+ * major gets only the three version members and a KILN_ABI_MISMATCH
+ * status naming both versions, which it reports as the refusal. */
+static inline kiln_status kiln_plugin_fill(kiln_plugin *out, const kiln_plugin *desc,
+                                           uint32_t host_abi_major, uint32_t host_abi_minor) {
+  size_t n = offsetof(kiln_plugin, reserved0); /* abi_major, abi_minor, struct_size */
+  size_t host = kiln_plugin_size_for_minor(host_abi_minor);
+  bool same_major = host_abi_major == desc->abi_major;
+  if (same_major && desc->struct_size > n)
+    n = desc->struct_size < host ? desc->struct_size : host;
+  memcpy(out, desc, n);
+  if (same_major && desc->struct_size > host)
+    out->struct_size = (uint32_t)host;
+  if (!same_major)
+    return kiln_status_make(KILN_ABI_MISMATCH, "%s: built for plugin ABI %u.%u, host has %u.%u",
+                            desc->name ? desc->name : "plugin", (unsigned)desc->abi_major,
+                            (unsigned)desc->abi_minor, (unsigned)host_abi_major,
+                            (unsigned)host_abi_minor);
+  return NULL;
+}
+
+/* The version members a descriptor starts with (designated initializer):
+ *   static const kiln_plugin mine = {KILN_PLUGIN_HEADER, .name = "mine", ...};
+ */
+#define KILN_PLUGIN_HEADER                                                                         \
+  .abi_major = KILN_PLUGIN_ABI_MAJOR, .abi_minor = KILN_PLUGIN_ABI_MINOR,                          \
+  .struct_size = sizeof(kiln_plugin)
+
+/* Export the entry point for the `static const kiln_plugin` named desc:
+ *   KILN_PLUGIN_DEFINE(mine);
+ * at file scope, once per plugin. */
+#define KILN_PLUGIN_DEFINE(desc)                                                                   \
+  KILN_PLUGIN_EXPORT kiln_status kiln_plugin_entry(kiln_plugin *out, uint32_t host_abi_major,      \
+                                                   uint32_t host_abi_minor);                       \
+  KILN_PLUGIN_EXPORT kiln_status kiln_plugin_entry(kiln_plugin *out, uint32_t host_abi_major,      \
+                                                   uint32_t host_abi_minor) {                      \
+    return kiln_plugin_fill(out, &(desc), host_abi_major, host_abi_minor);                         \
+  }                                                                                                \
+  KILN_PLUGIN_EXPORT kiln_status kiln_plugin_entry(kiln_plugin *out, uint32_t host_abi_major,      \
+                                                   uint32_t host_abi_minor)
 
 /* Host service: log a message tagged with the plugin's name. Goes to stderr
  * when the level is at or above KILN_LOG_LEVEL (env; default warn). */

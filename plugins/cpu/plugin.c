@@ -181,25 +181,20 @@ static kiln_status kcpu_device_info(void *state, uint32_t index, kiln_device_inf
   return NULL;
 }
 
-KILN_PLUGIN_EXPORT kiln_status kiln_plugin_entry(kiln_plugin *out, uint32_t host_abi_major,
-                                                 uint32_t host_abi_minor) {
-  (void)host_abi_minor;
-  if (host_abi_major != KILN_PLUGIN_ABI_MAJOR)
-    return kiln_status_make(KILN_ABI_MISMATCH, "cpu: built for plugin ABI %u, host has %u",
-                            (unsigned)KILN_PLUGIN_ABI_MAJOR, (unsigned)host_abi_major);
-  out->abi_major = KILN_PLUGIN_ABI_MAJOR;
-  out->abi_minor = KILN_PLUGIN_ABI_MINOR;
-  out->struct_size = sizeof *out;
-  out->name = "cpu";
-  out->version = "0.1.0";
-  out->description = "LLVM code generation for the host cpu: JIT, threads, fusion, AOT bundles";
-  out->supports_node = kcpu_supports_node;
-  out->supports_fused = kcpu_supports_fused;
-  out->compile = kcpu_compile;
-  out->run = kcpu_run;
-  out->destroy = kcpu_destroy;
-  out->device_count = kcpu_device_count;
-  out->device_info = kcpu_device_info;
-  out->emit_bundle = kcpu_emit_bundle;
-  return NULL;
-}
+/* The descriptor; KILN_PLUGIN_DEFINE exports the entry point that hands
+ * it to the core. */
+static const kiln_plugin kcpu_plugin = {
+    KILN_PLUGIN_HEADER,
+    .name = "cpu",
+    .version = "0.1.0",
+    .description = "LLVM code generation for the host cpu: JIT, threads, fusion, AOT bundles",
+    .supports_node = kcpu_supports_node,
+    .supports_fused = kcpu_supports_fused,
+    .compile = kcpu_compile,
+    .run = kcpu_run,
+    .destroy = kcpu_destroy,
+    .device_count = kcpu_device_count,
+    .device_info = kcpu_device_info,
+    .emit_bundle = kcpu_emit_bundle,
+};
+KILN_PLUGIN_DEFINE(kcpu_plugin);

@@ -228,21 +228,16 @@ static kiln_status interp_run(void *executable, const void *const *inputs, void 
   return s;
 }
 
-KILN_PLUGIN_EXPORT kiln_status kiln_plugin_entry(kiln_plugin *out, uint32_t host_abi_major,
-                                                 uint32_t host_abi_minor) {
-  (void)host_abi_minor;
-  if (host_abi_major != KILN_PLUGIN_ABI_MAJOR)
-    return kiln_status_make(KILN_ABI_MISMATCH, "interpreter: built for plugin ABI %u, host has %u",
-                            (unsigned)KILN_PLUGIN_ABI_MAJOR, (unsigned)host_abi_major);
-  out->abi_major = KILN_PLUGIN_ABI_MAJOR;
-  out->abi_minor = KILN_PLUGIN_ABI_MINOR;
-  out->struct_size = sizeof *out;
-  out->name = "interpreter";
-  out->version = "0.1.0";
-  out->description = "reference interpreter: plain C kernels for every node kind, the oracle";
-  out->supports_node = interp_supports_node;
-  out->compile = interp_compile;
-  out->run = interp_run;
-  out->destroy = interp_destroy;
-  return NULL;
-}
+/* The descriptor; KILN_PLUGIN_DEFINE exports the entry point that hands
+ * it to the core. */
+static const kiln_plugin interp_plugin = {
+    KILN_PLUGIN_HEADER,
+    .name = "interpreter",
+    .version = "0.1.0",
+    .description = "reference interpreter: plain C kernels for every node kind, the oracle",
+    .supports_node = interp_supports_node,
+    .compile = interp_compile,
+    .run = interp_run,
+    .destroy = interp_destroy,
+};
+KILN_PLUGIN_DEFINE(interp_plugin);

@@ -29,24 +29,19 @@ static kiln_status ocl_device_info(void *state, uint32_t index, kiln_device_info
   return NULL;
 }
 
-KILN_PLUGIN_EXPORT kiln_status kiln_plugin_entry(kiln_plugin *out, uint32_t host_abi_major,
-                                                 uint32_t host_abi_minor) {
-  (void)host_abi_minor;
-  if (host_abi_major != KILN_PLUGIN_ABI_MAJOR)
-    return kiln_status_make(KILN_ABI_MISMATCH, "opencl: built for plugin ABI %u, host has %u",
-                            (unsigned)KILN_PLUGIN_ABI_MAJOR, (unsigned)host_abi_major);
-  out->abi_major = KILN_PLUGIN_ABI_MAJOR;
-  out->abi_minor = KILN_PLUGIN_ABI_MINOR;
-  out->struct_size = sizeof *out;
-  out->name = OCL_NAME;
-  out->version = "0.1.0";
-  out->description = "OpenCL C kernels generated per model, through the ICD loader";
-  out->supports_node = ocl_supports_node;
-  out->supports_fused = ocl_supports_fused;
-  out->compile = ocl_compile;
-  out->run = ocl_run;
-  out->destroy = ocl_destroy;
-  out->device_count = ocl_device_count;
-  out->device_info = ocl_device_info;
-  return NULL;
-}
+/* The descriptor; KILN_PLUGIN_DEFINE exports the entry point that hands
+ * it to the core. */
+static const kiln_plugin ocl_plugin = {
+    KILN_PLUGIN_HEADER,
+    .name = OCL_NAME,
+    .version = "0.1.0",
+    .description = "OpenCL C kernels generated per model, through the ICD loader",
+    .supports_node = ocl_supports_node,
+    .supports_fused = ocl_supports_fused,
+    .compile = ocl_compile,
+    .run = ocl_run,
+    .destroy = ocl_destroy,
+    .device_count = ocl_device_count,
+    .device_info = ocl_device_info,
+};
+KILN_PLUGIN_DEFINE(ocl_plugin);

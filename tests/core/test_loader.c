@@ -1,6 +1,8 @@
 /* tests/core/test_loader.c: plugin discovery and the refusal of broken
  * plugins (each built from plugins/fake.c with one defect), one reason
- * per defect; the build-tree search; and kiln_plugin_log's threshold. */
+ * per defect; a plugin of the ABI 1.0 layout (plugins/abi10.c) loading,
+ * running and reading as NULL past its struct_size; the build-tree
+ * search; and kiln_plugin_log's threshold. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,16 +42,17 @@ START_TEST(broken_plugins_are_refused_with_reasons) {
   test_use_fake_plugins();
   kiln_context *ctx;
   EXPECT_OK(kiln_context_create(&ctx));
-  /* picky and the first dup load; nine files are refused. */
-  ck_assert_uint_eq(kiln_context_backend_count(ctx), 2);
+  /* picky, abi10 and the first dup load; nine files are refused. */
+  ck_assert_uint_eq(kiln_context_backend_count(ctx), 3);
   ck_assert_uint_eq(kiln_context_refused_count(ctx), 9);
   ck_assert_ptr_nonnull(kiln_context_find_backend(ctx, "picky"));
   ck_assert_ptr_nonnull(kiln_context_find_backend(ctx, "dup"));
+  ck_assert_ptr_nonnull(kiln_context_find_backend(ctx, "abi10"));
   ck_assert_ptr_null(kiln_context_find_backend(ctx, "badabi"));
 
   EXPECT_REASON(ctx, "/junk/kiln-junk.so", "not a loadable shared object: ");
   EXPECT_REASON(ctx, "/kiln-noentry.so", "missing entry symbol 'kiln_plugin_entry'");
-  EXPECT_REASON(ctx, "/kiln-badabi.so", "plugin built for ABI 99.3, kiln has 1.0");
+  EXPECT_REASON(ctx, "/kiln-badabi.so", "plugin built for ABI 99.3, kiln has 1.1");
   EXPECT_REASON(ctx, "/kiln-entryerr.so",
                 "entry point returned an error: entryerr: driver version 0.0 is too old");
   EXPECT_REASON(ctx, "/kiln-initerr.so",
@@ -82,7 +85,7 @@ START_TEST(backend_info_of_a_good_plugin) {
     seen = true;
     ck_assert_str_eq(bi.version, "0.0.1");
     ck_assert_uint_eq(bi.abi_major, 1);
-    ck_assert_uint_eq(bi.abi_minor, 0);
+    ck_assert_uint_eq(bi.abi_minor, 1);
     ck_assert_uint_eq(bi.device_count, 1);
     /* picky accepts Relu on f32 and nothing else. */
     ck_assert_uint_eq(bi.supported_kinds, 1);
@@ -94,6 +97,90 @@ START_TEST(backend_info_of_a_good_plugin) {
   kiln_backend_info bi;
   EXPECT_FAIL(kiln_context_backend(ctx, 99, &bi), KILN_OUT_OF_RANGE, "99");
   kiln_context_destroy(ctx);
+}
+END_TEST
+
+START_TEST(plugin_of_abi_1_0_loads_and_has_no_bundles) {
+  test_use_fake_plugins();
+  kiln_context *ctx;
+  EXPECT_OK(kiln_context_create(&ctx));
+  const kiln_plugin *p = kiln_context_find_backend(ctx, "abi10");
+  ck_assert_ptr_nonnull(p);
+  ck_assert_uint_eq(p->abi_major, 1);
+  ck_assert_uint_eq(p->abi_minor, 0);
+  ck_assert_uint_eq(p->struct_size, KILN_PLUGIN_SIZE_1_0);
+  ck_assert_uint_eq(KILN_PLUGIN_SIZE_1_0, offsetof(kiln_plugin, emit_bundle));
+  /* The plugin's entry left a non-NULL pointer where emit_bundle lies in
+   * kiln's buffer; kiln reads past struct_size as NULL all the same. */
+  ck_assert(!KILN_PLUGIN_HAS(p, emit_bundle));
+  ck_assert(KILN_PLUGIN_HAS(p, init));
+  ck_assert_ptr_null(KILN_PLUGIN_HOOK(p, emit_bundle));
+  ck_assert_ptr_null(p->emit_bundle);
+  for (uint32_t i = 0; i < kiln_context_backend_count(ctx); i++) {
+    kiln_backend_info bi;
+    EXPECT_OK(kiln_context_backend(ctx, i, &bi));
+    if (strcmp(bi.name, "abi10") != 0)
+      continue;
+    ck_assert_uint_eq(bi.abi_major, 1);
+    ck_assert_uint_eq(bi.abi_minor, 0);
+    ck_assert_uint_eq(bi.supported_kinds, 1);
+    ck_assert_uint_eq(bi.device_count, 0);
+  }
+
+  const char *text = "module @r\ninput %x : f32[4]\nfunc @main {\n"
+                     "  %r : f32[4] = Relu(%x)\n  output %y = %r\n}\n";
+  kiln_module *m = NULL;
+  EXPECT_OK(kiln_module_parse(text, strlen(text), "abi10.kir", NULL, &m));
+  kiln_executable *exe = NULL;
+  EXPECT_OK(kiln_compile(ctx, m, NULL, "abi10", NULL, &exe));
+  float x[4] = {-1, 2, -3, 4}, y[4] = {9, 9, 9, 9};
+  const void *in[] = {x};
+  void *out[] = {y};
+  EXPECT_OK(kiln_run(exe, in, out));
+  ck_assert(y[0] == 0 && y[1] == 2 && y[2] == 0 && y[3] == 4);
+  kiln_executable_destroy(exe);
+
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/abi10_bundle_%ld", TEST_BUILD_DIR, (long)getpid());
+  EXPECT_FAIL(kiln_compile_bundle(ctx, m, NULL, "abi10", NULL, dir, "model"), KILN_UNIMPLEMENTED,
+              "backend 'abi10' does not make bundles (it is built for plugin ABI 1.0, which has "
+              "no emit_bundle hook)");
+  /* A current plugin without the hook is refused the same way, without
+   * the version note. */
+  EXPECT_FAIL(kiln_compile_bundle(ctx, m, NULL, "picky", NULL, dir, "model"), KILN_UNIMPLEMENTED,
+              "backend 'picky' does not make bundles");
+  kiln_module_destroy(m);
+  kiln_context_destroy(ctx);
+}
+END_TEST
+
+START_TEST(descriptor_fill_respects_the_host_layout) {
+  /* What KILN_PLUGIN_DEFINE's entry hands a host: no more than the host's
+   * minor lays out, and only the version members to another major. */
+  static const kiln_plugin d = {KILN_PLUGIN_HEADER, .name = "d"};
+  unsigned char buf[sizeof(kiln_plugin) + 8];
+  memset(buf, 0xab, sizeof buf);
+  EXPECT_OK(kiln_plugin_fill((kiln_plugin *)buf, &d, KILN_PLUGIN_ABI_MAJOR, 0));
+  kiln_plugin got;
+  memcpy(&got, buf, sizeof got);
+  ck_assert_uint_eq(got.struct_size, KILN_PLUGIN_SIZE_1_0);
+  ck_assert_str_eq(got.name, "d");
+  ck_assert_uint_eq(buf[KILN_PLUGIN_SIZE_1_0], 0xab);
+
+  memset(buf, 0xab, sizeof buf);
+  EXPECT_OK(kiln_plugin_fill((kiln_plugin *)buf, &d, KILN_PLUGIN_ABI_MAJOR, KILN_PLUGIN_ABI_MINOR));
+  memcpy(&got, buf, sizeof got);
+  ck_assert_uint_eq(got.struct_size, sizeof(kiln_plugin));
+  ck_assert_ptr_null(got.emit_bundle);
+  ck_assert_uint_eq(buf[sizeof(kiln_plugin)], 0xab);
+
+  memset(buf, 0xab, sizeof buf);
+  EXPECT_FAIL(kiln_plugin_fill((kiln_plugin *)buf, &d, KILN_PLUGIN_ABI_MAJOR + 1, 0),
+              KILN_ABI_MISMATCH, "d: built for plugin ABI 1.1, host has 2.0");
+  memcpy(&got, buf, sizeof got);
+  ck_assert_uint_eq(got.abi_major, KILN_PLUGIN_ABI_MAJOR);
+  ck_assert_uint_eq(got.abi_minor, KILN_PLUGIN_ABI_MINOR);
+  ck_assert_uint_eq(buf[offsetof(kiln_plugin, reserved0)], 0xab);
 }
 END_TEST
 
@@ -148,6 +235,8 @@ Suite *loader_suite(void) {
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, broken_plugins_are_refused_with_reasons);
   tcase_add_test(tc, backend_info_of_a_good_plugin);
+  tcase_add_test(tc, plugin_of_abi_1_0_loads_and_has_no_bundles);
+  tcase_add_test(tc, descriptor_fill_respects_the_host_layout);
   tcase_add_test(tc, path_only_with_nothing_finds_nothing);
   tcase_add_test(tc, build_tree_has_the_interpreter);
   tcase_add_test(tc, log_respects_level);

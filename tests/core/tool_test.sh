@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/core/tool_test.sh: checks the kiln command line: `kiln backends`
 # (text and JSON) lists the interpreter and every refused test plugin with
-# its reason; `kiln run` prints the MLP's hand-computed outputs, lists
+# its reason, and the ABI 1.0 test plugin as loaded; `kiln compile
+# --bundle` with that plugin is refused naming it; `kiln run` prints the MLP's hand-computed outputs, lists
 # missing inputs, writes .npy files; usage errors exit with 2.
 # usage: tool_test.sh KILN BUILD_DIR SRC_DIR SOURCE_ROOT
 set -u
@@ -27,8 +28,9 @@ export KILN_PLUGIN_PATH="$build:$build/dup_a:$build/dup_b:$build/junk"
 unset KILN_PLUGIN_PATH_ONLY
 
 out=$("$kiln" backends 2>&1); rc=$?
-check backends 0 "interpreter" "picky 0.0.1 (ABI 1.0)" "kinds: 1 of" \
-  "plugin built for ABI 99.3, kiln has 1.0" \
+check backends 0 "interpreter" "picky 0.0.1 (ABI 1.1)" "kinds: 1 of" \
+  "abi10 1.0.0 (ABI 1.0)" \
+  "plugin built for ABI 99.3, kiln has 1.1" \
   "missing entry symbol 'kiln_plugin_entry'" \
   "duplicate backend 'dup': kept $build/dup_a/kiln-dup.so" \
   "not a loadable shared object" \
@@ -38,10 +40,18 @@ check backends 0 "interpreter" "picky 0.0.1 (ABI 1.0)" "kinds: 1 of" \
 
 out=$("$kiln" backends --json 2>&1); rc=$?
 check backends-json 0 '"name": "interpreter"' '"name": "picky"' '"kinds": 1,' \
-  '"reason": "plugin built for ABI 99.3, kiln has 1.0"' '"refused": ['
+  '"reason": "plugin built for ABI 99.3, kiln has 1.1"' '"refused": ['
 
 out=$("$kiln" backends --bogus 2>&1); rc=$?
 check backends-usage 2 "kiln backends: unknown option '--bogus'" "see kiln backends --help"
+
+relu="$tmp/relu.kir"
+printf 'module @r\ninput %%x : f32[4]\nfunc @main {\n  %%r : f32[4] = Relu(%%x)\n  output %%y = %%r\n}\n' > "$relu"
+out=$("$kiln" compile "$relu" --backend abi10 2>&1); rc=$?
+check compile-abi10 0 "compiled $relu for abi10"
+out=$("$kiln" compile "$relu" --backend abi10 --bundle "$tmp/bundle" 2>&1); rc=$?
+check compile-bundle-abi10 1 "backend 'abi10' does not make bundles" \
+  "built for plugin ABI 1.0, which has no emit_bundle hook"
 
 unset KILN_PLUGIN_PATH
 mlp="$root/examples/models/mlp.kir"

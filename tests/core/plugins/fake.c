@@ -22,6 +22,7 @@ typedef struct fake_exe {
   const kiln_ir *ir;
 } fake_exe;
 
+#ifndef FAKE_NO_COMPILE
 static fake_exe fake_the_exe;
 
 static kiln_status fake_compile(void *state, const kiln_ir *ir, const kiln_compile_options *o,
@@ -35,6 +36,7 @@ static kiln_status fake_compile(void *state, const kiln_ir *ir, const kiln_compi
   *out = &fake_the_exe;
   return NULL;
 }
+#endif
 
 static kiln_status fake_run(void *exe, const void *const *in, void *const *out) {
   const fake_exe *e = exe;
@@ -72,45 +74,61 @@ static kiln_status fake_init(void *state) {
 }
 #endif
 
-/* noentry exports the same function under a name the loader does not
- * look for. */
-#ifdef FAKE_NO_ENTRY
-#define FAKE_ENTRY kiln_plugin_entry_misspelled
+static const kiln_plugin fake_plugin = {
+#if defined(FAKE_BAD_ABI)
+    .abi_major = 99,
+    .abi_minor = 3,
+    .struct_size = sizeof(kiln_plugin),
+#elif defined(FAKE_SMALL)
+    .abi_major = KILN_PLUGIN_ABI_MAJOR,
+    .abi_minor = KILN_PLUGIN_ABI_MINOR,
+    .struct_size = 16,
 #else
-#define FAKE_ENTRY kiln_plugin_entry
+    KILN_PLUGIN_HEADER,
 #endif
+    .name = FAKE_NAME,
+    .version = "0.0.1",
+    .description = "a test plugin of tests/core",
+    .supports_node = fake_supports,
+#ifndef FAKE_NO_COMPILE
+    .compile = fake_compile,
+#endif
+    .run = fake_run,
+    .destroy = fake_destroy,
+    .device_count = fake_device_count,
+    .device_info = fake_device_info,
+#ifdef FAKE_INIT_ERROR
+    .init = fake_init,
+#endif
+};
 
-KILN_PLUGIN_EXPORT kiln_status FAKE_ENTRY(kiln_plugin *out, uint32_t major, uint32_t minor);
-KILN_PLUGIN_EXPORT kiln_status FAKE_ENTRY(kiln_plugin *out, uint32_t major, uint32_t minor) {
+#if defined(FAKE_NO_ENTRY)
+/* noentry exports the entry point under a name the loader does not look
+ * for. */
+KILN_PLUGIN_EXPORT kiln_status kiln_plugin_entry_misspelled(kiln_plugin *out, uint32_t major,
+                                                            uint32_t minor);
+KILN_PLUGIN_EXPORT kiln_status kiln_plugin_entry_misspelled(kiln_plugin *out, uint32_t major,
+                                                            uint32_t minor) {
+  return kiln_plugin_fill(out, &fake_plugin, major, minor);
+}
+#elif defined(FAKE_BAD_ABI)
+/* badabi's entry copies its descriptor without asking which major the
+ * host has, so kiln itself must notice the foreign major. */
+KILN_PLUGIN_EXPORT kiln_status kiln_plugin_entry(kiln_plugin *out, uint32_t major, uint32_t minor);
+KILN_PLUGIN_EXPORT kiln_status kiln_plugin_entry(kiln_plugin *out, uint32_t major, uint32_t minor) {
+  (void)major;
+  return kiln_plugin_fill(out, &fake_plugin, fake_plugin.abi_major, minor);
+}
+#elif defined(FAKE_ENTRY_ERROR)
+/* entryerr's entry point refuses to load. */
+KILN_PLUGIN_EXPORT kiln_status kiln_plugin_entry(kiln_plugin *out, uint32_t major, uint32_t minor);
+KILN_PLUGIN_EXPORT kiln_status kiln_plugin_entry(kiln_plugin *out, uint32_t major, uint32_t minor) {
+  (void)out;
   (void)major;
   (void)minor;
-#ifdef FAKE_ENTRY_ERROR
+  (void)fake_plugin;
   return kiln_status_make(KILN_UNAVAILABLE, "entryerr: driver version 0.0 is too old");
-#endif
-  out->abi_major = KILN_PLUGIN_ABI_MAJOR;
-  out->abi_minor = KILN_PLUGIN_ABI_MINOR;
-  out->struct_size = sizeof *out;
-#ifdef FAKE_BAD_ABI
-  out->abi_major = 99;
-  out->abi_minor = 3;
-#endif
-#ifdef FAKE_SMALL
-  out->struct_size = 16;
-#endif
-  out->name = FAKE_NAME;
-  out->version = "0.0.1";
-  out->description = "a test plugin of tests/core";
-  out->supports_node = fake_supports;
-  out->compile = fake_compile;
-#ifdef FAKE_NO_COMPILE
-  out->compile = NULL;
-#endif
-  out->run = fake_run;
-  out->destroy = fake_destroy;
-  out->device_count = fake_device_count;
-  out->device_info = fake_device_info;
-#ifdef FAKE_INIT_ERROR
-  out->init = fake_init;
-#endif
-  return NULL;
 }
+#else
+KILN_PLUGIN_DEFINE(fake_plugin);
+#endif
