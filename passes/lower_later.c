@@ -4,7 +4,7 @@
  * stays primitive; Or, Xor and Not are modular arithmetic around it. */
 #include <math.h>
 
-#include "passes/lower_rules.h"
+#include "lower_rules.h"
 
 #define X0 kiln_node_input(c->n, 0)
 #define X1 kiln_node_input(c->n, 1)

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "passes/lower_rules.h"
+#include "lower_rules.h"
 
 typedef enum { MORE_NONE, MORE_SUM, MORE_MEAN, MORE_BAD } more_reduction;
 

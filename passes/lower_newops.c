@@ -4,7 +4,7 @@
  * index table is computed here at compile time from its static shapes. */
 #include <stdlib.h>
 
-#include "passes/lower_rules.h"
+#include "lower_rules.h"
 
 #define X0 kiln_node_input(c->n, 0)
 

@@ -6,8 +6,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "passes/lower_rules.h"
-#include "passes/pass_util.h"
+#include "lower_rules.h"
+#include "pass_util.h"
 
 /* Short names for the shared builder helpers (lower_rules.h). */
 #define emit lower_emit

@@ -4,7 +4,7 @@
  * ceil_mode) are read and checked once here for all of them. */
 #include <string.h>
 
-#include "ir/infer/infer.h"
+#include "infer.h"
 
 #define SP_MAX (KILN_MAX_RANK - 2)
 

@@ -4,7 +4,7 @@
  * output in explicit or implicit (numpy) form. */
 #include <string.h>
 
-#include "ir/infer/infer.h"
+#include "infer.h"
 
 #define EINSUM_MAX_TERMS 16
 

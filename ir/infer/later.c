@@ -5,7 +5,7 @@
  * the other pools). */
 #include <string.h>
 
-#include "ir/infer/infer.h"
+#include "infer.h"
 
 kiln_status kiln_infer_RMSNormalization(const kiln_type *const *in, uint32_t n_in,
                                         const kiln_attrs *attrs, uint32_t n_results,

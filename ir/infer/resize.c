@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "ir/infer/infer.h"
+#include "infer.h"
 
 static kiln_status blocksize(const char *kind, const kiln_attrs *attrs, int64_t *bs) {
   if (!kiln_attrs_find(attrs, "blocksize"))

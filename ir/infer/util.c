@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ir/infer/infer.h"
+#include "infer.h"
 
 kiln_infer_tstr kiln_infer_tstr_of(const kiln_type *t) {
   kiln_infer_tstr r;

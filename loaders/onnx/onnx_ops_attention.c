@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "loaders/onnx/onnx_ops_later.h"
+#include "onnx_ops_later.h"
 
 typedef struct attn_ctx {
   onnx_loader *L;

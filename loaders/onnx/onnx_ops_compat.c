@@ -4,7 +4,7 @@
 #include <float.h>
 #include <string.h>
 
-#include "loaders/onnx/onnx_internal.h"
+#include "onnx_internal.h"
 
 /* Softmax, LogSoftmax, Hardmax before opset 13 work on the input flattened
  * to 2-D at `axis` (default 1): flatten, normalize the last axis, reshape

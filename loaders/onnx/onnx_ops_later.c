@@ -4,7 +4,7 @@
  * and become attributes. */
 #include <stdlib.h>
 
-#include "loaders/onnx/onnx_ops_later.h"
+#include "onnx_ops_later.h"
 
 /* Compile-time input i of n as the int list attribute `name`. */
 static kiln_status later_ints_attr(onnx_loader *L, const Onnx__NodeProto *n, uint32_t i,

@@ -4,7 +4,7 @@
 #ifndef KILN_ONNX_OPS_LATER_H
 #define KILN_ONNX_OPS_LATER_H
 
-#include "loaders/onnx/onnx_internal.h"
+#include "onnx_internal.h"
 
 kiln_status onnx_imp_groupnorm_18(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_center_crop_pad(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);

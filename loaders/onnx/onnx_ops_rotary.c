@@ -4,7 +4,7 @@
  * first rotary_embedding_dim entries of each head are rotated in pairs,
  * either halves (x[i], x[i + d/2]) or neighbours (x[2i], x[2i + 1]) when
  * interleaved, and the rest pass through unchanged. */
-#include "loaders/onnx/onnx_ops_later.h"
+#include "onnx_ops_later.h"
 
 typedef struct rope_ctx {
   onnx_loader *L;

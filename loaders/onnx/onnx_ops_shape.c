@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "loaders/onnx/onnx_internal.h"
+#include "onnx_internal.h"
 
 /* Read compile-time input i of n as an int list attribute `name`; absent
  * optional inputs add nothing. */

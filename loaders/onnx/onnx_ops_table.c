@@ -4,8 +4,8 @@
  * Every kind in node_kinds.def has at least one row (checked by tests). */
 #include <string.h>
 
-#include "loaders/onnx/onnx_internal.h"
-#include "loaders/onnx/onnx_ops_later.h"
+#include "onnx_internal.h"
+#include "onnx_ops_later.h"
 
 /* Newest opset accepted. Rows reaching it treat opsets after 22 like 22;
  * types those opsets add are refused when tensors are decoded. */
