@@ -1,5 +1,5 @@
 /* core/arena.c: bump arena made of chunks taken from a kiln_allocator. */
-#include "core/arena.h"
+#include "arena.h"
 
 #include <stdint.h>
 #include <string.h>

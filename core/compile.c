@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core/context.h"
+#include "context.h"
 #include "kiln/passes.h"
 
 /* The default pipelines. Graph: clean up, fold constants (ONNX shape

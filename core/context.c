@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/context.h"
+#include "context.h"
 
 kiln_status kiln_context_create(kiln_context **out) {
   if (!out)

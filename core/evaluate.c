@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/context.h"
+#include "context.h"
 
 /* Old value -> new value, by linear probing on the pointer. */
 typedef struct eval_map {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/context.h"
+#include "context.h"
 
 void kiln_executable_destroy(kiln_executable *exe) {
   if (!exe)

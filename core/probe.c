@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/context.h"
+#include "context.h"
 
 typedef struct probe_input {
   kiln_elem elem;

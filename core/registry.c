@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core/context.h"
+#include "context.h"
 
 #ifndef KILN_PLUGIN_BUILD_DIR
 #define KILN_PLUGIN_BUILD_DIR ""

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir/ir_internal.h"
+#include "ir_internal.h"
 
 static const int64_t empty_list[1] = {0};
 static const double empty_flist[1] = {0};

@@ -3,7 +3,7 @@
  * left invalid is copied as it is (the verifier then reports the same). */
 #include <string.h>
 
-#include "ir/ir_internal.h"
+#include "ir_internal.h"
 
 static kiln_status clone_function(const kiln_function *f, kiln_module *dst, kiln_value **map) {
   kiln_function *g;

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ir/ir_internal.h"
+#include "ir_internal.h"
 
 /* Memory kinds print lower-case, as the text form writes them. A new row in
  * instr_kinds.def must be named here too. */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir/ir_internal.h"
+#include "ir_internal.h"
 
 enum { ST_NONE = 0, ST_LIVE = 1, ST_DEAD = 2 };
 

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/arena.h"
+#include "arena.h"
 #include "kiln/instr.h"
 #include "kiln/ir.h"
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir/ir_internal.h"
+#include "ir_internal.h"
 
 void kiln_ir_sb_line(kiln_ir_sb *sb, const char *fmt, ...) {
   sb->lines++;

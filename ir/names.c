@@ -4,7 +4,7 @@
  * failing allocator is reported, never crashed on. */
 #include <string.h>
 
-#include "ir/ir_internal.h"
+#include "ir_internal.h"
 
 struct kiln_ir_name_slot {
   const char *name; /* NULL = empty */

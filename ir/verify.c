@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir/ir_internal.h"
+#include "ir_internal.h"
 
 static int cmp_str_ptr(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);

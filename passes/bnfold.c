@@ -7,7 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "passes/pass_util.h"
+#include "pass_util.h"
 
 static bool is_float_const(const kiln_value *v) {
   return v && kiln_value_get_kind(v) == KILN_VALUE_CONSTANT &&

@@ -4,7 +4,7 @@
  * caller output used by nothing else, src is computed straight into the
  * output. Buffers with views are left alone (a view's base is fixed). */
 #include "kiln/passes.h"
-#include "passes/mem_live.h"
+#include "mem_live.h"
 
 static bool plain_activation(const kiln_buffer *b, const kiln_mem_live *l) {
   return b && kiln_buffer_get_kind(b) == KILN_BUFFER_ACTIVATION && !l->has_views[kiln_buffer_id(b)];

@@ -5,7 +5,7 @@
  * of (kind, inputs) keeps this linear on big graphs. */
 #include <stdlib.h>
 
-#include "passes/pass_util.h"
+#include "pass_util.h"
 
 static uint64_t node_hash(const kiln_node *n) {
   uint64_t h = 1469598103934665603ull ^ (uint64_t)kiln_node_get_kind(n);

@@ -1,7 +1,7 @@
 /* passes/dce.c: dead code elimination. A node none of whose results is
  * used (by a node or a function output) goes; walking backwards removes
  * whole dead chains in one run. */
-#include "passes/pass_util.h"
+#include "pass_util.h"
 
 kiln_status kiln_pass_dce(kiln_function *f, const kiln_pass_options *o, uint32_t *changes) {
   (void)o;

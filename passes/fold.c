@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "passes/pass_util.h"
+#include "pass_util.h"
 
 static bool all_inputs_constant(const kiln_node *n) {
   for (uint32_t i = 0; i < kiln_node_input_count(n); i++) {

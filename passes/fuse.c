@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "passes/pass_util.h"
+#include "pass_util.h"
 
 #define FUSE_MAX_INPUTS 16
 #define FUSE_MAX_NODES 64

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "passes/pass_util.h"
+#include "pass_util.h"
 
 static bool fuse_act_producer_kind(kiln_node_kind k) {
   return k == KILN_NODE_Conv || k == KILN_NODE_MatMul || k == KILN_NODE_Gemm;

@@ -4,7 +4,7 @@
  * direction inout). Elementwise kernels read element i before writing
  * element i, so the aliasing is safe; other kinds are never touched. */
 #include "kiln/passes.h"
-#include "passes/mem_live.h"
+#include "mem_live.h"
 
 static bool elementwise(kiln_instr_kind k) {
   int nk = kiln_instr_kind_node(k);

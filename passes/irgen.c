@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ir/ir_internal.h"
+#include "ir_internal.h"
 
 #define NONE UINT32_MAX
 

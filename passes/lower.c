@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "passes/lower_rules.h"
-#include "passes/pass_util.h"
+#include "lower_rules.h"
+#include "pass_util.h"
 
 #define LOWER_MAX_ROUNDS 64
 #define KILN_STR_(x) #x

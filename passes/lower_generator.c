@@ -3,7 +3,7 @@
  * generators HannWindow, HammingWindow, BlackmanWindow. */
 #include <math.h>
 
-#include "passes/lower_rules.h"
+#include "lower_rules.h"
 
 bool kiln_lower_ConstantOfShape(kiln_lower_ctx *c, kiln_value **r) {
   const kiln_type *ot = lower_tout(c, 0);

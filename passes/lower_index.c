@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "passes/lower_rules.h"
+#include "lower_rules.h"
 
 #define X0 kiln_node_input(c->n, 0)
 

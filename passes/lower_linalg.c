@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "passes/lower_rules.h"
+#include "lower_rules.h"
 
 #define EIN_LABELS (52 + KILN_MAX_RANK) /* a-z, A-Z, then ellipsis dims */
 #define EIN_MAX_OPS 8

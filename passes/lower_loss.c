@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "passes/lower_rules.h"
+#include "lower_rules.h"
 
 typedef enum { LOSS_NONE, LOSS_SUM, LOSS_MEAN, LOSS_BAD } loss_reduction;
 

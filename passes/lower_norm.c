@@ -6,7 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "passes/lower_rules.h"
+#include "lower_rules.h"
 
 #define X0 kiln_node_input(c->n, 0)
 #define X1 kiln_node_input(c->n, 1)

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "passes/lower_rules.h"
+#include "lower_rules.h"
 
 enum { RS_NEAREST, RS_LINEAR, RS_CUBIC };
 enum { RS_HALF, RS_HALF_SYM, RS_PYTORCH, RS_ALIGN, RS_ASYM, RS_TFCROP, RS_TFNN };

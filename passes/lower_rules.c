@@ -4,7 +4,8 @@
  * The rules themselves live in passes/lower_<family>.c. */
 #include <stdlib.h>
 
-#include "passes/lower_rules.h"
+#include "lower_rules.h"
+#include "pass_util.h"
 
 kiln_value *kiln_lower_const_fn(kiln_lower_ctx *c, const kiln_type *t,
                                 double (*fill)(int64_t i, const void *user), const void *user) {

@@ -9,7 +9,7 @@
 #define KILN_PASS_LOWER_RULES_H
 
 #include "kiln/passes.h"
-#include "passes/pass_util.h"
+#include "pass_util.h"
 
 /* Builder state threaded through a rule: the first failure sticks and
  * every later helper call returns NULL, so rules read as straight-line

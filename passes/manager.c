@@ -4,7 +4,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "passes/registry.h"
+#include "registry.h"
 
 typedef struct step {
   const kiln_pass_entry *pass;

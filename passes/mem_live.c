@@ -1,5 +1,5 @@
 /* passes/mem_live.c: liveness of activations on the instruction IR. */
-#include "passes/mem_live.h"
+#include "mem_live.h"
 
 #include <stdlib.h>
 

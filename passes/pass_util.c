@@ -1,5 +1,5 @@
 /* passes/pass_util.c: helpers shared by graph passes and lowering rules. */
-#include "passes/pass_util.h"
+#include "pass_util.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "kiln/passes.h"
-#include "passes/mem_live.h"
+#include "mem_live.h"
 
 #define ALIGN 64u
 

@@ -1,6 +1,6 @@
 /* passes/registry.c: every pass by name and level. Adding a pass is one row
  * here plus its file (docs/passes.md). */
-#include "passes/registry.h"
+#include "registry.h"
 
 #include <string.h>
 

@@ -3,7 +3,7 @@
  * use, so the markers say what the planner assumes and a backend that
  * allocates dynamically holds memory no longer than needed. */
 #include "kiln/passes.h"
-#include "passes/mem_live.h"
+#include "mem_live.h"
 
 /* Is there a non-marker instruction strictly between a and b? */
 static bool work_between(const kiln_ir *ir, int64_t a, int64_t b) {

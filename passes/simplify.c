@@ -4,7 +4,7 @@
  * result's type, so broadcasting (x * ones[4,4] with x[4]) never fires. */
 #include <stdlib.h>
 
-#include "passes/pass_util.h"
+#include "pass_util.h"
 
 static bool same_type(const kiln_value *a, const kiln_value *b) {
   return kiln_type_equal(kiln_value_type(a), kiln_value_type(b));

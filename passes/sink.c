@@ -6,7 +6,7 @@
  * duplicated. */
 #include <stdlib.h>
 
-#include "passes/pass_util.h"
+#include "pass_util.h"
 
 static bool movable(kiln_node_kind k) {
   return k == KILN_NODE_Transpose || kiln_pass_is_reshape_like(k);

@@ -2,7 +2,7 @@
  * activation's lifetime directly from the instruction list (no shared
  * code with the planner beyond the liveness walk) and compares every pair. */
 #include "kiln/passes.h"
-#include "passes/mem_live.h"
+#include "mem_live.h"
 
 kiln_status kiln_pass_validate_plan(const kiln_ir *ir) {
   kiln_mem_live l;

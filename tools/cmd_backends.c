@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tools/commands.h"
+#include "commands.h"
 
 static void backends_help(void) {
   printf("usage: kiln backends [--json]\n\n"

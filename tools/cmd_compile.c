@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/commands.h"
+#include "commands.h"
 
 static void compile_help(void) {
   printf("usage: kiln compile FILE --backend NAME [--stats] [options]\n\n"

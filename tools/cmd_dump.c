@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tools/commands.h"
+#include "commands.h"
 
 static void dump_help(void) {
   printf("usage: kiln dump FILE [--dot] [--dim NAME=VALUE]...\n\n"

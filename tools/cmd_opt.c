@@ -6,7 +6,7 @@
 
 #include "kiln/kiln.h"
 #include "kiln/passes.h"
-#include "tools/commands.h"
+#include "commands.h"
 
 int kiln_cmd_opt(int argc, char **argv);
 

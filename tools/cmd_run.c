@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "tools/commands.h"
+#include "commands.h"
 
 #define RUN_MAX_INPUTS 256
 

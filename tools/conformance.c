@@ -23,8 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tools/commands.h"
-#include "tools/graphgen.h"
+#include "commands.h"
+#include "graphgen.h"
 
 #define CONF_MAX_BACKENDS 8
 #define CONF_MAX_IO 64

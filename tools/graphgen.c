@@ -8,7 +8,7 @@
  * divisor must not reach 0) and reject draws whose results could leave
  * [-1e6, 1e6], which keeps float results finite and integer arithmetic and
  * float-to-integer casts free of overflow on every backend. */
-#include "tools/graphgen.h"
+#include "graphgen.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tools/commands.h"
+#include "commands.h"
 
 typedef struct tool_command {
   const char *name;

@@ -9,7 +9,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "tools/commands.h"
+#include "commands.h"
 
 int tool_usage_error(const char *cmd, const char *fmt, ...) {
   va_list ap;

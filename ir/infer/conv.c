@@ -4,7 +4,7 @@
  * for the pools (pool.c), through the readers declared in infer.h. */
 #include <string.h>
 
-#include "ir/infer/infer.h"
+#include "infer.h"
 
 #define SP_MAX KILN_INFER_SP_MAX
 

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ir/infer/infer.h"
+#include "infer.h"
 
 /* One input, same shape; result elem is `res` or, when negative, the input's. */
 static kiln_status unary(const char *kind, const kiln_type *const *in, uint32_t mask, int res,

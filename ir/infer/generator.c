@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "ir/infer/infer.h"
+#include "infer.h"
 
 kiln_status kiln_infer_ConstantOfShape(const kiln_type *const *in, uint32_t n_in,
                                        const kiln_attrs *attrs, uint32_t n_results,

@@ -2,7 +2,7 @@
  * GatherElements, GatherND, ScatterND, ScatterElements and OneHot. */
 #include <string.h>
 
-#include "ir/infer/infer.h"
+#include "infer.h"
 
 kiln_status kiln_infer_Gather(const kiln_type *const *in, uint32_t n_in, const kiln_attrs *attrs,
                               uint32_t n_results, kiln_type *out) {

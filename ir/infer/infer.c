@@ -4,7 +4,7 @@
  * each kind's function only checks its semantics. */
 #include <string.h>
 
-#include "ir/infer/infer.h"
+#include "infer.h"
 
 typedef kiln_status (*infer_fn)(const kiln_type *const *in, uint32_t n_in, const kiln_attrs *attrs,
                                 uint32_t n_results, kiln_type *out);

@@ -3,7 +3,7 @@
  * Gemm, Einsum and Det. */
 #include <string.h>
 
-#include "ir/infer/infer.h"
+#include "infer.h"
 
 #define MATMUL_TYPES                                                                               \
   (KILN_INFER_FLOAT | KILN_INFER_M(KILN_I32) | KILN_INFER_M(KILN_I64) | KILN_INFER_M(KILN_U32) |   \

@@ -3,7 +3,7 @@
  * operand layout. */
 #include <string.h>
 
-#include "ir/infer/infer.h"
+#include "infer.h"
 
 static kiln_status loss(const char *k, const kiln_type *const *in, uint32_t n_in,
                         const kiln_attrs *attrs, kiln_type *out) {

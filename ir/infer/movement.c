@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ir/infer/infer.h"
+#include "infer.h"
 
 /* A required INTS attribute. */
 static kiln_status required_ints(const char *kind, const kiln_attrs *attrs, const char *name,

@@ -4,7 +4,7 @@
  * RMSNormalization, LpNormalization and GroupNormalization. */
 #include <string.h>
 
-#include "ir/infer/infer.h"
+#include "infer.h"
 
 static kiln_status softmax(const char *kind, const kiln_type *x, const kiln_attrs *attrs,
                            kiln_type *out) {

@@ -1,7 +1,7 @@
 /* ir/infer/pool.c: inference of the pools: AveragePool, LpPool, MaxPool,
  * GlobalAveragePool, GlobalMaxPool and MaxUnpool. Their window attributes
  * are read by conv.c's readers (infer.h). */
-#include "ir/infer/infer.h"
+#include "infer.h"
 
 static kiln_status pool(const char *kind, const kiln_type *x, const kiln_attrs *attrs,
                         uint32_t mask, uint32_t n_results, kiln_type *out) {

@@ -3,7 +3,7 @@
  * (scale, zero point), never as result type parameters. */
 #include <string.h>
 
-#include "ir/infer/infer.h"
+#include "infer.h"
 
 #define Q8 (KILN_INFER_M(KILN_I8) | KILN_INFER_M(KILN_U8))
 #define Q16 (KILN_INFER_M(KILN_I16) | KILN_INFER_M(KILN_U16))

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ir/infer/infer.h"
+#include "infer.h"
 
 static kiln_status arg_reduce(const char *kind, const kiln_type *x, const kiln_attrs *attrs,
                               kiln_type *out) {

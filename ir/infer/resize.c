@@ -2,7 +2,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "ir/infer/infer.h"
+#include "infer.h"
 
 /* floor(in * scale), as an int64 result dim. */
 static kiln_status scaled(const char *kind, int64_t in, double scale, int64_t *out) {

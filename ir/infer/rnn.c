@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ir/infer/infer.h"
+#include "infer.h"
 
 /* Fails unless t (when present) has exactly the dims `want`. */
 static kiln_status want_shape(const char *kind, const char *what, const kiln_type *t,

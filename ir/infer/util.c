@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ir/infer/infer.h"
+#include "infer.h"
 
 kiln_infer_tstr kiln_infer_tstr_of(const kiln_type *t) {
   kiln_infer_tstr r;
@@ -157,7 +157,7 @@ kiln_status kiln_infer_mark_axes(const char *kind, const char *attr, const int64
                                  uint32_t n, uint32_t rank, bool *mark) {
   memset(mark, 0, sizeof(bool) * KILN_MAX_RANK);
   for (uint32_t i = 0; i < n; i++) {
-    uint32_t a;
+    uint32_t a = 0; /* set by kiln_infer_axis; gcc cannot see it across the call */
     KILN_TRY(kiln_infer_axis(kind, attr, axes[i], rank, false, &a));
     if (mark[a])
       return kiln_infer_fail(kind, "attribute '%s' names axis %u twice", attr, a);

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "loaders/onnx/onnx_internal.h"
+#include "onnx_internal.h"
 
 const Onnx__AttributeProto *onnx_node_attr(const Onnx__NodeProto *n, const char *name) {
   for (size_t i = 0; i < n->n_attribute; i++)

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "loaders/onnx/onnx_internal.h"
+#include "onnx_internal.h"
 
 bool onnx_input_present(const Onnx__NodeProto *n, uint32_t i) {
   return i < n->n_input && n->input[i] && n->input[i][0];

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "kiln/kiln.h"
-#include "loaders/onnx/onnx.pb-c.h"
+#include "onnx.pb-c.h"
 
 /* ---- growable string, for messages that list many things ---- */
 typedef struct onnx_sb {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "loaders/onnx/onnx_internal.h"
+#include "onnx_internal.h"
 
 kiln_status onnx_read_file(const char *path, uint8_t **out, size_t *out_len);
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "loaders/onnx/onnx_internal.h"
+#include "onnx_internal.h"
 
 typedef struct attn_ctx {
   onnx_loader *L;

@@ -5,7 +5,7 @@
  * of each head are rotated in pairs, either halves (x[i], x[i + d/2]) or
  * neighbours (x[2i], x[2i + 1]) when interleaved, and the rest pass through
  * unchanged. */
-#include "loaders/onnx/onnx_internal.h"
+#include "onnx_internal.h"
 
 typedef struct rope_ctx {
   onnx_loader *L;

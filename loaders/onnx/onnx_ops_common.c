@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "loaders/onnx/onnx_internal.h"
+#include "onnx_internal.h"
 
 /* Collect the data inputs of n (absent ones NULL), dropping trailing
  * absent ones and any position whose bit is set in `skip_mask`. */

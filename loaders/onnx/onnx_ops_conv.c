@@ -1,7 +1,7 @@
 /* onnx_ops_conv.c: importer of Col2Im, whose image_shape and block_shape
  * inputs must be known at compile time and become attributes. Conv and
  * ConvTranspose use the plain row. */
-#include "loaders/onnx/onnx_internal.h"
+#include "onnx_internal.h"
 
 kiln_status onnx_imp_col2im(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op) {
   static const char *const ct[] = {"image_shape", "block_shape"};

@@ -4,7 +4,7 @@
  * Clip (< 11: bounds as attributes) and PRelu (< 7: per-channel slope). */
 #include <float.h>
 
-#include "loaders/onnx/onnx_internal.h"
+#include "onnx_internal.h"
 
 kiln_status onnx_imp_cast(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op) {
   return onnx_emit_with_type_attr(L, n, op, "to", true);

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "loaders/onnx/onnx_internal.h"
+#include "onnx_internal.h"
 
 kiln_status onnx_imp_constant(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op) {
   (void)op;

@@ -1,7 +1,7 @@
 /* onnx_ops_index.c: importer of OneHot, whose depth input must be known
  * at compile time and becomes an attribute. The other indexing kinds use
  * the plain row. */
-#include "loaders/onnx/onnx_internal.h"
+#include "onnx_internal.h"
 
 kiln_status onnx_imp_onehot(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op) {
   kiln_value *ins[2];

@@ -6,7 +6,7 @@
  * Unsqueeze and Trilu use the generic importers in onnx_ops_reduce.c. */
 #include <string.h>
 
-#include "loaders/onnx/onnx_internal.h"
+#include "onnx_internal.h"
 
 kiln_status onnx_imp_shape(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op) {
   (void)op;

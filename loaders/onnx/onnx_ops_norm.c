@@ -3,7 +3,7 @@
  * attributes only), Softmax / LogSoftmax / Hardmax before opset 13 (2-D
  * flattening semantics), and GroupNormalization opset 18 (per-group scale
  * and bias become opset 21's per-channel ones). */
-#include "loaders/onnx/onnx_internal.h"
+#include "onnx_internal.h"
 
 kiln_status onnx_imp_batchnorm(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op) {
   if (n->n_output > 1 || onnx_attr_int_or(n, "training_mode", 0) != 0)

@@ -5,7 +5,7 @@
  * only in the attribute name. */
 #include <string.h>
 
-#include "loaders/onnx/onnx_internal.h"
+#include "onnx_internal.h"
 
 static kiln_status fill_axes(onnx_loader *L, const Onnx__NodeProto *n, onnx_attr_list *al) {
   return onnx_ints_attr_from_input(L, n, 1, "axes", false, al);

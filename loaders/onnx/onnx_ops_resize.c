@@ -3,7 +3,7 @@
  * compile time and become attributes. */
 #include <stdlib.h>
 
-#include "loaders/onnx/onnx_internal.h"
+#include "onnx_internal.h"
 
 static kiln_status floats_from_input(onnx_loader *L, const Onnx__NodeProto *n, uint32_t i,
                                      const char *name, onnx_attr_list *al, bool *present) {

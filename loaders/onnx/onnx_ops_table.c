@@ -5,7 +5,7 @@
  * The importers live in onnx_ops_<family>.c (declared in onnx_internal.h). */
 #include <string.h>
 
-#include "loaders/onnx/onnx_internal.h"
+#include "onnx_internal.h"
 
 /* Newest opset accepted. Rows reaching it treat opsets after 22 like 22;
  * types those opsets add are refused when tensors are decoded. */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "loaders/onnx/onnx_internal.h"
+#include "onnx_internal.h"
 
 /* Read a whole file (malloc'd). Shared with the model loader. */
 kiln_status onnx_read_file(const char *path, uint8_t **out, size_t *out_len);

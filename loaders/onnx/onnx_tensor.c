@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "loaders/onnx/onnx_internal.h"
+#include "onnx_internal.h"
 
 static const char *const dtype_names[] = {
     "UNDEFINED",      "FLOAT",    "UINT8",        "INT8",           "UINT16",

@@ -1,4 +1,5 @@
-/* core/arena.h (private): a bump arena on top of a kiln_allocator.
+/* core/base/arena.h (private to base and the libraries built on it: ir,
+ * passes): a bump arena on top of a kiln_allocator.
  *
  * Modules and instruction IRs keep all their memory in one arena so that
  * destroying them is one walk over a chunk list, and so that a failing
