@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kiln/ops.h"
+#include "kiln/ops_ref.h"
 #include "suites.h"
 
 static kiln_type ty(uint32_t rank, const int64_t *dims) {
@@ -289,6 +290,29 @@ START_TEST(fused_activations) {
 }
 END_TEST
 
+START_TEST(reference_numerics) {
+  ck_assert_int_eq(kiln_ref_ipow(3, 4), 81);
+  ck_assert_int_eq(kiln_ref_ipow(-2, 3), -8);
+  ck_assert_int_eq(kiln_ref_ipow(2, 64), 0); /* wraps */
+  ck_assert_int_eq(kiln_ref_ipow(-1, -3), -1);
+  ck_assert_int_eq(kiln_ref_ipow(1, -5), 1);
+  ck_assert_int_eq(kiln_ref_ipow(5, -1), 0);
+  ck_assert_int_eq(kiln_ref_ipow(7, 0), 1);
+  /* [[0, 2], [3, 4]] needs a row swap: det = 0*4 - 2*3 = -6 */
+  double a[] = {0, 2, 3, 4};
+  ck_assert_double_eq_tol(kiln_ref_det(a, 2), -6, 1e-12);
+  /* [[2, 0, 1], [1, 3, 2], [1, 1, 1]]: 2*(3-2) - 0 + 1*(1-3) = 0 */
+  double b[] = {2, 0, 1, 1, 3, 2, 1, 1, 1};
+  ck_assert_double_eq_tol(kiln_ref_det(b, 3), 0, 1e-12);
+  /* [[4, 3, 2], [1, 5, 7], [2, 8, 9]]: 4*(45-56) - 3*(9-14) + 2*(8-10) = -33 */
+  double c[] = {4, 3, 2, 1, 5, 7, 2, 8, 9};
+  ck_assert_double_eq_tol(kiln_ref_det(c, 3), -33, 1e-12);
+  double z[] = {1, 2, 2, 4}; /* singular: exactly 0 */
+  ck_assert_double_eq(kiln_ref_det(z, 2), 0);
+  ck_assert_double_eq(kiln_ref_det(NULL, 0), 1); /* the empty product */
+}
+END_TEST
+
 Suite *ops_suite(void) {
   Suite *s = suite_create("ops");
   TCase *tc = tcase_create("ops");
@@ -301,6 +325,7 @@ Suite *ops_suite(void) {
   tcase_add_test(tc, resize_policies_and_crop);
   tcase_add_test(tc, resize_errors);
   tcase_add_test(tc, fused_activations);
+  tcase_add_test(tc, reference_numerics);
   suite_add_tcase(s, tc);
   return s;
 }
