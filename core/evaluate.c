@@ -1,17 +1,21 @@
 /* core/evaluate.c: kiln_evaluate_value, used by constant folding and the
- * ONNX loader: copy the cone of nodes that feeds one value into a fresh
- * module, compile it for the interpreter and run it. Every leaf of the
- * cone must be a constant; a module input makes the value unknowable at
- * compile time and is reported as such. */
+ * ONNX loader. The cone of nodes that feeds one value is run node by node
+ * on the reference kernels (the interpreter's, linked into libkiln), so no
+ * plugin and no context are needed. Only a cone with a node those kernels
+ * do not take as it is (quantized types) is copied into a fresh module and
+ * compiled for the interpreter backend, which lowers it first; that needs
+ * a context. Every leaf of the cone must be a constant; a module input
+ * makes the value unknowable at compile time and is reported as such. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "context.h"
+#include "interp.h"
 
 /* Old value -> new value, by linear probing on the pointer. */
 typedef struct eval_map {
   const kiln_value **keys;
-  kiln_value **vals;
+  void **vals; /* what each key maps to: a copied value or a buffer */
   size_t cap;
 } eval_map;
 
@@ -22,7 +26,7 @@ static size_t eval_hash(const void *p, size_t cap) {
   return (size_t)(x >> 7) & (cap - 1);
 }
 
-static kiln_value *eval_get(const eval_map *m, const kiln_value *k) {
+static void *eval_get(const eval_map *m, const kiln_value *k) {
   for (size_t i = eval_hash(k, m->cap);; i = (i + 1) & (m->cap - 1)) {
     if (!m->keys[i])
       return NULL;
@@ -31,7 +35,7 @@ static kiln_value *eval_get(const eval_map *m, const kiln_value *k) {
   }
 }
 
-static void eval_put(eval_map *m, const kiln_value *k, kiln_value *v) {
+static void eval_put(eval_map *m, const kiln_value *k, void *v) {
   size_t i = eval_hash(k, m->cap);
   while (m->keys[i] && m->keys[i] != k)
     i = (i + 1) & (m->cap - 1);
@@ -178,6 +182,98 @@ static kiln_status eval_build(const kiln_function *f, const kiln_value *v, const
   return kiln_function_add_output(nf, "value", out);
 }
 
+/* Whether the reference kernels run node nd as it is (the interpreter
+ * backend would declare it): otherwise only lowering makes it runnable. */
+static bool eval_direct_ok(const kiln_node *nd) {
+  kiln_node_kind kind = kiln_node_get_kind(nd);
+  if (!interp_kernel_for(kind))
+    return false;
+  for (uint32_t i = 0; i < kiln_node_input_count(nd); i++) {
+    const kiln_value *in = kiln_node_input(nd, i);
+    if (in && kiln_value_type(in)->quantized)
+      return false;
+  }
+  for (uint32_t r = 0; r < kiln_node_result_count(nd); r++)
+    if (kiln_value_type(kiln_node_result(nd, r))->quantized)
+      return false;
+  const kiln_value *x = kiln_node_input_count(nd) ? kiln_node_input(nd, 0) : NULL;
+  return !x || interp_elem_supported(kind, kiln_value_type(x)->elem);
+}
+
+static void *eval_alloc_bytes(const kiln_type *t) {
+  int64_t bytes = kiln_type_bytes(t);
+  return calloc(bytes > 0 ? (size_t)bytes : 1, 1);
+}
+
+/* Run the cone of v (in_cone over f's nodes) on the reference kernels;
+ * map takes each computed value to its buffer. */
+static kiln_status eval_direct(const kiln_function *f, const kiln_value *v, const bool *in_cone,
+                               eval_map *map, kiln_tensor *out) {
+  uint32_t n = f ? kiln_function_node_count(f) : 0, n_bufs = 0, cap_bufs = 0;
+  void **bufs = NULL; /* every buffer allocated here, freed at the end */
+  kiln_status s = NULL;
+  for (uint32_t i = 0; i < n && !s; i++) {
+    if (!in_cone[i])
+      continue;
+    const kiln_node *nd = kiln_function_node(f, i);
+    uint32_t ni = kiln_node_input_count(nd), nr = kiln_node_result_count(nd);
+    interp_tensor *ins = calloc(ni ? ni : 1, sizeof *ins), *outs = calloc(nr ? nr : 1, sizeof *outs);
+    if (cap_bufs < n_bufs + nr) {
+      uint32_t nc = 2 * (n_bufs + nr) + 8;
+      void **nb = realloc(bufs, nc * sizeof *nb);
+      if (nb)
+        bufs = nb, cap_bufs = nc;
+    }
+    if (!ins || !outs || cap_bufs < n_bufs + nr)
+      s = kiln_status_make(KILN_OUT_OF_MEMORY, "out of memory evaluating a value");
+    for (uint32_t j = 0; j < ni && !s; j++) {
+      const kiln_value *in = kiln_node_input(nd, j);
+      if (!in)
+        continue;
+      ins[j].type = *kiln_value_type(in);
+      ins[j].data = kiln_value_get_kind(in) == KILN_VALUE_CONSTANT
+                        ? (void *)(uintptr_t)kiln_value_data(in)
+                        : (void *)eval_get(map, in);
+      if (!ins[j].data && kiln_type_bytes(&ins[j].type) > 0)
+        s = kiln_status_make(KILN_INTERNAL, "evaluate: input %u of node '%s' was not computed", j,
+                             kiln_node_name(nd));
+    }
+    for (uint32_t r = 0; r < nr && !s; r++) {
+      outs[r].type = *kiln_value_type(kiln_node_result(nd, r));
+      outs[r].data = bufs[n_bufs++] = eval_alloc_bytes(&outs[r].type);
+      if (!outs[r].data) {
+        n_bufs--;
+        s = kiln_status_make(KILN_OUT_OF_MEMORY, "evaluate: out of memory for node '%s'",
+                             kiln_node_name(nd));
+      }
+    }
+    if (!s) {
+      s = interp_kernel_for(kiln_node_get_kind(nd))(kiln_node_attrs(nd), outs, nr, ins, ni);
+      if (s)
+        s = kiln_status_wrap(s, "node '%s' (%s)", kiln_node_name(nd),
+                             kiln_node_kind_name(kiln_node_get_kind(nd)));
+    }
+    for (uint32_t r = 0; r < nr && !s; r++)
+      eval_put(map, kiln_node_result(nd, r), outs[r].data);
+    free(ins);
+    free(outs);
+  }
+  const void *src = NULL;
+  if (!s) {
+    src = kiln_value_get_kind(v) == KILN_VALUE_CONSTANT ? kiln_value_data(v) : eval_get(map, v);
+    out->type = *kiln_value_type(v);
+    out->data = eval_alloc_bytes(&out->type);
+    if (!out->data)
+      s = kiln_status_make(KILN_OUT_OF_MEMORY, "evaluate: out of memory for the result");
+    else if (src && kiln_type_bytes(&out->type) > 0)
+      memcpy(out->data, src, (size_t)kiln_type_bytes(&out->type));
+  }
+  for (uint32_t b = 0; b < n_bufs; b++)
+    free(bufs[b]);
+  free(bufs);
+  return s;
+}
+
 static kiln_status eval_run(kiln_context *ctx, kiln_module *dst, kiln_tensor *out) {
   kiln_executable *exe = NULL;
   KILN_TRY(kiln_core_compile(ctx, dst, NULL, "interpreter", NULL, false, &exe));
@@ -214,11 +310,9 @@ kiln_status kiln_evaluate_value(kiln_context *ctx, const kiln_module *m, const k
   if (!out)
     return kiln_status_make(KILN_INVALID_ARGUMENT, "kiln_evaluate_value: out is NULL");
   memset(out, 0, sizeof *out);
-  if (!ctx || !m || !v)
+  if (!m || !v)
     return kiln_status_make(KILN_INVALID_ARGUMENT, "kiln_evaluate_value: %s is NULL",
-                            !ctx ? "ctx"
-                            : !m ? "module"
-                                 : "value");
+                            !m ? "module" : "value");
   kiln_value_kind vk = kiln_value_get_kind(v);
   if (vk == KILN_VALUE_INPUT)
     return kiln_status_make(KILN_FAILED_PRECONDITION,
@@ -250,11 +344,20 @@ kiln_status kiln_evaluate_value(kiln_context *ctx, const kiln_module *m, const k
     s = kiln_status_make(KILN_OUT_OF_MEMORY, "out of memory evaluating a value");
   if (!s && f)
     s = eval_mark_cone(f, v, in_cone, &map);
-  if (!s)
+  bool direct = true;
+  for (uint32_t i = 0; i < n && direct; i++)
+    direct = !in_cone[i] || eval_direct_ok(kiln_function_node(f, i));
+  if (!s && direct)
+    s = eval_direct(f, v, in_cone, &map, out);
+  else if (!s && !ctx)
+    s = kiln_status_make(KILN_FAILED_PRECONDITION,
+                         "its cone has quantized nodes, which only the interpreter backend runs "
+                         "(after lowering), and no context was given to load it");
+  if (!s && !direct)
     s = kiln_module_create(kiln_module_allocator(m), "evaluate", &dst);
-  if (!s)
+  if (!s && !direct)
     s = eval_build(f, v, in_cone, dst, &map);
-  if (!s)
+  if (!s && !direct)
     s = eval_run(ctx, dst, out);
   kiln_module_destroy(dst);
   free(map.keys);

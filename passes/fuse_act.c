@@ -1,22 +1,24 @@
 /* passes/fuse_act.c: activation fusion. A Relu, LeakyRelu, Sigmoid or Tanh
- * whose input is the only use of a Conv, MatMul or Gemm result folds into
- * that node as its `activation` attribute (with `activation_alpha` for
- * LeakyRelu), so a backend can apply it in the producer's epilogue while
- * the result is still in registers. Only where the backend says so:
+ * (kiln/ops.h's fusable activations) whose input is the only use of a
+ * Conv, MatMul or Gemm result folds into that node as its `activation`
+ * attribute (with `activation_alpha` for LeakyRelu), so a backend can
+ * apply it in the producer's epilogue while the result is still in
+ * registers. Only where the backend says so:
  * o->supports_fused(producer, activation kind), then o->supports_node on
  * the fused node. Without the hook the pass changes nothing. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "kiln/ops.h"
 #include "pass_util.h"
 
 static bool fuse_act_producer_kind(kiln_node_kind k) {
   return k == KILN_NODE_Conv || k == KILN_NODE_MatMul || k == KILN_NODE_Gemm;
 }
 
+/* The activations a producer's epilogue can apply: kiln/ops.h's list. */
 static bool fuse_act_kind(kiln_node_kind k) {
-  return k == KILN_NODE_Relu || k == KILN_NODE_LeakyRelu || k == KILN_NODE_Sigmoid ||
-         k == KILN_NODE_Tanh;
+  return kiln_fused_act_of_node_kind(k) != KILN_FUSED_ACT_NONE;
 }
 
 /* Rebuild producer p with the activation of node a; *done false when the
@@ -29,7 +31,7 @@ static kiln_status fuse_act_one(kiln_function *f, const kiln_pass_options *o, ki
   KILN_TRY(kiln_pass_attrs_descs(kiln_node_attrs(p), 2, &descs, &n_descs));
   kiln_node_kind ak = kiln_node_get_kind(a);
   descs[n_descs++] = KILN_ATTR_S("activation", kiln_node_kind_name(ak));
-  if (ak == KILN_NODE_LeakyRelu)
+  if (kiln_fused_act_of_node_kind(ak) == KILN_FUSED_ACT_LEAKY_RELU)
     descs[n_descs++] =
         KILN_ATTR_F("activation_alpha", kiln_attrs_float_or(kiln_node_attrs(a), "alpha", 0.01));
   kiln_value *ins[4] = {0};

@@ -1,10 +1,10 @@
 /* passes/lower_pool.c: lowering rules for the pools: GlobalAveragePool and
  * GlobalMaxPool (a reduction over the spatial axes), AveragePool and LpPool
- * (a Conv by a ones kernel) and MaxUnpool (a ScatterND into zeros). */
-#include <math.h>
+ * (a Conv by a ones kernel, its window from kiln_window_decode) and
+ * MaxUnpool (a ScatterND into zeros). */
 #include <stdlib.h>
-#include <string.h>
 
+#include "kiln/ops.h"
 #include "lower_rules.h"
 
 #define X0 kiln_node_input(c->n, 0)
@@ -20,42 +20,24 @@ bool kiln_lower_global_pool(kiln_lower_ctx *c, kiln_value **r) {
   return true;
 }
 
-/* Explicit begin/end pads of a pooling node for spatial rank sr (auto_pad
- * resolved against the input and the expected output dims). */
-static void pool_pads(kiln_lower_ctx *c, uint32_t sr, const int64_t *in, const int64_t *out,
-                      const int64_t *k, const int64_t *s, const int64_t *d, int64_t *pads) {
-  const char *ap = kiln_attrs_string_or(kiln_node_attrs(c->n), "auto_pad", "NOTSET");
-  for (uint32_t i = 0; i < 2 * sr; i++)
-    pads[i] = 0;
-  if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
-    for (uint32_t i = 0; i < sr; i++) {
-      int64_t total = (out[i] - 1) * s[i] + (k[i] - 1) * d[i] + 1 - in[i];
-      if (total < 0)
-        total = 0;
-      int64_t small = total / 2;
-      pads[i] = !strcmp(ap, "SAME_UPPER") ? small : total - small;
-      pads[i + sr] = total - pads[i];
-    }
-  } else if (strcmp(ap, "VALID") != 0) {
-    lower_ints(c, "pads", pads, 2 * sr);
-  }
-}
-
 /* AveragePool (p = 0) and LpPool (p > 0) as a window sum: a Conv with a
  * ones kernel over [N*C, 1, ...], of x or of |x|^p. */
 static bool pool_by_conv(kiln_lower_ctx *c, kiln_value **r, int64_t p) {
   const kiln_type *t = lower_tin(c, 0), *ot = lower_tout(c, 0);
   if (t->rank < 3 || !kiln_elem_is_float(t->elem) || p < 0)
     return false;
-  uint32_t sr = t->rank - 2;
-  int64_t k[KILN_MAX_RANK], s[KILN_MAX_RANK], d[KILN_MAX_RANK], pads[2 * KILN_MAX_RANK];
-  if (lower_ints(c, "kernel_shape", k, sr) != sr)
+  /* the window with auto_pad resolved; a node it declines is left alone */
+  kiln_window w;
+  kiln_status st = kiln_window_decode(kiln_node_kind_name(kiln_node_get_kind(c->n)),
+                                      kiln_node_attrs(c->n), t, ot, NULL, false, &w);
+  if (st) {
+    kiln_status_free(st);
     return false;
+  }
+  uint32_t sr = w.rank;
+  int64_t *k = w.kernel, *s = w.stride, *d = w.dilation, pads[2 * KILN_MAX_RANK];
   for (uint32_t i = 0; i < sr; i++)
-    s[i] = d[i] = 1;
-  lower_ints(c, "strides", s, sr);
-  lower_ints(c, "dilations", d, sr);
-  pool_pads(c, sr, t->dims + 2, ot->dims + 2, k, s, d, pads);
+    pads[i] = w.pad_begin[i], pads[i + sr] = w.pad_end[i];
   bool any_pad = false;
   for (uint32_t i = 0; i < sr; i++) {
     int64_t span = t->dims[2 + i] + pads[i] + pads[i + sr] - (k[i] - 1) * d[i] - 1;

@@ -138,9 +138,9 @@ typedef struct kiln_onnx_options {
    * constant when a value is given here; other inputs stay inputs. */
   const kiln_tensor *known_inputs;
   uint32_t known_input_count;
-  /* Context used to evaluate compile-time values computed by the graph
-   * (Shape -> Gather -> Concat chains) on the interpreter. May be NULL:
-   * then only constants and known inputs count as known. */
+  /* Context for compile-time values computed by the graph (Shape ->
+   * Gather -> Concat chains). May be NULL: such values are still evaluated
+   * (kiln_evaluate_value), only a cone with quantized nodes needs it. */
   kiln_context *ctx;
 } kiln_onnx_options;
 
@@ -153,8 +153,11 @@ KILN_NODISCARD kiln_status kiln_onnx_load_memory(const void *data, size_t size,
                                                  const kiln_onnx_options *opts, kiln_module **out);
 
 /* Evaluate a value of a module whose inputs are all constants (the cone
- * feeding it has no module inputs) on the interpreter backend. Used for
- * constant folding. Caller owns *out. */
+ * feeding it has no module inputs) on the reference kernels linked into
+ * libkiln: no plugin is loaded. ctx may be NULL; it is needed only for a
+ * cone with quantized nodes, which is compiled for the interpreter backend
+ * (lowered first). Used by constant folding and the ONNX loader. Caller
+ * owns *out (kiln_tensor_free). */
 KILN_NODISCARD kiln_status kiln_evaluate_value(kiln_context *ctx, const kiln_module *m,
                                                const kiln_value *v, kiln_tensor *out);
 

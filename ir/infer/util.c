@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "infer.h"
+#include "kiln/ops.h"
 
 kiln_infer_tstr kiln_infer_tstr_of(const kiln_type *t) {
   kiln_infer_tstr r;
@@ -270,9 +271,13 @@ kiln_status kiln_infer_type_attr(const char *kind, const kiln_attrs *a, const ch
 }
 
 kiln_status kiln_infer_activation(const char *kind, const kiln_attrs *a, const kiln_type *result) {
-  static const char *const allowed[] = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", NULL};
   if (!kiln_attrs_find(a, "activation"))
     return NULL;
+  /* the names of kiln/ops.h's fusable activations, in its order */
+  const char *allowed[KILN_FUSED_ACT_KIND_COUNT];
+  for (int i = 1; i < KILN_FUSED_ACT_KIND_COUNT; i++)
+    allowed[i - 1] = kiln_node_kind_name(kiln_fused_act_node_kind((kiln_fused_act_kind)i));
+  allowed[KILN_FUSED_ACT_KIND_COUNT - 1] = NULL;
   const char *act;
   KILN_TRY(kiln_infer_enum(kind, a, "activation", "Relu", allowed, &act));
   if (!kiln_elem_is_float(result->elem))

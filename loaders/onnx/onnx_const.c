@@ -153,16 +153,13 @@ kiln_status onnx_const_input(onnx_loader *L, const Onnx__NodeProto *n, uint32_t 
     out->t.data = (void *)kiln_value_data(v);
     return NULL;
   }
-  if (kiln_value_get_kind(v) == KILN_VALUE_INPUT || !L->opts || !L->opts->ctx)
+  if (kiln_value_get_kind(v) == KILN_VALUE_INPUT)
     return kiln_status_make(KILN_UNIMPLEMENTED,
                             "%s: node %s: input %u '%s' (%s) must be known at compile time, but "
-                            "it is %s",
-                            L->file, onnx_node_desc(n), i, n->input[i], role,
-                            kiln_value_get_kind(v) == KILN_VALUE_INPUT
-                                ? "a graph input without a known value"
-                                : "computed by the graph and no context was given to evaluate it");
+                            "it is a graph input without a known value",
+                            L->file, onnx_node_desc(n), i, n->input[i], role);
   KILN_TRY(promote_cone(L, n, i, v));
-  kiln_status s = kiln_evaluate_value(L->opts->ctx, L->m, v, &out->t);
+  kiln_status s = kiln_evaluate_value(L->opts ? L->opts->ctx : NULL, L->m, v, &out->t);
   if (s)
     return kiln_status_wrap(s, "%s: node %s: evaluating input %u '%s' (%s) at compile time",
                             L->file, onnx_node_desc(n), i, n->input[i], role);

@@ -2,11 +2,12 @@
  * MatMul / Gemm weights) once, at compile time, into the panel layout the
  * kernel library's GEMM engine reads (kernels/gemm_impl.h), so that a run
  * never repacks them: for small-N products (late conv layers, batch-1
- * networks) that packing costs as much as the arithmetic. */
+ * networks) that packing costs as much as the arithmetic. Also the fused
+ * activation the GEMM epilogue applies (kiln_fused_act_decode). */
 #include "emit_perf.h"
 
+#include <kiln/ops.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "gemm_impl.h"
 
@@ -49,13 +50,14 @@ LLVMValueRef kcpu_perf_prepack(kcpu_emit *e, const kiln_buffer *w, int64_t group
 }
 
 bool kcpu_perf_act(const kiln_attrs *a, int64_t *act) {
-  const char *s = kiln_attrs_string_or(a, "activation", NULL);
+  kiln_fused_act fa;
+  kiln_status st = kiln_fused_act_decode("cpu", a, &fa);
   *act = KCPU_ACT_NONE;
-  if (!s)
-    return true;
-  if (!strcmp(s, "Relu")) {
-    *act = KCPU_ACT_RELU;
-    return true;
+  if (st) {
+    kiln_status_free(st);
+    return false;
   }
-  return false;
+  if (fa.kind == KILN_FUSED_ACT_RELU)
+    *act = KCPU_ACT_RELU;
+  return fa.kind == KILN_FUSED_ACT_NONE || fa.kind == KILN_FUSED_ACT_RELU;
 }

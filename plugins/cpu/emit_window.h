@@ -1,8 +1,8 @@
 /* plugins/cpu/emit_window.h: window geometry shared by the Conv /
  * ConvTranspose emitters (emit_conv.c) and the pool emitters (emit_pool.c):
- * strides, dilations, pads and auto_pad resolved exactly as the reference
- * interpreter does, for the f32 2-D kernels (kcpu_win) and the type-generic
- * N-D ones (kcpu_ndwin). Private to the cpu plugin. */
+ * kiln_window_decode's strides, dilations and resolved padding (kiln/ops.h)
+ * laid out for the f32 2-D kernels (kcpu_win) and the type-generic N-D ones
+ * (kcpu_ndwin). Private to the cpu plugin. */
 #ifndef KCPU_EMIT_WINDOW_H
 #define KCPU_EMIT_WINDOW_H
 
@@ -12,7 +12,8 @@ typedef struct kcpu_win {
   int64_t in[2], out[2], k[2], s[2], d[2], pb[2], pe[2];
 } kcpu_win;
 
-/* Window geometry for spatial rank sp (1 or 2) lifted to 2-D (H = 1). */
+/* Window geometry for spatial rank sp (1 or 2) lifted to 2-D (H = 1);
+ * false when the attributes do not decode. */
 bool kcpu_win_make(const kiln_attrs *a, const kiln_type *x, const kiln_type *y,
                    const int64_t *kshape, uint32_t sp, kcpu_win *w);
 
@@ -24,7 +25,8 @@ typedef struct kcpu_ndwin {
 } kcpu_ndwin;
 
 /* N-D window geometry (x and y of rank >= 3); transposed: ConvTranspose's
- * total padding, halved by floor division. */
+ * total padding, halved by floor division. False when the attributes do
+ * not decode or the rank exceeds KCPU_ND_MAX. */
 bool kcpu_nd_win(const kiln_attrs *a, const kiln_type *x, const kiln_type *y,
                  const int64_t *kshape, bool transposed, kcpu_ndwin *w);
 /* f32, f64, f16 or bf16. */

@@ -5,28 +5,18 @@
  * inferred result type; the attributes decide where each window starts. */
 #include "kernel.h"
 
+#include <kiln/ops.h>
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* A convolution: channels and groups, and its window (decoded by
+ * kiln_window_decode; pad_begin is where each window starts). */
 typedef struct mv_conv {
-  uint32_t sp; /* spatial rank */
+  kiln_window w;
   int64_t N, C, M, group;
-  int64_t in[KILN_MAX_RANK], out[KILN_MAX_RANK], k[KILN_MAX_RANK];
-  int64_t stride[KILN_MAX_RANK], dil[KILN_MAX_RANK], pad[KILN_MAX_RANK]; /* pad = begin */
 } mv_conv;
-
-static kiln_status mv_list(const char *name, const kiln_attrs *a, const char *attr, uint32_t n,
-                           int64_t dflt, int64_t *out) {
-  const int64_t *v;
-  uint32_t len = interp_mv_ints(a, attr, &v);
-  if (len && len != n)
-    return interp_mv_err(KILN_INVALID_ARGUMENT, name, "%s has %u entries, expected %u", attr, len,
-                         n);
-  for (uint32_t i = 0; i < n; i++)
-    out[i] = len ? v[i] : dflt;
-  return NULL;
-}
 
 /* x: [N, C, in...]; y: [N, M, out...]; w: [M, C/g, k...] (or [C, M/g, k...]
  * when transposed). */
@@ -38,7 +28,6 @@ static kiln_status mv_conv_params(const char *name, const kiln_attrs *a, const k
     return interp_mv_err(KILN_INVALID_ARGUMENT, name,
                          "X, W and Y need equal rank >= 3 (got %u, %u, %u)", x->rank, w->rank,
                          y->rank);
-  p->sp = x->rank - 2;
   p->N = x->dims[0];
   p->C = x->dims[1];
   p->M = y->dims[1];
@@ -51,45 +40,7 @@ static kiln_status mv_conv_params(const char *name, const kiln_attrs *a, const k
     return interp_mv_err(
         KILN_INVALID_ARGUMENT, name, "W is [%lld, %lld, ...], expected [%lld, %lld, ...]",
         (long long)w->dims[0], (long long)w->dims[1], (long long)wc, (long long)wk);
-  for (uint32_t i = 0; i < p->sp; i++) {
-    p->in[i] = x->dims[2 + i];
-    p->out[i] = y->dims[2 + i];
-    p->k[i] = w->dims[2 + i];
-  }
-  KILN_TRY(mv_list(name, a, "strides", p->sp, 1, p->stride));
-  KILN_TRY(mv_list(name, a, "dilations", p->sp, 1, p->dil));
-  int64_t pads[2 * KILN_MAX_RANK];
-  KILN_TRY(mv_list(name, a, "pads", 2 * p->sp, 0, pads));
-  const char *ap = kiln_attrs_string_or(a, "auto_pad", "NOTSET");
-  bool upper = !strcmp(ap, "SAME_UPPER"), lower = !strcmp(ap, "SAME_LOWER");
-  bool valid = !strcmp(ap, "VALID");
-  if (!upper && !lower && !valid && strcmp(ap, "NOTSET"))
-    return interp_mv_err(KILN_INVALID_ARGUMENT, name, "unknown auto_pad '%s'", ap);
-  const int64_t *osh;
-  bool has_oshape = transposed && interp_mv_ints(a, "output_shape", &osh) > 0;
-  int64_t opad[KILN_MAX_RANK];
-  if (transposed)
-    KILN_TRY(mv_list(name, a, "output_padding", p->sp, 0, opad));
-  for (uint32_t i = 0; i < p->sp; i++) {
-    int64_t span = (p->k[i] - 1) * p->dil[i] + 1;
-    if (transposed && (has_oshape || upper || lower)) {
-      /* total is negative when output_shape asks for more than the full
-       * result (the extra cells are zeros at the end); the ONNX reference
-       * halves it with floor division, so a total of -1 keeps begin at 0. */
-      int64_t total = p->stride[i] * (p->in[i] - 1) + opad[i] + span - p->out[i];
-      int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
-      p->pad[i] = upper ? half : total - half;
-    } else if (upper || lower) {
-      int64_t total = (p->out[i] - 1) * p->stride[i] + span - p->in[i];
-      if (total < 0)
-        total = 0;
-      p->pad[i] = upper ? total / 2 : total - total / 2;
-    } else if (valid) {
-      p->pad[i] = 0;
-    } else {
-      p->pad[i] = pads[i];
-    }
-  }
+  KILN_TRY_CTX(kiln_window_decode(name, a, x, y, w->dims + 2, transposed, &p->w), "interpreter");
   return NULL;
 }
 
@@ -129,28 +80,28 @@ static void mv_conv_finish(const mv_conv_io *io, int64_t oi, int64_t m, double f
 
 static kiln_status mv_conv_run(const mv_conv *p, const mv_conv_io *io) {
   int64_t Cg = p->C / p->group, Mg = p->M / p->group;
-  int64_t osz = interp_mv_prod(p->out, 0, p->sp), ksz = interp_mv_prod(p->k, 0, p->sp);
-  int64_t isz = interp_mv_prod(p->in, 0, p->sp);
+  int64_t osz = interp_mv_prod(p->w.out, 0, p->w.rank), ksz = interp_mv_prod(p->w.kernel, 0, p->w.rank);
+  int64_t isz = interp_mv_prod(p->w.in, 0, p->w.rank);
   int64_t xzp = mv_scalar_i(io->xzp, 0);
   int64_t oc[KILN_MAX_RANK], kc[KILN_MAX_RANK];
   for (int64_t n = 0; n < p->N; n++)
     for (int64_t m = 0; m < p->M; m++) {
       int64_t g = m / Mg, wzp = mv_scalar_i(io->wzp, m);
       for (int64_t o = 0; o < osz; o++) {
-        interp_mv_unravel(p->out, p->sp, o, oc);
+        interp_mv_unravel(p->w.out, p->w.rank, o, oc);
         double facc = 0;
         int64_t iacc = 0;
         for (int64_t kf = 0; kf < ksz; kf++) {
-          interp_mv_unravel(p->k, p->sp, kf, kc);
+          interp_mv_unravel(p->w.kernel, p->w.rank, kf, kc);
           int64_t xi = 0;
           bool inside = true;
-          for (uint32_t d = 0; d < p->sp; d++) {
-            int64_t x = oc[d] * p->stride[d] - p->pad[d] + kc[d] * p->dil[d];
-            if (x < 0 || x >= p->in[d]) {
+          for (uint32_t d = 0; d < p->w.rank; d++) {
+            int64_t x = oc[d] * p->w.stride[d] - p->w.pad_begin[d] + kc[d] * p->w.dilation[d];
+            if (x < 0 || x >= p->w.in[d]) {
               inside = false;
               break;
             }
-            xi = xi * p->in[d] + x;
+            xi = xi * p->w.in[d] + x;
           }
           if (!inside)
             continue; /* padding: zero (or the zero point, i.e. zero after shifting) */
@@ -230,26 +181,26 @@ kiln_status interp_ConvTranspose(const kiln_attrs *attrs, interp_tensor *outs, u
     return interp_mv_err(KILN_OUT_OF_MEMORY, "ConvTranspose", "no memory for %lld accumulators",
                          (long long)n_out);
   int64_t Cg = p.C / p.group, Mg = p.M / p.group;
-  int64_t osz = interp_mv_prod(p.out, 0, p.sp), ksz = interp_mv_prod(p.k, 0, p.sp);
-  int64_t isz = interp_mv_prod(p.in, 0, p.sp);
+  int64_t osz = interp_mv_prod(p.w.out, 0, p.w.rank), ksz = interp_mv_prod(p.w.kernel, 0, p.w.rank);
+  int64_t isz = interp_mv_prod(p.w.in, 0, p.w.rank);
   int64_t ic[KILN_MAX_RANK], kc[KILN_MAX_RANK];
   for (int64_t n = 0; n < p.N; n++)
     for (int64_t c = 0; c < p.C; c++) {
       int64_t g = c / Cg;
       for (int64_t i = 0; i < isz; i++) {
-        interp_mv_unravel(p.in, p.sp, i, ic);
+        interp_mv_unravel(p.w.in, p.w.rank, i, ic);
         double xv = interp_load_f(X, (n * p.C + c) * isz + i);
         for (int64_t kf = 0; kf < ksz; kf++) {
-          interp_mv_unravel(p.k, p.sp, kf, kc);
+          interp_mv_unravel(p.w.kernel, p.w.rank, kf, kc);
           int64_t oi = 0;
           bool inside = true;
-          for (uint32_t d = 0; d < p.sp; d++) {
-            int64_t o = ic[d] * p.stride[d] - p.pad[d] + kc[d] * p.dil[d];
-            if (o < 0 || o >= p.out[d]) {
+          for (uint32_t d = 0; d < p.w.rank; d++) {
+            int64_t o = ic[d] * p.w.stride[d] - p.w.pad_begin[d] + kc[d] * p.w.dilation[d];
+            if (o < 0 || o >= p.w.out[d]) {
               inside = false;
               break;
             }
-            oi = oi * p.out[d] + o;
+            oi = oi * p.w.out[d] + o;
           }
           if (!inside)
             continue;

@@ -7,6 +7,8 @@
  * instead of being undefined. */
 #include "kernel.h"
 
+#include <kiln/ops_ref.h>
+
 /* Each op returns false on an integer error (division by zero). `opt`
  * carries the kind's attribute (Mod's fmod, BitShift's direction). */
 typedef double (*bin_f)(double a, double b, int opt);
@@ -207,21 +209,8 @@ INTERP_KERNEL(BitShift) {
 }
 
 /* Pow: the result has the base's type; the exponent may be any numeric
- * type. Integer ** integer is exact with wrap-around; a negative integer
- * exponent gives the truncated reciprocal (1, -1 or 0). */
-static int64_t ipow(int64_t base, int64_t e) {
-  if (e < 0)
-    return base == 1 ? 1 : base == -1 ? ((e & 1) ? -1 : 1) : 0;
-  uint64_t r = 1, b = (uint64_t)base;
-  while (e) {
-    if (e & 1)
-      r *= b;
-    b *= b;
-    e >>= 1;
-  }
-  return (int64_t)r;
-}
-
+ * type. Integer ** integer is exact with wrap-around (kiln_ref_ipow, shared
+ * with the cpu backend's kernels). */
 INTERP_KERNEL(Pow) {
   (void)attrs;
   INTERP_ARITY(Pow, 1, 2);
@@ -235,7 +224,7 @@ INTERP_KERNEL(Pow) {
     int64_t ia = interp_broadcast_index(&y->type, &a->type, i);
     int64_t ib = interp_broadcast_index(&y->type, &b->type, i);
     if (ca != INTERP_FLOAT && cb != INTERP_FLOAT)
-      interp_store_i(y, i, ipow(interp_load_i(a, ia), interp_load_i(b, ib)));
+      interp_store_i(y, i, kiln_ref_ipow(interp_load_i(a, ia), interp_load_i(b, ib)));
     else
       interp_store_f(y, i, pow(interp_load_f(a, ia), interp_load_f(b, ib)));
   }

@@ -5,6 +5,8 @@
  * integers in 64 bits (wrapping), then are stored in the result type. */
 #include "kernel.h"
 
+#include <kiln/ops_ref.h>
+
 #include <ctype.h>
 #include <math.h>
 #include <string.h>
@@ -408,31 +410,7 @@ INTERP_KERNEL(Det) {
   for (int64_t b = 0; b < count; b++) {
     for (int64_t i = 0; i < m * m; i++)
       a[i] = interp_load_f(x, b * m * m + i);
-    double det = 1;
-    for (int64_t c = 0; c < m && det != 0; c++) {
-      int64_t piv = c;
-      for (int64_t i = c + 1; i < m; i++)
-        if (fabs(a[i * m + c]) > fabs(a[piv * m + c]))
-          piv = i;
-      if (a[piv * m + c] == 0) {
-        det = 0;
-        break;
-      }
-      if (piv != c) {
-        for (int64_t j = 0; j < m; j++) {
-          double t = a[c * m + j];
-          a[c * m + j] = a[piv * m + j];
-          a[piv * m + j] = t;
-        }
-        det = -det;
-      }
-      det *= a[c * m + c];
-      for (int64_t i = c + 1; i < m; i++) {
-        double f = a[i * m + c] / a[c * m + c];
-        for (int64_t j = c; j < m; j++)
-          a[i * m + j] -= f * a[c * m + j];
-      }
-    }
+    double det = kiln_ref_det(a, m);
     interp_store_f(&outs[0], b, det);
   }
   free(a);

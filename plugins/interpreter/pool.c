@@ -4,63 +4,22 @@
  * applied ceil_mode); windows that run past the padded input are clipped. */
 #include "kernel.h"
 
+#include <kiln/ops.h>
+
 #include <math.h>
 #include <string.h>
 
+/* A pooling window (geometry decoded by kiln_window_decode) over NC
+ * independent [spatial...] planes. */
 typedef struct mv_pool {
-  uint32_t sp;
+  kiln_window w;
   int64_t NC;
-  int64_t in[KILN_MAX_RANK], out[KILN_MAX_RANK], k[KILN_MAX_RANK];
-  int64_t stride[KILN_MAX_RANK], dil[KILN_MAX_RANK], pb[KILN_MAX_RANK], pe[KILN_MAX_RANK];
 } mv_pool;
-
-static kiln_status mv_pool_list(const char *name, const kiln_attrs *a, const char *attr, uint32_t n,
-                                int64_t dflt, int64_t *out) {
-  const int64_t *v;
-  uint32_t len = interp_mv_ints(a, attr, &v);
-  if (len && len != n)
-    return interp_mv_err(KILN_INVALID_ARGUMENT, name, "%s has %u entries, expected %u", attr, len,
-                         n);
-  for (uint32_t i = 0; i < n; i++)
-    out[i] = len ? v[i] : dflt;
-  return NULL;
-}
 
 static kiln_status mv_pool_params(const char *name, const kiln_attrs *a, const kiln_type *x,
                                   const kiln_type *y, mv_pool *p) {
-  memset(p, 0, sizeof *p);
-  if (x->rank < 3 || y->rank != x->rank)
-    return interp_mv_err(KILN_INVALID_ARGUMENT, name, "X and Y need equal rank >= 3");
-  p->sp = x->rank - 2;
+  KILN_TRY_CTX(kiln_window_decode(name, a, x, y, NULL, false, &p->w), "interpreter");
   p->NC = x->dims[0] * x->dims[1];
-  for (uint32_t i = 0; i < p->sp; i++)
-    p->in[i] = x->dims[2 + i], p->out[i] = y->dims[2 + i];
-  const int64_t *ks;
-  if (interp_mv_ints(a, "kernel_shape", &ks) != p->sp)
-    return interp_mv_err(KILN_INVALID_ARGUMENT, name, "kernel_shape needs %u entries", p->sp);
-  for (uint32_t i = 0; i < p->sp; i++)
-    p->k[i] = ks[i];
-  KILN_TRY(mv_pool_list(name, a, "strides", p->sp, 1, p->stride));
-  KILN_TRY(mv_pool_list(name, a, "dilations", p->sp, 1, p->dil));
-  int64_t pads[2 * KILN_MAX_RANK];
-  KILN_TRY(mv_pool_list(name, a, "pads", 2 * p->sp, 0, pads));
-  const char *ap = kiln_attrs_string_or(a, "auto_pad", "NOTSET");
-  bool upper = !strcmp(ap, "SAME_UPPER"), lower = !strcmp(ap, "SAME_LOWER");
-  bool valid = !strcmp(ap, "VALID");
-  if (!upper && !lower && !valid && strcmp(ap, "NOTSET"))
-    return interp_mv_err(KILN_INVALID_ARGUMENT, name, "unknown auto_pad '%s'", ap);
-  for (uint32_t i = 0; i < p->sp; i++) {
-    if (upper || lower) {
-      int64_t total = (p->out[i] - 1) * p->stride[i] + (p->k[i] - 1) * p->dil[i] + 1 - p->in[i];
-      if (total < 0)
-        total = 0;
-      p->pb[i] = upper ? total / 2 : total - total / 2;
-      p->pe[i] = total - p->pb[i];
-    } else if (!valid) {
-      p->pb[i] = pads[i];
-      p->pe[i] = pads[p->sp + i];
-    }
-  }
   return NULL;
 }
 
@@ -70,24 +29,24 @@ kiln_status interp_AveragePool(const kiln_attrs *attrs, interp_tensor *outs, uin
   mv_pool p;
   KILN_TRY(mv_pool_params("AveragePool", attrs, &ins[0].type, &outs[0].type, &p));
   bool include_pad = kiln_attrs_int_or(attrs, "count_include_pad", 0) != 0;
-  int64_t isz = interp_mv_prod(p.in, 0, p.sp), osz = interp_mv_prod(p.out, 0, p.sp);
-  int64_t ksz = interp_mv_prod(p.k, 0, p.sp), oc[KILN_MAX_RANK], kc[KILN_MAX_RANK];
+  int64_t isz = interp_mv_prod(p.w.in, 0, p.w.rank), osz = interp_mv_prod(p.w.out, 0, p.w.rank);
+  int64_t ksz = interp_mv_prod(p.w.kernel, 0, p.w.rank), oc[KILN_MAX_RANK], kc[KILN_MAX_RANK];
   for (int64_t nc = 0; nc < p.NC; nc++)
     for (int64_t o = 0; o < osz; o++) {
-      interp_mv_unravel(p.out, p.sp, o, oc);
+      interp_mv_unravel(p.w.out, p.w.rank, o, oc);
       double sum = 0;
       int64_t count = 0;
       for (int64_t kf = 0; kf < ksz; kf++) {
-        interp_mv_unravel(p.k, p.sp, kf, kc);
+        interp_mv_unravel(p.w.kernel, p.w.rank, kf, kc);
         bool in_data = true, in_padded = true;
         int64_t xi = 0;
-        for (uint32_t d = 0; d < p.sp; d++) {
-          int64_t x = oc[d] * p.stride[d] - p.pb[d] + kc[d] * p.dil[d];
-          if (x < -p.pb[d] || x >= p.in[d] + p.pe[d])
+        for (uint32_t d = 0; d < p.w.rank; d++) {
+          int64_t x = oc[d] * p.w.stride[d] - p.w.pad_begin[d] + kc[d] * p.w.dilation[d];
+          if (x < -p.w.pad_begin[d] || x >= p.w.in[d] + p.w.pad_end[d])
             in_padded = false;
-          if (x < 0 || x >= p.in[d])
+          if (x < 0 || x >= p.w.in[d])
             in_data = false;
-          xi = xi * p.in[d] + x;
+          xi = xi * p.w.in[d] + x;
         }
         /* with count_include_pad, pad cells count but cells past the pads
          * (from ceil_mode) do not */
@@ -113,21 +72,21 @@ kiln_status interp_LpPool(const kiln_attrs *attrs, interp_tensor *outs, uint32_t
   double pw = (double)kiln_attrs_int_or(attrs, "p", 2);
   if (!(pw >= 1))
     return interp_mv_err(KILN_INVALID_ARGUMENT, "LpPool", "p = %g must be positive", pw);
-  int64_t isz = interp_mv_prod(p.in, 0, p.sp), osz = interp_mv_prod(p.out, 0, p.sp);
-  int64_t ksz = interp_mv_prod(p.k, 0, p.sp), oc[KILN_MAX_RANK], kc[KILN_MAX_RANK];
+  int64_t isz = interp_mv_prod(p.w.in, 0, p.w.rank), osz = interp_mv_prod(p.w.out, 0, p.w.rank);
+  int64_t ksz = interp_mv_prod(p.w.kernel, 0, p.w.rank), oc[KILN_MAX_RANK], kc[KILN_MAX_RANK];
   for (int64_t nc = 0; nc < p.NC; nc++)
     for (int64_t o = 0; o < osz; o++) {
-      interp_mv_unravel(p.out, p.sp, o, oc);
+      interp_mv_unravel(p.w.out, p.w.rank, o, oc);
       double sum = 0;
       for (int64_t kf = 0; kf < ksz; kf++) {
-        interp_mv_unravel(p.k, p.sp, kf, kc);
+        interp_mv_unravel(p.w.kernel, p.w.rank, kf, kc);
         bool in_data = true;
         int64_t xi = 0;
-        for (uint32_t d = 0; d < p.sp; d++) {
-          int64_t x = oc[d] * p.stride[d] - p.pb[d] + kc[d] * p.dil[d];
-          if (x < 0 || x >= p.in[d])
+        for (uint32_t d = 0; d < p.w.rank; d++) {
+          int64_t x = oc[d] * p.w.stride[d] - p.w.pad_begin[d] + kc[d] * p.w.dilation[d];
+          if (x < 0 || x >= p.w.in[d])
             in_data = false;
-          xi = xi * p.in[d] + x;
+          xi = xi * p.w.in[d] + x;
         }
         if (in_data)
           sum += pow(fabs(interp_load_f(&ins[0], nc * isz + xi)), pw);
@@ -144,24 +103,24 @@ kiln_status interp_MaxPool(const kiln_attrs *attrs, interp_tensor *outs, uint32_
   KILN_TRY(mv_pool_params("MaxPool", attrs, &ins[0].type, &outs[0].type, &p));
   bool col_major = kiln_attrs_int_or(attrs, "storage_order", 0) != 0;
   interp_tensor *ind = n_outs > 1 && outs[1].data ? &outs[1] : NULL;
-  int64_t isz = interp_mv_prod(p.in, 0, p.sp), osz = interp_mv_prod(p.out, 0, p.sp);
-  int64_t ksz = interp_mv_prod(p.k, 0, p.sp), oc[KILN_MAX_RANK], kc[KILN_MAX_RANK];
+  int64_t isz = interp_mv_prod(p.w.in, 0, p.w.rank), osz = interp_mv_prod(p.w.out, 0, p.w.rank);
+  int64_t ksz = interp_mv_prod(p.w.kernel, 0, p.w.rank), oc[KILN_MAX_RANK], kc[KILN_MAX_RANK];
   int64_t xc[KILN_MAX_RANK];
   bool isf = interp_mv_class(ins[0].type.elem) == INTERP_MV_F;
   for (int64_t nc = 0; nc < p.NC; nc++)
     for (int64_t o = 0; o < osz; o++) {
-      interp_mv_unravel(p.out, p.sp, o, oc);
+      interp_mv_unravel(p.w.out, p.w.rank, o, oc);
       int64_t best = -1, best_i = 0;
       double bf = 0;
       int64_t bi = 0;
       for (int64_t kf = 0; kf < ksz; kf++) {
-        interp_mv_unravel(p.k, p.sp, kf, kc);
+        interp_mv_unravel(p.w.kernel, p.w.rank, kf, kc);
         bool inside = true;
         int64_t xi = 0;
-        for (uint32_t d = 0; d < p.sp && inside; d++) {
-          xc[d] = oc[d] * p.stride[d] - p.pb[d] + kc[d] * p.dil[d];
-          inside = xc[d] >= 0 && xc[d] < p.in[d];
-          xi = xi * p.in[d] + xc[d];
+        for (uint32_t d = 0; d < p.w.rank && inside; d++) {
+          xc[d] = oc[d] * p.w.stride[d] - p.w.pad_begin[d] + kc[d] * p.w.dilation[d];
+          inside = xc[d] >= 0 && xc[d] < p.w.in[d];
+          xi = xi * p.w.in[d] + xc[d];
         }
         if (!inside)
           continue;
@@ -181,8 +140,8 @@ kiln_status interp_MaxPool(const kiln_attrs *attrs, interp_tensor *outs, uint32_
           best = xi;
           if (col_major) {
             best_i = 0;
-            for (uint32_t d = p.sp; d-- > 0;)
-              best_i = best_i * p.in[d] + xc[d];
+            for (uint32_t d = p.w.rank; d-- > 0;)
+              best_i = best_i * p.w.in[d] + xc[d];
           } else {
             best_i = xi;
           }

@@ -8,6 +8,8 @@
 
 #include "interp.h"
 
+#include <kiln/ops.h>
+
 static char *elem_ptr(const interp_tensor *t, int64_t i) {
   return (char *)t->data + (size_t)i * kiln_elem_size(t->type.elem);
 }
@@ -277,29 +279,22 @@ kiln_status interp_axis(int64_t axis, uint32_t rank, uint32_t *out) {
 }
 
 kiln_status interp_apply_activation(const char *kernel, const kiln_attrs *attrs, interp_tensor *y) {
-  const char *act = kiln_attrs_string_or(attrs, "activation", NULL);
-  if (!act)
+  kiln_fused_act act;
+  KILN_TRY_CTX(kiln_fused_act_decode(kernel, attrs, &act), "interpreter");
+  if (act.kind == KILN_FUSED_ACT_NONE)
     return NULL;
-  double alpha = kiln_attrs_float_or(attrs, "activation_alpha", 0.01);
-  int kind = !strcmp(act, "Relu")        ? 0
-             : !strcmp(act, "LeakyRelu") ? 1
-             : !strcmp(act, "Sigmoid")   ? 2
-             : !strcmp(act, "Tanh")      ? 3
-                                         : -1;
-  if (kind < 0)
-    return kiln_status_make(KILN_INVALID_ARGUMENT, "interpreter %s: unknown activation '%s'",
-                            kernel, act);
+  double alpha = act.alpha;
   int64_t n = kiln_type_numel(&y->type);
   for (int64_t i = 0; i < n; i++) {
     double x = interp_load_f(y, i), r;
-    switch (kind) {
-    case 0:
+    switch (act.kind) {
+    case KILN_FUSED_ACT_RELU:
       r = x > 0 || isnan(x) ? x : 0.0;
       break;
-    case 1:
+    case KILN_FUSED_ACT_LEAKY_RELU:
       r = x >= 0 || isnan(x) ? x : alpha * x;
       break;
-    case 2:
+    case KILN_FUSED_ACT_SIGMOID:
       r = x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
       break;
     default:

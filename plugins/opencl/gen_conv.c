@@ -5,11 +5,14 @@
  *
  * ConvTranspose (the transposed convolution), one result element per
  * work item, gathering the input positions that reach it. The interpreter
- * (plugins/interpreter/movement/conv.c) scatters instead; the gather form
+ * (plugins/interpreter/conv.c) scatters instead; the gather form
  * visits the same (input, kernel) pairs, and it visits them in the
  * interpreter's order, so that with a double accumulator the sums agree
- * bit for bit. Result sizes come from the inferred result type; the begin
- * pads follow the interpreter for every auto_pad / output_shape mix. */
+ * bit for bit. Both read the window from kiln_window_decode (kiln/ops.h),
+ * so result sizes come from the inferred result type and the begin pads
+ * agree for every auto_pad / output_shape mix. */
+#include <kiln/ops.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ocl.h"
@@ -92,21 +95,15 @@ kiln_status ocl_gen_conv(ocl_gen *g) {
 }
 
 typedef struct convt {
-  uint32_t sp; /* spatial rank */
   int64_t N, C, M, G;
-  int64_t in[KILN_MAX_RANK], out[KILN_MAX_RANK], k[KILN_MAX_RANK];
-  int64_t stride[KILN_MAX_RANK], dil[KILN_MAX_RANK], pad[KILN_MAX_RANK]; /* pad = begin */
+  kiln_window w; /* pad_begin is where the gather starts */
+  char why[192]; /* the decoder's message when it declines */
 } convt;
 
-static bool convt_has_ints(const kiln_attrs *a, const char *name) {
-  const kiln_attr *at = kiln_attrs_find(a, name);
-  return at && kiln_attr_get_kind(at) == KILN_ATTR_INTS && kiln_attr_ints(at) &&
-         kiln_attr_len(at) > 0;
-}
-
 /* Fill p from the operand types and attributes; NULL when the generator
- * can run the node, else the reason it cannot (a static string). Both the
- * generator and ocl_convtranspose_ok call this, so they never disagree. */
+ * can run the node, else the reason it cannot (a static string or p->why).
+ * Both the generator and ocl_convtranspose_ok call this, so they never
+ * disagree. */
 static const char *convt_params(const kiln_attrs *a, const kiln_type *y, const kiln_type *x,
                                 const kiln_type *w, const kiln_type *b, convt *p) {
   memset(p, 0, sizeof *p);
@@ -116,7 +113,6 @@ static const char *convt_params(const kiln_attrs *a, const kiln_type *y, const k
     return "X, W and Y need one element type, f32 or f64";
   if (x->rank < 3 || w->rank != x->rank || y->rank != x->rank)
     return "X, W and Y need equal rank >= 3";
-  p->sp = x->rank - 2;
   p->N = x->dims[0];
   p->C = x->dims[1];
   p->M = y->dims[1];
@@ -129,38 +125,12 @@ static const char *convt_params(const kiln_attrs *a, const kiln_type *y, const k
     return "B is not [M] of the result's type";
   if (y->dims[0] != p->N)
     return "X and Y disagree on the batch size";
-  for (uint32_t i = 0; i < p->sp; i++) {
-    p->in[i] = x->dims[2 + i];
-    p->out[i] = y->dims[2 + i];
-    p->k[i] = w->dims[2 + i];
-  }
-  int64_t pads[2 * KILN_MAX_RANK], opad[KILN_MAX_RANK];
-  if (!ocl_attr_ints(a, "strides", p->sp, 1, p->stride) ||
-      !ocl_attr_ints(a, "dilations", p->sp, 1, p->dil) ||
-      !ocl_attr_ints(a, "pads", 2 * p->sp, 0, pads) ||
-      !ocl_attr_ints(a, "output_padding", p->sp, 0, opad))
-    return "strides, dilations, pads or output_padding of the wrong length";
-  for (uint32_t i = 0; i < p->sp; i++)
-    if (p->stride[i] <= 0) /* the gather divides by the stride */
-      return "a stride is not positive";
-  const char *ap = kiln_attrs_string_or(a, "auto_pad", "NOTSET");
-  bool upper = !strcmp(ap, "SAME_UPPER"), lower = !strcmp(ap, "SAME_LOWER");
-  bool valid = !strcmp(ap, "VALID");
-  if (!upper && !lower && !valid && strcmp(ap, "NOTSET"))
-    return "unknown auto_pad";
-  bool has_oshape = convt_has_ints(a, "output_shape");
-  for (uint32_t i = 0; i < p->sp; i++) {
-    int64_t span = (p->k[i] - 1) * p->dil[i] + 1;
-    if (has_oshape || upper || lower) {
-      /* A negative total (output_shape larger than the full result) is
-       * halved with floor division, as the interpreter and the ONNX
-       * reference do. */
-      int64_t total = p->stride[i] * (p->in[i] - 1) + opad[i] + span - p->out[i];
-      int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
-      p->pad[i] = upper ? half : total - half;
-    } else {
-      p->pad[i] = valid ? 0 : pads[i];
-    }
+  /* the decoder guarantees strides >= 1, which the gather divides by */
+  kiln_status s = kiln_window_decode("ConvTranspose", a, x, y, w->dims + 2, true, &p->w);
+  if (s) {
+    snprintf(p->why, sizeof p->why, "%s", kiln_status_message(s));
+    kiln_status_free(s);
+    return p->why;
   }
   return NULL;
 }
@@ -186,7 +156,7 @@ kiln_status ocl_gen_convtranspose(ocl_gen *g) {
   if (why)
     return ocl_gen_unsupported(g, why);
   int64_t Cg = p.C / p.G, Mg = p.M / p.G;
-  int64_t isz = prod(p.in, p.sp), ksz = prod(p.k, p.sp);
+  int64_t isz = prod(p.w.in, p.w.rank), ksz = prod(p.w.kernel, p.w.rank);
   const char *t = ocl_ctype(y->elem);
   /* The interpreter sums in double; so do we where the device can. */
   const char *acc_t = g->dev && g->dev->fp64 ? "double" : t;
@@ -209,26 +179,26 @@ kiln_status ocl_gen_convtranspose(ocl_gen *g) {
   /* The interpreter walks input cells in row-major order; with a positive
    * dilation a larger kernel index means a smaller input index, so the
    * kernel loops run backwards to visit the cells in that same order. */
-  for (uint32_t d = 0; d < p.sp; d++) {
-    if (p.dil[d] > 0)
+  for (uint32_t d = 0; d < p.w.rank; d++) {
+    if (p.w.dilation[d] > 0)
       ocl_sb_printf(g->src, "  for (long k%u = %lldL; k%u >= 0; k%u--) {\n", d,
-                    (long long)(p.k[d] - 1), d, d);
+                    (long long)(p.w.kernel[d] - 1), d, d);
     else
-      ocl_sb_printf(g->src, "  for (long k%u = 0; k%u < %lldL; k%u++) {\n", d, d, (long long)p.k[d],
-                    d);
+      ocl_sb_printf(g->src, "  for (long k%u = 0; k%u < %lldL; k%u++) {\n", d, d,
+                    (long long)p.w.kernel[d], d);
     ocl_sb_printf(g->src,
                   "  long t%u = c%u + %lldL - k%u * %lldL;\n"
                   "  if (t%u < 0 || t%u %% %lldL != 0) continue;\n"
                   "  long x%u = t%u / %lldL;\n"
                   "  if (x%u >= %lldL) continue;\n"
                   "  long xi%u = xi%u * %lldL + x%u, wi%u = wi%u * %lldL + k%u;\n",
-                  d, d + 2, (long long)p.pad[d], d, (long long)p.dil[d], d, d,
-                  (long long)p.stride[d], d, d, (long long)p.stride[d], d, (long long)p.in[d],
-                  d + 1, d, (long long)p.in[d], d, d + 1, d, (long long)p.k[d], d);
+                  d, d + 2, (long long)p.w.pad_begin[d], d, (long long)p.w.dilation[d], d, d,
+                  (long long)p.w.stride[d], d, d, (long long)p.w.stride[d], d, (long long)p.w.in[d],
+                  d + 1, d, (long long)p.w.in[d], d, d + 1, d, (long long)p.w.kernel[d], d);
   }
-  ocl_sb_printf(g->src, "  acc += (%s)p1[xbase + xi%u] * (%s)p2[wbase + wi%u];\n", acc_t, p.sp,
-                acc_t, p.sp);
-  for (uint32_t d = 0; d < p.sp; d++)
+  ocl_sb_printf(g->src, "  acc += (%s)p1[xbase + xi%u] * (%s)p2[wbase + wi%u];\n", acc_t, p.w.rank,
+                acc_t, p.w.rank);
+  for (uint32_t d = 0; d < p.w.rank; d++)
     ocl_sb_printf(g->src, "  }\n");
   ocl_sb_printf(g->src, "  }\n");
   if (b)

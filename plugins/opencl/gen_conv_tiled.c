@@ -15,6 +15,7 @@
  * Padding cells of Xcol are staged as 0, so a padded tap adds 0 * w where
  * the interpreter skips it; the two differ only for an infinite or NaN
  * weight next to padding. */
+#include <kiln/ops.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,26 +32,36 @@ int ocl_conv_tiling_mode(void) {
 
 /* The interpreter's formulas (plugins/interpreter/tensor.c,
  * interp_apply_activation), including NaN passing through Relu and
- * LeakyRelu and the two-sided sigmoid that never overflows exp. */
+ * LeakyRelu and the two-sided sigmoid that never overflows exp. The
+ * activation is read by kiln_fused_act_decode (kiln/ops.h); false when it
+ * declines the name. */
 bool ocl_gen_activation(ocl_sb *b, const kiln_attrs *a, kiln_elem e, const char *var,
                         const char *indent) {
-  const char *act = kiln_attrs_string_or(a, "activation", NULL);
-  if (!act)
-    return true;
+  kiln_fused_act act;
+  kiln_status s = kiln_fused_act_decode("opencl", a, &act);
+  if (s) {
+    kiln_status_free(s);
+    return false;
+  }
   const char *t = ocl_ctype(e);
-  if (!strcmp(act, "Relu")) {
+  switch (act.kind) {
+  case KILN_FUSED_ACT_NONE:
+    break;
+  case KILN_FUSED_ACT_RELU:
     ocl_sb_printf(b, "%s%s = (%s > 0 || isnan(%s)) ? %s : (%s)0;\n", indent, var, var, var, var, t);
-  } else if (!strcmp(act, "LeakyRelu")) {
+    break;
+  case KILN_FUSED_ACT_LEAKY_RELU:
     ocl_sb_printf(b, "%s%s = (%s >= 0 || isnan(%s)) ? %s : ", indent, var, var, var, var);
-    ocl_gen_const(b, kiln_attrs_float_or(a, "activation_alpha", 0.01), e);
+    ocl_gen_const(b, act.alpha, e);
     ocl_sb_printf(b, " * %s;\n", var);
-  } else if (!strcmp(act, "Sigmoid")) {
+    break;
+  case KILN_FUSED_ACT_SIGMOID:
     ocl_sb_printf(b, "%s%s = %s >= 0 ? (%s)1 / ((%s)1 + exp(-%s)) : exp(%s) / ((%s)1 + exp(%s));\n",
                   indent, var, var, t, t, var, var, t, var);
-  } else if (!strcmp(act, "Tanh")) {
+    break;
+  case KILN_FUSED_ACT_TANH:
     ocl_sb_printf(b, "%s%s = tanh(%s);\n", indent, var, var);
-  } else {
-    return false;
+    break;
   }
   return true;
 }

@@ -3,50 +3,34 @@
  * every size, stride and pad baked into the source as a constant; and the
  * sliding-window geometry (ocl_win_*) that Conv shares with the pools, kept
  * here since the pools are most of its users. Window semantics follow the
- * interpreter (plugins/interpreter/movement/pool.c): result sizes come from
- * the inferred types, pads from auto_pad or pads. */
+ * interpreter (plugins/interpreter/pool.c): both read kiln_window_decode
+ * (kiln/ops.h), so result sizes come from the inferred types and pads from
+ * auto_pad or pads the same way. */
+#include <kiln/ops.h>
 #include <string.h>
 
 #include "ocl.h"
 
+/* A failed decode is a node this generator does not take; the decoder's
+ * message says why. */
 kiln_status ocl_win_params(ocl_gen *g, const kiln_type *x, const kiln_type *y, const kiln_type *w,
                            ocl_win *p) {
   memset(p, 0, sizeof *p);
-  if (x->rank < 3 || y->rank != x->rank)
-    return ocl_gen_unsupported(g, "X and Y need equal rank >= 3");
-  p->sp = x->rank - 2;
-  for (uint32_t i = 0; i < p->sp; i++)
-    p->in[i] = x->dims[2 + i], p->out[i] = y->dims[2 + i];
-  if (w) {
-    if (w->rank != x->rank)
-      return ocl_gen_unsupported(g, "W has another rank than X");
-    for (uint32_t i = 0; i < p->sp; i++)
-      p->k[i] = w->dims[2 + i];
-  } else if (!ocl_attr_ints(g->attrs, "kernel_shape", p->sp, 0, p->k) ||
-             !kiln_attrs_find(g->attrs, "kernel_shape")) {
-    return ocl_gen_unsupported(g, "kernel_shape missing or of the wrong length");
+  if (w && x && w->rank != x->rank)
+    return ocl_gen_unsupported(g, "W has another rank than X");
+  kiln_window win;
+  kiln_status s = kiln_window_decode(kiln_node_kind_name(g->kind), g->attrs, x, y,
+                                     w ? w->dims + 2 : NULL, false, &win);
+  if (s) {
+    kiln_status r = ocl_gen_unsupported(g, kiln_status_message(s));
+    kiln_status_free(s);
+    return r;
   }
-  int64_t pads[2 * KILN_MAX_RANK];
-  if (!ocl_attr_ints(g->attrs, "strides", p->sp, 1, p->stride) ||
-      !ocl_attr_ints(g->attrs, "dilations", p->sp, 1, p->dil) ||
-      !ocl_attr_ints(g->attrs, "pads", 2 * p->sp, 0, pads))
-    return ocl_gen_unsupported(g, "strides, dilations or pads of the wrong length");
-  const char *ap = kiln_attrs_string_or(g->attrs, "auto_pad", "NOTSET");
-  bool upper = !strcmp(ap, "SAME_UPPER"), lower = !strcmp(ap, "SAME_LOWER");
-  bool valid = !strcmp(ap, "VALID");
-  if (!upper && !lower && !valid && strcmp(ap, "NOTSET"))
-    return ocl_gen_unsupported(g, "unknown auto_pad");
+  p->sp = win.rank;
   for (uint32_t i = 0; i < p->sp; i++) {
-    if (upper || lower) {
-      int64_t total = (p->out[i] - 1) * p->stride[i] + (p->k[i] - 1) * p->dil[i] + 1 - p->in[i];
-      if (total < 0)
-        total = 0;
-      p->pb[i] = upper ? total / 2 : total - total / 2;
-      p->pe[i] = total - p->pb[i];
-    } else if (!valid) {
-      p->pb[i] = pads[i];
-      p->pe[i] = pads[p->sp + i];
-    }
+    p->in[i] = win.in[i], p->out[i] = win.out[i], p->k[i] = win.kernel[i];
+    p->stride[i] = win.stride[i], p->dil[i] = win.dilation[i];
+    p->pb[i] = win.pad_begin[i], p->pe[i] = win.pad_end[i];
   }
   return NULL;
 }

@@ -10,5 +10,6 @@ Suite *verify_suite(void);
 Suite *irgen_suite(void);
 Suite *oom_suite(void);
 Suite *rnn_acts_suite(void);
+Suite *ops_suite(void);
 
 #endif

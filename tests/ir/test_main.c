@@ -15,6 +15,7 @@ int main(void) {
   srunner_add_suite(sr, irgen_suite());
   srunner_add_suite(sr, oom_suite());
   srunner_add_suite(sr, rnn_acts_suite());
+  srunner_add_suite(sr, ops_suite());
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);

@@ -848,6 +848,7 @@ static Suite *onnx_suite(void) {
 }
 
 Suite *onnx_attention_suite(void); /* test_onnx_attention.c */
+Suite *onnx_eval_suite(void);      /* test_onnx_eval.c */
 
 int main(void) {
   /* Run every case whatever the environment selects. */
@@ -855,6 +856,7 @@ int main(void) {
   unsetenv("CK_RUN_CASE");
   SRunner *sr = srunner_create(onnx_suite());
   srunner_add_suite(sr, onnx_attention_suite());
+  srunner_add_suite(sr, onnx_eval_suite());
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);

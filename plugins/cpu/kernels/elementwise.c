@@ -10,6 +10,7 @@
  * C's undefined behaviour. f16 / bf16 round to nearest even. */
 #include "kcpu_elem.h"
 #include "kcpu_runtime.h"
+#include "kiln/ops_ref.h"
 
 #include <math.h>
 #include <string.h>
@@ -285,24 +286,10 @@ int kcpu_k_cast(const void *x, int64_t from, void *y, int64_t to, int64_t n) {
   return 0;
 }
 
-/* Integer power with wrap-around; a negative exponent gives the truncated
- * reciprocal (1, -1 or 0), as the reference does. */
-static int64_t kcpu_ipow(int64_t base, int64_t e) {
-  if (e < 0)
-    return base == 1 ? 1 : base == -1 ? ((e & 1) ? -1 : 1) : 0;
-  uint64_t r = 1, b = (uint64_t)base;
-  while (e) {
-    if (e & 1)
-      r *= b;
-    b *= b;
-    e >>= 1;
-  }
-  return (int64_t)r;
-}
-
 /* out[i] = a^b over the output dims[rank], a and b read with their own
  * strides (0 = broadcast); the result has a's type. Integer ** integer is
- * exact, anything with a float goes through double pow. */
+ * exact (kiln_ref_ipow, as the interpreter computes it), anything with a
+ * float goes through double pow. */
 void kcpu_k_pow_mixed(int64_t at, const void *a, const int64_t *a_st, int64_t bt, const void *b,
                       const int64_t *b_st, void *out, int64_t rank, const int64_t *dims) {
   int64_t n = 1, c[16] = {0};
@@ -316,7 +303,7 @@ void kcpu_k_pow_mixed(int64_t at, const void *a, const int64_t *a_st, int64_t bt
       ib += c[d] * b_st[d];
     }
     if (ints)
-      kcpu_e_sti(at, out, i, kcpu_ipow(kcpu_e_ldi(at, a, ia), kcpu_e_ldi(bt, b, ib)));
+      kcpu_e_sti(at, out, i, kiln_ref_ipow(kcpu_e_ldi(at, a, ia), kcpu_e_ldi(bt, b, ib)));
     else
       kcpu_e_stf(at, out, i, pow(kcpu_e_ldf(at, a, ia), kcpu_e_ldf(bt, b, ib)));
     for (int64_t d = rank - 1; d >= 0; d--) {

@@ -1,9 +1,8 @@
 /* plugins/cpu/kernels/linalg.c: type-generic MatMul, Gemm, Det and Einsum
  * for the types the f32 GEMM engine (linalg_gemm.c) does not take. They
  * run on the calling thread; floats accumulate in double, integers wrap. */
-#include <math.h>
-
 #include "kcpu_elem.h"
+#include "kiln/ops_ref.h"
 
 /* Batched MatMul of any numeric type: for batch b, C + b*M*N =
  * (A + a_off[b]) [M,K] * (B + b_off[b]) [K,N] (NULL offsets: b*M*K,
@@ -32,8 +31,8 @@ void kcpu_k_matmul_any(int64_t elem, int64_t batch, const int64_t *a_off, const 
   }
 }
 
-/* Determinant of each [n, n] matrix of x (batch of them), by Gaussian
- * elimination with partial pivoting in double. */
+/* Determinant of each [n, n] matrix of x (batch of them): kiln_ref_det,
+ * the interpreter's Gaussian elimination with partial pivoting in double. */
 int kcpu_k_det(int64_t elem, const void *x, void *y, int64_t batch, int64_t n) {
   double *a = kcpu_alloc((n * n > 0 ? n * n : 1) * (int64_t)sizeof(double));
   if (!a)
@@ -41,32 +40,7 @@ int kcpu_k_det(int64_t elem, const void *x, void *y, int64_t batch, int64_t n) {
   for (int64_t b = 0; b < batch; b++) {
     for (int64_t i = 0; i < n * n; i++)
       a[i] = kcpu_e_ldf(elem, x, b * n * n + i);
-    double det = 1.0;
-    for (int64_t c = 0; c < n; c++) {
-      int64_t p = c;
-      for (int64_t r = c + 1; r < n; r++)
-        if (fabs(a[r * n + c]) > fabs(a[p * n + c]))
-          p = r;
-      if (a[p * n + c] == 0.0) {
-        det = 0.0;
-        break;
-      }
-      if (p != c) {
-        for (int64_t k = 0; k < n; k++) {
-          double t = a[c * n + k];
-          a[c * n + k] = a[p * n + k];
-          a[p * n + k] = t;
-        }
-        det = -det;
-      }
-      det *= a[c * n + c];
-      for (int64_t r = c + 1; r < n; r++) {
-        double f = a[r * n + c] / a[c * n + c];
-        for (int64_t k = c; k < n; k++)
-          a[r * n + k] -= f * a[c * n + k];
-      }
-    }
-    kcpu_e_stf(elem, y, b, det);
+    kcpu_e_stf(elem, y, b, kiln_ref_det(a, n));
   }
   kcpu_free(a);
   return 0;

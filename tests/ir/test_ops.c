@@ -1,0 +1,331 @@
+/* tests/ir/test_ops.c: the operator semantics of kiln/ops.h, against values
+ * worked out by hand from the ONNX operator definitions: window padding
+ * under each auto_pad (ConvTranspose's floor-halved totals included),
+ * Resize taps per coordinate mode and filter (antialiasing and
+ * exclude_outside included), the fused activation list, and the messages
+ * that name the kind and the culprit. */
+#include <check.h>
+#include <string.h>
+
+#include "kiln/ops.h"
+#include "kiln/ops_ref.h"
+#include "suites.h"
+
+static kiln_type ty(uint32_t rank, const int64_t *dims) {
+  kiln_type t;
+  ck_assert_ptr_null(kiln_type_make(KILN_F32, rank, dims, &t));
+  return t;
+}
+#define TY(...) ty(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t), (int64_t[]){__VA_ARGS__})
+#define ATTRS(...) (kiln_attr_desc[]){__VA_ARGS__}, sizeof((kiln_attr_desc[]){__VA_ARGS__}) / sizeof(kiln_attr_desc)
+#define INTS(n, ...) KILN_ATTR_IS(n, ((int64_t[]){__VA_ARGS__}), sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
+#define FLOATS(n, ...) KILN_ATTR_FS(n, ((double[]){__VA_ARGS__}), sizeof((double[]){__VA_ARGS__}) / sizeof(double))
+
+static kiln_attrs *mk(const kiln_attr_desc *d, uint32_t n) {
+  kiln_attrs *a = NULL;
+  ck_assert_ptr_null(kiln_attrs_create(NULL, d, n, &a));
+  return a;
+}
+
+static kiln_status window(const char *kind, kiln_attrs *a, kiln_type x, kiln_type y,
+                          const int64_t *k, bool tr, kiln_window *w) {
+  kiln_status s = kiln_window_decode(kind, a, &x, &y, k, tr, w);
+  kiln_attrs_destroy(NULL, a);
+  return s;
+}
+
+static void expect_fail(kiln_status s, const char *msg) {
+  ck_assert_ptr_nonnull(s);
+  ck_assert_int_eq(kiln_status_code(s), KILN_INVALID_ARGUMENT);
+  ck_assert_str_eq(kiln_status_message(s), msg);
+  kiln_status_free(s);
+}
+
+START_TEST(window_defaults) {
+  kiln_window w;
+  static const int64_t k[] = {3, 3};
+  ck_assert_ptr_null(window("Conv", mk(NULL, 0), TY(1, 1, 5, 5), TY(1, 1, 3, 3), k, false, &w));
+  ck_assert_uint_eq(w.rank, 2);
+  ck_assert_int_eq(w.auto_pad, KILN_AUTO_PAD_NOTSET);
+  for (int i = 0; i < 2; i++) {
+    ck_assert_int_eq(w.in[i], 5);
+    ck_assert_int_eq(w.out[i], 3);
+    ck_assert_int_eq(w.kernel[i], 3);
+    ck_assert_int_eq(w.stride[i], 1);
+    ck_assert_int_eq(w.dilation[i], 1);
+    ck_assert_int_eq(w.pad_begin[i], 0);
+    ck_assert_int_eq(w.pad_end[i], 0);
+  }
+  ck_assert_int_eq(kiln_window_span(&w, 0), 3);
+}
+END_TEST
+
+START_TEST(window_pads_and_same) {
+  kiln_window w;
+  /* explicit pads: begins first, then ends */
+  ck_assert_ptr_null(window("MaxPool", mk(ATTRS(INTS("kernel_shape", 2, 2), INTS("pads", 1, 2, 3, 4))),
+                            TY(1, 1, 4, 4), TY(1, 1, 7, 9), NULL, false, &w));
+  ck_assert_int_eq(w.pad_begin[0], 1);
+  ck_assert_int_eq(w.pad_begin[1], 2);
+  ck_assert_int_eq(w.pad_end[0], 3);
+  ck_assert_int_eq(w.pad_end[1], 4);
+  /* SAME, stride 2, kernel 3: totals (3-1)*2+3-5 = 2 and (3-1)*2+3-6 = 1 */
+  static const int64_t k[] = {3, 3};
+  ck_assert_ptr_null(window("Conv", mk(ATTRS(KILN_ATTR_S("auto_pad", "SAME_UPPER"), INTS("strides", 2, 2))),
+                            TY(1, 1, 5, 6), TY(1, 1, 3, 3), k, false, &w));
+  ck_assert_int_eq(w.pad_begin[0], 1);
+  ck_assert_int_eq(w.pad_end[0], 1);
+  ck_assert_int_eq(w.pad_begin[1], 0); /* the odd cell goes at the end */
+  ck_assert_int_eq(w.pad_end[1], 1);
+  ck_assert_ptr_null(window("Conv", mk(ATTRS(KILN_ATTR_S("auto_pad", "SAME_LOWER"), INTS("strides", 2, 2))),
+                            TY(1, 1, 5, 6), TY(1, 1, 3, 3), k, false, &w));
+  ck_assert_int_eq(w.pad_begin[1], 1);
+  ck_assert_int_eq(w.pad_end[1], 0);
+  /* VALID ignores pads; dilation widens the span */
+  ck_assert_ptr_null(window("Conv", mk(ATTRS(KILN_ATTR_S("auto_pad", "VALID"), INTS("pads", 1, 1, 1, 1),
+                                             INTS("dilations", 2, 1))),
+                            TY(1, 1, 5, 5), TY(1, 1, 1, 3), k, false, &w));
+  ck_assert_int_eq(w.pad_begin[0] + w.pad_end[0] + w.pad_begin[1] + w.pad_end[1], 0);
+  ck_assert_int_eq(kiln_window_span(&w, 0), 5);
+  ck_assert_int_eq(kiln_window_span(&w, 1), 3);
+}
+END_TEST
+
+START_TEST(window_transposed) {
+  kiln_window w;
+  static const int64_t k[] = {3};
+  /* total = 2*(3-1) + 0 + 3 - 8 = -1, halved by floor: begin 0, end -1 */
+  ck_assert_ptr_null(window("ConvTranspose", mk(ATTRS(INTS("strides", 2), INTS("output_shape", 8))),
+                            TY(1, 1, 3), TY(1, 1, 8), k, true, &w));
+  ck_assert(w.transposed);
+  ck_assert_int_eq(w.pad_begin[0], 0);
+  ck_assert_int_eq(w.pad_end[0], -1);
+  /* SAME_UPPER: total = 2*2 + 1 + 3 - 6 = 2 with output_padding 1 */
+  ck_assert_ptr_null(window("ConvTranspose",
+                            mk(ATTRS(INTS("strides", 2), INTS("output_padding", 1),
+                                     KILN_ATTR_S("auto_pad", "SAME_UPPER"))),
+                            TY(1, 1, 3), TY(1, 1, 6), k, true, &w));
+  ck_assert_int_eq(w.output_padding[0], 1);
+  ck_assert_int_eq(w.pad_begin[0], 1);
+  ck_assert_int_eq(w.pad_end[0], 1);
+  /* without output_shape or SAME, the pads are taken as given */
+  ck_assert_ptr_null(window("ConvTranspose", mk(ATTRS(INTS("pads", 1, 0))), TY(1, 1, 3), TY(1, 1, 4),
+                            k, true, &w));
+  ck_assert_int_eq(w.pad_begin[0], 1);
+  ck_assert_int_eq(w.pad_end[0], 0);
+}
+END_TEST
+
+START_TEST(window_errors) {
+  kiln_window w;
+  static const int64_t k[] = {3, 3};
+  expect_fail(window("Conv", mk(ATTRS(INTS("strides", 1, 1, 1))), TY(1, 1, 5, 5), TY(1, 1, 3, 3), k,
+                     false, &w),
+              "Conv: attribute 'strides' has 3 entries; expected 2");
+  expect_fail(window("Conv", mk(ATTRS(INTS("dilations", 1, 0))), TY(1, 1, 5, 5), TY(1, 1, 3, 3), k,
+                     false, &w),
+              "Conv: attribute 'dilations': entry 1 = 0 must be >= 1");
+  expect_fail(window("MaxPool", mk(ATTRS(INTS("kernel_shape", 2, 2), KILN_ATTR_S("auto_pad", "SAME"))),
+                     TY(1, 1, 5, 5), TY(1, 1, 3, 3), NULL, false, &w),
+              "MaxPool: unknown auto_pad 'SAME'");
+  expect_fail(window("AveragePool", mk(NULL, 0), TY(1, 1, 5, 5), TY(1, 1, 3, 3), NULL, false, &w),
+              "AveragePool: attribute 'kernel_shape' is required");
+  expect_fail(window("MaxPool", mk(ATTRS(INTS("kernel_shape", 2))), TY(5, 5), TY(3, 3), NULL, false, &w),
+              "MaxPool: input and result need one rank of at least 3");
+}
+END_TEST
+
+static kiln_status resize(kiln_node_kind kind, kiln_attrs *a, kiln_type x, kiln_type y,
+                          kiln_resize *r) {
+  kiln_status s = kiln_resize_decode(kind, a, &x, &y, r);
+  kiln_attrs_destroy(NULL, a);
+  return s;
+}
+
+/* The taps of result index o on axis d must be exactly these. */
+static void expect_taps(const kiln_resize *r, uint32_t d, int64_t o, int n, const int64_t *idx,
+                        const double *w) {
+  double xo;
+  ck_assert(kiln_resize_source(r, d, o, &xo));
+  ck_assert_int_eq(kiln_resize_tap_count(r, d), n);
+  int64_t gi[KILN_RESIZE_MAX_TAPS];
+  double gw[KILN_RESIZE_MAX_TAPS];
+  kiln_resize_taps(r, d, xo, gi, gw);
+  for (int i = 0; i < n; i++) {
+    ck_assert_int_eq(gi[i], idx[i]);
+    ck_assert_double_eq_tol(gw[i], w[i], 1e-12);
+  }
+}
+
+START_TEST(resize_linear_and_nearest) {
+  kiln_resize r;
+  /* half_pixel, 4 -> 8: result 0 reads -0.25 (clamped left tap), result 3 reads 1.25 */
+  ck_assert_ptr_null(resize(KILN_NODE_Resize, mk(ATTRS(KILN_ATTR_S("mode", "linear"), FLOATS("scales", 1, 2))),
+                            TY(1, 4), TY(1, 8), &r));
+  ck_assert_double_eq(r.scale[0], 1);
+  ck_assert_double_eq(r.scale[1], 2);
+  expect_taps(&r, 1, 0, 2, (int64_t[]){0, 0}, (double[]){0.25, 0.75});
+  expect_taps(&r, 1, 3, 2, (int64_t[]){1, 2}, (double[]){0.75, 0.25});
+  /* nearest, asymmetric, sizes 3 -> 4 (scale 4/3): 1 reads 0.75 -> 1; 2 reads 1.5 */
+  ck_assert_ptr_null(resize(KILN_NODE_Resize,
+                            mk(ATTRS(KILN_ATTR_S("coordinate_transformation_mode", "asymmetric"),
+                                     INTS("sizes", 4))),
+                            TY(3), TY(4), &r));
+  expect_taps(&r, 0, 1, 1, (int64_t[]){1}, (double[]){1});
+  expect_taps(&r, 0, 2, 1, (int64_t[]){1}, (double[]){1}); /* round_prefer_floor */
+  ck_assert_ptr_null(resize(KILN_NODE_Resize,
+                            mk(ATTRS(KILN_ATTR_S("coordinate_transformation_mode", "asymmetric"),
+                                     KILN_ATTR_S("nearest_mode", "round_prefer_ceil"), INTS("sizes", 4))),
+                            TY(3), TY(4), &r));
+  expect_taps(&r, 0, 2, 1, (int64_t[]){2}, (double[]){1});
+  /* Upsample: asymmetric, floor */
+  ck_assert_ptr_null(resize(KILN_NODE_Upsample, mk(ATTRS(FLOATS("scales", 1, 3))), TY(1, 2), TY(1, 6), &r));
+  ck_assert_int_eq(r.coord, KILN_RESIZE_ASYMMETRIC);
+  expect_taps(&r, 1, 2, 1, (int64_t[]){0}, (double[]){1}); /* 2/3 floors to 0 */
+  expect_taps(&r, 1, 3, 1, (int64_t[]){1}, (double[]){1});
+}
+END_TEST
+
+START_TEST(resize_cubic_and_antialias) {
+  kiln_resize r;
+  /* cubic, A = -0.75, asymmetric x2: result 1 reads 0.5, Keys' weights at
+   * 1.5, 0.5, 0.5, 1.5 are -0.09375, 0.59375, 0.59375, -0.09375 */
+  ck_assert_ptr_null(resize(KILN_NODE_Resize,
+                            mk(ATTRS(KILN_ATTR_S("mode", "cubic"),
+                                     KILN_ATTR_S("coordinate_transformation_mode", "asymmetric"),
+                                     FLOATS("scales", 2))),
+                            TY(4), TY(8), &r));
+  expect_taps(&r, 0, 1, 4, (int64_t[]){0, 0, 1, 2}, (double[]){-0.09375, 0.59375, 0.59375, -0.09375});
+  ck_assert_double_eq_tol(kiln_resize_cubic(-0.75, 1.5), -0.09375, 1e-15);
+  ck_assert_double_eq_tol(kiln_resize_cubic(-0.75, -0.5), 0.59375, 1e-15);
+  ck_assert_double_eq(kiln_resize_cubic(-0.75, 2.5), 0);
+  /* exclude_outside drops the tap at -1 and renormalizes */
+  ck_assert_ptr_null(resize(KILN_NODE_Resize,
+                            mk(ATTRS(KILN_ATTR_S("mode", "cubic"), KILN_ATTR_I("exclude_outside", 1),
+                                     KILN_ATTR_S("coordinate_transformation_mode", "asymmetric"),
+                                     FLOATS("scales", 2))),
+                            TY(4), TY(8), &r));
+  expect_taps(&r, 0, 1, 4, (int64_t[]){0, 0, 1, 2},
+              (double[]){0, 0.59375 / 1.09375, 0.59375 / 1.09375, -0.09375 / 1.09375});
+  /* antialiased linear 8 -> 4: four taps at distances -0.75 .. 0.75 */
+  ck_assert_ptr_null(resize(KILN_NODE_Resize,
+                            mk(ATTRS(KILN_ATTR_S("mode", "linear"), KILN_ATTR_I("antialias", 1),
+                                     FLOATS("scales", 0.5))),
+                            TY(8), TY(4), &r));
+  ck_assert(r.antialias);
+  expect_taps(&r, 0, 0, 4, (int64_t[]){0, 0, 1, 2}, (double[]){0.125, 0.375, 0.375, 0.125});
+  /* nearest ignores antialias */
+  ck_assert_ptr_null(resize(KILN_NODE_Resize, mk(ATTRS(KILN_ATTR_I("antialias", 1), FLOATS("scales", 0.5))),
+                            TY(8), TY(4), &r));
+  ck_assert(!r.antialias);
+  ck_assert_int_eq(kiln_resize_tap_count(&r, 0), 1);
+}
+END_TEST
+
+START_TEST(resize_policies_and_crop) {
+  kiln_resize r;
+  /* not_larger: one scale, the smaller of 2/4 and 2/8, on the listed axes */
+  ck_assert_ptr_null(resize(KILN_NODE_Resize,
+                            mk(ATTRS(KILN_ATTR_S("keep_aspect_ratio_policy", "not_larger"),
+                                     INTS("axes", 2, -1), INTS("sizes", 2, 2))),
+                            TY(1, 1, 4, 8), TY(1, 1, 1, 2), &r));
+  ck_assert_double_eq(r.scale[0], 1);
+  ck_assert_double_eq(r.scale[2], 0.25);
+  ck_assert_double_eq(r.scale[3], 0.25);
+  /* tf_crop_and_resize: roi [0.5, 1.5] of 3 cells, 3 results: 1, 2, 3 (outside) */
+  ck_assert_ptr_null(resize(KILN_NODE_Resize,
+                            mk(ATTRS(KILN_ATTR_S("coordinate_transformation_mode", "tf_crop_and_resize"),
+                                     FLOATS("roi", 0.5, 1.5), INTS("sizes", 3),
+                                     KILN_ATTR_F("extrapolation_value", -1))),
+                            TY(3), TY(3), &r));
+  double xo;
+  ck_assert(kiln_resize_source(&r, 0, 1, &xo));
+  ck_assert_double_eq_tol(xo, 2, 1e-12);
+  ck_assert(!kiln_resize_source(&r, 0, 2, &xo));
+  ck_assert_double_eq(r.extrapolation, -1);
+}
+END_TEST
+
+START_TEST(resize_errors) {
+  kiln_resize r;
+  expect_fail(resize(KILN_NODE_Resize, mk(ATTRS(KILN_ATTR_S("mode", "bicubic"))), TY(4), TY(8), &r),
+              "Resize: unknown mode 'bicubic'");
+  expect_fail(resize(KILN_NODE_Resize, mk(ATTRS(FLOATS("scales", 1, 2))), TY(4), TY(8), &r),
+              "Resize: scales has 2 entries, expected 1");
+  expect_fail(resize(KILN_NODE_Resize, mk(ATTRS(FLOATS("scales", 0))), TY(4), TY(8), &r),
+              "Resize: scale of axis 0 is not positive");
+  expect_fail(resize(KILN_NODE_Resize,
+                     mk(ATTRS(KILN_ATTR_S("coordinate_transformation_mode", "tf_crop_and_resize"),
+                              FLOATS("scales", 2))),
+                     TY(4), TY(8), &r),
+              "Resize: tf_crop_and_resize needs roi with 2 entries, got 0");
+  expect_fail(resize(KILN_NODE_Upsample, mk(ATTRS(FLOATS("scales", 2))), TY(1, 4), TY(1, 8), &r),
+              "Upsample: scales has 1 entries, rank is 2");
+}
+END_TEST
+
+START_TEST(fused_activations) {
+  kiln_fused_act a;
+  kiln_attrs *at = mk(NULL, 0);
+  ck_assert_ptr_null(kiln_fused_act_decode("Conv", at, &a));
+  ck_assert_int_eq(a.kind, KILN_FUSED_ACT_NONE);
+  kiln_attrs_destroy(NULL, at);
+  at = mk(ATTRS(KILN_ATTR_S("activation", "LeakyRelu")));
+  ck_assert_ptr_null(kiln_fused_act_decode("Gemm", at, &a));
+  ck_assert_int_eq(a.kind, KILN_FUSED_ACT_LEAKY_RELU);
+  ck_assert_double_eq(a.alpha, 0.01);
+  kiln_attrs_destroy(NULL, at);
+  at = mk(ATTRS(KILN_ATTR_S("activation", "LeakyRelu"), KILN_ATTR_F("activation_alpha", 0.2)));
+  ck_assert_ptr_null(kiln_fused_act_decode("Gemm", at, &a));
+  ck_assert_double_eq(a.alpha, 0.2);
+  kiln_attrs_destroy(NULL, at);
+  at = mk(ATTRS(KILN_ATTR_S("activation", "Gelu")));
+  expect_fail(kiln_fused_act_decode("MatMul", at, &a),
+              "MatMul: unknown activation 'Gelu' (Relu, LeakyRelu, Sigmoid or Tanh)");
+  kiln_attrs_destroy(NULL, at);
+  ck_assert_int_eq(kiln_fused_act_node_kind(KILN_FUSED_ACT_TANH), KILN_NODE_Tanh);
+  ck_assert_int_eq(kiln_fused_act_node_kind(KILN_FUSED_ACT_NONE), KILN_NODE_KIND_COUNT);
+  ck_assert_int_eq(kiln_fused_act_of_node_kind(KILN_NODE_Sigmoid), KILN_FUSED_ACT_SIGMOID);
+  ck_assert_int_eq(kiln_fused_act_of_node_kind(KILN_NODE_Elu), KILN_FUSED_ACT_NONE);
+}
+END_TEST
+
+START_TEST(reference_numerics) {
+  ck_assert_int_eq(kiln_ref_ipow(3, 4), 81);
+  ck_assert_int_eq(kiln_ref_ipow(-2, 3), -8);
+  ck_assert_int_eq(kiln_ref_ipow(2, 64), 0); /* wraps */
+  ck_assert_int_eq(kiln_ref_ipow(-1, -3), -1);
+  ck_assert_int_eq(kiln_ref_ipow(1, -5), 1);
+  ck_assert_int_eq(kiln_ref_ipow(5, -1), 0);
+  ck_assert_int_eq(kiln_ref_ipow(7, 0), 1);
+  /* [[0, 2], [3, 4]] needs a row swap: det = 0*4 - 2*3 = -6 */
+  double a[] = {0, 2, 3, 4};
+  ck_assert_double_eq_tol(kiln_ref_det(a, 2), -6, 1e-12);
+  /* [[2, 0, 1], [1, 3, 2], [1, 1, 1]]: 2*(3-2) - 0 + 1*(1-3) = 0 */
+  double b[] = {2, 0, 1, 1, 3, 2, 1, 1, 1};
+  ck_assert_double_eq_tol(kiln_ref_det(b, 3), 0, 1e-12);
+  /* [[4, 3, 2], [1, 5, 7], [2, 8, 9]]: 4*(45-56) - 3*(9-14) + 2*(8-10) = -33 */
+  double c[] = {4, 3, 2, 1, 5, 7, 2, 8, 9};
+  ck_assert_double_eq_tol(kiln_ref_det(c, 3), -33, 1e-12);
+  double z[] = {1, 2, 2, 4}; /* singular: exactly 0 */
+  ck_assert_double_eq(kiln_ref_det(z, 2), 0);
+  ck_assert_double_eq(kiln_ref_det(NULL, 0), 1); /* the empty product */
+}
+END_TEST
+
+Suite *ops_suite(void) {
+  Suite *s = suite_create("ops");
+  TCase *tc = tcase_create("ops");
+  tcase_add_test(tc, window_defaults);
+  tcase_add_test(tc, window_pads_and_same);
+  tcase_add_test(tc, window_transposed);
+  tcase_add_test(tc, window_errors);
+  tcase_add_test(tc, resize_linear_and_nearest);
+  tcase_add_test(tc, resize_cubic_and_antialias);
+  tcase_add_test(tc, resize_policies_and_crop);
+  tcase_add_test(tc, resize_errors);
+  tcase_add_test(tc, fused_activations);
+  tcase_add_test(tc, reference_numerics);
+  suite_add_tcase(s, tc);
+  return s;
+}
