@@ -86,7 +86,7 @@ _Static_assert(KILN_INSTR_KIND_COUNT < KILN_INSTR_MEMORY_RESERVED_FIRST,
 #undef KILN_INSTR
 
 /* Two memory kinds with one value would be two case labels alike. */
-static inline int kiln_instr_kinds_are_distinct(kiln_instr_kind k) {
+__attribute__((unused)) static int kiln_instr_kinds_are_distinct(kiln_instr_kind k) {
   switch (k) {
 #define KILN_INSTR(name, value, flags)                                                             \
   case KILN_INSTR_##name:                                                                          \

@@ -18,8 +18,8 @@ int kiln_cmd_dump(int argc, char **argv);
 int kiln_cmd_backends(int argc, char **argv);
 int kiln_cmd_compile(int argc, char **argv);
 int kiln_cmd_run(int argc, char **argv);
-int kiln_cmd_conformance(int argc, char **argv); /* tools/conformance.c (engineer F) */
-int kiln_cmd_opt(int argc, char **argv);         /* tools/cmd_opt.c (engineer G) */
+int kiln_cmd_conformance(int argc, char **argv); /* tools/conformance.c */
+int kiln_cmd_opt(int argc, char **argv);         /* tools/cmd_opt.c */
 
 /* --- helpers (tools/util.c) --- */
 

@@ -6,8 +6,8 @@
  * Det, the determinant of each square matrix of the batch by LU
  * decomposition with partial pivoting, one matrix per work item. The
  * matrix is copied into a private array (there is no scratch buffer), which
- * bounds n; the elimination is the interpreter's (plugins/interpreter/
- * later.c) step for step, in double where the device has it, so results
+ * bounds n; the elimination is kiln_ref_det's (kiln/ops_ref.h, which the
+ * interpreter runs) step for step, written out in OpenCL C, in double where the device has it, so results
  * agree to rounding. */
 #include <stdio.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * (direction, batch row) steps the recurrence in order; the hidden units are
  * spread over the group's work items and the state lives in __local arrays
  * with a barrier between time steps. Formulas, defaults and the order of
- * operations follow the interpreter (plugins/interpreter/movement/rnn.c):
+ * operations follow the interpreter (plugins/interpreter/rnn.c):
  * ONNX gate orders (GRU z r h, LSTM i o f c), state kept in double where the
  * device has it, activation lists read by kiln_rnn_activations. */
 #include <stdio.h>

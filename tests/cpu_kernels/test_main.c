@@ -4,7 +4,7 @@
 int main(void) {
   SRunner *sr = srunner_create(tk_gemm_suite());
   srunner_add_suite(sr, tk_conv_suite());
-  srunner_add_suite(sr, tk_misc_suite());
+  srunner_add_suite(sr, tk_rowwise_suite());
   srunner_add_suite(sr, tk_generic_suite());
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);

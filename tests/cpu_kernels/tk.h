@@ -25,7 +25,7 @@ static inline float *tk_alloc(int64_t n) {
 
 Suite *tk_gemm_suite(void);
 Suite *tk_conv_suite(void);
-Suite *tk_misc_suite(void);
+Suite *tk_rowwise_suite(void);
 Suite *tk_generic_suite(void);
 
 #endif

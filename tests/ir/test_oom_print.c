@@ -1,5 +1,5 @@
 /* tests/ir/test_oom_print.c: the failing-allocation walk including the
- * text printer (engineer C's kiln_module_print): build a graph and print it
+ * text printer (kiln_module_print): build a graph and print it
  * with an allocator that fails the Nth allocation, for N = 1, 2, ... until
  * a run succeeds; each failure must be KILN_OUT_OF_MEMORY and leak nothing. */
 #include <check.h>

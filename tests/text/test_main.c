@@ -70,7 +70,7 @@ int main(void) {
   SRunner *sr = srunner_create(text_roundtrip_suite());
   srunner_add_suite(sr, text_error_suite());
   srunner_add_suite(sr, text_instr_suite());
-  srunner_add_suite(sr, text_misc_suite());
+  srunner_add_suite(sr, text_syntax_suite());
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);

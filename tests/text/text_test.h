@@ -12,7 +12,7 @@
 Suite *text_roundtrip_suite(void);
 Suite *text_error_suite(void);
 Suite *text_instr_suite(void);
-Suite *text_misc_suite(void);
+Suite *text_syntax_suite(void);
 
 /* Sorted paths of the .kir files in tests/text/cases (malloc'd). */
 size_t text_case_paths(char ***out);

@@ -1,4 +1,4 @@
-/* tests/text/test_misc.c: number spelling, comments and layout freedom in
+/* tests/text/test_syntax.c: number spelling, comments and layout freedom in
  * the parser, string escapes, and DOT output. */
 #include <math.h>
 #include <stdio.h>
@@ -156,8 +156,8 @@ START_TEST(dot_output) {
 }
 END_TEST
 
-Suite *text_misc_suite(void) {
-  Suite *s = suite_create("text_misc");
+Suite *text_syntax_suite(void) {
+  Suite *s = suite_create("text_syntax");
   TCase *tc = tcase_create("misc");
   tcase_add_test(tc, double_spelling);
   tcase_add_test(tc, comments_and_layout);

@@ -1,6 +1,7 @@
-/* tests/cpu_kernels/test_misc.c: reductions, ArgMax, Softmax, LayerNorm,
- * BatchNorm, strided copies (transpose / slice), Gather, Where, Cast and
- * index-mapped Pad, with hand-computed or naive expected values. */
+/* tests/cpu_kernels/test_rowwise.c: the row-wise kernels of several families
+ * (reductions and ArgMax, Softmax, LayerNorm and BatchNorm, strided copies for
+ * transpose / slice, Gather, Where, Cast and index-mapped Pad), with
+ * hand-computed or naive expected values. */
 #include "tk.h"
 
 #include <math.h>
@@ -224,9 +225,9 @@ START_TEST(pad_modes) {
 }
 END_TEST
 
-Suite *tk_misc_suite(void) {
-  Suite *s = suite_create("cpu_kernels_misc");
-  TCase *tc = tcase_create("misc");
+Suite *tk_rowwise_suite(void) {
+  Suite *s = suite_create("cpu_kernels_rowwise");
+  TCase *tc = tcase_create("rowwise");
   tcase_add_test(tc, reduce_axes);
   tcase_add_test(tc, reduce_long_rows);
   tcase_add_test(tc, argmax);
