@@ -78,10 +78,13 @@ static kiln_status abi10_not_a_hook(void *state, const kiln_ir *ir,
   return kiln_status_make(KILN_INTERNAL, "abi10: kiln called a member past struct_size");
 }
 
-KILN_PLUGIN_EXPORT kiln_status kiln_plugin_entry(abi10_plugin *out, uint32_t host_abi_major,
+/* The entry's type is the one every ABI has (kiln_plugin_entry_fn: the core
+ * calls it through that type); what the buffer holds is the 1.0 layout. */
+KILN_PLUGIN_EXPORT kiln_status kiln_plugin_entry(kiln_plugin *buf, uint32_t host_abi_major,
                                                  uint32_t host_abi_minor);
-KILN_PLUGIN_EXPORT kiln_status kiln_plugin_entry(abi10_plugin *out, uint32_t host_abi_major,
+KILN_PLUGIN_EXPORT kiln_status kiln_plugin_entry(kiln_plugin *buf, uint32_t host_abi_major,
                                                  uint32_t host_abi_minor) {
+  abi10_plugin *out = (abi10_plugin *)(void *)buf;
   if (host_abi_major != 1)
     return kiln_status_make(KILN_ABI_MISMATCH, "abi10: built for plugin ABI 1, host has %u",
                             host_abi_major);
