@@ -86,19 +86,11 @@ static inline void expect_f32(const float *got, const float *want, uint32_t n, d
 #define NOATTRS t_attrs(NULL, 0)
 
 static inline interp_tensor t_tensor(kiln_elem e, void *data, uint32_t rank, const int64_t *dims) {
-  interp_tensor t = {.data = data};
-  t.type.elem = e;
-  t.type.rank = rank;
-  for (uint32_t i = 0; i < rank; i++)
-    t.type.dims[i] = dims[i];
-  return t;
+  return tt(e, data, rank, dims);
 }
 
 static inline kiln_attrs *t_attrs(const kiln_attr_desc *d, uint32_t n) {
-  kiln_attrs *a = NULL;
-  kiln_status s = kiln_attrs_create(NULL, d, n, &a);
-  ck_assert_msg(s == NULL, "attrs: %s", kiln_status_message(s));
-  return a;
+  return mk_attrs(d, n);
 }
 
 /* Run a kernel, expecting success; frees the attributes. */
