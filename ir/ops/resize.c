@@ -35,7 +35,7 @@ static kiln_status resize_fail(const char *kind, const char *what, const char *v
 static kiln_status resize_start(const char *kind, const kiln_type *x, const kiln_type *y,
                                 kiln_resize *r) {
   memset(r, 0, sizeof *r);
-  if (!x || !y || x->rank != y->rank || x->rank == 0)
+  if (!x || !y || x->rank != y->rank) /* rank 0 is a copy of the one element */
     return kiln_status_make(KILN_INVALID_ARGUMENT, "%s: the result's rank differs from the input's",
                             kind);
   r->rank = x->rank;

@@ -31,8 +31,8 @@ static bool rs_elem_ok(kiln_elem e) {
 bool kcpu_supports_Resize(const kiln_node *n) {
   const kiln_type *x = kcpu_n_in(n, 0), *y = kcpu_n_out(n, 0);
   kiln_resize r;
-  if (!x || !y || x->quantized || y->quantized || x->elem != y->elem || !rs_elem_ok(x->elem) ||
-      !rs_decode(kiln_node_attrs(n), x, y, &r))
+  if (!x || !y || x->rank == 0 || x->quantized || y->quantized || x->elem != y->elem ||
+      !rs_elem_ok(x->elem) || !rs_decode(kiln_node_attrs(n), x, y, &r))
     return false;
   for (uint32_t d = 0; d < x->rank; d++)
     if (kiln_resize_tap_count(&r, d) < 0)
