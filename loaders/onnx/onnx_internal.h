@@ -150,8 +150,6 @@ kiln_status onnx_bind_output(onnx_loader *L, const Onnx__NodeProto *n, uint32_t 
 /* One ONNX node onto one kiln node of op->kind, every input and attribute
  * as it is: the importer of most table rows. */
 kiln_status onnx_imp_plain(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
-/* Input 0 only, no attributes. */
-kiln_status onnx_imp_identity_like(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 /* Bind ONNX output 0 of n to a new module constant of type t. */
 kiln_status onnx_bind_constant(onnx_loader *L, const Onnx__NodeProto *n, const kiln_type *t,
                                const void *data);
@@ -185,10 +183,9 @@ kiln_status onnx_imp_cast(onnx_loader *L, const Onnx__NodeProto *n, const onnx_o
 kiln_status onnx_imp_dropout(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_clip_old(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_prelu_old(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
-/* reduce (axes_input also serves Squeeze / Unsqueeze, int_input Trilu) */
+/* reduce (axes_input also serves Squeeze / Unsqueeze, int_input TopK and Trilu) */
 kiln_status onnx_imp_axes_input(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_int_input(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
-kiln_status onnx_imp_topk(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 /* norm */
 kiln_status onnx_imp_batchnorm(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_softmax_old(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);

@@ -41,13 +41,6 @@ kiln_status onnx_imp_plain(onnx_loader *L, const Onnx__NodeProto *n, const onnx_
   return s;
 }
 
-/* Shared by importers that keep input 0 only and add attributes. */
-kiln_status onnx_imp_identity_like(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op) {
-  kiln_value *x;
-  KILN_TRY(onnx_input(L, n, 0, &x));
-  return onnx_emit(L, n, op->kind, &x, 1, NULL, 0);
-}
-
 kiln_status onnx_bind_constant(onnx_loader *L, const Onnx__NodeProto *n, const kiln_type *t,
                                const void *data) {
   if (n->n_output < 1 || !n->output[0][0])

@@ -29,6 +29,3 @@ static kiln_status fill_int_input(onnx_loader *L, const Onnx__NodeProto *n, onnx
 kiln_status onnx_imp_int_input(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op) {
   return onnx_emit_filled(L, n, op, fill_int_input, NULL, 0);
 }
-kiln_status onnx_imp_topk(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op) {
-  return onnx_emit_filled(L, n, op, fill_int_input, NULL, 0);
-}
