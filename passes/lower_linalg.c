@@ -11,51 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kiln/ops.h"
 #include "lower_rules.h"
 
-#define EIN_LABELS (52 + KILN_MAX_RANK) /* a-z, A-Z, then ellipsis dims */
 #define EIN_MAX_OPS 8
-
-static int ein_label(char ch) {
-  if (ch >= 'a' && ch <= 'z')
-    return ch - 'a';
-  if (ch >= 'A' && ch <= 'Z')
-    return 26 + ch - 'A';
-  return -1;
-}
-
-/* Parse one term (from s to e) for an operand of rank `rank` (or, for the
- * output, rank < 0 with ell = the ellipsis width); fills lab and returns
- * the term's rank, or -1 when malformed. */
-static int ein_term(const char *s, const char *e, int rank, int ell_out, int *lab, int *ell) {
-  int letters = 0, has_ell = 0;
-  for (const char *p = s; p < e; p++) {
-    if (*p == '.') {
-      if (e - p < 3 || p[1] != '.' || p[2] != '.' || has_ell)
-        return -1;
-      has_ell = 1;
-      p += 2;
-    } else if (ein_label(*p) >= 0)
-      letters++;
-    else if (*p != ' ')
-      return -1;
-  }
-  int width = has_ell ? (rank >= 0 ? rank - letters : ell_out) : 0;
-  if (width < 0 || (rank >= 0 && letters + width != rank) || letters + width > KILN_MAX_RANK)
-    return -1;
-  int k = 0;
-  for (const char *p = s; p < e; p++) {
-    if (*p == '.') {
-      for (int i = 0; i < width; i++)
-        lab[k++] = 52 + (ell_out - width) + i; /* right-aligned ellipsis dims */
-      p += 2;
-    } else if (ein_label(*p) >= 0)
-      lab[k++] = ein_label(*p);
-  }
-  if (ell)
-    *ell = width;
-  return k;
-}
 
 typedef struct ein_diag {
   int64_t n, rank, p, q;
@@ -73,65 +32,33 @@ static double ein_eye(int64_t i, const void *u) {
 }
 
 bool kiln_lower_Einsum(kiln_lower_ctx *c, kiln_value **r) {
-  const char *eq = kiln_attrs_string_or(kiln_node_attrs(c->n), "equation", "");
   uint32_t nops = kiln_node_input_count(c->n);
   /* Mul, ReduceSum and the identity mask work for every numeric type, and
    * their integer forms wrap as the interpreter's direct sum does. */
   if (nops == 0 || nops > EIN_MAX_OPS || c->elem == KILN_BOOL)
     return false;
-  const char *arrow = strstr(eq, "->"), *end = arrow ? arrow : eq + strlen(eq);
-  int lab[EIN_MAX_OPS][KILN_MAX_RANK], rank[EIN_MAX_OPS], ell[EIN_MAX_OPS], max_ell = 0;
-  const char *s = eq;
-  /* first pass: widths of the ellipses */
+  const kiln_type *tin[EIN_MAX_OPS];
+  for (uint32_t i = 0; i < nops; i++)
+    tin[i] = lower_tin(c, i);
+  kiln_einsum es;
+  kiln_status st = kiln_einsum_decode(kiln_node_attrs(c->n), tin, nops, &es);
+  if (st) {
+    kiln_status_free(st);
+    return false;
+  }
+  int lab[EIN_MAX_OPS][KILN_MAX_RANK], rank[EIN_MAX_OPS];
   for (uint32_t i = 0; i < nops; i++) {
-    const char *e = memchr(s, ',', (size_t)(end - s));
-    if (!e)
-      e = end;
-    if ((i + 1 < nops) != (e != end))
-      return false;
-    const kiln_type *t = lower_tin(c, i);
-    if (ein_term(s, e, (int)t->rank, 0, lab[i], &ell[i]) < 0)
-      return false;
-    max_ell = ell[i] > max_ell ? ell[i] : max_ell;
-    s = e + 1;
+    rank[i] = (int)es.rank[i];
+    for (int d = 0; d < rank[i]; d++)
+      lab[i][d] = es.label[i][d];
   }
-  s = eq;
-  int count[EIN_LABELS] = {0};
-  for (uint32_t i = 0; i < nops; i++) {
-    const char *e = memchr(s, ',', (size_t)(end - s));
-    if (!e)
-      e = end;
-    const kiln_type *t = lower_tin(c, i);
-    rank[i] = ein_term(s, e, (int)t->rank, max_ell, lab[i], NULL);
-    for (int d = 0; d < rank[i]; d++) {
-      count[lab[i][d]]++;
-    }
-    s = e + 1;
-  }
-  int out[KILN_MAX_RANK], orank = 0;
-  if (arrow) {
-    orank = ein_term(arrow + 2, arrow + strlen(arrow), -1, max_ell, out, NULL);
-    if (orank < 0)
-      return false;
-  } else { /* implicit: ellipsis dims, then labels seen once, sorted */
-    for (int l = 52; l < 52 + max_ell; l++)
-      out[orank++] = l;
-    for (int l = 0; l < 52 && orank < KILN_MAX_RANK; l++)
-      if (count[l] == 1)
-        out[orank++] = l;
-  }
+  int orank = (int)es.out_rank;
   /* global order: output labels first, then the summed ones */
-  int order[EIN_LABELS], nl = 0, pos[EIN_LABELS];
-  for (int l = 0; l < EIN_LABELS; l++)
-    pos[l] = -1;
-  for (int k = 0; k < orank; k++) {
-    if (!count[out[k]] || pos[out[k]] >= 0)
-      return false;
-    pos[out[k]] = nl, order[nl++] = out[k];
-  }
-  for (int l = 0; l < EIN_LABELS; l++)
-    if (count[l] && pos[l] < 0)
-      pos[l] = nl, order[nl++] = l;
+  int order[KILN_EINSUM_MAX_LABELS], nl = 0;
+  for (int k = 0; k < orank; k++)
+    order[nl++] = es.out_label[k];
+  for (uint32_t k = 0; k < es.n_summed; k++)
+    order[nl++] = es.summed[k];
   if (nl > KILN_MAX_RANK)
     return false;
   kiln_value *acc = NULL;

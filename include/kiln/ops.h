@@ -1,10 +1,10 @@
 /* kiln/ops.h: operator semantics decoded once. Each family whose attributes
  * take more than a lookup to understand (sliding windows, Resize, the fused
- * activations of Conv/MatMul/Gemm) is decoded here into a typed struct that
- * every backend and pass reads, so that SAME_LOWER padding or a cubic tap
- * means the same thing in the interpreter, the lowering rules and each
- * code generator. The recurrent activation lists are decoded by
- * kiln_rnn_activations (kiln/ir.h).
+ * activations of Conv/MatMul/Gemm, Einsum's equation) is decoded here into
+ * a typed struct that every backend and pass reads, so that SAME_LOWER
+ * padding or a cubic tap means the same thing in the interpreter, the
+ * lowering rules and each code generator. The recurrent activation lists
+ * are decoded by kiln_rnn_activations (kiln/ir.h).
  *
  * Every decoder takes the node's attributes and the types it was inferred
  * with, fills a caller-owned struct (no allocation; nothing to free) and
@@ -175,6 +175,57 @@ KILN_NODISCARD kiln_status kiln_fused_act_decode(const char *kind, const kiln_at
  * for NONE; and the activation of a node kind, NONE when it has none. */
 kiln_node_kind kiln_fused_act_node_kind(kiln_fused_act_kind k);
 kiln_fused_act_kind kiln_fused_act_of_node_kind(kiln_node_kind k);
+
+/* ------------------------------------------------------------------------
+ * Einsum: the equation parsed against the input types. Every letter and
+ * every broadcast ellipsis dim is one label id: a-z are 0..25, A-Z 26..51,
+ * and the ellipsis dims, left to right after numpy broadcasting of every
+ * term's "...", are KILN_EINSUM_LETTERS + 0 .. + ell_rank - 1 (a term with
+ * fewer ellipsis dims takes the rightmost ids). Spaces are ignored. */
+
+#define KILN_EINSUM_MAX_INPUTS 16
+#define KILN_EINSUM_LETTERS 52
+#define KILN_EINSUM_MAX_LABELS (KILN_EINSUM_LETTERS + KILN_MAX_RANK)
+
+typedef struct kiln_einsum {
+  uint32_t n_inputs;
+  uint32_t rank[KILN_EINSUM_MAX_INPUTS]; /* each input's rank */
+  /* The label of each input dim; a repeated id within one input is a
+   * diagonal. */
+  uint8_t label[KILN_EINSUM_MAX_INPUTS][KILN_MAX_RANK];
+  /* The result's labels, all distinct: the explicit "->" term, or
+   * (implicit, as numpy) the ellipsis dims, then the letters that occur
+   * once, in ASCII order (A-Z before a-z). */
+  uint32_t out_rank;
+  uint8_t out_label[KILN_MAX_RANK];
+  uint32_t ell_rank; /* broadcast ellipsis dims (0 without "...") */
+  uint32_t n_labels; /* KILN_EINSUM_LETTERS + ell_rank: every id is below it */
+  /* Per id: the size (an ellipsis dim's broadcast size; an input dim of 1
+   * under a larger ellipsis size is broadcast), -1 for a letter not in
+   * the equation; and how often it occurs over the input terms. */
+  int64_t size[KILN_EINSUM_MAX_LABELS];
+  uint32_t count[KILN_EINSUM_MAX_LABELS];
+  /* The ids that occur in an input but not in the result, ascending:
+   * the ones summed over. */
+  uint32_t n_summed;
+  uint8_t summed[KILN_EINSUM_MAX_LABELS];
+} kiln_einsum;
+
+/* Decodes the `equation` attribute against the n_inputs input types
+ * (at most KILN_EINSUM_MAX_INPUTS). Checks one term per input, a term's
+ * letter count against its input's rank, at most one "..." per term,
+ * one size per letter everywhere (an input's diagonal included), the
+ * ellipsis dims broadcasting, and output labels that are distinct, in
+ * some input and at most KILN_MAX_RANK. The messages quote the equation
+ * without its spaces. */
+KILN_NODISCARD kiln_status kiln_einsum_decode(const kiln_attrs *attrs,
+                                              const kiln_type *const *inputs, uint32_t n_inputs,
+                                              kiln_einsum *out);
+
+/* The character of label id l: its letter, or '.' for an ellipsis dim. */
+static inline char kiln_einsum_char(uint32_t l) {
+  return l < 26 ? (char)('a' + l) : l < KILN_EINSUM_LETTERS ? (char)('A' + l - 26) : '.';
+}
 
 #ifdef __cplusplus
 }

@@ -1,13 +1,14 @@
 /* plugins/cpu/emit_linalg.c: MatMul, Gemm, Det and Einsum. f32 MatMul
  * and Gemm are calls to the kernel library's packed SGEMM
  * (kernels/linalg_gemm.c), other types go to the generic kernels of
- * kernels/linalg.c, as do Det and Einsum (the equation is parsed here into
- * per-label strides). Batch broadcasting is resolved here into
- * per-batch offset tables; a batched A against an unbatched B becomes one
- * tall GEMM. A constant B is packed here, once (emit_perf_pack.c), and a
+ * kernels/linalg.c, as do Det and Einsum (the equation, decoded by
+ * kiln_einsum_decode, becomes per-label strides here). Batch broadcasting
+ * is resolved here into per-batch offset tables; a batched A against an
+ * unbatched B becomes one tall GEMM. A constant B is packed here, once (emit_perf_pack.c), and a
  * fused Relu (`activation`) rides on the GEMM epilogue. */
 #include "emit_util.h"
 
+#include <kiln/ops.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -195,84 +196,20 @@ kiln_status kcpu_emit_Det(kcpu_emit *e, const kiln_instr *in) {
 }
 
 /* ---- Einsum ---- */
-#define KCPU_EIN_LABELS (52 + KILN_MAX_RANK) /* letters, then ellipsis dims */
 #define KCPU_EIN_MAXIN 3
 
-typedef struct kcpu_ein {
-  uint32_t n_in, rank[KCPU_EIN_MAXIN + 1];
-  int lab[KCPU_EIN_MAXIN + 1][KILN_MAX_RANK]; /* per dim; [n_in] is the output */
-} kcpu_ein;
-
-/* One term ("ij", "...ii") into labels; ell = ellipsis dims it stands for. */
-static bool kcpu_ein_term(const char *s, size_t len, uint32_t rank, int *lab, uint32_t *n) {
-  uint32_t letters = 0;
-  bool ell = false;
-  for (size_t i = 0; i < len; i++)
-    if (s[i] == '.')
-      ell = true;
-    else if (s[i] != ' ')
-      letters++;
-  uint32_t ne = ell ? rank - letters : 0;
-  if (ell && letters > rank)
-    return false;
-  *n = 0;
-  for (size_t i = 0; i < len; i++) {
-    char ch = s[i];
-    if (ch == ' ')
-      continue;
-    if (ch == '.') {
-      if (i + 2 >= len || s[i + 1] != '.' || s[i + 2] != '.')
-        return false;
-      for (uint32_t k = 0; k < ne; k++)
-        lab[(*n)++] = 52 + (int)(KILN_MAX_RANK - ne + k);
-      i += 2;
-      continue;
-    }
-    int l = ch >= 'a' && ch <= 'z' ? ch - 'a' : ch >= 'A' && ch <= 'Z' ? 26 + ch - 'A' : -1;
-    if (l < 0 || *n >= KILN_MAX_RANK)
-      return false;
-    lab[(*n)++] = l;
-  }
-  return true;
-}
-
-static bool kcpu_ein_parse(const char *eq, const kiln_type *const *ins, uint32_t n_in,
-                           uint32_t out_rank, kcpu_ein *p) {
+/* The equation decoded (kiln_einsum_decode) for these types, and a result
+ * of out_rank dims. */
+static bool kcpu_ein_parse(const kiln_attrs *attrs, const kiln_type *const *ins, uint32_t n_in,
+                           uint32_t out_rank, kiln_einsum *p) {
   if (n_in == 0 || n_in > KCPU_EIN_MAXIN)
     return false;
-  p->n_in = n_in;
-  const char *arrow = strstr(eq, "->"), *lhs_end = arrow ? arrow : eq + strlen(eq);
-  const char *s = eq;
-  int count[KCPU_EIN_LABELS] = {0};
-  uint32_t max_ell = 0;
-  for (uint32_t j = 0; j < n_in; j++) {
-    const char *c = memchr(s, ',', (size_t)(lhs_end - s));
-    const char *end = c ? c : lhs_end;
-    if ((j + 1 < n_in) != (c != NULL))
-      return false;
-    if (!kcpu_ein_term(s, (size_t)(end - s), ins[j]->rank, p->lab[j], &p->rank[j]) ||
-        p->rank[j] != ins[j]->rank)
-      return false;
-    for (uint32_t d = 0; d < p->rank[j]; d++) {
-      count[p->lab[j][d]]++;
-      if (p->lab[j][d] >= 52 && (uint32_t)(52 + KILN_MAX_RANK - p->lab[j][d]) > max_ell)
-        max_ell = (uint32_t)(52 + KILN_MAX_RANK - p->lab[j][d]);
-    }
-    s = end + 1;
+  kiln_status s = kiln_einsum_decode(attrs, ins, n_in, p);
+  if (s) {
+    kiln_status_free(s);
+    return false;
   }
-  uint32_t *n = &p->rank[n_in];
-  if (arrow) {
-    if (!kcpu_ein_term(arrow + 2, strlen(arrow + 2), out_rank, p->lab[n_in], n))
-      return false;
-  } else { /* implicit: ellipsis dims, then labels seen once, alphabetically */
-    *n = 0;
-    for (uint32_t k = 0; k < max_ell; k++)
-      p->lab[n_in][(*n)++] = 52 + (int)(KILN_MAX_RANK - max_ell + k);
-    for (int l = 0; l < 52; l++)
-      if (count[l] == 1 && *n < KILN_MAX_RANK)
-        p->lab[n_in][(*n)++] = l;
-  }
-  return *n == out_rank;
+  return p->out_rank == out_rank;
 }
 
 static bool kcpu_ein_types(const kiln_node *n, const kiln_type **ins, uint32_t *n_in) {
@@ -290,11 +227,9 @@ static bool kcpu_ein_types(const kiln_node *n, const kiln_type **ins, uint32_t *
 bool kcpu_supports_Einsum(const kiln_node *n) {
   const kiln_type *ins[KCPU_EIN_MAXIN], *y = kcpu_n_out(n, 0);
   uint32_t n_in;
-  kcpu_ein p;
+  kiln_einsum p;
   return kcpu_ein_types(n, ins, &n_in) && kcpu_e_plain(y) && kcpu_e_numeric(y->elem) &&
-         kcpu_n_all_elem(n, y->elem) &&
-         kcpu_ein_parse(kiln_attrs_string_or(kiln_node_attrs(n), "equation", ""), ins, n_in,
-                        y->rank, &p);
+         kcpu_n_all_elem(n, y->elem) && kcpu_ein_parse(kiln_node_attrs(n), ins, n_in, y->rank, &p);
 }
 
 kiln_status kcpu_emit_Einsum(kcpu_emit *e, const kiln_instr *in) {
@@ -304,22 +239,19 @@ kiln_status kcpu_emit_Einsum(kcpu_emit *e, const kiln_instr *in) {
     return kcpu_e_fail(in, "%u inputs (at most %d)", n_in, KCPU_EIN_MAXIN);
   for (uint32_t j = 0; j < n_in; j++)
     ins[j] = kcpu_i_in_type(in, j);
-  kcpu_ein p;
-  if (!kcpu_ein_parse(kiln_attrs_string_or(kiln_instr_attrs(in), "equation", ""), ins, n_in,
-                      y->rank, &p))
+  kiln_einsum p;
+  if (!kcpu_ein_parse(kiln_instr_attrs(in), ins, n_in, y->rank, &p))
     return kcpu_e_fail(in, "cannot parse the equation");
   /* labels: output ones in output order, then the summed ones */
-  int order[KCPU_EIN_LABELS], pos[KCPU_EIN_LABELS];
-  int64_t ldims[KCPU_EIN_LABELS];
+  int order[KILN_EINSUM_MAX_LABELS], pos[KILN_EINSUM_MAX_LABELS];
+  int64_t ldims[KILN_EINSUM_MAX_LABELS];
   uint32_t nl = 0;
-  for (int l = 0; l < KCPU_EIN_LABELS; l++) {
+  for (int l = 0; l < KILN_EINSUM_MAX_LABELS; l++) {
     pos[l] = -1;
     ldims[l] = 1;
   }
-  for (uint32_t d = 0; d < p.rank[n_in]; d++) {
-    int l = p.lab[n_in][d];
-    if (pos[l] >= 0)
-      return kcpu_e_fail(in, "output label repeated");
+  for (uint32_t d = 0; d < p.out_rank; d++) {
+    int l = p.out_label[d];
     pos[l] = (int)nl;
     order[nl++] = l;
     ldims[pos[l]] = y->dims[d];
@@ -327,7 +259,7 @@ kiln_status kcpu_emit_Einsum(kcpu_emit *e, const kiln_instr *in) {
   uint32_t n_out = nl;
   for (uint32_t j = 0; j < n_in; j++)
     for (uint32_t d = 0; d < p.rank[j]; d++) {
-      int l = p.lab[j][d];
+      int l = p.label[j][d];
       if (pos[l] < 0) {
         pos[l] = (int)nl;
         order[nl++] = l;
@@ -337,12 +269,12 @@ kiln_status kcpu_emit_Einsum(kcpu_emit *e, const kiln_instr *in) {
         ldims[pos[l]] = ins[j]->dims[d];
     }
   (void)order;
-  int64_t st[KCPU_EIN_MAXIN * KCPU_EIN_LABELS] = {0};
+  int64_t st[KCPU_EIN_MAXIN * KILN_EINSUM_MAX_LABELS] = {0};
   for (uint32_t j = 0; j < n_in; j++) {
     int64_t acc = 1;
     for (int d = (int)p.rank[j] - 1; d >= 0; d--) {
       if (ins[j]->dims[d] != 1)
-        st[j * nl + (uint32_t)pos[p.lab[j][d]]] += acc;
+        st[j * nl + (uint32_t)pos[p.label[j][d]]] += acc;
       acc *= ins[j]->dims[d];
     }
   }

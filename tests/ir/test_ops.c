@@ -2,7 +2,8 @@
  * worked out by hand from the ONNX operator definitions: window padding
  * under each auto_pad (ConvTranspose's floor-halved totals included),
  * Resize taps per coordinate mode and filter (antialiasing and
- * exclude_outside included), the fused activation list, and the messages
+ * exclude_outside included), the fused activation list, Einsum's label
+ * ids (diagonals, implicit outputs, broadcast ellipses), and the messages
  * that name the kind and the culprit. */
 #include <check.h>
 #include <string.h>
@@ -290,6 +291,157 @@ START_TEST(fused_activations) {
 }
 END_TEST
 
+/* Decodes eq against the n types; NULL eq leaves the attribute out. */
+static kiln_status einsum(const char *eq, kiln_einsum *es, uint32_t n, const kiln_type *t) {
+  kiln_attrs *a = eq ? mk(ATTRS(KILN_ATTR_S("equation", eq))) : mk(NULL, 0);
+  const kiln_type *ts[4];
+  for (uint32_t i = 0; i < n; i++)
+    ts[i] = &t[i];
+  kiln_status s = kiln_einsum_decode(a, ts, n, es);
+  kiln_attrs_destroy(NULL, a);
+  return s;
+}
+#define TYS(...) ((kiln_type[]){__VA_ARGS__})
+#define L(c) ((c) >= 'a' ? (c) - 'a' : 26 + (c) - 'A') /* a letter's label id */
+#define ELL(k) (KILN_EINSUM_LETTERS + (k))
+
+static void expect_labels(const uint8_t *got, uint32_t n, const uint8_t *want) {
+  for (uint32_t i = 0; i < n; i++)
+    ck_assert_uint_eq(got[i], want[i]);
+}
+
+START_TEST(einsum_products) {
+  kiln_einsum es;
+  /* matrix product: j occurs twice and is summed */
+  ck_assert_ptr_null(einsum("ij,jk->ik", &es, 2, TYS(TY(2, 3), TY(3, 4))));
+  ck_assert_uint_eq(es.n_inputs, 2);
+  ck_assert_uint_eq(es.rank[0], 2);
+  ck_assert_uint_eq(es.rank[1], 2);
+  expect_labels(es.label[0], 2, (uint8_t[]){L('i'), L('j')});
+  expect_labels(es.label[1], 2, (uint8_t[]){L('j'), L('k')});
+  ck_assert_uint_eq(es.out_rank, 2);
+  expect_labels(es.out_label, 2, (uint8_t[]){L('i'), L('k')});
+  ck_assert_int_eq(es.size[L('i')], 2);
+  ck_assert_int_eq(es.size[L('j')], 3);
+  ck_assert_int_eq(es.size[L('k')], 4);
+  ck_assert_int_eq(es.size[L('a')], -1);
+  ck_assert_uint_eq(es.count[L('j')], 2);
+  ck_assert_uint_eq(es.count[L('i')], 1);
+  ck_assert_uint_eq(es.ell_rank, 0);
+  ck_assert_uint_eq(es.n_labels, KILN_EINSUM_LETTERS);
+  ck_assert_uint_eq(es.n_summed, 1);
+  ck_assert_uint_eq(es.summed[0], L('j'));
+  /* implicit: the letters seen once, sorted; j is summed */
+  ck_assert_ptr_null(einsum("ij,jk", &es, 2, TYS(TY(2, 3), TY(3, 4))));
+  ck_assert_uint_eq(es.out_rank, 2);
+  expect_labels(es.out_label, 2, (uint8_t[]){L('i'), L('k')});
+  /* implicit sorts in ASCII order, as numpy: A before b */
+  ck_assert_ptr_null(einsum("bA", &es, 1, TYS(TY(2, 3))));
+  ck_assert_uint_eq(es.out_rank, 2);
+  expect_labels(es.out_label, 2, (uint8_t[]){L('A'), L('b')});
+  ck_assert_int_eq(es.size[L('A')], 3);
+  ck_assert_int_eq(es.size[L('b')], 2);
+  ck_assert_uint_eq(es.n_summed, 0);
+  /* spaces are ignored, "->" included */
+  ck_assert_ptr_null(einsum(" bij, bjk - > bik", &es, 2, TYS(TY(2, 3, 4), TY(2, 4, 5))));
+  expect_labels(es.out_label, 3, (uint8_t[]){L('b'), L('i'), L('k')});
+  ck_assert_uint_eq(es.n_summed, 1);
+  ck_assert_uint_eq(es.summed[0], L('j'));
+}
+END_TEST
+
+START_TEST(einsum_diagonals_and_transpose) {
+  kiln_einsum es;
+  /* trace: i twice in one term, so the implicit output is empty */
+  ck_assert_ptr_null(einsum("ii", &es, 1, TYS(TY(3, 3))));
+  expect_labels(es.label[0], 2, (uint8_t[]){L('i'), L('i')});
+  ck_assert_uint_eq(es.count[L('i')], 2);
+  ck_assert_uint_eq(es.out_rank, 0);
+  ck_assert_uint_eq(es.n_summed, 1);
+  ck_assert_uint_eq(es.summed[0], L('i'));
+  /* diagonal: nothing summed */
+  ck_assert_ptr_null(einsum("ii->i", &es, 1, TYS(TY(3, 3))));
+  ck_assert_uint_eq(es.out_rank, 1);
+  ck_assert_uint_eq(es.out_label[0], L('i'));
+  ck_assert_int_eq(es.size[L('i')], 3);
+  ck_assert_uint_eq(es.n_summed, 0);
+  /* transpose */
+  ck_assert_ptr_null(einsum("ij->ji", &es, 1, TYS(TY(3, 4))));
+  expect_labels(es.out_label, 2, (uint8_t[]){L('j'), L('i')});
+  ck_assert_uint_eq(es.n_summed, 0);
+  /* a full sum */
+  ck_assert_ptr_null(einsum("ij->", &es, 1, TYS(TY(3, 4))));
+  ck_assert_uint_eq(es.out_rank, 0);
+  ck_assert_uint_eq(es.n_summed, 2);
+  expect_labels(es.summed, 2, (uint8_t[]){L('i'), L('j')});
+}
+END_TEST
+
+START_TEST(einsum_ellipsis) {
+  kiln_einsum es;
+  /* [2,1] broadcasts with the right-aligned [5] into [2,5]; the second
+   * input's one ellipsis dim takes the rightmost id */
+  ck_assert_ptr_null(einsum("...ij,...jk->...ik", &es, 2, TYS(TY(2, 1, 3, 4), TY(5, 4, 6))));
+  ck_assert_uint_eq(es.ell_rank, 2);
+  ck_assert_uint_eq(es.n_labels, KILN_EINSUM_LETTERS + 2);
+  expect_labels(es.label[0], 4, (uint8_t[]){ELL(0), ELL(1), L('i'), L('j')});
+  expect_labels(es.label[1], 3, (uint8_t[]){ELL(1), L('j'), L('k')});
+  ck_assert_int_eq(es.size[ELL(0)], 2);
+  ck_assert_int_eq(es.size[ELL(1)], 5);
+  ck_assert_uint_eq(es.count[ELL(0)], 1);
+  ck_assert_uint_eq(es.count[ELL(1)], 2);
+  ck_assert_uint_eq(es.out_rank, 4);
+  expect_labels(es.out_label, 4, (uint8_t[]){ELL(0), ELL(1), L('i'), L('k')});
+  ck_assert_uint_eq(es.n_summed, 1);
+  ck_assert_uint_eq(es.summed[0], L('j'));
+  /* implicit: the ellipsis dims first; a diagonal under "..." */
+  ck_assert_ptr_null(einsum("...ji", &es, 1, TYS(TY(5, 2, 3))));
+  expect_labels(es.out_label, 3, (uint8_t[]){ELL(0), L('i'), L('j')});
+  ck_assert_ptr_null(einsum("...ii->...i", &es, 1, TYS(TY(5, 3, 3))));
+  expect_labels(es.out_label, 2, (uint8_t[]){ELL(0), L('i')});
+  ck_assert_int_eq(es.size[ELL(0)], 5);
+  /* an ellipsis of no dims, and ellipsis dims left out of the output are summed */
+  ck_assert_ptr_null(einsum("...i->i", &es, 1, TYS(TY(3))));
+  ck_assert_uint_eq(es.ell_rank, 0);
+  ck_assert_ptr_null(einsum("...i->i", &es, 1, TYS(TY(4, 3))));
+  ck_assert_uint_eq(es.n_summed, 1);
+  ck_assert_uint_eq(es.summed[0], ELL(0));
+}
+END_TEST
+
+START_TEST(einsum_errors) {
+  kiln_einsum es;
+  expect_fail(einsum(NULL, &es, 1, TYS(TY(2, 3))),
+              "Einsum: attribute 'equation' (a string) is required");
+  expect_fail(einsum("ij,jk->ik", &es, 2, TYS(TY(2, 3), TY(4, 4))),
+              "Einsum: equation \"ij,jk->ik\": label 'j' has size 4 in input 1 (f32[4,4]) but 3 "
+              "elsewhere");
+  expect_fail(einsum("ii", &es, 1, TYS(TY(2, 3))),
+              "Einsum: equation \"ii\": label 'i' has size 3 in input 0 (f32[2,3]) but 2 elsewhere");
+  expect_fail(einsum("ijk->i", &es, 1, TYS(TY(2, 3))),
+              "Einsum: equation \"ijk->i\": term 0 has 3 labels but input 0 is f32[2,3]");
+  expect_fail(einsum("ij->z", &es, 1, TYS(TY(2, 3))),
+              "Einsum: equation \"ij->z\": output label 'z' is not in any input");
+  expect_fail(einsum("ij->ii", &es, 1, TYS(TY(2, 3))),
+              "Einsum: equation \"ij->ii\": output label 'i' is repeated");
+  expect_fail(einsum("ij->i.", &es, 1, TYS(TY(2, 3))),
+              "Einsum: equation \"ij->i.\": output has an invalid character '.'");
+  expect_fail(einsum("i1", &es, 1, TYS(TY(2, 3))),
+              "Einsum: equation \"i1\": term 0 has an invalid character '1'");
+  expect_fail(einsum("......", &es, 1, TYS(TY(2, 3))),
+              "Einsum: equation \"......\": term 0 has an invalid character '.'");
+  expect_fail(einsum("ij,jk", &es, 1, TYS(TY(2, 3))),
+              "Einsum: equation \"ij,jk\" has more terms than the 1 inputs");
+  expect_fail(einsum("ij", &es, 2, TYS(TY(2, 3), TY(3))),
+              "Einsum: equation \"ij\" has 1 terms but there are 2 inputs");
+  expect_fail(einsum("...i,...i", &es, 2, TYS(TY(2, 3), TY(4, 3))),
+              "Einsum: equation \"...i,...i\": the '...' dims of input 1 (f32[4,3]) do not "
+              "broadcast with earlier inputs");
+  expect_fail(einsum("abcdefgh,ij", &es, 2, TYS(TY(1, 1, 1, 1, 1, 1, 1, 1), TY(1, 1))),
+              "Einsum: equation \"abcdefgh,ij\": the output has more than 8 dims");
+}
+END_TEST
+
 START_TEST(reference_numerics) {
   ck_assert_int_eq(kiln_ref_ipow(3, 4), 81);
   ck_assert_int_eq(kiln_ref_ipow(-2, 3), -8);
@@ -325,6 +477,10 @@ Suite *ops_suite(void) {
   tcase_add_test(tc, resize_policies_and_crop);
   tcase_add_test(tc, resize_errors);
   tcase_add_test(tc, fused_activations);
+  tcase_add_test(tc, einsum_products);
+  tcase_add_test(tc, einsum_diagonals_and_transpose);
+  tcase_add_test(tc, einsum_ellipsis);
+  tcase_add_test(tc, einsum_errors);
   tcase_add_test(tc, reference_numerics);
   suite_add_tcase(s, tc);
   return s;
