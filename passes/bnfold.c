@@ -147,34 +147,29 @@ static kiln_value *single_use_input(const kiln_node *n, uint32_t i, kiln_node **
   return *prod && kiln_value_use_count(v) == 1 ? v : NULL;
 }
 
-kiln_status kiln_pass_fold_bn(kiln_function *f, const kiln_pass_options *o, uint32_t *changes) {
+/* Fold the BatchNormalization bn into the Conv or MatMul (+ Add) feeding it. */
+static kiln_status fold_bn_node(kiln_function *f, kiln_node *bn, const kiln_pass_options *o,
+                                bool *done) {
   (void)o;
-  kiln_node **nodes;
-  uint32_t n;
-  KILN_TRY(kiln_pass_snapshot(f, &nodes, &n));
-  uint32_t folded = 0;
+  kiln_node *p = NULL, *q = NULL;
+  if (kiln_node_get_kind(bn) != KILN_NODE_BatchNormalization)
+    return NULL;
+  if (!single_use_input(bn, 0, &p))
+    return NULL;
   kiln_status s = NULL;
-  for (uint32_t i = 0; i < n && !s; i++) {
-    kiln_node *bn = nodes[i], *p = NULL, *q = NULL;
-    if (kiln_node_get_kind(bn) != KILN_NODE_BatchNormalization)
-      continue;
-    if (!single_use_input(bn, 0, &p))
-      continue;
-    bool done = false;
-    kiln_node_kind pk = kiln_node_get_kind(p);
-    if (pk == KILN_NODE_Conv)
-      s = fold_conv(f, bn, p, &done);
-    else if (pk == KILN_NODE_MatMul)
-      s = fold_matmul(f, bn, p, NULL, &done);
-    else if (pk == KILN_NODE_Add && single_use_input(p, 0, &q) &&
-             kiln_node_get_kind(q) == KILN_NODE_MatMul)
-      s = fold_matmul(f, bn, q, kiln_node_input(p, 1), &done);
-    if (s)
-      s = kiln_status_wrap(s, "bnfold: node '%s'", kiln_node_name(bn));
-    folded += done;
-  }
-  free(nodes);
-  if (changes)
-    *changes += folded;
+  kiln_node_kind pk = kiln_node_get_kind(p);
+  if (pk == KILN_NODE_Conv)
+    s = fold_conv(f, bn, p, done);
+  else if (pk == KILN_NODE_MatMul)
+    s = fold_matmul(f, bn, p, NULL, done);
+  else if (pk == KILN_NODE_Add && single_use_input(p, 0, &q) &&
+           kiln_node_get_kind(q) == KILN_NODE_MatMul)
+    s = fold_matmul(f, bn, q, kiln_node_input(p, 1), done);
+  if (s)
+    s = kiln_status_wrap(s, "bnfold: node '%s'", kiln_node_name(bn));
   return s;
+}
+
+kiln_status kiln_pass_fold_bn(kiln_function *f, const kiln_pass_options *o, uint32_t *changes) {
+  return kiln_pass_each_node(f, o, fold_bn_node, changes);
 }

@@ -179,18 +179,5 @@ static kiln_status fold_node(kiln_function *f, kiln_node *n, const kiln_pass_opt
 }
 
 kiln_status kiln_pass_fold(kiln_function *f, const kiln_pass_options *o, uint32_t *changes) {
-  kiln_node **nodes;
-  uint32_t n;
-  KILN_TRY(kiln_pass_snapshot(f, &nodes, &n));
-  uint32_t folded = 0;
-  kiln_status s = NULL;
-  for (uint32_t i = 0; i < n && !s; i++) {
-    bool done;
-    s = fold_node(f, nodes[i], o, &done);
-    folded += done;
-  }
-  free(nodes);
-  if (changes)
-    *changes += folded;
-  return s;
+  return kiln_pass_each_node(f, o, fold_node, changes);
 }

@@ -56,31 +56,25 @@ static kiln_status fuse_act_one(kiln_function *f, const kiln_pass_options *o, ki
   return NULL;
 }
 
+/* Fuse activation a into its producer when the backend takes the pair. */
+static kiln_status fuse_act_node(kiln_function *f, kiln_node *a, const kiln_pass_options *o,
+                                 bool *done) {
+  if (!fuse_act_kind(kiln_node_get_kind(a)))
+    return NULL;
+  kiln_value *x = kiln_node_input(a, 0);
+  kiln_node *p = kiln_value_producer(x, NULL);
+  if (!p || !fuse_act_producer_kind(kiln_node_get_kind(p)) || kiln_value_use_count(x) != 1 ||
+      kiln_attrs_find(kiln_node_attrs(p), "activation") ||
+      !o->supports_fused(o->backend_user, p, kiln_node_get_kind(a)))
+    return NULL;
+  /* p comes before a in the snapshot; once fused it is gone, so no later
+   * step looks at it (only activations are visited). */
+  return fuse_act_one(f, o, p, a, done);
+}
+
 kiln_status kiln_pass_fuse_activation(kiln_function *f, const kiln_pass_options *o,
                                       uint32_t *changes) {
   if (!o || !o->supports_fused)
     return NULL;
-  kiln_node **nodes;
-  uint32_t n;
-  KILN_TRY(kiln_pass_snapshot(f, &nodes, &n));
-  kiln_status s = NULL;
-  for (uint32_t i = 0; i < n && !s; i++) {
-    kiln_node *a = nodes[i];
-    if (!fuse_act_kind(kiln_node_get_kind(a)))
-      continue;
-    kiln_value *x = kiln_node_input(a, 0);
-    kiln_node *p = kiln_value_producer(x, NULL);
-    if (!p || !fuse_act_producer_kind(kiln_node_get_kind(p)) || kiln_value_use_count(x) != 1 ||
-        kiln_attrs_find(kiln_node_attrs(p), "activation") ||
-        !o->supports_fused(o->backend_user, p, kiln_node_get_kind(a)))
-      continue;
-    /* p comes before a in the snapshot; once fused it is gone, so no later
-     * step looks at it (only activations are visited). */
-    bool done;
-    s = fuse_act_one(f, o, p, a, &done);
-    if (!s && done && changes)
-      (*changes)++;
-  }
-  free(nodes);
-  return s;
+  return kiln_pass_each_node(f, o, fuse_act_node, changes);
 }

@@ -162,6 +162,24 @@ kiln_status kiln_pass_snapshot(const kiln_function *f, kiln_node ***out, uint32_
   return NULL;
 }
 
+kiln_status kiln_pass_each_node(kiln_function *f, const kiln_pass_options *o,
+                                kiln_pass_node_rewrite rw, uint32_t *changes) {
+  kiln_node **nodes;
+  uint32_t n;
+  KILN_TRY(kiln_pass_snapshot(f, &nodes, &n));
+  uint32_t replaced = 0;
+  kiln_status s = NULL;
+  for (uint32_t i = 0; i < n && !s; i++) {
+    bool done = false;
+    s = rw(f, nodes[i], o, &done);
+    replaced += done;
+  }
+  free(nodes);
+  if (changes)
+    *changes += replaced;
+  return s;
+}
+
 static bool attr_equal(const kiln_attr *x, const kiln_attr *y) {
   if (strcmp(kiln_attr_name(x), kiln_attr_name(y)) != 0)
     return false;

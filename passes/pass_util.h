@@ -37,6 +37,16 @@ KILN_NODISCARD kiln_status kiln_pass_emit(kiln_function *f, kiln_node *before, k
 KILN_NODISCARD kiln_status kiln_pass_snapshot(const kiln_function *f, kiln_node ***out,
                                               uint32_t *n);
 
+/* One node's rewrite in a pass that visits every node once: look at n, and
+ * either leave it (*done = false) or replace it (*done = true). A failure's
+ * message names the node (the rewrite adds that context itself). */
+typedef kiln_status (*kiln_pass_node_rewrite)(kiln_function *f, kiln_node *n,
+                                              const kiln_pass_options *o, bool *done);
+/* Run rw on each node of a snapshot taken now, in order, stopping at the
+ * first failure, and add to *changes (when not NULL) how many it replaced. */
+KILN_NODISCARD kiln_status kiln_pass_each_node(kiln_function *f, const kiln_pass_options *o,
+                                               kiln_pass_node_rewrite rw, uint32_t *changes);
+
 /* Attribute sets equal (same names, kinds and values). */
 bool kiln_pass_attrs_equal(const kiln_attrs *a, const kiln_attrs *b);
 /* Copy of a node's attributes as descs (pointers into the node's set), with

@@ -133,30 +133,23 @@ static kiln_status simplify_node(kiln_function *f, kiln_node *n, kiln_value **ou
   }
 }
 
-kiln_status kiln_pass_simplify(kiln_function *f, const kiln_pass_options *o, uint32_t *changes) {
+/* simplify_node, then the node's replacement, with the node named in a
+ * failure of the rules. */
+static kiln_status simplify_one(kiln_function *f, kiln_node *nd, const kiln_pass_options *o,
+                                bool *done) {
   (void)o;
-  kiln_node **nodes;
-  uint32_t n;
-  KILN_TRY(kiln_pass_snapshot(f, &nodes, &n));
-  uint32_t done = 0;
-  kiln_status s = NULL;
-  for (uint32_t i = 0; i < n && !s; i++) {
-    kiln_node *nd = nodes[i];
-    kiln_value *repl = NULL;
-    s = simplify_node(f, nd, &repl);
-    if (s) {
-      s = kiln_status_wrap(s, "simplify: node '%s' (%s)", kiln_node_name(nd),
-                           kiln_node_kind_name(kiln_node_get_kind(nd)));
-      break;
-    }
-    if (!repl)
-      continue;
-    kiln_value *all[2] = {repl, NULL};
-    s = kiln_pass_replace_node(f, nd, all);
-    done++;
-  }
-  free(nodes);
-  if (changes)
-    *changes += done;
-  return s;
+  kiln_value *repl = NULL;
+  kiln_status s = simplify_node(f, nd, &repl);
+  if (s)
+    return kiln_status_wrap(s, "simplify: node '%s' (%s)", kiln_node_name(nd),
+                            kiln_node_kind_name(kiln_node_get_kind(nd)));
+  if (!repl)
+    return NULL;
+  kiln_value *all[2] = {repl, NULL};
+  *done = true;
+  return kiln_pass_replace_node(f, nd, all);
+}
+
+kiln_status kiln_pass_simplify(kiln_function *f, const kiln_pass_options *o, uint32_t *changes) {
+  return kiln_pass_each_node(f, o, simplify_one, changes);
 }

@@ -39,24 +39,17 @@ static kiln_status sink_node(kiln_function *f, kiln_node *n, bool *done) {
   return NULL;
 }
 
-kiln_status kiln_pass_sink(kiln_function *f, const kiln_pass_options *o, uint32_t *changes) {
+/* sink_node with the node named in a failure. */
+static kiln_status sink_one(kiln_function *f, kiln_node *n, const kiln_pass_options *o,
+                            bool *done) {
   (void)o;
-  kiln_node **nodes;
-  uint32_t n;
-  KILN_TRY(kiln_pass_snapshot(f, &nodes, &n));
-  uint32_t moved = 0;
-  kiln_status s = NULL;
-  for (uint32_t i = 0; i < n && !s; i++) {
-    bool done;
-    kiln_node *nd = nodes[i];
-    s = sink_node(f, nd, &done);
-    if (s)
-      s = kiln_status_wrap(s, "sink: node '%s' (%s)", kiln_node_name(nd),
-                           kiln_node_kind_name(kiln_node_get_kind(nd)));
-    moved += done;
-  }
-  free(nodes);
-  if (changes)
-    *changes += moved;
+  kiln_status s = sink_node(f, n, done);
+  if (s)
+    s = kiln_status_wrap(s, "sink: node '%s' (%s)", kiln_node_name(n),
+                         kiln_node_kind_name(kiln_node_get_kind(n)));
   return s;
+}
+
+kiln_status kiln_pass_sink(kiln_function *f, const kiln_pass_options *o, uint32_t *changes) {
+  return kiln_pass_each_node(f, o, sink_one, changes);
 }
