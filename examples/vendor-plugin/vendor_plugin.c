@@ -178,16 +178,8 @@ static kiln_status vendor_run(void *executable, const void *const *inputs, void 
   return s;
 }
 
-static uint32_t vendor_device_count(void *state) {
-  (void)state;
-  return 1;
-}
-
 static kiln_status vendor_device_info(void *state, uint32_t index, kiln_device_info *out) {
-  (void)state;
-  if (index != 0)
-    return kiln_status_make(KILN_OUT_OF_RANGE, VENDOR_NAME ": no device %u (there is 1)", index);
-  memset(out, 0, sizeof *out);
+  KILN_TRY(kiln_plugin_device_check(VENDOR_NAME, index, kiln_plugin_one_device(state), out));
   strcpy(out->name, "vendor reference accelerator (host CPU)");
   strcpy(out->kind, "accelerator");
   return NULL;
@@ -204,7 +196,7 @@ static const kiln_plugin vendor_plugin = {
     .compile = vendor_compile,
     .run = vendor_run,
     .destroy = vendor_destroy,
-    .device_count = vendor_device_count,
+    .device_count = kiln_plugin_one_device,
     .device_info = vendor_device_info,
 };
 KILN_PLUGIN_DEFINE(vendor_plugin);

@@ -237,6 +237,26 @@ static inline kiln_status kiln_plugin_fill(kiln_plugin *out, const kiln_plugin *
   KILN_PLUGIN_EXPORT kiln_status kiln_plugin_entry(kiln_plugin *out, uint32_t host_abi_major,      \
                                                    uint32_t host_abi_minor)
 
+/* device_count for a backend with exactly one device (the host cpu, the
+ * vendor example): `.device_count = kiln_plugin_one_device`. */
+static inline uint32_t kiln_plugin_one_device(void *state) {
+  (void)state;
+  return 1;
+}
+
+/* What a device_info hook does first: refuse an index at or past `count`
+ * (what its device_count says) with KILN_OUT_OF_RANGE naming the plugin
+ * (a status the caller owns, to hand on), else clear *out for the hook to
+ * fill and return NULL. `plugin` is borrowed for the call. */
+static inline kiln_status kiln_plugin_device_check(const char *plugin, uint32_t index,
+                                                   uint32_t count, kiln_device_info *out) {
+  if (index >= count)
+    return kiln_status_make(KILN_OUT_OF_RANGE, "%s: no device %u (there are %u)", plugin,
+                            (unsigned)index, (unsigned)count);
+  memset(out, 0, sizeof *out);
+  return NULL;
+}
+
 /* Host service: log a message tagged with the plugin's name. Goes to stderr
  * when the level is at or above KILN_LOG_LEVEL (env; default warn). */
 void kiln_plugin_log(const char *plugin, kiln_log_level level, const char *fmt, ...)

@@ -162,15 +162,8 @@ static kiln_status kcpu_run(void *executable, const void *const *inputs, void *c
   return NULL;
 }
 
-static uint32_t kcpu_device_count(void *state) {
-  (void)state;
-  return 1;
-}
-
 static kiln_status kcpu_device_info(void *state, uint32_t index, kiln_device_info *out) {
-  (void)state;
-  if (index != 0)
-    return kiln_status_make(KILN_OUT_OF_RANGE, "cpu: no device %u (there is one)", index);
+  KILN_TRY(kiln_plugin_device_check("cpu", index, kiln_plugin_one_device(state), out));
   KILN_TRY(kcpu_llvm_init());
   char *cpu = LLVMGetHostCPUName();
   snprintf(out->name, sizeof out->name, "host cpu (%s, %u threads)", cpu, kcpu_default_threads());
@@ -193,7 +186,7 @@ static const kiln_plugin kcpu_plugin = {
     .compile = kcpu_compile,
     .run = kcpu_run,
     .destroy = kcpu_destroy,
-    .device_count = kcpu_device_count,
+    .device_count = kiln_plugin_one_device,
     .device_info = kcpu_device_info,
     .emit_bundle = kcpu_emit_bundle,
 };

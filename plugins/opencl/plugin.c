@@ -2,7 +2,6 @@
  * hooks. The plugin loads even where no OpenCL platform or device exists;
  * compiling then fails with KILN_UNAVAILABLE "no OpenCL device". */
 #include <stdio.h>
-#include <string.h>
 
 #include "ocl.h"
 
@@ -19,10 +18,7 @@ static kiln_status ocl_device_info(void *state, uint32_t index, kiln_device_info
   const ocl_device *ds;
   uint32_t n;
   ocl_devices(&ds, &n, NULL);
-  if (index >= n)
-    return kiln_status_make(KILN_OUT_OF_RANGE, "opencl: device %u asked for, there are %u", index,
-                            n);
-  memset(out, 0, sizeof *out);
+  KILN_TRY(kiln_plugin_device_check(OCL_NAME, index, n, out));
   snprintf(out->name, sizeof out->name, "%.90s (%.30s)", ds[index].name, ds[index].version);
   out->memory_bytes = ds[index].mem_bytes;
   snprintf(out->kind, sizeof out->kind, "%s", ds[index].kind);
