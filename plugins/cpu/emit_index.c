@@ -4,22 +4,13 @@
 
 #include <string.h>
 
-static bool kcpu_plain(const kiln_node *n) {
-  for (uint32_t i = 0; i < kiln_node_input_count(n); i++) {
-    const kiln_type *t = kcpu_n_in(n, i);
-    if (t && t->quantized)
-      return false;
-  }
-  return true;
-}
-
 static int64_t kcpu_esize(const kiln_type *t) {
   return (int64_t)kiln_elem_size(t->elem);
 }
 
 bool kcpu_supports_Gather(const kiln_node *n) {
   const kiln_type *i = kcpu_n_in(n, 1);
-  return kcpu_plain(n) && i && (i->elem == KILN_I32 || i->elem == KILN_I64);
+  return kcpu_n_plain(n) && i && (i->elem == KILN_I32 || i->elem == KILN_I64);
 }
 kiln_status kcpu_emit_Gather(kcpu_emit *e, const kiln_instr *in) {
   const kiln_type *x = kcpu_i_in_type(in, 0), *ix = kcpu_i_in_type(in, 1);

@@ -10,15 +10,6 @@
 
 #define KCPU_MR 16
 
-static bool kcpu_plain(const kiln_node *n) {
-  for (uint32_t i = 0; i < kiln_node_input_count(n); i++) {
-    const kiln_type *t = kcpu_n_in(n, i);
-    if (t && t->quantized)
-      return false;
-  }
-  return true;
-}
-
 /* dst[Σ i*dst_st] = src[Σ i*src_st] over dims; offsets in elements. */
 static kiln_status kcpu_copy(kcpu_emit *e, const kiln_instr *in, const kiln_buffer *dst,
                              int64_t dst_off, const int64_t *dst_st, const kiln_buffer *src,
@@ -54,7 +45,7 @@ static int64_t kcpu_esize(const kiln_type *t) {
 }
 
 bool kcpu_supports_Transpose(const kiln_node *n) {
-  return kcpu_plain(n);
+  return kcpu_n_plain(n);
 }
 kiln_status kcpu_emit_Transpose(kcpu_emit *e, const kiln_instr *in) {
   const kiln_type *x = kcpu_i_in_type(in, 0), *y = kcpu_i_out_type(in, 0);
@@ -76,7 +67,7 @@ kiln_status kcpu_emit_Transpose(kcpu_emit *e, const kiln_instr *in) {
 }
 
 bool kcpu_supports_Slice(const kiln_node *n) {
-  return kcpu_plain(n);
+  return kcpu_n_plain(n);
 }
 kiln_status kcpu_emit_Slice(kcpu_emit *e, const kiln_instr *in) {
   const kiln_type *x = kcpu_i_in_type(in, 0), *y = kcpu_i_out_type(in, 0);
@@ -112,7 +103,7 @@ kiln_status kcpu_emit_Slice(kcpu_emit *e, const kiln_instr *in) {
 }
 
 bool kcpu_supports_Concat(const kiln_node *n) {
-  return kcpu_plain(n);
+  return kcpu_n_plain(n);
 }
 kiln_status kcpu_emit_Concat(kcpu_emit *e, const kiln_instr *in) {
   const kiln_type *y = kcpu_i_out_type(in, 0);
@@ -132,7 +123,7 @@ kiln_status kcpu_emit_Concat(kcpu_emit *e, const kiln_instr *in) {
 }
 
 bool kcpu_supports_Split(const kiln_node *n) {
-  return kcpu_plain(n);
+  return kcpu_n_plain(n);
 }
 kiln_status kcpu_emit_Split(kcpu_emit *e, const kiln_instr *in) {
   const kiln_type *x = kcpu_i_in_type(in, 0);
@@ -162,7 +153,7 @@ static void kcpu_bcast_strides(const kiln_type *x, const kiln_type *y, int64_t *
 }
 
 bool kcpu_supports_Expand(const kiln_node *n) {
-  return kcpu_plain(n);
+  return kcpu_n_plain(n);
 }
 kiln_status kcpu_emit_Expand(kcpu_emit *e, const kiln_instr *in) {
   const kiln_type *x = kcpu_i_in_type(in, 0), *y = kcpu_i_out_type(in, 0);
@@ -175,7 +166,7 @@ kiln_status kcpu_emit_Expand(kcpu_emit *e, const kiln_instr *in) {
 
 bool kcpu_supports_Tile(const kiln_node *n) {
   const kiln_type *x = kcpu_n_in(n, 0);
-  return kcpu_plain(n) && x && x->rank <= 8;
+  return kcpu_n_plain(n) && x && x->rank <= 8;
 }
 kiln_status kcpu_emit_Tile(kcpu_emit *e, const kiln_instr *in) {
   const kiln_type *x = kcpu_i_in_type(in, 0), *y = kcpu_i_out_type(in, 0);
@@ -197,7 +188,7 @@ kiln_status kcpu_emit_Tile(kcpu_emit *e, const kiln_instr *in) {
 
 bool kcpu_supports_Pad(const kiln_node *n) {
   const char *m = kiln_attrs_string_or(kiln_node_attrs(n), "mode", "constant");
-  return kcpu_plain(n) && (!strcmp(m, "constant") || !strcmp(m, "edge") || !strcmp(m, "reflect") ||
+  return kcpu_n_plain(n) && (!strcmp(m, "constant") || !strcmp(m, "edge") || !strcmp(m, "reflect") ||
                            !strcmp(m, "wrap"));
 }
 kiln_status kcpu_emit_Pad(kcpu_emit *e, const kiln_instr *in) {
@@ -279,7 +270,7 @@ kiln_status kcpu_emit_Pad(kcpu_emit *e, const kiln_instr *in) {
 
 bool kcpu_supports_Where(const kiln_node *n) {
   const kiln_type *c = kcpu_n_in(n, 0), *y = kcpu_n_out(n, 0);
-  return kcpu_plain(n) && c && c->elem == KILN_BOOL && y && y->rank <= 16;
+  return kcpu_n_plain(n) && c && c->elem == KILN_BOOL && y && y->rank <= 16;
 }
 kiln_status kcpu_emit_Where(kcpu_emit *e, const kiln_instr *in) {
   const kiln_type *y = kcpu_i_out_type(in, 0);
@@ -349,7 +340,7 @@ static kiln_status kcpu_d2s(kcpu_emit *e, const kiln_instr *in, bool to_space) {
 
 bool kcpu_supports_DepthToSpace(const kiln_node *n) {
   const kiln_type *x = kcpu_n_in(n, 0);
-  return kcpu_plain(n) && x && x->rank == 4;
+  return kcpu_n_plain(n) && x && x->rank == 4;
 }
 kiln_status kcpu_emit_DepthToSpace(kcpu_emit *e, const kiln_instr *in) {
   return kcpu_d2s(e, in, true);
@@ -373,7 +364,7 @@ static kiln_status kcpu_emit_bytes(kcpu_emit *e, const kiln_instr *in) {
 
 #define KCPU_VIEW_KIND(K)                                                                          \
   bool kcpu_supports_##K(const kiln_node *n) {                                                     \
-    return kcpu_plain(n);                                                                          \
+    return kcpu_n_plain(n);                                                                          \
   }                                                                                                \
   kiln_status kcpu_emit_##K(kcpu_emit *e, const kiln_instr *in) {                                  \
     return kcpu_emit_bytes(e, in);                                                                 \

@@ -56,6 +56,15 @@ bool kcpu_n_all_elem(const kiln_node *n, kiln_elem e) {
   return true;
 }
 
+bool kcpu_n_plain(const kiln_node *n) {
+  for (uint32_t i = 0; i < kiln_node_input_count(n); i++) {
+    const kiln_type *t = kcpu_n_in(n, i);
+    if (t && t->quantized)
+      return false;
+  }
+  return true;
+}
+
 kiln_status kcpu_e_fail(const kiln_instr *in, const char *fmt, ...) {
   char msg[512];
   va_list ap;

@@ -20,6 +20,9 @@ const kiln_type *kcpu_i_out_type(const kiln_instr *in, uint32_t i);
 /* Every present input and result has element type `e` and no
  * quantization. */
 bool kcpu_n_all_elem(const kiln_node *n, kiln_elem e);
+/* No present input is quantized (the index and movement emitters take
+ * any element type but no quantized tensor). */
+bool kcpu_n_plain(const kiln_node *n);
 /* A numeric element type (not bool); an index type (i32, i64); a present,
  * unquantized type. */
 bool kcpu_e_numeric(kiln_elem e);
