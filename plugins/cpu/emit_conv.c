@@ -94,29 +94,22 @@ kiln_status kcpu_emit_Conv(kcpu_emit *e, const kiln_instr *in) {
     wpk =
         kcpu_perf_prepack(e, kcpu_i_in(in, 1), group, Mg * Kg, Mg, Kg, Kg, 1, kcpu_gemm_mr(lanes));
   }
-  LLVMValueRef args[] = {kcpu_addr(e, kcpu_i_in(in, 0)),
-                         kcpu_addr(e, kcpu_i_in(in, 1)),
-                         wpk ? wpk : kcpu_e_null(e),
-                         kcpu_e_ptr(e, kcpu_i_in(in, 2)),
-                         kcpu_addr(e, kcpu_i_out(in, 0)),
-                         kcpu_i64(e, x->dims[0]),
-                         kcpu_i64(e, x->dims[1]),
-                         kcpu_i64(e, w.in[0]),
-                         kcpu_i64(e, w.in[1]),
-                         kcpu_i64(e, y->dims[1]),
-                         kcpu_i64(e, w.out[0]),
-                         kcpu_i64(e, w.out[1]),
-                         kcpu_i64(e, w.k[0]),
-                         kcpu_i64(e, w.k[1]),
-                         kcpu_i64(e, w.s[0]),
-                         kcpu_i64(e, w.s[1]),
-                         kcpu_i64(e, w.d[0]),
-                         kcpu_i64(e, w.d[1]),
-                         kcpu_i64(e, w.pb[0]),
-                         kcpu_i64(e, w.pb[1]),
-                         kcpu_i64(e, group),
-                         kcpu_i64(e, act),
-                         kcpu_i64(e, lanes),
-                         kcpu_pool(e)};
+  LLVMValueRef args[24] = {kcpu_addr(e, kcpu_i_in(in, 0)),
+                           kcpu_addr(e, kcpu_i_in(in, 1)),
+                           wpk ? wpk : kcpu_e_null(e),
+                           kcpu_e_ptr(e, kcpu_i_in(in, 2)),
+                           kcpu_addr(e, kcpu_i_out(in, 0)),
+                           kcpu_i64(e, x->dims[0]),
+                           kcpu_i64(e, x->dims[1]),
+                           kcpu_i64(e, w.in[0]),
+                           kcpu_i64(e, w.in[1]),
+                           kcpu_i64(e, y->dims[1]),
+                           kcpu_i64(e, w.out[0]),
+                           kcpu_i64(e, w.out[1])};
+  kcpu_win_args(e, &w, args + 12);
+  args[12 + KCPU_WIN_ARGS] = kcpu_i64(e, group);
+  args[13 + KCPU_WIN_ARGS] = kcpu_i64(e, act);
+  args[14 + KCPU_WIN_ARGS] = kcpu_i64(e, lanes);
+  args[15 + KCPU_WIN_ARGS] = kcpu_pool(e);
   return kcpu_e_call(e, in, "kcpu_k_conv2d_ex", args, 24);
 }

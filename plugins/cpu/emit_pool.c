@@ -70,26 +70,19 @@ static kiln_status kcpu_emit_pool(kcpu_emit *e, const kiln_instr *in, int64_t mo
   kcpu_win w;
   if (kcpu_e_ints(a, "kernel_shape", &ks) != sp || !kcpu_win_make(a, x, y, ks, sp, &w))
     return kcpu_e_fail(in, "unsupported window attributes");
-  LLVMValueRef args[] = {kcpu_addr(e, kcpu_i_in(in, 0)),
-                         kcpu_addr(e, kcpu_i_out(in, 0)),
-                         kcpu_i64(e, x->dims[0] * x->dims[1]),
-                         kcpu_i64(e, w.in[0]),
-                         kcpu_i64(e, w.in[1]),
-                         kcpu_i64(e, w.out[0]),
-                         kcpu_i64(e, w.out[1]),
-                         kcpu_i64(e, w.k[0]),
-                         kcpu_i64(e, w.k[1]),
-                         kcpu_i64(e, w.s[0]),
-                         kcpu_i64(e, w.s[1]),
-                         kcpu_i64(e, w.d[0]),
-                         kcpu_i64(e, w.d[1]),
-                         kcpu_i64(e, w.pb[0]),
-                         kcpu_i64(e, w.pb[1]),
-                         kcpu_i64(e, w.pe[0]),
-                         kcpu_i64(e, w.pe[1]),
-                         kcpu_i64(e, mode),
-                         kcpu_i64(e, kiln_attrs_int_or(a, "count_include_pad", 0) != 0),
-                         kcpu_pool(e)};
+  LLVMValueRef args[20] = {kcpu_addr(e, kcpu_i_in(in, 0)),
+                           kcpu_addr(e, kcpu_i_out(in, 0)),
+                           kcpu_i64(e, x->dims[0] * x->dims[1]),
+                           kcpu_i64(e, w.in[0]),
+                           kcpu_i64(e, w.in[1]),
+                           kcpu_i64(e, w.out[0]),
+                           kcpu_i64(e, w.out[1])};
+  kcpu_win_args(e, &w, args + 7);
+  args[7 + KCPU_WIN_ARGS] = kcpu_i64(e, w.pe[0]);
+  args[8 + KCPU_WIN_ARGS] = kcpu_i64(e, w.pe[1]);
+  args[9 + KCPU_WIN_ARGS] = kcpu_i64(e, mode);
+  args[10 + KCPU_WIN_ARGS] = kcpu_i64(e, kiln_attrs_int_or(a, "count_include_pad", 0) != 0);
+  args[11 + KCPU_WIN_ARGS] = kcpu_pool(e);
   return kcpu_e_call(e, in, "kcpu_k_pool2d", args, 20);
 }
 

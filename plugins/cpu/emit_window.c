@@ -41,6 +41,13 @@ bool kcpu_win_make(const kiln_attrs *a, const kiln_type *x, const kiln_type *y,
   return true;
 }
 
+void kcpu_win_args(kcpu_emit *e, const kcpu_win *w, LLVMValueRef dst[KCPU_WIN_ARGS]) {
+  const int64_t *runs[] = {w->k, w->s, w->d, w->pb};
+  for (int r = 0; r < 4; r++)
+    for (int i = 0; i < 2; i++)
+      dst[2 * r + i] = kcpu_i64(e, runs[r][i]);
+}
+
 bool kcpu_nd_win(const kiln_attrs *a, const kiln_type *x, const kiln_type *y,
                  const int64_t *kshape, bool transposed, kcpu_ndwin *w) {
   kiln_window win;

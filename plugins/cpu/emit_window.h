@@ -16,6 +16,11 @@ typedef struct kcpu_win {
  * false when the attributes do not decode. */
 bool kcpu_win_make(const kiln_attrs *a, const kiln_type *x, const kiln_type *y,
                    const int64_t *kshape, uint32_t sp, kcpu_win *w);
+/* The 2-D kernels' kernel, stride, dilation and begin-padding arguments
+ * (each H then W) as i64 constants in dst[0..7]: the run every f32 2-D
+ * window kernel takes in the same order. */
+#define KCPU_WIN_ARGS 8
+void kcpu_win_args(kcpu_emit *e, const kcpu_win *w, LLVMValueRef dst[KCPU_WIN_ARGS]);
 
 #define KCPU_ND_MAX 8
 
