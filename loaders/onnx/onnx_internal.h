@@ -157,6 +157,11 @@ kiln_status onnx_bind_constant(onnx_loader *L, const Onnx__NodeProto *n, const k
  * attribute `attr` (an ONNX dtype) converted to a kiln type. */
 kiln_status onnx_emit_with_type_attr(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op,
                                      const char *attr, bool required);
+/* The contents of compile-time input i of n (present) as a malloc'd int
+ * list (ints not NULL) or float list (floats), caller frees; errors name the
+ * node and the input. */
+kiln_status onnx_const_input_list(onnx_loader *L, const Onnx__NodeProto *n, uint32_t i,
+                                  const char *name, int64_t **ints, double **floats, uint32_t *len);
 /* Compile-time input i of n as the int list attribute `name`; an absent
  * optional input adds nothing. */
 kiln_status onnx_ints_attr_from_input(onnx_loader *L, const Onnx__NodeProto *n, uint32_t i,

@@ -1,8 +1,9 @@
 /* onnx_ops_common.c: what the per-family importers (onnx_ops_<family>.c)
  * share: the plain importer that most table rows use (one ONNX node onto
  * one kiln node, attributes as they are), binding an ONNX output to a
- * module constant, and turning compile-time inputs and type attributes
- * into kiln attributes before emitting the node. */
+ * module constant, reading compile-time inputs as lists, and turning
+ * compile-time inputs and type attributes into kiln attributes before
+ * emitting the node. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,18 @@ kiln_status onnx_emit_with_type_attr(onnx_loader *L, const Onnx__NodeProto *n, c
   return s;
 }
 
+kiln_status onnx_const_input_list(onnx_loader *L, const Onnx__NodeProto *n, uint32_t i,
+                                  const char *name, int64_t **ints, double **floats,
+                                  uint32_t *len) {
+  onnx_cval c;
+  KILN_TRY(onnx_const_input(L, n, i, name, &c));
+  kiln_status s = ints ? onnx_cval_ints(&c, ints, len) : onnx_cval_floats(&c, floats, len);
+  onnx_cval_release(&c);
+  if (s)
+    return kiln_status_wrap(s, "%s: node %s: input %u (%s)", L->file, onnx_node_desc(n), i, name);
+  return NULL;
+}
+
 /* Read compile-time input i of n as an int list attribute `name`; absent
  * optional inputs add nothing. */
 kiln_status onnx_ints_attr_from_input(onnx_loader *L, const Onnx__NodeProto *n, uint32_t i,
@@ -96,15 +109,10 @@ kiln_status onnx_ints_attr_from_input(onnx_loader *L, const Onnx__NodeProto *n, 
                               L->file, onnx_node_desc(n), i, name);
     return NULL;
   }
-  onnx_cval c;
-  KILN_TRY(onnx_const_input(L, n, i, name, &c));
   int64_t *v;
   uint32_t len;
-  kiln_status s = onnx_cval_ints(&c, &v, &len);
-  onnx_cval_release(&c);
-  if (s)
-    return kiln_status_wrap(s, "%s: node %s: input %u (%s)", L->file, onnx_node_desc(n), i, name);
-  s = onnx_attrs_set_ints(al, name, v, len);
+  KILN_TRY(onnx_const_input_list(L, n, i, name, &v, NULL, &len));
+  kiln_status s = onnx_attrs_set_ints(al, name, v, len);
   free(v);
   return s;
 }
