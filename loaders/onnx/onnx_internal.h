@@ -143,6 +143,18 @@ kiln_status onnx_emit_value(onnx_loader *L, const Onnx__NodeProto *n, kiln_node_
 kiln_status onnx_emit_ints(onnx_loader *L, const Onnx__NodeProto *n, kiln_node_kind kind,
                            const char *attr, kiln_value *x, const int64_t *v, uint32_t len,
                            kiln_value **out);
+/* An ONNX node that an importer expands into many helper nodes (Attention,
+ * RotaryEmbedding), with its loader, so that each step of the expansion
+ * takes one argument; onnx_expand_op / onnx_expand_ints are onnx_emit_value
+ * / onnx_emit_ints for that node. */
+typedef struct onnx_expand {
+  onnx_loader *L;
+  const Onnx__NodeProto *n;
+} onnx_expand;
+kiln_status onnx_expand_op(const onnx_expand *x, kiln_node_kind kind, kiln_value *a, kiln_value *b,
+                           const kiln_attr_desc *attrs, uint32_t n_attrs, kiln_value **out);
+kiln_status onnx_expand_ints(const onnx_expand *x, kiln_node_kind kind, const char *attr,
+                             kiln_value *in, const int64_t *v, uint32_t len, kiln_value **out);
 /* Bind ONNX output i of n to v (for importers that produce constants). */
 kiln_status onnx_bind_output(onnx_loader *L, const Onnx__NodeProto *n, uint32_t i, kiln_value *v);
 

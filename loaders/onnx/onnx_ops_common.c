@@ -1,7 +1,8 @@
 /* onnx_ops_common.c: what the per-family importers (onnx_ops_<family>.c)
  * share: the plain importer that most table rows use (one ONNX node onto
  * one kiln node, attributes as they are), binding an ONNX output to a
- * module constant, reading compile-time inputs as lists, and turning
+ * module constant, emitting the helper nodes of an expanded node
+ * (onnx_expand), reading compile-time inputs as lists, and turning
  * compile-time inputs and type attributes into kiln attributes before
  * emitting the node. */
 #include <stdio.h>
@@ -97,6 +98,16 @@ kiln_status onnx_const_input_list(onnx_loader *L, const Onnx__NodeProto *n, uint
   if (s)
     return kiln_status_wrap(s, "%s: node %s: input %u (%s)", L->file, onnx_node_desc(n), i, name);
   return NULL;
+}
+
+kiln_status onnx_expand_op(const onnx_expand *x, kiln_node_kind kind, kiln_value *a, kiln_value *b,
+                           const kiln_attr_desc *attrs, uint32_t n_attrs, kiln_value **out) {
+  return onnx_emit_value(x->L, x->n, kind, a, b, attrs, n_attrs, out);
+}
+
+kiln_status onnx_expand_ints(const onnx_expand *x, kiln_node_kind kind, const char *attr,
+                             kiln_value *in, const int64_t *v, uint32_t len, kiln_value **out) {
+  return onnx_emit_ints(x->L, x->n, kind, attr, in, v, len, out);
 }
 
 /* Read compile-time input i of n as an int list attribute `name`; absent
