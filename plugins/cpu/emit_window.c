@@ -67,6 +67,13 @@ bool kcpu_nd_win(const kiln_attrs *a, const kiln_type *x, const kiln_type *y,
   return true;
 }
 
+void kcpu_ndwin_args(kcpu_emit *e, const kcpu_ndwin *w, LLVMValueRef dst[KCPU_NDWIN_ARGS]) {
+  const int64_t *runs[] = {w->in, w->out, w->k, w->s, w->d, w->pb};
+  dst[0] = kcpu_i64(e, w->sp);
+  for (int r = 0; r < 6; r++)
+    dst[1 + r] = kcpu_i64_array(e, runs[r], (uint32_t)w->sp);
+}
+
 bool kcpu_nd_float(kiln_elem e) {
   return e == KILN_F32 || e == KILN_F64 || e == KILN_F16 || e == KILN_BF16;
 }
