@@ -15,12 +15,7 @@ static kiln_status unary(const char *kind, const kiln_type *const *in, uint32_t 
   return kiln_infer_make(kind, e, in[0]->rank, in[0]->dims, out);
 }
 
-#define UNARY(name, mask, res)                                                                     \
-  kiln_status kiln_infer_##name(const kiln_type *const *in, uint32_t n_in,                         \
-                                const kiln_attrs *attrs, uint32_t n_results, kiln_type *out) {     \
-    (void)n_in, (void)attrs, (void)n_results;                                                      \
-    return unary(#name, in, mask, res, out);                                                       \
-  }
+#define UNARY(name, mask, res) KILN_INFER_AS(name, unary(#name, in, mask, res, out))
 
 UNARY(Abs, KILN_INFER_NUM, -1)
 UNARY(Acos, KILN_INFER_FLOAT, -1)
@@ -112,12 +107,7 @@ static kiln_status binary(const char *kind, const kiln_type *const *in, uint32_t
   return kiln_infer_make(kind, e, rank, dims, out);
 }
 
-#define BINARY(name, mask, res)                                                                    \
-  kiln_status kiln_infer_##name(const kiln_type *const *in, uint32_t n_in,                         \
-                                const kiln_attrs *attrs, uint32_t n_results, kiln_type *out) {     \
-    (void)n_in, (void)attrs, (void)n_results;                                                      \
-    return binary(#name, in, mask, res, out);                                                      \
-  }
+#define BINARY(name, mask, res) KILN_INFER_AS(name, binary(#name, in, mask, res, out))
 
 BINARY(Add, KILN_INFER_NUM, -1)
 BINARY(Sub, KILN_INFER_NUM, -1)
@@ -198,12 +188,7 @@ static kiln_status variadic(const char *kind, const kiln_type *const *in, uint32
   return kiln_infer_make(kind, in[0]->elem, rank, dims, out);
 }
 
-#define VARIADIC(name, mask)                                                                       \
-  kiln_status kiln_infer_##name(const kiln_type *const *in, uint32_t n_in,                         \
-                                const kiln_attrs *attrs, uint32_t n_results, kiln_type *out) {     \
-    (void)attrs, (void)n_results;                                                                  \
-    return variadic(#name, in, n_in, mask, out);                                                   \
-  }
+#define VARIADIC(name, mask) KILN_INFER_AS(name, variadic(#name, in, n_in, mask, out))
 
 VARIADIC(Max, KILN_INFER_NUM)
 VARIADIC(Min, KILN_INFER_NUM)
@@ -246,12 +231,7 @@ static kiln_status bitwise(const char *kind, const kiln_type *const *in, kiln_ty
   return kiln_infer_make(kind, in[0]->elem, rank, dims, out);
 }
 
-#define BITWISE(name)                                                                              \
-  kiln_status kiln_infer_##name(const kiln_type *const *in, uint32_t n_in,                         \
-                                const kiln_attrs *attrs, uint32_t n_results, kiln_type *out) {     \
-    (void)n_in, (void)attrs, (void)n_results;                                                      \
-    return bitwise(#name, in, out);                                                                \
-  }
+#define BITWISE(name) KILN_INFER_AS(name, bitwise(#name, in, out))
 BITWISE(BitwiseAnd)
 BITWISE(BitwiseOr)
 BITWISE(BitwiseXor)

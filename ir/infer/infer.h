@@ -22,6 +22,17 @@
 #include "kiln/node_kinds.def"
 #undef KILN_NODE
 
+/* Defines kiln_infer_<name> as the one expression `call`, for the kinds whose
+ * inference is a family routine given the kind's name (a table of such
+ * kinds is a list of one-line macros); `call` sees the parameters in, n_in,
+ * attrs, n_results and out, and need not use them all. */
+#define KILN_INFER_AS(name, call)                                                                  \
+  kiln_status kiln_infer_##name(const kiln_type *const *in, uint32_t n_in,                         \
+                                const kiln_attrs *attrs, uint32_t n_results, kiln_type *out) {     \
+    (void)in, (void)n_in, (void)attrs, (void)n_results;                                            \
+    return call;                                                                                   \
+  }
+
 /* Element type sets, as bit masks over kiln_elem, for ONNX type constraints. */
 #define KILN_INFER_M(e) (1u << (e))
 #define KILN_INFER_FLOAT                                                                           \

@@ -64,12 +64,7 @@ static kiln_status reduce(const char *kind, const kiln_type *x, const kiln_attrs
   return kiln_infer_make(kind, x->elem, r, dims, out);
 }
 
-#define REDUCE(name, mask)                                                                         \
-  kiln_status kiln_infer_##name(const kiln_type *const *in, uint32_t n_in,                         \
-                                const kiln_attrs *attrs, uint32_t n_results, kiln_type *out) {     \
-    (void)n_in, (void)n_results;                                                                   \
-    return reduce(#name, in[0], attrs, mask, out);                                                 \
-  }
+#define REDUCE(name, mask) KILN_INFER_AS(name, reduce(#name, in[0], attrs, mask, out))
 
 REDUCE(ReduceL1, KILN_INFER_NUM)
 REDUCE(ReduceL2, KILN_INFER_NUM)

@@ -143,6 +143,18 @@ kiln_status onnx_emit_value(onnx_loader *L, const Onnx__NodeProto *n, kiln_node_
 kiln_status onnx_emit_ints(onnx_loader *L, const Onnx__NodeProto *n, kiln_node_kind kind,
                            const char *attr, kiln_value *x, const int64_t *v, uint32_t len,
                            kiln_value **out);
+/* An ONNX node that an importer expands into many helper nodes (Attention,
+ * RotaryEmbedding), with its loader, so that each step of the expansion
+ * takes one argument; onnx_expand_op / onnx_expand_ints are onnx_emit_value
+ * / onnx_emit_ints for that node. */
+typedef struct onnx_expand {
+  onnx_loader *L;
+  const Onnx__NodeProto *n;
+} onnx_expand;
+kiln_status onnx_expand_op(const onnx_expand *x, kiln_node_kind kind, kiln_value *a, kiln_value *b,
+                           const kiln_attr_desc *attrs, uint32_t n_attrs, kiln_value **out);
+kiln_status onnx_expand_ints(const onnx_expand *x, kiln_node_kind kind, const char *attr,
+                             kiln_value *in, const int64_t *v, uint32_t len, kiln_value **out);
 /* Bind ONNX output i of n to v (for importers that produce constants). */
 kiln_status onnx_bind_output(onnx_loader *L, const Onnx__NodeProto *n, uint32_t i, kiln_value *v);
 
@@ -157,6 +169,11 @@ kiln_status onnx_bind_constant(onnx_loader *L, const Onnx__NodeProto *n, const k
  * attribute `attr` (an ONNX dtype) converted to a kiln type. */
 kiln_status onnx_emit_with_type_attr(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op,
                                      const char *attr, bool required);
+/* The contents of compile-time input i of n (present) as a malloc'd int
+ * list (ints not NULL) or float list (floats), caller frees; errors name the
+ * node and the input. */
+kiln_status onnx_const_input_list(onnx_loader *L, const Onnx__NodeProto *n, uint32_t i,
+                                  const char *name, int64_t **ints, double **floats, uint32_t *len);
 /* Compile-time input i of n as the int list attribute `name`; an absent
  * optional input adds nothing. */
 kiln_status onnx_ints_attr_from_input(onnx_loader *L, const Onnx__NodeProto *n, uint32_t i,

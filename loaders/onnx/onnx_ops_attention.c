@@ -12,32 +12,20 @@
 #include "onnx_internal.h"
 
 typedef struct attn_ctx {
-  onnx_loader *L;
-  const Onnx__NodeProto *n;
+  onnx_expand x;
   kiln_elem t; /* element type of Q, K, V and of every float output */
 } attn_ctx;
 
 static kiln_status attn_err(const attn_ctx *c, kiln_code code, const char *why) {
-  return kiln_status_make(code, "%s: node %s: Attention: %s", c->L->file, onnx_node_desc(c->n),
+  return kiln_status_make(code, "%s: node %s: Attention: %s", c->x.L->file, onnx_node_desc(c->x.n),
                           why);
-}
-
-/* Helper nodes of this node (onnx_emit_value / onnx_emit_ints). */
-static kiln_status attn_op(attn_ctx *c, kiln_node_kind k, kiln_value *a, kiln_value *b,
-                           const kiln_attr_desc *at, uint32_t nat, kiln_value **out) {
-  return onnx_emit_value(c->L, c->n, k, a, b, at, nat, out);
-}
-
-static kiln_status attn_ints_op(attn_ctx *c, kiln_node_kind k, const char *attr, kiln_value *x,
-                                const int64_t *v, uint32_t len, kiln_value **out) {
-  return onnx_emit_ints(c->L, c->n, k, attr, x, v, len, out);
 }
 
 static kiln_status attn_where(attn_ctx *c, kiln_value *cond, kiln_value *x, kiln_value *y,
                               kiln_value **out) {
   kiln_value *in[3] = {cond, x, y};
   kiln_node *r;
-  KILN_TRY(onnx_emit_helper(c->L, c->n, KILN_NODE_Where, in, 3, NULL, 0, &r));
+  KILN_TRY(onnx_emit_helper(c->x.L, c->x.n, KILN_NODE_Where, in, 3, NULL, 0, &r));
   *out = kiln_node_result(r, 0);
   return NULL;
 }
@@ -54,7 +42,7 @@ static kiln_status attn_const(attn_ctx *c, kiln_elem e, uint32_t rank, const int
     return attn_err(c, KILN_OUT_OF_MEMORY, "out of memory building a constant");
   for (int64_t i = 0; i < n; i++)
     kiln_elem_store_f64(e, data, i, vals ? vals[i] : fill);
-  kiln_status s = onnx_add_constant(c->L, &t, data, out);
+  kiln_status s = onnx_add_constant(c->x.L, &t, data, out);
   free(data);
   return s;
 }
@@ -66,19 +54,19 @@ static kiln_status attn_scalar(attn_ctx *c, double v, kiln_value **out) {
 /* Bind ONNX output i (when the model asks for it) through a named Identity,
  * so that the graph output keeps the ONNX name even when v is an input. */
 static kiln_status attn_bind(attn_ctx *c, uint32_t i, kiln_value *v) {
-  const Onnx__NodeProto *n = c->n;
+  const Onnx__NodeProto *n = c->x.n;
   if (i >= n->n_output || !n->output[i][0])
     return NULL;
-  if (onnx_map_find(c->L, n->output[i]) || kiln_module_find_value(c->L->m, n->output[i]))
+  if (onnx_map_find(c->x.L, n->output[i]) || kiln_module_find_value(c->x.L->m, n->output[i]))
     return kiln_status_make(KILN_PARSE_ERROR, "%s: node %s: output '%s' is defined twice",
-                            c->L->file, onnx_node_desc(n), n->output[i]);
+                            c->x.L->file, onnx_node_desc(n), n->output[i]);
   const char *names[1] = {n->output[i]};
   kiln_node *r;
-  kiln_status s =
-      kiln_function_add_node_named(c->L->f, KILN_NODE_Identity, NULL, &v, 1, NULL, 0, 1, names, &r);
+  kiln_status s = kiln_function_add_node_named(c->x.L->f, KILN_NODE_Identity, NULL, &v, 1, NULL, 0,
+                                               1, names, &r);
   if (s)
-    return kiln_status_wrap(s, "%s: node %s: output %u", c->L->file, onnx_node_desc(n), i);
-  return onnx_map_put(c->L, n->output[i], kiln_node_result(r, 0), -1);
+    return kiln_status_wrap(s, "%s: node %s: output %u", c->x.L->file, onnx_node_desc(n), i);
+  return onnx_map_put(c->x.L, n->output[i], kiln_node_result(r, 0), -1);
 }
 
 /* 3-D [B, S, heads*size] -> 4-D [B, heads, S, size]. */
@@ -90,13 +78,13 @@ static kiln_status attn_split_heads(attn_ctx *c, kiln_value *x, int64_t heads, c
                             "%s: node %s: Attention: 3-D %s has last dimension %lld, not a "
                             "multiple of its number of heads %lld (set q_num_heads and "
                             "kv_num_heads for 3-D inputs)",
-                            c->L->file, onnx_node_desc(c->n), what, (long long)t->dims[2],
+                            c->x.L->file, onnx_node_desc(c->x.n), what, (long long)t->dims[2],
                             (long long)heads);
   int64_t shape[4] = {t->dims[0], t->dims[1], heads, t->dims[2] / heads};
   static const int64_t perm[4] = {0, 2, 1, 3};
   kiln_value *r;
-  KILN_TRY(attn_ints_op(c, KILN_NODE_Reshape, "shape", x, shape, 4, &r));
-  return attn_ints_op(c, KILN_NODE_Transpose, "perm", r, perm, 4, out);
+  KILN_TRY(onnx_expand_ints(&c->x, KILN_NODE_Reshape, "shape", x, shape, 4, &r));
+  return onnx_expand_ints(&c->x, KILN_NODE_Transpose, "perm", r, perm, 4, out);
 }
 
 /* Repeat each of the kvh heads of x [B, kvh, L, D] rep times (GQA / MQA):
@@ -111,9 +99,9 @@ static kiln_status attn_repeat_heads(attn_ctx *c, kiln_value *x, int64_t rep, ki
   static const int64_t axis2[1] = {2};
   int64_t wide[5] = {b, h, rep, l, d}, flat[4] = {b, h * rep, l, d};
   kiln_value *u, *e;
-  KILN_TRY(attn_ints_op(c, KILN_NODE_Unsqueeze, "axes", x, axis2, 1, &u));
-  KILN_TRY(attn_ints_op(c, KILN_NODE_Expand, "shape", u, wide, 5, &e));
-  return attn_ints_op(c, KILN_NODE_Reshape, "shape", e, flat, 4, out);
+  KILN_TRY(onnx_expand_ints(&c->x, KILN_NODE_Unsqueeze, "axes", x, axis2, 1, &u));
+  KILN_TRY(onnx_expand_ints(&c->x, KILN_NODE_Expand, "shape", u, wide, 5, &e));
+  return onnx_expand_ints(&c->x, KILN_NODE_Reshape, "shape", e, flat, 4, out);
 }
 
 /* The additive bias from attn_mask: a bool mask becomes 0 / -inf, a float
@@ -132,7 +120,7 @@ static kiln_status attn_mask_bias(attn_ctx *c, kiln_value *mask, int64_t total, 
   } else if (kiln_elem_is_float(mt->elem)) {
     if (mt->elem != c->t) {
       kiln_attr_desc to = KILN_ATTR_T("to", c->t);
-      KILN_TRY(attn_op(c, KILN_NODE_Cast, mask, NULL, &to, 1, &bias));
+      KILN_TRY(onnx_expand_op(&c->x, KILN_NODE_Cast, mask, NULL, &to, 1, &bias));
     }
   } else {
     return attn_err(c, KILN_UNIMPLEMENTED, "attn_mask must be bool or a float type");
@@ -142,7 +130,8 @@ static kiln_status attn_mask_bias(attn_ctx *c, kiln_value *mask, int64_t total, 
     return kiln_status_make(KILN_INVALID_ARGUMENT,
                             "%s: node %s: Attention: attn_mask's last dimension %lld exceeds the "
                             "total kv sequence length %lld",
-                            c->L->file, onnx_node_desc(c->n), (long long)last, (long long)total);
+                            c->x.L->file, onnx_node_desc(c->x.n), (long long)last,
+                            (long long)total);
   if (last < total) {
     int64_t dims[KILN_MAX_RANK];
     memcpy(dims, mt->dims, sizeof(int64_t) * mt->rank);
@@ -150,7 +139,7 @@ static kiln_status attn_mask_bias(attn_ctx *c, kiln_value *mask, int64_t total, 
     kiln_value *pad;
     KILN_TRY(attn_const(c, c->t, mt->rank, dims, NULL, -INFINITY, &pad));
     kiln_attr_desc ax = KILN_ATTR_I("axis", (int64_t)mt->rank - 1);
-    KILN_TRY(attn_op(c, KILN_NODE_Concat, bias, pad, &ax, 1, &bias));
+    KILN_TRY(onnx_expand_op(&c->x, KILN_NODE_Concat, bias, pad, &ax, 1, &bias));
   }
   *out = bias;
   return NULL;
@@ -183,7 +172,7 @@ static kiln_status attn_nonpad(attn_ctx *c, kiln_value *np, int64_t b, int64_t l
     return attn_err(c, KILN_INVALID_ARGUMENT, "nonpad_kv_seqlen must have shape [batch_size]");
   if (t->elem != KILN_I64) {
     kiln_attr_desc to = KILN_ATTR_T("to", KILN_I64);
-    KILN_TRY(attn_op(c, KILN_NODE_Cast, np, NULL, &to, 1, &np));
+    KILN_TRY(onnx_expand_op(&c->x, KILN_NODE_Cast, np, NULL, &to, 1, &np));
   }
   double *pos = malloc((size_t)(l ? l : 1) * sizeof *pos);
   if (!pos)
@@ -195,12 +184,12 @@ static kiln_status attn_nonpad(attn_ctx *c, kiln_value *np, int64_t b, int64_t l
   kiln_status s = attn_const(c, KILN_I64, 2, rdims, pos, 0, &range);
   free(pos);
   KILN_TRY(s);
-  KILN_TRY(attn_ints_op(c, KILN_NODE_Reshape, "shape", np, col, 2, &npc));
-  KILN_TRY(attn_op(c, KILN_NODE_Less, range, npc, NULL, 0, &keep));
+  KILN_TRY(onnx_expand_ints(&c->x, KILN_NODE_Reshape, "shape", np, col, 2, &npc));
+  KILN_TRY(onnx_expand_op(&c->x, KILN_NODE_Less, range, npc, NULL, 0, &keep));
   KILN_TRY(attn_scalar(c, 0.0, &zero));
   KILN_TRY(attn_scalar(c, -INFINITY, &ninf));
   KILN_TRY(attn_where(c, keep, zero, ninf, &m));
-  return attn_ints_op(c, KILN_NODE_Reshape, "shape", m, bias4, 4, out);
+  return onnx_expand_ints(&c->x, KILN_NODE_Reshape, "shape", m, bias4, 4, out);
 }
 
 static kiln_status attn_add_bias(attn_ctx *c, kiln_value **bias, kiln_value *more) {
@@ -208,7 +197,7 @@ static kiln_status attn_add_bias(attn_ctx *c, kiln_value **bias, kiln_value *mor
     *bias = more;
     return NULL;
   }
-  return attn_op(c, KILN_NODE_Add, *bias, more, NULL, 0, bias);
+  return onnx_expand_op(&c->x, KILN_NODE_Add, *bias, more, NULL, 0, bias);
 }
 
 /* Inputs, checked and brought to the 4-D [B, heads, S, size] form. */
@@ -218,8 +207,8 @@ typedef struct attn_io {
 } attn_io;
 
 static kiln_status attn_inputs(attn_ctx *c, attn_io *io) {
-  onnx_loader *L = c->L;
-  const Onnx__NodeProto *n = c->n;
+  onnx_loader *L = c->x.L;
+  const Onnx__NodeProto *n = c->x.n;
   kiln_value **slot[7] = {&io->q, &io->k, &io->v, &io->mask, &io->past_k, &io->past_v, &io->nonpad};
   for (uint32_t i = 0; i < 7; i++)
     KILN_TRY(onnx_input(L, n, i, slot[i]));
@@ -284,7 +273,7 @@ static kiln_status attn_inputs(attn_ctx *c, attn_io *io) {
 
 kiln_status onnx_imp_attention(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op) {
   (void)op;
-  attn_ctx c = {.L = L, .n = n};
+  attn_ctx c = {.x = {.L = L, .n = n}};
   attn_io io = {0};
   KILN_TRY(attn_inputs(&c, &io));
   int64_t mode = onnx_attr_int_or(n, "qk_matmul_output_mode", 0);
@@ -305,8 +294,8 @@ kiln_status onnx_imp_attention(onnx_loader *L, const Onnx__NodeProto *n, const o
   if (io.past_k) {
     past = kiln_value_type(io.past_k)->dims[2];
     kiln_attr_desc ax = KILN_ATTR_I("axis", 2);
-    KILN_TRY(attn_op(&c, KILN_NODE_Concat, io.past_k, io.k, &ax, 1, &key));
-    KILN_TRY(attn_op(&c, KILN_NODE_Concat, io.past_v, io.v, &ax, 1, &val));
+    KILN_TRY(onnx_expand_op(&c.x, KILN_NODE_Concat, io.past_k, io.k, &ax, 1, &key));
+    KILN_TRY(onnx_expand_op(&c.x, KILN_NODE_Concat, io.past_v, io.v, &ax, 1, &val));
   }
   int64_t total = past + io.kv_len;
 
@@ -318,13 +307,13 @@ kiln_status onnx_imp_attention(onnx_loader *L, const Onnx__NodeProto *n, const o
     return attn_err(&c, KILN_INVALID_ARGUMENT, "scale must be positive and finite");
   kiln_value *sq, *qs, *kr, *vr, *kt, *ks, *qk;
   KILN_TRY(attn_scalar(&c, sqrt(scale), &sq));
-  KILN_TRY(attn_op(&c, KILN_NODE_Mul, io.q, sq, NULL, 0, &qs));
+  KILN_TRY(onnx_expand_op(&c.x, KILN_NODE_Mul, io.q, sq, NULL, 0, &qs));
   KILN_TRY(attn_repeat_heads(&c, key, io.qh / io.kvh, &kr));
   KILN_TRY(attn_repeat_heads(&c, val, io.qh / io.kvh, &vr));
   static const int64_t swap_last[4] = {0, 1, 3, 2};
-  KILN_TRY(attn_ints_op(&c, KILN_NODE_Transpose, "perm", kr, swap_last, 4, &kt));
-  KILN_TRY(attn_op(&c, KILN_NODE_Mul, kt, sq, NULL, 0, &ks));
-  KILN_TRY(attn_op(&c, KILN_NODE_MatMul, qs, ks, NULL, 0, &qk));
+  KILN_TRY(onnx_expand_ints(&c.x, KILN_NODE_Transpose, "perm", kr, swap_last, 4, &kt));
+  KILN_TRY(onnx_expand_op(&c.x, KILN_NODE_Mul, kt, sq, NULL, 0, &ks));
+  KILN_TRY(onnx_expand_op(&c.x, KILN_NODE_MatMul, qs, ks, NULL, 0, &qk));
   kiln_value *stage[4] = {qk, qk, qk, qk}; /* what each qk_matmul_output_mode shows */
 
   if (softcap != 0.0) {
@@ -332,9 +321,9 @@ kiln_status onnx_imp_attention(onnx_loader *L, const Onnx__NodeProto *n, const o
       return attn_err(&c, KILN_INVALID_ARGUMENT, "softcap must be positive and finite");
     kiln_value *cap, *d, *th;
     KILN_TRY(attn_scalar(&c, softcap, &cap));
-    KILN_TRY(attn_op(&c, KILN_NODE_Div, qk, cap, NULL, 0, &d));
-    KILN_TRY(attn_op(&c, KILN_NODE_Tanh, d, NULL, NULL, 0, &th));
-    KILN_TRY(attn_op(&c, KILN_NODE_Mul, th, cap, NULL, 0, &qk));
+    KILN_TRY(onnx_expand_op(&c.x, KILN_NODE_Div, qk, cap, NULL, 0, &d));
+    KILN_TRY(onnx_expand_op(&c.x, KILN_NODE_Tanh, d, NULL, NULL, 0, &th));
+    KILN_TRY(onnx_expand_op(&c.x, KILN_NODE_Mul, th, cap, NULL, 0, &qk));
   }
   stage[1] = stage[2] = qk;
 
@@ -352,26 +341,26 @@ kiln_status onnx_imp_attention(onnx_loader *L, const Onnx__NodeProto *n, const o
     KILN_TRY(attn_add_bias(&c, &bias, more));
   }
   if (bias)
-    KILN_TRY(attn_op(&c, KILN_NODE_Add, qk, bias, NULL, 0, &qk));
+    KILN_TRY(onnx_expand_op(&c.x, KILN_NODE_Add, qk, bias, NULL, 0, &qk));
   stage[2] = qk;
 
   kiln_value *p;
   kiln_attr_desc to_sm = KILN_ATTR_T("to", sm), to_t = KILN_ATTR_T("to", c.t);
   kiln_attr_desc last = KILN_ATTR_I("axis", -1);
   if (sm != c.t)
-    KILN_TRY(attn_op(&c, KILN_NODE_Cast, qk, NULL, &to_sm, 1, &qk));
-  KILN_TRY(attn_op(&c, KILN_NODE_Softmax, qk, NULL, &last, 1, &p));
+    KILN_TRY(onnx_expand_op(&c.x, KILN_NODE_Cast, qk, NULL, &to_sm, 1, &qk));
+  KILN_TRY(onnx_expand_op(&c.x, KILN_NODE_Softmax, qk, NULL, &last, 1, &p));
   if (sm != c.t)
-    KILN_TRY(attn_op(&c, KILN_NODE_Cast, p, NULL, &to_t, 1, &p));
+    KILN_TRY(onnx_expand_op(&c.x, KILN_NODE_Cast, p, NULL, &to_t, 1, &p));
   stage[3] = p;
 
   kiln_value *y;
-  KILN_TRY(attn_op(&c, KILN_NODE_MatMul, p, vr, NULL, 0, &y));
+  KILN_TRY(onnx_expand_op(&c.x, KILN_NODE_MatMul, p, vr, NULL, 0, &y));
   if (io.rank == 3) {
     static const int64_t perm[4] = {0, 2, 1, 3};
     int64_t shape[3] = {io.b, io.s, io.qh * io.vhs};
-    KILN_TRY(attn_ints_op(&c, KILN_NODE_Transpose, "perm", y, perm, 4, &y));
-    KILN_TRY(attn_ints_op(&c, KILN_NODE_Reshape, "shape", y, shape, 3, &y));
+    KILN_TRY(onnx_expand_ints(&c.x, KILN_NODE_Transpose, "perm", y, perm, 4, &y));
+    KILN_TRY(onnx_expand_ints(&c.x, KILN_NODE_Reshape, "shape", y, shape, 3, &y));
   }
   KILN_TRY(attn_bind(&c, 0, y));
   KILN_TRY(attn_bind(&c, 1, key));

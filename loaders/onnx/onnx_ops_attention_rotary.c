@@ -7,38 +7,23 @@
  * unchanged. */
 #include "onnx_internal.h"
 
-typedef struct rope_ctx {
-  onnx_loader *L;
-  const Onnx__NodeProto *n;
-} rope_ctx;
-
-static kiln_status rope_err(const rope_ctx *c, const char *why) {
+static kiln_status rope_err(const onnx_expand *c, const char *why) {
   return kiln_status_make(KILN_INVALID_ARGUMENT, "%s: node %s: RotaryEmbedding: %s", c->L->file,
                           onnx_node_desc(c->n), why);
 }
 
-static kiln_status rope_op(rope_ctx *c, kiln_node_kind k, kiln_value *a, kiln_value *b,
-                           const kiln_attr_desc *at, uint32_t nat, kiln_value **out) {
-  return onnx_emit_value(c->L, c->n, k, a, b, at, nat, out);
-}
-
-static kiln_status rope_ints_op(rope_ctx *c, kiln_node_kind k, const char *attr, kiln_value *x,
-                                const int64_t *v, uint32_t len, kiln_value **out) {
-  return onnx_emit_ints(c->L, c->n, k, attr, x, v, len, out);
-}
-
 /* x[..., start : end : step] on the last axis (axis `axis`). */
-static kiln_status rope_slice(rope_ctx *c, kiln_value *x, int64_t axis, int64_t start, int64_t end,
-                              int64_t step, kiln_value **out) {
+static kiln_status rope_slice(onnx_expand *c, kiln_value *x, int64_t axis, int64_t start,
+                              int64_t end, int64_t step, kiln_value **out) {
   kiln_attr_desc a[4] = {KILN_ATTR_IS("starts", &start, 1), KILN_ATTR_IS("ends", &end, 1),
                          KILN_ATTR_IS("axes", &axis, 1), KILN_ATTR_IS("steps", &step, 1)};
-  return rope_op(c, KILN_NODE_Slice, x, NULL, a, 4, out);
+  return onnx_expand_op(c, KILN_NODE_Slice, x, NULL, a, 4, out);
 }
 
 /* The cos or sin factors for every (batch, position) as [B, S, 1, half]:
  * gathered by position_ids from a [max_pos, >= half] cache, or given
  * directly as [B, S, >= half]. */
-static kiln_status rope_factor(rope_ctx *c, kiln_value *cache, kiln_value *pos, int64_t b,
+static kiln_status rope_factor(onnx_expand *c, kiln_value *cache, kiln_value *pos, int64_t b,
                                int64_t s, int64_t half, kiln_value **out) {
   const kiln_type *t = kiln_value_type(cache);
   kiln_value *v = cache;
@@ -46,7 +31,7 @@ static kiln_status rope_factor(rope_ctx *c, kiln_value *cache, kiln_value *pos, 
     if (t->rank != 2)
       return rope_err(c, "with position_ids, cos_cache and sin_cache must be 2-D");
     kiln_attr_desc ax = KILN_ATTR_I("axis", 0);
-    KILN_TRY(rope_op(c, KILN_NODE_Gather, cache, pos, &ax, 1, &v));
+    KILN_TRY(onnx_expand_op(c, KILN_NODE_Gather, cache, pos, &ax, 1, &v));
   } else if (t->rank != 3) {
     return rope_err(c, "without position_ids, cos_cache and sin_cache must be 3-D");
   }
@@ -56,12 +41,12 @@ static kiln_status rope_factor(rope_ctx *c, kiln_value *cache, kiln_value *pos, 
   if (vt->dims[2] > half)
     KILN_TRY(rope_slice(c, v, 2, 0, half, 1, &v));
   static const int64_t axis2[1] = {2};
-  return rope_ints_op(c, KILN_NODE_Unsqueeze, "axes", v, axis2, 1, out);
+  return onnx_expand_ints(c, KILN_NODE_Unsqueeze, "axes", v, axis2, 1, out);
 }
 
 kiln_status onnx_imp_rotary_embedding(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op) {
   (void)op;
-  rope_ctx c = {.L = L, .n = n};
+  onnx_expand c = {.L = L, .n = n};
   kiln_value *x, *cosc, *sinc, *pos;
   KILN_TRY(onnx_input(L, n, 0, &x));
   KILN_TRY(onnx_input(L, n, 1, &cosc));
@@ -82,13 +67,13 @@ kiln_status onnx_imp_rotary_embedding(onnx_loader *L, const Onnx__NodeProto *n, 
   kiln_value *x4;
   static const int64_t swap12[4] = {0, 2, 1, 3};
   if (xt->rank == 4) {
-    KILN_TRY(rope_ints_op(&c, KILN_NODE_Transpose, "perm", x, swap12, 4, &x4));
+    KILN_TRY(onnx_expand_ints(&c, KILN_NODE_Transpose, "perm", x, swap12, 4, &x4));
   } else if (xt->rank == 3) {
     int64_t heads = onnx_attr_int_or(n, "num_heads", 0);
     if (heads <= 0 || xt->dims[2] % heads)
       return rope_err(&c, "3-D input needs num_heads dividing its last dimension");
     int64_t shape[4] = {xt->dims[0], xt->dims[1], heads, xt->dims[2] / heads};
-    KILN_TRY(rope_ints_op(&c, KILN_NODE_Reshape, "shape", x, shape, 4, &x4));
+    KILN_TRY(onnx_expand_ints(&c, KILN_NODE_Reshape, "shape", x, shape, 4, &x4));
   } else {
     return rope_err(&c, "X must be 3-D or 4-D");
   }
@@ -121,27 +106,27 @@ kiln_status onnx_imp_rotary_embedding(onnx_loader *L, const Onnx__NodeProto *n, 
   }
   /* (x1 + i x2) * (cos + i sin) */
   kiln_value *a, *bb, *re, *im;
-  KILN_TRY(rope_op(&c, KILN_NODE_Mul, cs, x1, NULL, 0, &a));
-  KILN_TRY(rope_op(&c, KILN_NODE_Mul, sn, x2, NULL, 0, &bb));
-  KILN_TRY(rope_op(&c, KILN_NODE_Sub, a, bb, NULL, 0, &re));
-  KILN_TRY(rope_op(&c, KILN_NODE_Mul, sn, x1, NULL, 0, &a));
-  KILN_TRY(rope_op(&c, KILN_NODE_Mul, cs, x2, NULL, 0, &bb));
-  KILN_TRY(rope_op(&c, KILN_NODE_Add, a, bb, NULL, 0, &im));
+  KILN_TRY(onnx_expand_op(&c, KILN_NODE_Mul, cs, x1, NULL, 0, &a));
+  KILN_TRY(onnx_expand_op(&c, KILN_NODE_Mul, sn, x2, NULL, 0, &bb));
+  KILN_TRY(onnx_expand_op(&c, KILN_NODE_Sub, a, bb, NULL, 0, &re));
+  KILN_TRY(onnx_expand_op(&c, KILN_NODE_Mul, sn, x1, NULL, 0, &a));
+  KILN_TRY(onnx_expand_op(&c, KILN_NODE_Mul, cs, x2, NULL, 0, &bb));
+  KILN_TRY(onnx_expand_op(&c, KILN_NODE_Add, a, bb, NULL, 0, &im));
 
   kiln_value *y;
   kiln_attr_desc last = KILN_ATTR_I("axis", -1);
   if (inter) {
     static const int64_t axis4[1] = {4};
     int64_t shape[4] = {b, s, t4->dims[2], rd};
-    KILN_TRY(rope_ints_op(&c, KILN_NODE_Unsqueeze, "axes", re, axis4, 1, &re));
-    KILN_TRY(rope_ints_op(&c, KILN_NODE_Unsqueeze, "axes", im, axis4, 1, &im));
-    KILN_TRY(rope_op(&c, KILN_NODE_Concat, re, im, &last, 1, &y));
-    KILN_TRY(rope_ints_op(&c, KILN_NODE_Reshape, "shape", y, shape, 4, &y));
+    KILN_TRY(onnx_expand_ints(&c, KILN_NODE_Unsqueeze, "axes", re, axis4, 1, &re));
+    KILN_TRY(onnx_expand_ints(&c, KILN_NODE_Unsqueeze, "axes", im, axis4, 1, &im));
+    KILN_TRY(onnx_expand_op(&c, KILN_NODE_Concat, re, im, &last, 1, &y));
+    KILN_TRY(onnx_expand_ints(&c, KILN_NODE_Reshape, "shape", y, shape, 4, &y));
   } else {
-    KILN_TRY(rope_op(&c, KILN_NODE_Concat, re, im, &last, 1, &y));
+    KILN_TRY(onnx_expand_op(&c, KILN_NODE_Concat, re, im, &last, 1, &y));
   }
   if (keep)
-    KILN_TRY(rope_op(&c, KILN_NODE_Concat, y, keep, &last, 1, &y));
+    KILN_TRY(onnx_expand_op(&c, KILN_NODE_Concat, y, keep, &last, 1, &y));
 
   /* Back to the input's layout; the last node carries the ONNX output. */
   onnx_attr_list al = {0};

@@ -1,8 +1,10 @@
 /* onnx_ops_common.c: what the per-family importers (onnx_ops_<family>.c)
  * share: the plain importer that most table rows use (one ONNX node onto
  * one kiln node, attributes as they are), binding an ONNX output to a
- * module constant, and turning compile-time inputs and type attributes
- * into kiln attributes before emitting the node. */
+ * module constant, emitting the helper nodes of an expanded node
+ * (onnx_expand), reading compile-time inputs as lists, and turning
+ * compile-time inputs and type attributes into kiln attributes before
+ * emitting the node. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +88,28 @@ kiln_status onnx_emit_with_type_attr(onnx_loader *L, const Onnx__NodeProto *n, c
   return s;
 }
 
+kiln_status onnx_const_input_list(onnx_loader *L, const Onnx__NodeProto *n, uint32_t i,
+                                  const char *name, int64_t **ints, double **floats,
+                                  uint32_t *len) {
+  onnx_cval c;
+  KILN_TRY(onnx_const_input(L, n, i, name, &c));
+  kiln_status s = ints ? onnx_cval_ints(&c, ints, len) : onnx_cval_floats(&c, floats, len);
+  onnx_cval_release(&c);
+  if (s)
+    return kiln_status_wrap(s, "%s: node %s: input %u (%s)", L->file, onnx_node_desc(n), i, name);
+  return NULL;
+}
+
+kiln_status onnx_expand_op(const onnx_expand *x, kiln_node_kind kind, kiln_value *a, kiln_value *b,
+                           const kiln_attr_desc *attrs, uint32_t n_attrs, kiln_value **out) {
+  return onnx_emit_value(x->L, x->n, kind, a, b, attrs, n_attrs, out);
+}
+
+kiln_status onnx_expand_ints(const onnx_expand *x, kiln_node_kind kind, const char *attr,
+                             kiln_value *in, const int64_t *v, uint32_t len, kiln_value **out) {
+  return onnx_emit_ints(x->L, x->n, kind, attr, in, v, len, out);
+}
+
 /* Read compile-time input i of n as an int list attribute `name`; absent
  * optional inputs add nothing. */
 kiln_status onnx_ints_attr_from_input(onnx_loader *L, const Onnx__NodeProto *n, uint32_t i,
@@ -96,15 +120,10 @@ kiln_status onnx_ints_attr_from_input(onnx_loader *L, const Onnx__NodeProto *n, 
                               L->file, onnx_node_desc(n), i, name);
     return NULL;
   }
-  onnx_cval c;
-  KILN_TRY(onnx_const_input(L, n, i, name, &c));
   int64_t *v;
   uint32_t len;
-  kiln_status s = onnx_cval_ints(&c, &v, &len);
-  onnx_cval_release(&c);
-  if (s)
-    return kiln_status_wrap(s, "%s: node %s: input %u (%s)", L->file, onnx_node_desc(n), i, name);
-  s = onnx_attrs_set_ints(al, name, v, len);
+  KILN_TRY(onnx_const_input_list(L, n, i, name, &v, NULL, &len));
+  kiln_status s = onnx_attrs_set_ints(al, name, v, len);
   free(v);
   return s;
 }

@@ -10,14 +10,10 @@ static kiln_status floats_from_input(onnx_loader *L, const Onnx__NodeProto *n, u
   *present = false;
   if (!onnx_input_present(n, i))
     return NULL;
-  onnx_cval c;
-  KILN_TRY(onnx_const_input(L, n, i, name, &c));
   double *v;
   uint32_t len;
-  kiln_status s = onnx_cval_floats(&c, &v, &len);
-  onnx_cval_release(&c);
-  if (s)
-    return kiln_status_wrap(s, "%s: node %s: input %u (%s)", L->file, onnx_node_desc(n), i, name);
+  KILN_TRY(onnx_const_input_list(L, n, i, name, NULL, &v, &len));
+  kiln_status s = NULL;
   if (len) /* an empty tensor stands for an absent input (Resize) */
     s = onnx_attrs_set_floats(al, name, v, len);
   *present = len > 0;

@@ -26,23 +26,16 @@ static kiln_status kcpu_nd_conv_any(kcpu_emit *e, const kiln_instr *in, bool tra
   int64_t group = kiln_attrs_int_or(a, "group", 1);
   if (group < 1 || x->dims[1] % group || y->dims[1] % group)
     return kcpu_e_fail(in, "group %lld does not divide the channels", (long long)group);
-  uint32_t sp = (uint32_t)w.sp;
-  LLVMValueRef args[] = {kcpu_i64(e, x->elem),
-                         kcpu_addr(e, kcpu_i_in(in, 0)),
-                         kcpu_addr(e, kcpu_i_in(in, 1)),
-                         kcpu_e_ptr(e, kcpu_i_in(in, 2)),
-                         kcpu_addr(e, kcpu_i_out(in, 0)),
-                         kcpu_i64(e, x->dims[0]),
-                         kcpu_i64(e, x->dims[1]),
-                         kcpu_i64(e, y->dims[1]),
-                         kcpu_i64(e, group),
-                         kcpu_i64(e, w.sp),
-                         kcpu_i64_array(e, w.in, sp),
-                         kcpu_i64_array(e, w.out, sp),
-                         kcpu_i64_array(e, w.k, sp),
-                         kcpu_i64_array(e, w.s, sp),
-                         kcpu_i64_array(e, w.d, sp),
-                         kcpu_i64_array(e, w.pb, sp)};
+  LLVMValueRef args[16] = {kcpu_i64(e, x->elem),
+                           kcpu_addr(e, kcpu_i_in(in, 0)),
+                           kcpu_addr(e, kcpu_i_in(in, 1)),
+                           kcpu_e_ptr(e, kcpu_i_in(in, 2)),
+                           kcpu_addr(e, kcpu_i_out(in, 0)),
+                           kcpu_i64(e, x->dims[0]),
+                           kcpu_i64(e, x->dims[1]),
+                           kcpu_i64(e, y->dims[1]),
+                           kcpu_i64(e, group)};
+  kcpu_ndwin_args(e, &w, args + 9);
   return kcpu_e_call(e, in, transposed ? "kcpu_k_convtransposend" : "kcpu_k_convnd", args, 16);
 }
 
@@ -94,29 +87,22 @@ kiln_status kcpu_emit_Conv(kcpu_emit *e, const kiln_instr *in) {
     wpk =
         kcpu_perf_prepack(e, kcpu_i_in(in, 1), group, Mg * Kg, Mg, Kg, Kg, 1, kcpu_gemm_mr(lanes));
   }
-  LLVMValueRef args[] = {kcpu_addr(e, kcpu_i_in(in, 0)),
-                         kcpu_addr(e, kcpu_i_in(in, 1)),
-                         wpk ? wpk : kcpu_e_null(e),
-                         kcpu_e_ptr(e, kcpu_i_in(in, 2)),
-                         kcpu_addr(e, kcpu_i_out(in, 0)),
-                         kcpu_i64(e, x->dims[0]),
-                         kcpu_i64(e, x->dims[1]),
-                         kcpu_i64(e, w.in[0]),
-                         kcpu_i64(e, w.in[1]),
-                         kcpu_i64(e, y->dims[1]),
-                         kcpu_i64(e, w.out[0]),
-                         kcpu_i64(e, w.out[1]),
-                         kcpu_i64(e, w.k[0]),
-                         kcpu_i64(e, w.k[1]),
-                         kcpu_i64(e, w.s[0]),
-                         kcpu_i64(e, w.s[1]),
-                         kcpu_i64(e, w.d[0]),
-                         kcpu_i64(e, w.d[1]),
-                         kcpu_i64(e, w.pb[0]),
-                         kcpu_i64(e, w.pb[1]),
-                         kcpu_i64(e, group),
-                         kcpu_i64(e, act),
-                         kcpu_i64(e, lanes),
-                         kcpu_pool(e)};
+  LLVMValueRef args[24] = {kcpu_addr(e, kcpu_i_in(in, 0)),
+                           kcpu_addr(e, kcpu_i_in(in, 1)),
+                           wpk ? wpk : kcpu_e_null(e),
+                           kcpu_e_ptr(e, kcpu_i_in(in, 2)),
+                           kcpu_addr(e, kcpu_i_out(in, 0)),
+                           kcpu_i64(e, x->dims[0]),
+                           kcpu_i64(e, x->dims[1]),
+                           kcpu_i64(e, w.in[0]),
+                           kcpu_i64(e, w.in[1]),
+                           kcpu_i64(e, y->dims[1]),
+                           kcpu_i64(e, w.out[0]),
+                           kcpu_i64(e, w.out[1])};
+  kcpu_win_args(e, &w, args + 12);
+  args[12 + KCPU_WIN_ARGS] = kcpu_i64(e, group);
+  args[13 + KCPU_WIN_ARGS] = kcpu_i64(e, act);
+  args[14 + KCPU_WIN_ARGS] = kcpu_i64(e, lanes);
+  args[15 + KCPU_WIN_ARGS] = kcpu_pool(e);
   return kcpu_e_call(e, in, "kcpu_k_conv2d_ex", args, 24);
 }

@@ -35,22 +35,14 @@ static kiln_status kcpu_nd_pool_emit(kcpu_emit *e, const kiln_instr *in, int mod
     return kcpu_e_fail(in, "unsupported window attributes");
   uint32_t sp = (uint32_t)w.sp;
   const kiln_buffer *ind = kiln_instr_result_count(in) > 1 ? kcpu_i_out(in, 1) : NULL;
-  LLVMValueRef args[] = {kcpu_i64(e, x->elem),
-                         kcpu_addr(e, kcpu_i_in(in, 0)),
-                         kcpu_addr(e, kcpu_i_out(in, 0)),
-                         kcpu_e_ptr(e, ind),
-                         kcpu_i64(e, x->dims[0] * x->dims[1]),
-                         kcpu_i64(e, w.sp),
-                         kcpu_i64_array(e, w.in, sp),
-                         kcpu_i64_array(e, w.out, sp),
-                         kcpu_i64_array(e, w.k, sp),
-                         kcpu_i64_array(e, w.s, sp),
-                         kcpu_i64_array(e, w.d, sp),
-                         kcpu_i64_array(e, w.pb, sp),
-                         kcpu_i64_array(e, w.pe, sp),
-                         kcpu_i64(e, mode),
-                         kcpu_i64(e, kiln_attrs_int_or(a, "count_include_pad", 0) != 0),
-                         kcpu_i64(e, kiln_attrs_int_or(a, "storage_order", 0) != 0)};
+  LLVMValueRef args[16] = {kcpu_i64(e, x->elem), kcpu_addr(e, kcpu_i_in(in, 0)),
+                           kcpu_addr(e, kcpu_i_out(in, 0)), kcpu_e_ptr(e, ind),
+                           kcpu_i64(e, x->dims[0] * x->dims[1])};
+  kcpu_ndwin_args(e, &w, args + 5);
+  args[5 + KCPU_NDWIN_ARGS] = kcpu_i64_array(e, w.pe, sp);
+  args[6 + KCPU_NDWIN_ARGS] = kcpu_i64(e, mode);
+  args[7 + KCPU_NDWIN_ARGS] = kcpu_i64(e, kiln_attrs_int_or(a, "count_include_pad", 0) != 0);
+  args[8 + KCPU_NDWIN_ARGS] = kcpu_i64(e, kiln_attrs_int_or(a, "storage_order", 0) != 0);
   return kcpu_e_call(e, in, "kcpu_k_poolnd", args, 16);
 }
 /* ---- f32 1-D / 2-D pools ---- */
@@ -70,26 +62,19 @@ static kiln_status kcpu_emit_pool(kcpu_emit *e, const kiln_instr *in, int64_t mo
   kcpu_win w;
   if (kcpu_e_ints(a, "kernel_shape", &ks) != sp || !kcpu_win_make(a, x, y, ks, sp, &w))
     return kcpu_e_fail(in, "unsupported window attributes");
-  LLVMValueRef args[] = {kcpu_addr(e, kcpu_i_in(in, 0)),
-                         kcpu_addr(e, kcpu_i_out(in, 0)),
-                         kcpu_i64(e, x->dims[0] * x->dims[1]),
-                         kcpu_i64(e, w.in[0]),
-                         kcpu_i64(e, w.in[1]),
-                         kcpu_i64(e, w.out[0]),
-                         kcpu_i64(e, w.out[1]),
-                         kcpu_i64(e, w.k[0]),
-                         kcpu_i64(e, w.k[1]),
-                         kcpu_i64(e, w.s[0]),
-                         kcpu_i64(e, w.s[1]),
-                         kcpu_i64(e, w.d[0]),
-                         kcpu_i64(e, w.d[1]),
-                         kcpu_i64(e, w.pb[0]),
-                         kcpu_i64(e, w.pb[1]),
-                         kcpu_i64(e, w.pe[0]),
-                         kcpu_i64(e, w.pe[1]),
-                         kcpu_i64(e, mode),
-                         kcpu_i64(e, kiln_attrs_int_or(a, "count_include_pad", 0) != 0),
-                         kcpu_pool(e)};
+  LLVMValueRef args[20] = {kcpu_addr(e, kcpu_i_in(in, 0)),
+                           kcpu_addr(e, kcpu_i_out(in, 0)),
+                           kcpu_i64(e, x->dims[0] * x->dims[1]),
+                           kcpu_i64(e, w.in[0]),
+                           kcpu_i64(e, w.in[1]),
+                           kcpu_i64(e, w.out[0]),
+                           kcpu_i64(e, w.out[1])};
+  kcpu_win_args(e, &w, args + 7);
+  args[7 + KCPU_WIN_ARGS] = kcpu_i64(e, w.pe[0]);
+  args[8 + KCPU_WIN_ARGS] = kcpu_i64(e, w.pe[1]);
+  args[9 + KCPU_WIN_ARGS] = kcpu_i64(e, mode);
+  args[10 + KCPU_WIN_ARGS] = kcpu_i64(e, kiln_attrs_int_or(a, "count_include_pad", 0) != 0);
+  args[11 + KCPU_WIN_ARGS] = kcpu_pool(e);
   return kcpu_e_call(e, in, "kcpu_k_pool2d", args, 20);
 }
 

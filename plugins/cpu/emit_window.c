@@ -41,6 +41,13 @@ bool kcpu_win_make(const kiln_attrs *a, const kiln_type *x, const kiln_type *y,
   return true;
 }
 
+void kcpu_win_args(kcpu_emit *e, const kcpu_win *w, LLVMValueRef dst[KCPU_WIN_ARGS]) {
+  const int64_t *runs[] = {w->k, w->s, w->d, w->pb};
+  for (int r = 0; r < 4; r++)
+    for (int i = 0; i < 2; i++)
+      dst[2 * r + i] = kcpu_i64(e, runs[r][i]);
+}
+
 bool kcpu_nd_win(const kiln_attrs *a, const kiln_type *x, const kiln_type *y,
                  const int64_t *kshape, bool transposed, kcpu_ndwin *w) {
   kiln_window win;
@@ -58,6 +65,13 @@ bool kcpu_nd_win(const kiln_attrs *a, const kiln_type *x, const kiln_type *y,
     w->pe[i] = win.pad_end[i];
   }
   return true;
+}
+
+void kcpu_ndwin_args(kcpu_emit *e, const kcpu_ndwin *w, LLVMValueRef dst[KCPU_NDWIN_ARGS]) {
+  const int64_t *runs[] = {w->in, w->out, w->k, w->s, w->d, w->pb};
+  dst[0] = kcpu_i64(e, w->sp);
+  for (int r = 0; r < 6; r++)
+    dst[1 + r] = kcpu_i64_array(e, runs[r], (uint32_t)w->sp);
 }
 
 bool kcpu_nd_float(kiln_elem e) {

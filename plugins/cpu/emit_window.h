@@ -16,6 +16,11 @@ typedef struct kcpu_win {
  * false when the attributes do not decode. */
 bool kcpu_win_make(const kiln_attrs *a, const kiln_type *x, const kiln_type *y,
                    const int64_t *kshape, uint32_t sp, kcpu_win *w);
+/* The 2-D kernels' kernel, stride, dilation and begin-padding arguments
+ * (each H then W) as i64 constants in dst[0..7]: the run every f32 2-D
+ * window kernel takes in the same order. */
+#define KCPU_WIN_ARGS 8
+void kcpu_win_args(kcpu_emit *e, const kcpu_win *w, LLVMValueRef dst[KCPU_WIN_ARGS]);
 
 #define KCPU_ND_MAX 8
 
@@ -29,6 +34,11 @@ typedef struct kcpu_ndwin {
  * not decode or the rank exceeds KCPU_ND_MAX. */
 bool kcpu_nd_win(const kiln_attrs *a, const kiln_type *x, const kiln_type *y,
                  const int64_t *kshape, bool transposed, kcpu_ndwin *w);
+/* The N-D kernels' spatial rank and input, output, kernel, stride,
+ * dilation and begin-padding arrays as dst[0..6], the run every N-D window
+ * kernel takes in the same order. */
+#define KCPU_NDWIN_ARGS 7
+void kcpu_ndwin_args(kcpu_emit *e, const kcpu_ndwin *w, LLVMValueRef dst[KCPU_NDWIN_ARGS]);
 /* f32, f64, f16 or bf16. */
 bool kcpu_nd_float(kiln_elem e);
 /* The first n_in present inputs and the result have element type el and

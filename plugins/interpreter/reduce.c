@@ -292,27 +292,21 @@ static kiln_status arg_run(const char *name, bool want_max, const kiln_attrs *at
   interp_class c = interp_class_of(x->type.elem);
   if (c == INTERP_BOOL)
     return interp_bad_elem(name, "input", x->type.elem);
-  uint32_t axis;
-  KILN_TRY_CTX(interp_axis(kiln_attrs_int_or(attrs, "axis", 0), x->type.rank, &axis),
-               "interpreter %s", name);
+  interp_axis_view v;
+  KILN_TRY(interp_axis_view_make(name, &x->type, kiln_attrs_int_or(attrs, "axis", 0), &v));
   bool last = kiln_attrs_int_or(attrs, "select_last_index", 0) != 0;
-  int64_t len = x->type.rank ? x->type.dims[axis] : 1, inner = 1, outer = 1;
-  for (uint32_t d = axis + 1; d < x->type.rank; d++)
-    inner *= x->type.dims[d];
-  for (uint32_t d = 0; d < axis; d++)
-    outer *= x->type.dims[d];
-  if (len == 0 && outer * inner > 0)
+  if (v.len == 0 && v.outer * v.inner > 0)
     return kiln_status_make(KILN_INVALID_ARGUMENT, "interpreter %s: reduced axis %u is empty", name,
-                            axis);
-  for (int64_t o = 0; o < outer; o++)
-    for (int64_t in = 0; in < inner; in++) {
-      int64_t base = o * len * inner + in, best = 0;
-      for (int64_t k = 1; k < len; k++) {
-        int64_t cur = base + k * inner, bi = base + best * inner;
+                            v.axis);
+  for (int64_t o = 0; o < v.outer; o++)
+    for (int64_t in = 0; in < v.inner; in++) {
+      int64_t best = 0;
+      for (int64_t k = 1; k < v.len; k++) {
+        int64_t cur = interp_axis_at(&v, o, in, k), bi = interp_axis_at(&v, o, in, best);
         if (arg_better(c, x, cur, bi, want_max) || (last && arg_equal(c, x, cur, bi)))
           best = k;
       }
-      interp_store_i(&outs[0], o * inner + in, best);
+      interp_store_i(&outs[0], o * v.inner + in, best);
     }
   return NULL;
 }
