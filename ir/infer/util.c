@@ -35,12 +35,11 @@ kiln_infer_tstr kiln_infer_dstr_of(const int64_t *dims, uint32_t n) {
 }
 
 kiln_status kiln_infer_fail(const char *kind, const char *fmt, ...) {
-  char msg[512];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  kiln_status s = kiln_status_makev(KILN_INVALID_ARGUMENT, fmt, ap);
   va_end(ap);
-  return kiln_status_make(KILN_INVALID_ARGUMENT, "%s: %s", kind, msg);
+  return kiln_status_wrap(s, "%s", kind);
 }
 
 /* "f32, f16, ..." for a mask, so a message lists what would be accepted. */

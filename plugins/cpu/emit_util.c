@@ -3,7 +3,6 @@
 #include "emit_util.h"
 
 #include <stdarg.h>
-#include <stdio.h>
 
 const kiln_type *kcpu_n_in(const kiln_node *n, uint32_t i) {
   const kiln_value *v = i < kiln_node_input_count(n) ? kiln_node_input(n, i) : NULL;
@@ -66,13 +65,12 @@ bool kcpu_n_plain(const kiln_node *n) {
 }
 
 kiln_status kcpu_e_fail(const kiln_instr *in, const char *fmt, ...) {
-  char msg[512];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  kiln_status s = kiln_status_makev(KILN_UNIMPLEMENTED, fmt, ap);
   va_end(ap);
-  return kiln_status_make(KILN_UNIMPLEMENTED, "cpu: instruction %u (%s): %s", kiln_instr_index(in),
-                          kiln_instr_kind_name(kiln_instr_get_kind(in)), msg);
+  return kiln_status_wrap(s, "cpu: instruction %u (%s)", kiln_instr_index(in),
+                          kiln_instr_kind_name(kiln_instr_get_kind(in)));
 }
 
 LLVMValueRef kcpu_e_null(kcpu_emit *e) {

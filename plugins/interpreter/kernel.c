@@ -3,7 +3,6 @@
 #include "kernel.h"
 
 #include <stdarg.h>
-#include <stdio.h>
 
 kiln_status interp_bad_elem(const char *kernel, const char *what, kiln_elem e) {
   return kiln_status_make(KILN_UNIMPLEMENTED,
@@ -51,12 +50,11 @@ interp_mv_cls interp_mv_class(kiln_elem e) {
 }
 
 kiln_status interp_mv_err(kiln_code code, const char *kernel, const char *fmt, ...) {
-  char buf[512];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
+  kiln_status s = kiln_status_makev(code, fmt, ap);
   va_end(ap);
-  return kiln_status_make(code, "interpreter %s: %s", kernel, buf);
+  return kiln_status_wrap(s, "interpreter %s", kernel);
 }
 
 uint32_t interp_mv_ints(const kiln_attrs *a, const char *name, const int64_t **out) {

@@ -1,7 +1,6 @@
 /* plugins/opencl/errors.c: OpenCL error codes as names, and the status
  * every failed OpenCL call turns into (naming the call and the error). */
 #include <stdarg.h>
-#include <stdio.h>
 
 #include "ocl.h"
 
@@ -78,11 +77,6 @@ const char *ocl_err_name(cl_int err) {
 }
 
 kiln_status ocl_fail(cl_int err, const char *call, const char *fmt, ...) {
-  char what[9000];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
-  va_end(ap);
   kiln_code code = KILN_INTERNAL;
   if (err == CL_OUT_OF_HOST_MEMORY || err == CL_MEM_OBJECT_ALLOCATION_FAILURE ||
       err == CL_OUT_OF_RESOURCES)
@@ -90,6 +84,15 @@ kiln_status ocl_fail(cl_int err, const char *call, const char *fmt, ...) {
   else if (err == CL_DEVICE_NOT_FOUND || err == CL_DEVICE_NOT_AVAILABLE || err == -1001 ||
            err == CL_COMPILER_NOT_AVAILABLE)
     code = KILN_UNAVAILABLE;
-  return kiln_status_make(code, "opencl: %s failed with %s (%d) (%s)", call, ocl_err_name(err),
-                          (int)err, what);
+  /* The caller's detail goes inside the message, not in front, so it is
+   * formatted on its own first (a status is the formatter that never fails:
+   * without memory it reads "out of memory"). */
+  va_list ap;
+  va_start(ap, fmt);
+  kiln_status what = kiln_status_makev(code, fmt, ap);
+  va_end(ap);
+  kiln_status s = kiln_status_make(code, "opencl: %s failed with %s (%d) (%s)", call,
+                                   ocl_err_name(err), (int)err, kiln_status_message(what));
+  kiln_status_free(what);
+  return s;
 }

@@ -48,7 +48,7 @@ kiln_status ocl_gen_conv(ocl_gen *g) {
   if (!x || !w || !ocl_is_float(y->elem) || x->elem != y->elem || w->elem != y->elem ||
       (b && b->elem != y->elem))
     return ocl_gen_unsupported(g, "Conv needs float X, W and B of the result's type");
-  ocl_win p;
+  kiln_window p;
   KILN_TRY(ocl_win_params(g, x, y, w, &p));
   int64_t G = kiln_attrs_int_or(g->attrs, "group", 1);
   int64_t C = x->dims[1], M = y->dims[1], Cg = w->dims[1];
@@ -59,11 +59,11 @@ kiln_status ocl_gen_conv(ocl_gen *g) {
   ocl_sb_free(&probe);
   if (!act_ok)
     return ocl_gen_unsupported(g, "unknown fused activation");
-  int64_t isz = prod(p.in, p.sp), ksz = prod(p.k, p.sp), osz = prod(p.out, p.sp);
+  int64_t isz = prod(p.in, p.rank), ksz = prod(p.kernel, p.rank), osz = prod(p.out, p.rank);
   int mode = ocl_conv_tiling_mode();
   if (conv_tiling_fits(g, y->elem) &&
       (mode > 0 || (mode == 0 && conv_tiling_pays(M / G, Cg, Cg * ksz, osz))))
-    return ocl_gen_conv_tiled(g, p.sp, p.in, p.out, p.k, p.stride, p.dil, p.pb, G);
+    return ocl_gen_conv_tiled(g, &p, G);
   /* Direct: one work item per output cell, its window read from global
    * memory (depthwise and small layers, where tiles would sit mostly idle). */
   ocl_gen_begin_1d(g, kiln_type_numel(y));
@@ -82,9 +82,9 @@ kiln_status ocl_gen_conv(ocl_gen *g) {
   /* Horner form, one statement per dimension (a flat "0 * K0 + k0 * K1 +
    * k1 ..." would lose the nesting from 3-D on). */
   ocl_sb_printf(g->src, "  wi = 0;\n");
-  for (uint32_t d = 0; d < p.sp; d++)
-    ocl_sb_printf(g->src, "  wi = wi * %lldL + k%u;\n", (long long)p.k[d], d);
-  ocl_sb_printf(g->src, "  acc += p1[xbase + xi%u] * p2[wbase + wi];\n", p.sp);
+  for (uint32_t d = 0; d < p.rank; d++)
+    ocl_sb_printf(g->src, "  wi = wi * %lldL + k%u;\n", (long long)p.kernel[d], d);
+  ocl_sb_printf(g->src, "  acc += p1[xbase + xi%u] * p2[wbase + wi];\n", p.rank);
   ocl_win_close(g, &p);
   /* the bias joins after the window sum, as in the interpreter */
   ocl_sb_printf(g->src, "  }\n%s", b ? "  acc += p3[c1];\n" : "");

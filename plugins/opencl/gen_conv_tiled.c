@@ -79,9 +79,7 @@ static void unravel(ocl_sb *b, const char *var, const int64_t *dims, uint32_t n,
   }
 }
 
-kiln_status ocl_gen_conv_tiled(ocl_gen *g, uint32_t sp, const int64_t *in, const int64_t *out,
-                               const int64_t *k, const int64_t *stride, const int64_t *dil,
-                               const int64_t *pb, int64_t G) {
+kiln_status ocl_gen_conv_tiled(ocl_gen *g, const kiln_window *win, int64_t G) {
   const kiln_type *y = g->ops[0].type, *x = g->ops[1].type, *w = g->ops[2].type;
   const kiln_type *bias = g->n_ops > 3 ? g->ops[3].type : NULL;
   ocl_sb probe = {0};
@@ -91,8 +89,8 @@ kiln_status ocl_gen_conv_tiled(ocl_gen *g, uint32_t sp, const int64_t *in, const
     return ocl_gen_unsupported(g, "unknown fused activation");
   int64_t C = x->dims[1], Mtot = y->dims[1], Cg = w->dims[1], Mg = Mtot / G;
   int64_t isz = 1, P = 1, ksz = 1;
-  for (uint32_t d = 0; d < sp; d++)
-    isz *= in[d], P *= out[d], ksz *= k[d];
+  for (uint32_t d = 0; d < win->rank; d++)
+    isz *= win->in[d], P *= win->out[d], ksz *= win->kernel[d];
   int64_t K = Cg * ksz, batch = x->dims[0];
   uint32_t E = g->matmul_tile;
   size_t es = kiln_elem_size(y->elem);
@@ -150,16 +148,17 @@ kiln_status ocl_gen_conv_tiled(ocl_gen *g, uint32_t sp, const int64_t *in, const
                 "        long ci = kg / %lldL, kf = kg - ci * %lldL;\n",
                 E * TN, E * E, TN, TN, t, (long long)P, (long long)K, (long long)ksz,
                 (long long)ksz);
-  unravel(b, "kf", k, sp, "q");
-  unravel(b, "p", out, sp, "o");
+  unravel(b, "kf", win->kernel, win->rank, "q");
+  unravel(b, "p", win->out, win->rank, "o");
   ocl_sb_printf(b, "        bool inside = true;\n        long xi = 0;\n");
-  for (uint32_t d = 0; d < sp; d++)
+  for (uint32_t d = 0; d < win->rank; d++)
     ocl_sb_printf(b,
                   "        long x%u = o%u * %lldL - %lldL + q%u * %lldL;\n"
                   "        inside = inside && x%u >= 0 && x%u < %lldL;\n"
                   "        xi = xi * %lldL + x%u;\n",
-                  d, d, (long long)stride[d], (long long)pb[d], d, (long long)dil[d], d, d,
-                  (long long)in[d], (long long)in[d], d);
+                  d, d, (long long)win->stride[d], (long long)win->pad_begin[d], d,
+                  (long long)win->dilation[d], d, d, (long long)win->in[d], (long long)win->in[d],
+                  d);
   ocl_sb_printf(b,
                 "        if (inside) v = xb[ci * %lldL + xi];\n"
                 "      }\n"

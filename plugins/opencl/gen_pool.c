@@ -14,37 +14,30 @@
 /* A failed decode is a node this generator does not take; the decoder's
  * message says why. */
 kiln_status ocl_win_params(ocl_gen *g, const kiln_type *x, const kiln_type *y, const kiln_type *w,
-                           ocl_win *p) {
+                           kiln_window *p) {
   memset(p, 0, sizeof *p);
   if (w && x && w->rank != x->rank)
     return ocl_gen_unsupported(g, "W has another rank than X");
-  kiln_window win;
   kiln_status s = kiln_window_decode(kiln_node_kind_name(g->kind), g->attrs, x, y,
-                                     w ? w->dims + 2 : NULL, false, &win);
+                                     w ? w->dims + 2 : NULL, false, p);
   if (s) {
     kiln_status r = ocl_gen_unsupported(g, kiln_status_message(s));
     kiln_status_free(s);
     return r;
-  }
-  p->sp = win.rank;
-  for (uint32_t i = 0; i < p->sp; i++) {
-    p->in[i] = win.in[i], p->out[i] = win.out[i], p->k[i] = win.kernel[i];
-    p->stride[i] = win.stride[i], p->dil[i] = win.dilation[i];
-    p->pb[i] = win.pad_begin[i], p->pe[i] = win.pad_end[i];
   }
   return NULL;
 }
 
 /* Open one loop per window dimension; x<d> is the input coordinate,
  * xi the flat spatial input index, in<d> whether x<d> lies in the data. */
-void ocl_win_loops(ocl_gen *g, const ocl_win *p, bool skip_outside) {
+void ocl_win_loops(ocl_gen *g, const kiln_window *p, bool skip_outside) {
   ocl_sb_printf(g->src, "  long xi0 = 0;\n");
-  for (uint32_t d = 0; d < p->sp; d++) {
+  for (uint32_t d = 0; d < p->rank; d++) {
     ocl_sb_printf(g->src,
                   "  for (long k%u = 0; k%u < %lldL; k%u++) {\n"
                   "  long x%u = c%u * %lldL - %lldL + k%u * %lldL;\n",
-                  d, d, (long long)p->k[d], d, d, d + 2, (long long)p->stride[d],
-                  (long long)p->pb[d], d, (long long)p->dil[d]);
+                  d, d, (long long)p->kernel[d], d, d, d + 2, (long long)p->stride[d],
+                  (long long)p->pad_begin[d], d, (long long)p->dilation[d]);
     if (skip_outside)
       ocl_sb_printf(g->src, "  if (x%u < 0 || x%u >= %lldL) continue;\n", d, d,
                     (long long)p->in[d]);
@@ -52,8 +45,8 @@ void ocl_win_loops(ocl_gen *g, const ocl_win *p, bool skip_outside) {
   }
 }
 
-void ocl_win_close(ocl_gen *g, const ocl_win *p) {
-  for (uint32_t d = 0; d < p->sp; d++)
+void ocl_win_close(ocl_gen *g, const kiln_window *p) {
+  for (uint32_t d = 0; d < p->rank; d++)
     ocl_sb_printf(g->src, "  }\n");
 }
 
@@ -75,9 +68,9 @@ kiln_status ocl_gen_pool(ocl_gen *g) {
   if (ind && ind->elem != KILN_I64)
     return ocl_gen_unsupported(g, "MaxPool indices must be i64");
   bool col_major = kiln_attrs_int_or(g->attrs, "storage_order", 0) != 0;
-  ocl_win p;
+  kiln_window p;
   KILN_TRY(ocl_win_params(g, x, y, NULL, &p));
-  int64_t isz = prod(p.in, p.sp);
+  int64_t isz = prod(p.in, p.rank);
   const char *t = ocl_ctype(y->elem);
   ocl_gen_begin_1d(g, kiln_type_numel(y));
   ocl_gen_unravel(g, "gid", y->dims, y->rank, "c");
@@ -88,20 +81,20 @@ kiln_status ocl_gen_pool(ocl_gen *g) {
      * (-inf, or 0 for integers; index -1) */
     ocl_sb_printf(g->src, "  %s best = %s; long bi = -1;\n", t, f ? "-INFINITY" : "0");
     ocl_win_loops(g, &p, true);
-    ocl_sb_printf(g->src, "  %s v = xs[xi%u];\n", t, p.sp);
+    ocl_sb_printf(g->src, "  %s v = xs[xi%u];\n", t, p.rank);
     if (f)
       ocl_sb_printf(g->src, "  if (bi < 0 || v > best || (isnan(v) && !isnan(best))) ");
     else
       ocl_sb_printf(g->src, "  if (bi < 0 || v > best) ");
     ocl_sb_printf(g->src, "{ best = v; bi = ");
     if (col_major && ind) { /* Horner from the last axis: the first varies fastest */
-      for (uint32_t d = 0; d + 1 < p.sp; d++)
+      for (uint32_t d = 0; d + 1 < p.rank; d++)
         ocl_sb_printf(g->src, "(");
-      ocl_sb_printf(g->src, "x%u", p.sp - 1);
-      for (uint32_t d = p.sp - 1; d-- > 0;)
+      ocl_sb_printf(g->src, "x%u", p.rank - 1);
+      for (uint32_t d = p.rank - 1; d-- > 0;)
         ocl_sb_printf(g->src, " * %lldL + x%u)", (long long)p.in[d], d);
     } else {
-      ocl_sb_printf(g->src, "xi%u", p.sp);
+      ocl_sb_printf(g->src, "xi%u", p.rank);
     }
     ocl_sb_printf(g->src, "; }\n");
     ocl_win_close(g, &p);
@@ -113,13 +106,13 @@ kiln_status ocl_gen_pool(ocl_gen *g) {
     ocl_sb_printf(g->src, "  %s sum = 0; long count = 0;\n", t);
     ocl_win_loops(g, &p, false);
     ocl_sb_printf(g->src, "  bool in_data = true, in_padded = true;\n");
-    for (uint32_t d = 0; d < p.sp; d++)
+    for (uint32_t d = 0; d < p.rank; d++)
       ocl_sb_printf(g->src,
                     "  if (x%u < %lldL || x%u >= %lldL) in_padded = false;\n"
                     "  if (x%u < 0 || x%u >= %lldL) in_data = false;\n",
-                    d, (long long)-p.pb[d], d, (long long)(p.in[d] + p.pe[d]), d, d,
+                    d, (long long)-p.pad_begin[d], d, (long long)(p.in[d] + p.pad_end[d]), d, d,
                     (long long)p.in[d]);
-    ocl_sb_printf(g->src, "  if (in_data) { sum += xs[xi%u]; count++; }\n", p.sp);
+    ocl_sb_printf(g->src, "  if (in_data) { sum += xs[xi%u]; count++; }\n", p.rank);
     if (include_pad)
       ocl_sb_printf(g->src, "  else if (in_padded) count++;\n");
     ocl_win_close(g, &p);

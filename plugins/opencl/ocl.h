@@ -12,6 +12,7 @@
 
 #include <kiln/instr.h>
 #include <kiln/ir.h>
+#include <kiln/ops.h>
 #include <kiln/plugin.h>
 
 #define OCL_NAME "opencl"
@@ -160,18 +161,12 @@ kiln_status ocl_gen_det(ocl_gen *g);
 bool ocl_det_ok(const kiln_node *n);
 
 /* gen_pool.c: the pools, and the sliding-window geometry they share with
- * Conv: sizes, strides, dilations and begin / end pads per spatial axis. */
-typedef struct ocl_win {
-  uint32_t sp;
-  int64_t in[KILN_MAX_RANK], out[KILN_MAX_RANK], k[KILN_MAX_RANK];
-  int64_t stride[KILN_MAX_RANK], dil[KILN_MAX_RANK], pb[KILN_MAX_RANK], pe[KILN_MAX_RANK];
-} ocl_win;
-/* Window parameters of X -> Y; the kernel extent from W's spatial dims, or
- * from kernel_shape when w is NULL. */
+ * Conv. ocl_win_params decodes the window of X -> Y (kiln/ops.h), the
+ * kernel extent from W's spatial dims, or from kernel_shape when w is NULL. */
 kiln_status ocl_win_params(ocl_gen *g, const kiln_type *x, const kiln_type *y, const kiln_type *w,
-                           ocl_win *p);
-void ocl_win_loops(ocl_gen *g, const ocl_win *p, bool skip_outside);
-void ocl_win_close(ocl_gen *g, const ocl_win *p);
+                           kiln_window *p);
+void ocl_win_loops(ocl_gen *g, const kiln_window *p, bool skip_outside);
+void ocl_win_close(ocl_gen *g, const kiln_window *p);
 kiln_status ocl_gen_pool(ocl_gen *g);
 kiln_status ocl_gen_global_pool(ocl_gen *g);
 
@@ -186,9 +181,7 @@ bool ocl_convtranspose_ok(const kiln_node *n);
  * resolved by gen_conv.c; and KILN_OPENCL_CONV (0 auto, 1 tiled, -1 direct). */
 bool ocl_gen_activation(ocl_sb *b, const kiln_attrs *a, kiln_elem e, const char *var,
                         const char *indent);
-kiln_status ocl_gen_conv_tiled(ocl_gen *g, uint32_t sp, const int64_t *in, const int64_t *out,
-                               const int64_t *k, const int64_t *stride, const int64_t *dil,
-                               const int64_t *pb, int64_t G);
+kiln_status ocl_gen_conv_tiled(ocl_gen *g, const kiln_window *win, int64_t G);
 int ocl_conv_tiling_mode(void);
 
 /* gen_reduce.c: Reduce*, ArgMax / ArgMin, CumSum, TopK */

@@ -6,6 +6,8 @@
  * storage for elementwise and data-movement kinds only (see docs/opencl.md). */
 #include <string.h>
 
+#include <kiln/ops.h>
+
 #include "ocl.h"
 
 bool ocl_elem_ok(const ocl_device *d, kiln_elem e) {
@@ -180,8 +182,7 @@ bool ocl_supports_fused(void *state, const kiln_node *node, kiln_node_kind activ
     return false;
   if (activation == KILN_NODE_FusedElementwise)
     return ocl_fused_kind_ok(k, y->elem);
-  if (activation != KILN_NODE_Relu && activation != KILN_NODE_LeakyRelu &&
-      activation != KILN_NODE_Sigmoid && activation != KILN_NODE_Tanh)
+  if (kiln_fused_act_of_node_kind(activation) == KILN_FUSED_ACT_NONE)
     return false;
   if (k != KILN_NODE_Conv && k != KILN_NODE_MatMul && k != KILN_NODE_Gemm)
     return false;
