@@ -19,7 +19,7 @@
 
 /* ---- errors (errors.c) ---- */
 const char *ocl_err_name(cl_int err);
-/* A status for a failed OpenCL call: "opencl: CALL failed with NAME (WHAT)". */
+/* A status for a failed OpenCL call: "opencl: CALL failed with NAME (N) (WHAT)". */
 kiln_status ocl_fail(cl_int err, const char *call, const char *fmt, ...) KILN_PRINTF(3, 4);
 
 /* ---- a growable string (strbuf.c) ---- */
