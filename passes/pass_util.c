@@ -164,8 +164,8 @@ kiln_status kiln_pass_snapshot(const kiln_function *f, kiln_node ***out, uint32_
 
 kiln_status kiln_pass_each_node(kiln_function *f, const kiln_pass_options *o,
                                 kiln_pass_node_rewrite rw, uint32_t *changes) {
-  kiln_node **nodes;
-  uint32_t n;
+  kiln_node **nodes = NULL; /* set by the snapshot; -O3 cannot see it across the call */
+  uint32_t n = 0;
   KILN_TRY(kiln_pass_snapshot(f, &nodes, &n));
   uint32_t replaced = 0;
   kiln_status s = NULL;

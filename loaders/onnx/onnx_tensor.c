@@ -206,7 +206,7 @@ kiln_status onnx_tensor_from_proto(const Onnx__TensorProto *t, const char *base_
   memset(out, 0, sizeof *out);
   if (t->segment)
     return kiln_status_make(KILN_UNIMPLEMENTED, "%s: segmented tensors are not supported", what);
-  kiln_elem e;
+  kiln_elem e = KILN_F32; /* set by the dtype check below; -O3 cannot see it */
   KILN_TRY(onnx_elem_from_dtype(t->has_data_type ? t->data_type : 0, what, &e));
   if (t->n_dims > KILN_MAX_RANK)
     return kiln_status_make(KILN_UNIMPLEMENTED, "%s: rank %zu exceeds kiln's maximum of %d", what,
