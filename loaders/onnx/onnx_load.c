@@ -302,6 +302,7 @@ static kiln_status input_type(onnx_loader *L, const Onnx__ValueInfoProto *vi, in
     return NULL;
   }
   int64_t dims[KILN_MAX_RANK] = {0};
+  uint32_t unbound_before = *n_unbound;
   for (size_t d = 0; d < rank; d++) {
     const Onnx__TensorShapeProto__Dimension *dim = tt->shape->dim[d];
     if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
@@ -327,7 +328,9 @@ static kiln_status input_type(onnx_loader *L, const Onnx__ValueInfoProto *vi, in
                    named ? dim->dim_param : "?", name, d);
     (*n_unbound)++;
   }
-  if (*n_unbound)
+  /* Only this input's own unbound dims leave *out unset: an earlier
+   * input's must not, or the caller would read an unset type. */
+  if (*n_unbound != unbound_before)
     return NULL;
   KILN_TRY_CTX(kiln_type_make(e, (uint32_t)rank, dims, out), "%s", what);
   return NULL;
