@@ -88,7 +88,7 @@ fuzz_target pipeline-interpreter fuzz_pipeline_interpreter "${KILN_FUZZ_PIPELINE
   "${KILN_FUZZ_SECONDS:-120}" "$KILN_ROOT/tests/fuzz/corpus" "$node_seeds"
 # The JIT compiles every input, so cpu starts from the small regression
 # corpus and runs far fewer inputs.
-fuzz_target pipeline-cpu fuzz_pipeline_cpu "${KILN_FUZZ_CPU_RUNS:-3000}" "${KILN_FUZZ_SECONDS:-120}" \
+fuzz_target pipeline-cpu fuzz_pipeline_cpu "${KILN_FUZZ_CPU_RUNS:-10000}" "${KILN_FUZZ_SECONDS:-120}" \
   "$KILN_ROOT/tests/fuzz/corpus"
 fuzz_target kir-text fuzz_kir "${KILN_FUZZ_KIR_RUNS:-300000}" "${KILN_FUZZ_SECONDS:-120}" \
   "$KILN_ROOT/tests/fuzz/corpus_kir" "$kir_seeds"
