@@ -265,6 +265,9 @@ kiln_status kiln_infer_Slice(const kiln_type *const *in, uint32_t n_in, const ki
     int64_t step = has_steps ? steps[i] : 1, d = x->dims[a];
     if (step == 0)
       return kiln_infer_fail("Slice", "attribute 'steps' entry %u is 0", i);
+    if (step == INT64_MIN) /* its length below would negate it */
+      return kiln_infer_fail("Slice", "attribute 'steps' entry %u = %lld is out of range", i,
+                             (long long)step);
     int64_t s = starts[i] < 0 ? starts[i] + d : starts[i];
     int64_t e = ends[i] < 0 ? ends[i] + d : ends[i];
     int64_t len;
@@ -308,7 +311,11 @@ kiln_status kiln_infer_Pad(const kiln_type *const *in, uint32_t n_in, const kiln
     if (seen[a])
       return kiln_infer_fail("Pad", "attribute 'axes' names axis %u twice", a);
     seen[a] = true;
-    int64_t d = x->dims[a] + pads[i] + pads[n + i];
+    int64_t d;
+    if (__builtin_add_overflow(x->dims[a], pads[i], &d) ||
+        __builtin_add_overflow(d, pads[n + i], &d))
+      return kiln_status_make(KILN_OUT_OF_RANGE, "Pad: pads %s overflow axis %u of input 0 %s",
+                              KILN_INFER_DS(pads, np), a, KILN_INFER_TS(x));
     if (d < 0)
       return kiln_infer_fail("Pad", "pads %s make axis %u of input 0 %s negative",
                              KILN_INFER_DS(pads, np), a, KILN_INFER_TS(x));

@@ -160,4 +160,10 @@ void cases_movement(void) {
       IS("shape", 10, 7));
   ERR(CenterCropPad, "f32[20,10,3]", "attribute 'shape' is required");
   ERR(CenterCropPad, "f32[20,10]", "repeats axis 0", IS("shape", 1, 2), IS("axes", 0, -2));
+  /* Sizes that overflow or read nothing are refused at compile time. */
+  ERR(Slice, "f32[4]", "attribute 'steps' entry 0 = -9223372036854775808 is out of range",
+      IS("starts", 0), IS("ends", 4), IS("steps", INT64_MIN));
+  ERRN(Pad, "f32[4]", 0, KILN_OUT_OF_RANGE,
+       "Pad: pads [9223372036854775807,1] overflow axis 0 of input 0 f32[4]", IS("pads", INT64_MAX, 1));
+  ERR(Resize, "f32[1,0]", "cannot resize empty axis 1 of input 0 f32[1,0] to 4", IS("sizes", 1, 4));
 }
