@@ -512,6 +512,17 @@ START_TEST(reference_numerics) {
   ck_assert_int_eq(kiln_ref_ipow(1, -5), 1);
   ck_assert_int_eq(kiln_ref_ipow(5, -1), 0);
   ck_assert_int_eq(kiln_ref_ipow(7, 0), 1);
+  /* half 0x0001 is 2^-24; 0x3555 is 1.0100110101b * 2^-2 = 1365/4096 */
+  ck_assert_float_eq(kiln_ref_f16_to_f32(0x0001), 0x1p-24f);
+  ck_assert_float_eq(kiln_ref_f16_to_f32(0x3555), 1365.0f / 4096);
+  /* the f32 NaN 0x7fc02000 keeps its top 10 payload bits, 0x201 */
+  ck_assert_uint_eq(kiln_ref_f32_to_f16(kiln_ref_bits_f32(0x7fc02000u)), 0x7e01);
+  /* 2^-25 is half of the smallest subnormal: a tie, to even (0); a bit
+   * more rounds up to 0x0001 */
+  ck_assert_uint_eq(kiln_ref_f32_to_f16(0x1p-25f), 0x0000);
+  ck_assert_uint_eq(kiln_ref_f32_to_f16(0x1.01p-25f), 0x0001);
+  ck_assert_uint_eq(kiln_ref_f32_to_bf16(kiln_ref_bits_f32(0x3f818000u)), 0x3f82); /* tie, up to even */
+  ck_assert_float_eq(kiln_ref_bf16_to_f32(0xbf80), -1.0f);
   /* [[0, 2], [3, 4]] needs a row swap: det = 0*4 - 2*3 = -6 */
   double a[] = {0, 2, 3, 4};
   ck_assert_double_eq_tol(kiln_ref_det(a, 2), -6, 1e-12);
