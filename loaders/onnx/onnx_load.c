@@ -11,8 +11,6 @@
 
 #include "onnx_internal.h"
 
-kiln_status onnx_read_file(const char *path, uint8_t **out, size_t *out_len);
-
 /* ---- growable string ---- */
 void onnx_sb_printf(onnx_sb *b, const char *fmt, ...) {
   if (b->oom)
@@ -581,16 +579,16 @@ kiln_status kiln_onnx_load(const char *path, const kiln_onnx_options *opts, kiln
   if (!path || !out)
     return kiln_status_make(KILN_INVALID_ARGUMENT, "kiln_onnx_load: NULL argument");
   *out = NULL;
-  uint8_t *buf;
+  void *buf;
   size_t len;
-  KILN_TRY(onnx_read_file(path, &buf, &len));
+  KILN_TRY(kiln_file_read(path, &buf, &len));
   char *dir_copy = strdup(path);
   if (!dir_copy) {
-    free(buf);
+    kiln_free(buf);
     return kiln_status_make(KILN_OUT_OF_MEMORY, "%s: out of memory", path);
   }
   kiln_status s = kiln_onnx_load_memory(buf, len, dirname(dir_copy), path, opts, out);
   free(dir_copy);
-  free(buf);
+  kiln_free(buf);
   return s;
 }
