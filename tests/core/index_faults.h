@@ -82,6 +82,15 @@ static const ifault_case ifault_cases[] = {
      KILN_I64, 4, {0, 3, 9, 15}, {0, 3, 16, 15}, 16,
      {1, 0, 0, 2, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 4},
      "index 16 out of range for dimension 16", NULL, {0}, false},
+    /* x [time 4, batch 2]; lengths 4, 2 reverse column 0 whole and the
+     * first two steps of column 1. A length past the time axis is out of
+     * range (lowered: as a GatherElements index, 5 - 1 - t) */
+    {"ReverseSequence",
+     "module @t\ninput %i : i64[2]\nconst %x : f32[4,2] = [0, 1, 2, 3, 4, 5, 6, 7]\n"
+     "func @main {\n  %rev : f32[4,2] = ReverseSequence(%x, %i) {batch_axis = 1, time_axis = 0}\n"
+     "  output %y = %rev\n}\n",
+     KILN_I64, 2, {4, 2}, {5, 2}, 8, {6, 3, 4, 1, 2, 5, 0, 7}, "out of range for dimension 4",
+     NULL, {0}, false},
     /* ONNX: an index outside [-depth, depth) gives a row of off_value */
     {"OneHot",
      "module @t\ninput %i : i64[4]\nconst %v : f32[2] = [0, 1]\nfunc @main {\n"
