@@ -64,8 +64,14 @@ int main(int argc, char **argv) {
   const void *ins[MODEL_NUM_INPUTS] = {x};
   void *outs[MODEL_NUM_OUTPUTS] = {y};
   model_init(2);
-  model_run(weights, act, ins, outs);
+  model_fault fault;
+  int rc = model_run_fault(weights, act, ins, outs, &fault);
   model_fini();
+  if (rc) { /* an index tensor held a value outside its dimension */
+    fprintf(stderr, "instruction %lld: index %lld out of range for dimension %lld\n",
+            fault.instruction, fault.value, fault.bound);
+    return 1;
+  }
   printf("%s :", MODEL_OUTPUT0_NAME);
   for (size_t i = 0; i < MODEL_OUTPUT0_BYTES / sizeof(float); i++)
     printf(" %.6g", y[i]);

@@ -89,7 +89,9 @@ int32_t kiln_executable_find_output(const kiln_executable *exe, const char *name
 const kiln_ir *kiln_executable_ir(const kiln_executable *exe);
 const char *kiln_executable_backend(const kiln_executable *exe);
 
-/* Run with buffers in input / output order, each exactly its type's size. */
+/* Run with buffers in input / output order, each exactly its type's size.
+ * An index value out of range in a tensor (Gather, Scatter*, ...) fails the
+ * run with KILN_OUT_OF_RANGE; outputs are then only partly written. */
 KILN_NODISCARD kiln_status kiln_run(kiln_executable *exe, const void *const *inputs,
                                     void *const *outputs);
 

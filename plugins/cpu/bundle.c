@@ -9,9 +9,12 @@
 #include <string.h>
 
 #include "cpu.h"
+#include "kcpu_runtime.h"
 
-/* NAME_init(i32 threads) -> i32, NAME_fini(), NAME_run(w, act, in, out):
- * the pool lives in a module global. */
+/* NAME_init(i32 threads) -> i32, NAME_fini(), NAME_run(w, act, in, out)
+ * -> i32 and NAME_run_fault(w, act, in, out, fault) -> i32: the pool lives
+ * in a module global; NAME_run gives the entry a fault record on its own
+ * stack, NAME_run_fault the caller's (zeroed here). */
 static kiln_status bundle_wrappers(LLVMModuleRef mod, const char *name, const char *entry) {
   LLVMContextRef C = LLVMGetModuleContext(mod);
   LLVMTypeRef ptr = LLVMPointerTypeInContext(C, 0), i32 = LLVMInt32TypeInContext(C);
@@ -44,15 +47,19 @@ static kiln_status bundle_wrappers(LLVMModuleRef mod, const char *name, const ch
   }
   LLVMBuildRetVoid(b);
 
-  snprintf(buf, sizeof buf, "%s_run", name);
-  LLVMTypeRef rp[4] = {ptr, ptr, ptr, ptr};
-  LLVMValueRef run = LLVMAddFunction(mod, buf, LLVMFunctionType(vd, rp, 4, 0));
-  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(C, run, "entry"));
   LLVMValueRef ent = LLVMGetNamedFunction(mod, entry);
-  LLVMValueRef args[5] = {LLVMGetParam(run, 0), LLVMGetParam(run, 1), LLVMGetParam(run, 2),
-                          LLVMGetParam(run, 3), LLVMBuildLoad2(b, ptr, pool, "")};
-  LLVMBuildCall2(b, LLVMGlobalGetValueType(ent), ent, args, 5, "");
-  LLVMBuildRetVoid(b);
+  LLVMTypeRef fault_t = LLVMArrayType2(LLVMInt64TypeInContext(C), sizeof(kcpu_fault) / 8);
+  for (int checked = 0; checked < 2; checked++) {
+    snprintf(buf, sizeof buf, checked ? "%s_run_fault" : "%s_run", name);
+    LLVMTypeRef rp[5] = {ptr, ptr, ptr, ptr, ptr};
+    LLVMValueRef run = LLVMAddFunction(mod, buf, LLVMFunctionType(i32, rp, 4 + checked, 0));
+    LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(C, run, "entry"));
+    LLVMValueRef fault = checked ? LLVMGetParam(run, 4) : LLVMBuildAlloca(b, fault_t, "fault");
+    LLVMBuildStore(b, LLVMConstNull(fault_t), fault);
+    LLVMValueRef args[6] = {LLVMGetParam(run, 0), LLVMGetParam(run, 1), LLVMGetParam(run, 2),
+                            LLVMGetParam(run, 3), LLVMBuildLoad2(b, ptr, pool, ""),    fault};
+    LLVMBuildRet(b, LLVMBuildCall2(b, LLVMGlobalGetValueType(ent), ent, args, 6, ""));
+  }
   LLVMDisposeBuilder(b);
   return NULL;
 }
@@ -130,14 +137,16 @@ static kiln_status bundle_header(const kiln_ir *ir, const char *dir, const char 
           "/* %s.h: ahead-of-time bundle of '%s' made by kiln's cpu backend for %s (cpu %s).\n"
           " * Link %s.o with -lm -lpthread. Usage (docs/bundles.md):\n"
           " *   %s_init(threads);   once (0 or 1 = run on the calling thread)\n"
-          " *   %s_run(weights, activations, inputs, outputs);   any number of times\n"
+          " *   %s_run(weights, activations, inputs, outputs);   any number of times:\n"
+          " *     0, or 1 when an index tensor held a value out of range (outputs then\n"
+          " *     partly written); %s_run_fault also says where (%s_fault)\n"
           " *   %s_fini();\n"
           " * weights: the bytes of %s.weights (or %s_weights from %s_weights.c),\n"
           " * activations: %s_ACTIVATIONS_BYTES of scratch; both %s_ALIGN-byte aligned.\n"
           " * inputs[i] / outputs[i]: the buffers of input / output i (sizes below).\n"
           " * One run at a time per activations buffer. */\n",
-          name, kiln_ir_name(ir), t->triple, t->cpu, name, name, name, name, name, name, name, up,
-          up);
+          name, kiln_ir_name(ir), t->triple, t->cpu, name, name, name, name, name, name, name, name,
+          name, up, up);
   fprintf(f, "#ifndef %s_BUNDLE_H\n#define %s_BUNDLE_H\n\n", up, up);
   fprintf(f, "#define %s_ALIGN 64\n", up);
   fprintf(f, "#define %s_WEIGHTS_BYTES %lluu\n", up, (unsigned long long)weight_bytes);
@@ -152,9 +161,20 @@ static kiln_status bundle_header(const kiln_ir *ir, const char *dir, const char 
   fprintf(f, "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n");
   fprintf(f, "int %s_init(int threads);\nvoid %s_fini(void);\n", name, name);
   fprintf(f,
-          "void %s_run(const void *weights, void *activations, const void *const *inputs,\n"
-          "            void *const *outputs);\n",
+          "int %s_run(const void *weights, void *activations, const void *const *inputs,\n"
+          "           void *const *outputs);\n",
           name);
+  fprintf(f,
+          "/* The first index fault of a run: instruction (its position in the\n"
+          " * compiled instruction list), the value read, the dimension it indexes\n"
+          " * (valid: [-bound, bound)) and the value's element in its tensor. */\n"
+          "typedef struct %s_fault {\n"
+          "  int claimed, code; /* code 1: index out of range */\n"
+          "  long long instruction, value, bound, at;\n"
+          "} %s_fault;\n"
+          "int %s_run_fault(const void *weights, void *activations, const void *const *inputs,\n"
+          "                 void *const *outputs, %s_fault *fault);\n",
+          name, name, name, name);
   fprintf(f, "#ifdef __cplusplus\n}\n#endif\n#endif\n");
   if (ferror(f) | fclose(f))
     return kiln_status_make(KILN_IO_ERROR, "cpu bundle: writing %s failed", path);
@@ -184,11 +204,12 @@ kiln_status kcpu_emit_bundle(void *state, const kiln_ir *ir, const kiln_compile_
   LLVMModuleRef mod = NULL;
   char entry[256], path[4096];
   snprintf(entry, sizeof entry, "%s_entry", name);
-  char k_init[256], k_run[256], k_fini[256];
+  char k_init[256], k_run[256], k_runf[256], k_fini[256];
   snprintf(k_init, sizeof k_init, "%s_init", name);
   snprintf(k_run, sizeof k_run, "%s_run", name);
+  snprintf(k_runf, sizeof k_runf, "%s_run_fault", name);
   snprintf(k_fini, sizeof k_fini, "%s_fini", name);
-  const char *keep[3] = {k_init, k_run, k_fini};
+  const char *keep[4] = {k_init, k_run, k_runf, k_fini};
   /* Parallel code when threads may be > 1 at run time; NAME_init decides. */
   kcpu_codegen_opts co = {.entry_name = entry,
                           .threads = opts && opts->threads == 1 ? 1 : 2,
@@ -200,7 +221,7 @@ kiln_status kcpu_emit_bundle(void *state, const kiln_ir *ir, const kiln_compile_
   if (!s)
     s = bundle_wrappers(mod, name, entry);
   if (!s)
-    s = kcpu_finish_module(mod, &t, keep, 3);
+    s = kcpu_finish_module(mod, &t, keep, 4);
   LLVMTargetMachineRef tm = NULL;
   if (!s)
     s = kcpu_target_machine(&t, LLVMRelocPIC, LLVMCodeModelDefault, &tm);

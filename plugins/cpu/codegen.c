@@ -3,7 +3,10 @@
  * instruction list: memory instructions inline (copy -> memmove; alloc,
  * dealloc and view need no code because the memory plan fixed every
  * address), compute instructions through the per-kind emitters of emit.h.
- * Also the emit.h accessors those emitters use. */
+ * After an instruction whose kernel checks index values, one load and
+ * branch: a recorded fault returns at once (1), so later instructions never
+ * run on what the faulting one left unwritten. Also the emit.h accessors
+ * those emitters use. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,7 +17,8 @@ struct kcpu_emit {
   LLVMModuleRef mod;
   LLVMBuilderRef b;
   LLVMValueRef fn;
-  LLVMValueRef weights, arena, pool;
+  LLVMValueRef weights, arena, pool, fault;
+  bool fault_used; /* the current instruction asked for the fault record */
   LLVMValueRef *inputs, *outputs; /* loaded once in the entry block */
   LLVMValueRef *weight_globals;   /* per buffer id (embedded weights) */
   uint64_t *weight_offsets;       /* per buffer id (external weights) */
@@ -53,6 +57,10 @@ LLVMValueRef kcpu_function(kcpu_emit *e) {
 }
 LLVMValueRef kcpu_pool(kcpu_emit *e) {
   return e->pool;
+}
+LLVMValueRef kcpu_fault_ptr(kcpu_emit *e) {
+  e->fault_used = true;
+  return e->fault;
 }
 uint32_t kcpu_threads(kcpu_emit *e) {
   return e->o->threads ? e->o->threads : 1;
@@ -221,8 +229,20 @@ static kiln_status kcpu_emit_instr(kcpu_emit *e, const kiln_instr *in) {
   if (!fn)
     return kiln_status_make(KILN_UNIMPLEMENTED, "cpu: no code generator for %s (instruction %u)",
                             kiln_instr_kind_name(k), kiln_instr_index(in));
+  e->fault_used = false;
   KILN_TRY_CTX(fn(e, in), "cpu: instruction %u (%s)", kiln_instr_index(in),
                kiln_instr_kind_name(k));
+  if (e->fault_used) {
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(e->ctx);
+    LLVMValueRef claimed = LLVMBuildLoad2(e->b, i32, e->fault, "fault.claimed");
+    LLVMValueRef hit = LLVMBuildICmp(e->b, LLVMIntNE, claimed, kcpu_i32(e, 0), "");
+    LLVMBasicBlockRef stop = LLVMAppendBasicBlockInContext(e->ctx, e->fn, "fault");
+    LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(e->ctx, e->fn, "ok");
+    LLVMBuildCondBr(e->b, hit, stop, next);
+    LLVMPositionBuilderAtEnd(e->b, stop);
+    LLVMBuildRet(e->b, kcpu_i32(e, 1));
+    LLVMPositionBuilderAtEnd(e->b, next);
+  }
   return NULL;
 }
 
@@ -241,12 +261,13 @@ kiln_status kcpu_codegen(LLVMModuleRef mod, const kiln_ir *ir, const kcpu_codege
     goto done;
   }
   LLVMTypeRef ptr = LLVMPointerTypeInContext(e.ctx, 0);
-  LLVMTypeRef params[5] = {ptr, ptr, ptr, ptr, ptr};
-  LLVMTypeRef ft = LLVMFunctionType(LLVMVoidTypeInContext(e.ctx), params, 5, 0);
+  LLVMTypeRef params[6] = {ptr, ptr, ptr, ptr, ptr, ptr};
+  LLVMTypeRef ft = LLVMFunctionType(LLVMInt32TypeInContext(e.ctx), params, 6, 0);
   e.fn = LLVMAddFunction(mod, o->entry_name, ft);
   e.weights = LLVMGetParam(e.fn, 0);
   e.arena = LLVMGetParam(e.fn, 1);
   e.pool = LLVMGetParam(e.fn, 4);
+  e.fault = LLVMGetParam(e.fn, 5);
   e.b = LLVMCreateBuilderInContext(e.ctx);
   LLVMPositionBuilderAtEnd(e.b, LLVMAppendBasicBlockInContext(e.ctx, e.fn, "entry"));
   for (uint32_t i = 0; i < ni; i++) {
@@ -266,7 +287,7 @@ kiln_status kcpu_codegen(LLVMModuleRef mod, const kiln_ir *ir, const kcpu_codege
   for (uint32_t i = 0; !s && i < kiln_ir_instr_count(ir); i++)
     s = kcpu_emit_instr(&e, kiln_ir_instr(ir, i));
   if (!s)
-    LLVMBuildRetVoid(e.b);
+    LLVMBuildRet(e.b, kcpu_i32(&e, 0));
   LLVMDisposeBuilder(e.b);
 done:
   free(e.inputs);

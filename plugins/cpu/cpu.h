@@ -41,8 +41,11 @@ kiln_status kcpu_finish_module(LLVMModuleRef mod, const kcpu_target *t, const ch
 kiln_status kcpu_status_from_error(LLVMErrorRef err, const char *what);
 kiln_status kcpu_status_from_message(char *msg, const char *what);
 
-/* The entry function: void NAME(ptr weights, ptr arena, ptr inputs,
- * ptr outputs, ptr pool); inputs/outputs are arrays of buffer pointers.
+/* The entry function: i32 NAME(ptr weights, ptr arena, ptr inputs,
+ * ptr outputs, ptr pool, ptr fault); inputs/outputs are arrays of buffer
+ * pointers; fault is a zeroed kcpu_fault (kernels/kcpu_runtime.h), never
+ * NULL. Returns 0, or 1 when a kernel recorded a fault (then returned
+ * early: later instructions did not run).
  * Weights are embedded constants (weights_external false; the first
  * parameter is ignored) or read at their offset in the caller's weights
  * region (true; offsets from kcpu_weight_layout). */

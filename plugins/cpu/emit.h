@@ -20,7 +20,9 @@
  * Kernel library ABI: kernels are C functions named kcpu_k_<what>, taking
  * pointers and int64 sizes (no libkiln types, so that bundles need no kiln
  * at run time), and the thread pool pointer as their last argument when
- * they run in parallel: `struct kcpu_pool *`. */
+ * they run in parallel: `struct kcpu_pool *`. Kernels that read index
+ * values from a tensor take (kcpu_fault *fault, int64_t site) last: the
+ * run's fault record and the instruction's index. */
 #ifndef KILN_CPU_EMIT_H
 #define KILN_CPU_EMIT_H
 
@@ -46,6 +48,11 @@ LLVMValueRef kcpu_function(kcpu_emit *e);
 LLVMValueRef kcpu_addr(kcpu_emit *e, const kiln_buffer *b);
 /* The thread pool pointer (`ptr`) the entry function received. */
 LLVMValueRef kcpu_pool(kcpu_emit *e);
+/* The run's fault record (`ptr` to kcpu_fault, kernels/kcpu_runtime.h),
+ * for kernels that check index values read from a tensor. Asking for it
+ * marks the current instruction: the entry tests the record right after
+ * it and returns early once a fault is recorded. */
+LLVMValueRef kcpu_fault_ptr(kcpu_emit *e);
 /* Number of threads the executable was compiled for (>= 1). */
 uint32_t kcpu_threads(kcpu_emit *e);
 /* Vector width in f32 lanes of the target (16 for AVX-512, 8 for AVX2, 4). */

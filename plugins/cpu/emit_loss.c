@@ -1,6 +1,7 @@
 /* plugins/cpu/emit_loss.c: NegativeLogLikelihoodLoss and
  * SoftmaxCrossEntropyLoss as calls to the kernel library (kernels/loss.c).
- * The reduction attribute and ignore_index become constant arguments. */
+ * The reduction attribute and ignore_index become constant arguments; a
+ * target outside [0, C) is a run-time fault (see emit.h). */
 #include "emit_util.h"
 
 #include <string.h>
@@ -44,7 +45,7 @@ static kiln_status kcpu_loss_emit(kcpu_emit *e, const kiln_instr *in, bool sce) 
   const kiln_attr *ig = kiln_attrs_find(a, "ignore_index");
   int64_t inner = kcpu_e_prod(x->dims, 2, x->rank);
   const kiln_buffer *logp = sce && kiln_instr_result_count(in) > 1 ? kcpu_i_out(in, 1) : NULL;
-  LLVMValueRef args[14];
+  LLVMValueRef args[16];
   unsigned n = 0;
   args[n++] = kcpu_i64(e, x->elem);
   args[n++] = kcpu_addr(e, kcpu_i_in(in, 0));
@@ -61,6 +62,7 @@ static kiln_status kcpu_loss_emit(kcpu_emit *e, const kiln_instr *in, bool sce) 
   args[n++] = kcpu_i64(e, red);
   args[n++] = kcpu_i64(e, ig != NULL);
   args[n++] = kcpu_i64(e, ig ? kiln_attr_int(ig) : 0);
+  n += kcpu_e_fault_args(e, in, args + n);
   return kcpu_e_call(e, in, sce ? "kcpu_k_sce" : "kcpu_k_nll", args, n);
 }
 

@@ -88,6 +88,12 @@ kiln_status kcpu_e_call(kcpu_emit *e, const kiln_instr *in, const char *fn, LLVM
   return NULL;
 }
 
+unsigned kcpu_e_fault_args(kcpu_emit *e, const kiln_instr *in, LLVMValueRef *args) {
+  args[0] = kcpu_fault_ptr(e);
+  args[1] = kcpu_i64(e, kiln_instr_index(in));
+  return 2;
+}
+
 void kcpu_e_strides(const kiln_type *t, int64_t *st) {
   int64_t s = 1;
   for (int i = (int)t->rank - 1; i >= 0; i--) {

@@ -39,6 +39,11 @@ LLVMValueRef kcpu_e_null(kcpu_emit *e);
 kiln_status kcpu_e_call(kcpu_emit *e, const kiln_instr *in, const char *fn, LLVMValueRef *args,
                         unsigned n);
 
+/* The two trailing arguments of a kernel that checks index values: the
+ * fault record and the instruction's index (as the site). Writes args[0],
+ * args[1]; returns 2. */
+unsigned kcpu_e_fault_args(kcpu_emit *e, const kiln_instr *in, LLVMValueRef *args);
+
 /* Row-major element strides of t (KILN_MAX_RANK entries). */
 void kcpu_e_strides(const kiln_type *t, int64_t *st);
 /* Normalize a possibly negative axis; false when out of [−rank, rank). */

@@ -2,7 +2,9 @@
  * one LLVM module (kernel library + entry function), optimizes it for the
  * chosen cpu and JITs it; run calls the entry with a per-run frame (an
  * activation arena and a thread pool) taken from a lock-protected free
- * list, so concurrent runs never share one and repeated runs reuse them. */
+ * list, so concurrent runs never share one and repeated runs reuse them.
+ * Each run passes a zeroed fault record of its own; a fault a kernel
+ * records (an index out of range) becomes the run's status. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,9 +12,10 @@
 #include <unistd.h>
 
 #include "cpu.h"
+#include "kcpu_runtime.h"
 
-typedef void (*kcpu_entry_fn)(const void *weights, void *arena, const void *const *inputs,
-                              void *const *outputs, void *pool);
+typedef int32_t (*kcpu_entry_fn)(const void *weights, void *arena, const void *const *inputs,
+                                 void *const *outputs, void *pool, kcpu_fault *fault);
 typedef void *(*kcpu_pool_create_fn)(int threads);
 typedef void (*kcpu_pool_destroy_fn)(void *pool);
 
@@ -22,6 +25,7 @@ typedef struct kcpu_frame {
 } kcpu_frame;
 
 typedef struct kcpu_exec {
+  const kiln_ir *ir; /* kept alive by the core for the executable's life */
   kcpu_jit *jit;
   kcpu_entry_fn entry;
   kcpu_pool_create_fn pool_create;
@@ -85,6 +89,7 @@ static kiln_status kcpu_compile(void *state, const kiln_ir *ir, const kiln_compi
     return kiln_status_make(KILN_OUT_OF_MEMORY, "cpu: no memory for an executable");
   }
   pthread_mutex_init(&x->lock, NULL);
+  x->ir = ir;
   x->threads = opts && opts->threads ? opts->threads : kcpu_default_threads();
   x->arena_bytes = kiln_ir_activation_bytes(ir);
 
@@ -150,16 +155,31 @@ static kiln_status kcpu_take_frame(kcpu_exec *x, kcpu_frame **out) {
   return NULL;
 }
 
+/* The status for a recorded fault, naming the instruction by index, kind
+ * and result (the graph value it computes). */
+static kiln_status kcpu_fault_status(const kcpu_exec *x, const kcpu_fault *ft) {
+  uint32_t site = (uint32_t)ft->site;
+  const kiln_instr *in = site < kiln_ir_instr_count(x->ir) ? kiln_ir_instr(x->ir, site) : NULL;
+  const kiln_buffer *res = in && kiln_instr_operand_count(in) ? kiln_instr_operand(in, 0) : NULL;
+  return kiln_status_make(KILN_OUT_OF_RANGE,
+                          "cpu: instruction %u (%s -> '%s'): index %lld out of range for "
+                          "dimension %lld (element %lld of the indices)",
+                          site, in ? kiln_instr_kind_name(kiln_instr_get_kind(in)) : "?",
+                          res ? kiln_buffer_name(res) : "?", (long long)ft->value,
+                          (long long)ft->bound, (long long)ft->at);
+}
+
 static kiln_status kcpu_run(void *executable, const void *const *inputs, void *const *outputs) {
   kcpu_exec *x = executable;
   kcpu_frame *f = NULL;
   KILN_TRY(kcpu_take_frame(x, &f));
-  x->entry(NULL, f->arena, inputs, outputs, f->pool);
+  kcpu_fault fault = {0};
+  int32_t rc = x->entry(NULL, f->arena, inputs, outputs, f->pool, &fault);
   pthread_mutex_lock(&x->lock);
   f->next = x->free_frames;
   x->free_frames = f;
   pthread_mutex_unlock(&x->lock);
-  return NULL;
+  return rc || fault.claimed ? kcpu_fault_status(x, &fault) : NULL;
 }
 
 static kiln_status kcpu_device_info(void *state, uint32_t index, kiln_device_info *out) {

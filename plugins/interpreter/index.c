@@ -12,8 +12,10 @@ static kiln_status mv_index(const char *k, const interp_tensor *idx, int64_t i, 
   if (v < 0)
     v += dim;
   if (v < 0 || v >= dim)
-    return interp_mv_err(KILN_OUT_OF_RANGE, k, "index %lld out of range for dimension %lld",
-                         (long long)interp_mv_load_int(idx, i), (long long)dim);
+    return interp_mv_err(KILN_OUT_OF_RANGE, k,
+                         "index %lld out of range for dimension %lld (element %lld of the "
+                         "indices)",
+                         (long long)interp_mv_load_int(idx, i), (long long)dim, (long long)i);
   *out = v;
   return NULL;
 }

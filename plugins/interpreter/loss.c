@@ -47,10 +47,11 @@ static kiln_status nll(const char *name, const kiln_attrs *attrs, interp_tensor 
       double loss = 0.0, w = 0.0;
       if (!(ig && cls == ignore)) {
         if (cls < 0 || cls >= c)
-          return kiln_status_make(
-              KILN_INVALID_ARGUMENT,
-              "interpreter %s: target %lld at element %lld is outside [0, %lld)", name,
-              (long long)cls, (long long)t_idx, (long long)c);
+          return kiln_status_make(KILN_OUT_OF_RANGE,
+                                  "interpreter %s: index %lld out of range for dimension %lld "
+                                  "(element %lld of the target; valid: [0, %lld))",
+                                  name, (long long)cls, (long long)c, (long long)t_idx,
+                                  (long long)c);
         w = weight ? interp_load_f(weight, cls) : 1.0;
         loss = -interp_load_f(logp, (b * c + cls) * inner + i) * w;
       }

@@ -347,8 +347,13 @@ kiln_status interp_ReverseSequence(const kiln_attrs *attrs, interp_tensor *outs,
   for (int64_t o = 0; o < n; o++) {
     interp_mv_unravel(t->dims, t->rank, o, c);
     int64_t len = interp_mv_load_int(&ins[1], c[ba]), tt = c[ta];
+    /* Past the time axis, the reversal would read before its start: an
+     * index out of range, as where lowering makes it a GatherElements. */
     if (len > t->dims[ta])
-      len = t->dims[ta];
+      return interp_mv_err(KILN_OUT_OF_RANGE, "ReverseSequence",
+                           "index %lld out of range for dimension %lld (sequence length of "
+                           "batch element %lld)",
+                           (long long)len, (long long)t->dims[ta], (long long)c[ba]);
     int64_t src = o;
     if (tt < len)
       src = o + (len - 1 - tt - tt) * st[ta];

@@ -21,6 +21,7 @@ typedef struct interp_loc {
 typedef struct interp_step {
   kiln_instr_kind kind;
   uint32_t index;
+  const char *result; /* name of the first result buffer, for messages */
   interp_kernel_fn kernel; /* compute instructions only */
   const kiln_attrs *attrs;
   uint32_t n_ops, n_results;
@@ -99,6 +100,8 @@ static kiln_status plan_step(const kiln_instr *in, interp_step *st) {
                               kiln_instr_kind_name(st->kind), st->index);
     st->n_results = kiln_instr_result_count(in);
   }
+  st->result = st->n_ops && kiln_instr_operand(in, 0) ? kiln_buffer_name(kiln_instr_operand(in, 0))
+                                                      : "?";
   st->ops = calloc(st->n_ops ? st->n_ops : 1, sizeof *st->ops);
   st->types = calloc(st->n_ops ? st->n_ops : 1, sizeof *st->types);
   if (!st->ops || !st->types)
@@ -220,8 +223,8 @@ static kiln_status interp_run(void *executable, const void *const *inputs, void 
   for (uint32_t i = 0; !s && i < e->n_steps; i++) {
     s = run_step(&f, &e->steps[i], ts);
     if (s)
-      s = kiln_status_wrap(s, "interpreter: instruction %u (%s)", e->steps[i].index,
-                           kiln_instr_kind_name(e->steps[i].kind));
+      s = kiln_status_wrap(s, "interpreter: instruction %u (%s -> '%s')", e->steps[i].index,
+                           kiln_instr_kind_name(e->steps[i].kind), e->steps[i].result);
   }
   free(ts);
   free(f.arena);

@@ -239,9 +239,10 @@ INTERP_KERNEL(MaxUnpool) {
     int64_t j = interp_load_i(idx, i);
     if (j < 0 || j >= total)
       return kiln_status_make(KILN_OUT_OF_RANGE,
-                              "interpreter MaxUnpool: index %lld at position %lld is outside the "
-                              "%lld-element unpooled block",
-                              (long long)j, (long long)i, (long long)total);
+                              "interpreter MaxUnpool: index %lld out of range for dimension "
+                              "%lld (element %lld of the indices; the unpooled block has %lld "
+                              "elements)",
+                              (long long)j, (long long)total, (long long)i, (long long)total);
     interp_unravel(&block, j, co);
     interp_copy_elem(y, interp_ravel(&y->type, co), x, i);
   }

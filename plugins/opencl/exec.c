@@ -4,7 +4,9 @@
  * compute instruction into ONE program built once, and binds every kernel
  * argument up front. run copies inputs in, enqueues every kernel on the
  * executable's in-order queue (so no events are needed between kernels),
- * and reads outputs back. Runs of one executable from several threads are
+ * and reads outputs back. When a kernel checks index values, the run also
+ * zeroes the fault record first and reads it back with the outputs: a
+ * recorded fault is the run's status. Runs of one executable from several threads are
  * serialized by a mutex: they share the arena, the io buffers and the
  * kernels' bound arguments. */
 #include <pthread.h>
@@ -30,6 +32,8 @@ typedef struct ocl_exec {
   size_t *root_bytes;
   uint32_t n_steps;
   ocl_step *steps;
+  bool checks;                  /* some kernel may record a fault */
+  cl_int fault[OCL_FAULT_INTS]; /* read back after a run */
   pthread_mutex_t mu;
   bool mu_ok;
 } ocl_exec;
@@ -177,7 +181,8 @@ static kiln_status generate(ocl_exec *e, const uint64_t *weight_off, ocl_sb *src
                  .ops = ops,
                  .launch = &st->launch,
                  .wg = wg_for(e->dev),
-                 .matmul_tile = tile_for(e->dev)};
+                 .matmul_tile = tile_for(e->dev),
+                 .fault_root = 2 + e->n_in + e->n_out};
     if (k == KILN_INSTR_Copy) {
       snprintf(st->launch.name, sizeof st->launch.name, "k%u", i);
       s = nops == 2 && ops[0].type && ops[1].type
@@ -187,8 +192,10 @@ static kiln_status generate(ocl_exec *e, const uint64_t *weight_off, ocl_sb *src
     } else {
       s = ocl_gen_instr(&g);
     }
-    if (!s)
+    if (!s) {
+      e->checks |= st->launch.checks;
       e->n_steps++;
+    }
   }
   free(ops);
   if (!s && src->oom)
@@ -199,7 +206,7 @@ static kiln_status generate(ocl_exec *e, const uint64_t *weight_off, ocl_sb *src
 static kiln_status make_buffers(ocl_exec *e, const uint64_t *weight_off, uint64_t weight_bytes) {
   const kiln_ir *ir = e->ir;
   cl_int err;
-  e->n_roots = 2 + e->n_in + e->n_out;
+  e->n_roots = 3 + e->n_in + e->n_out; /* the last: the fault record */
   e->roots = calloc(e->n_roots, sizeof *e->roots);
   e->root_bytes = calloc(e->n_roots, sizeof *e->root_bytes);
   if (!e->roots || !e->root_bytes)
@@ -211,14 +218,16 @@ static kiln_status make_buffers(ocl_exec *e, const uint64_t *weight_off, uint64_
   for (uint32_t i = 0; i < e->n_out; i++)
     e->root_bytes[2 + e->n_in + i] =
         (size_t)kiln_type_bytes(kiln_buffer_type(kiln_ir_output(ir, i)));
+  e->root_bytes[e->n_roots - 1] = e->checks ? sizeof e->fault : 0;
   for (uint32_t r = 0; r < e->n_roots; r++) {
     size_t bytes = e->root_bytes[r] ? e->root_bytes[r] : 64;
     e->roots[r] = clCreateBuffer(e->ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
     if (err != CL_SUCCESS)
       return ocl_fail(err, "clCreateBuffer", "%zu bytes for %s", bytes,
-                      r == OCL_ROOT_ARENA     ? "the activation arena"
-                      : r == OCL_ROOT_WEIGHTS ? "the weights"
-                                              : "an input or output");
+                      r == OCL_ROOT_ARENA       ? "the activation arena"
+                      : r == OCL_ROOT_WEIGHTS   ? "the weights"
+                      : r == e->n_roots - 1     ? "the fault record"
+                                                : "an input or output");
   }
   /* Weights are uploaded once; blocking, so the module's data may move on. */
   for (uint32_t i = 0; i < kiln_ir_buffer_count(ir); i++) {
@@ -330,6 +339,13 @@ kiln_status ocl_compile(void *state, const kiln_ir *ir, const kiln_compile_optio
 
 static kiln_status run_locked(ocl_exec *e, const void *const *inputs, void *const *outputs) {
   cl_int err;
+  cl_mem fault = e->roots[e->n_roots - 1];
+  if (e->checks) {
+    static const cl_int zero[OCL_FAULT_INTS];
+    err = clEnqueueWriteBuffer(e->queue, fault, CL_FALSE, 0, sizeof zero, zero, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+      return ocl_fail(err, "clEnqueueWriteBuffer", "clearing the fault record");
+  }
   for (uint32_t i = 0; i < e->n_in; i++) {
     size_t bytes = e->root_bytes[2 + i];
     if (!bytes)
@@ -359,7 +375,31 @@ static kiln_status run_locked(ocl_exec *e, const void *const *inputs, void *cons
       return ocl_fail(err, "clEnqueueReadBuffer", "output %u (%s)", i,
                       kiln_buffer_name(kiln_ir_output(e->ir, i)));
   }
+  if (e->checks) {
+    err = clEnqueueReadBuffer(e->queue, fault, CL_FALSE, 0, sizeof e->fault, e->fault, 0, NULL,
+                              NULL);
+    if (err != CL_SUCCESS)
+      return ocl_fail(err, "clEnqueueReadBuffer", "the fault record");
+  }
   return NULL;
+}
+
+static int64_t fault_long(const cl_int *f, int at) {
+  return (int64_t)(((uint64_t)(uint32_t)f[at + 1] << 32) | (uint32_t)f[at]);
+}
+
+/* The status for a recorded fault, naming the instruction by index, kind
+ * and result (the graph value it computes). */
+static kiln_status fault_status(const ocl_exec *e) {
+  uint32_t site = (uint32_t)e->fault[1];
+  const kiln_instr *in = site < kiln_ir_instr_count(e->ir) ? kiln_ir_instr(e->ir, site) : NULL;
+  const kiln_buffer *res = in && kiln_instr_operand_count(in) ? kiln_instr_operand(in, 0) : NULL;
+  return kiln_status_make(KILN_OUT_OF_RANGE,
+                          "opencl: instruction %u (%s -> '%s'): index %lld out of range for "
+                          "dimension %lld (element %lld of the indices)",
+                          site, in ? kiln_instr_kind_name(kiln_instr_get_kind(in)) : "?",
+                          res ? kiln_buffer_name(res) : "?", (long long)fault_long(e->fault, 2),
+                          (long long)fault_long(e->fault, 4), (long long)fault_long(e->fault, 6));
 }
 
 kiln_status ocl_run(void *executable, const void *const *inputs, void *const *outputs) {
@@ -370,6 +410,8 @@ kiln_status ocl_run(void *executable, const void *const *inputs, void *const *ou
   cl_int err = clFinish(e->queue);
   if (!s && err != CL_SUCCESS)
     s = ocl_fail(err, "clFinish", "running %s", kiln_ir_name(e->ir));
+  if (!s && e->checks && e->fault[0])
+    s = fault_status(e);
   pthread_mutex_unlock(&e->mu);
   return s;
 }

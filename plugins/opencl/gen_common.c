@@ -93,6 +93,11 @@ void ocl_gen_prelude(ocl_sb *b) {
          "  uint u = as_uint(f);\n"
          "  if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)((u >> 16) | 0x40u);\n"
          "  return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);\n"
+         "}\n"
+         "void kiln_fault(__global int *f, int site, long v, long b, long at) {\n"
+         "  if (atomic_cmpxchg((volatile __global int *)f, 0, 1) != 0) return;\n"
+         "  f[1] = site; f[2] = (int)v; f[3] = (int)(v >> 32); f[4] = (int)b;\n"
+         "  f[5] = (int)(b >> 32); f[6] = (int)at; f[7] = (int)(at >> 32);\n"
          "}\n");
 }
 
@@ -111,6 +116,8 @@ void ocl_gen_begin(ocl_gen *g) {
   for (uint32_t i = 0; i < g->n_ops; i++)
     if (g->ops[i].type)
       root_arg(g, g->ops[i].root);
+  uint32_t fault_arg = g->checks ? root_arg(g, g->fault_root) : 0;
+  l->checks = g->checks;
   ocl_sb_printf(g->src, "\n/* instruction %u: %s */\n__kernel void %s(", kiln_instr_index(g->in),
                 kiln_instr_kind_name(kiln_instr_get_kind(g->in)), l->name);
   for (uint32_t i = 0; i < l->n_args; i++)
@@ -124,6 +131,9 @@ void ocl_gen_begin(ocl_gen *g) {
                   ocl_ctype(o->type->elem), i, ocl_ctype(o->type->elem), root_arg(g, o->root),
                   (unsigned long long)o->offset);
   }
+  if (g->checks)
+    ocl_sb_printf(g->src, "  __global int *pF = (__global int *)a%u;\n  const int site = %u;\n",
+                  fault_arg, kiln_instr_index(g->in));
 }
 
 void ocl_gen_begin_1d(ocl_gen *g, int64_t n) {
@@ -288,6 +298,8 @@ static ocl_gen_fn gen_for(kiln_node_kind k) {
     return ocl_gen_gather;
   case KILN_NODE_GatherElements:
     return ocl_gen_gather_elements;
+  case KILN_NODE_GatherND:
+    return ocl_gen_gather_nd;
   case KILN_NODE_Pad:
     return ocl_gen_pad;
   case KILN_NODE_Trilu:
@@ -345,6 +357,7 @@ bool ocl_half_kind_ok(kiln_node_kind k) {
   case KILN_NODE_Split:
   case KILN_NODE_Gather:
   case KILN_NODE_GatherElements:
+  case KILN_NODE_GatherND:
   case KILN_NODE_Pad:
   case KILN_NODE_Trilu:
   case KILN_NODE_DepthToSpace:

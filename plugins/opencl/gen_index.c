@@ -1,6 +1,9 @@
-/* plugins/opencl/gen_index.c: the index family's kernels. Gather and
- * GatherElements: one result element per work item, reading the data
- * element its index names.
+/* plugins/opencl/gen_index.c: the index family's kernels. Gather,
+ * GatherElements and GatherND: one result element per work item, reading
+ * the data element its index names. Every index value read from a tensor
+ * is compared once with its dimension; one outside records a fault in the
+ * run's fault record (kiln_fault, exec.c reads it back) and the work item
+ * stops before touching memory through it.
  *
  * ScatterND and ScatterElements with every reduction, updates applied
  * in index order so that duplicate indices give the interpreter result. One kernel launch and no
@@ -12,6 +15,19 @@
 
 #include "ocl.h"
 
+/* `long j` = the index at `pos` (OpenCL C text) of p2, wrapped by dim; an
+ * index outside [-dim, dim) records the fault and ends the work item. */
+static void ix_load(ocl_gen *g, const char *indent, const char *var, const char *pos,
+                    int64_t dim) {
+  ocl_sb_printf(g->src,
+                "%s{ long ip_ = %s; long v_ = (long)p2[ip_];\n"
+                "%s  %s = v_ < 0 ? v_ + %lldL : v_;\n"
+                "%s  if ((ulong)%s >= (ulong)%lldL) { kiln_fault(pF, site, v_, %lldL, ip_); "
+                "return; } }\n",
+                indent, pos, indent, var, (long long)dim, indent, var, (long long)dim,
+                (long long)dim);
+}
+
 kiln_status ocl_gen_gather(ocl_gen *g) {
   const kiln_type *y = g->ops[0].type, *x = g->ops[1].type, *ix = g->ops[2].type;
   uint32_t axis = 0;
@@ -22,13 +38,15 @@ kiln_status ocl_gen_gather(ocl_gen *g) {
   kiln_type_strides(x, st);
   kiln_type_strides(ix, ist);
   uint32_t q = ix->rank;
+  g->checks = true;
   ocl_gen_begin_1d(g, kiln_type_numel(y));
   ocl_gen_unravel(g, "gid", y->dims, y->rank, "c");
-  ocl_sb_printf(g->src, "  long j = (long)p2[0");
+  ocl_sb_printf(g->src, "  long ipos = 0");
   for (uint32_t i = 0; i < q; i++)
     ocl_sb_printf(g->src, " + c%u * %lldL", axis + i, (long long)ist[i]);
-  ocl_sb_printf(g->src, "];\n  if (j < 0) j += %lldL;\n  p0[gid] = p1[j * %lldL",
-                (long long)x->dims[axis], (long long)st[axis]);
+  ocl_sb_printf(g->src, ";\n  long j;\n");
+  ix_load(g, "  ", "j", "ipos", x->dims[axis]);
+  ocl_sb_printf(g->src, "  p0[gid] = p1[j * %lldL", (long long)st[axis]);
   for (uint32_t i = 0; i < x->rank; i++) {
     if (i < axis)
       ocl_sb_printf(g->src, " + c%u * %lldL", i, (long long)st[i]);
@@ -40,24 +58,98 @@ kiln_status ocl_gen_gather(ocl_gen *g) {
   return NULL;
 }
 
+/* Why a GatherElements / GatherND of these types cannot be generated, or
+ * NULL. The shape rules are checked here too, so that no index tensor
+ * larger than the data can make a work item read outside it. */
+static const char *gather_why_not(kiln_node_kind k, const kiln_attrs *a, const kiln_type *y,
+                                  const kiln_type *x, const kiln_type *ix) {
+  if (!y || !x || !ix || (ix->elem != KILN_I32 && ix->elem != KILN_I64))
+    return "needs i32 or i64 indices";
+  if (k == KILN_NODE_GatherElements) {
+    int64_t ax = kiln_attrs_int_or(a, "axis", 0);
+    ax += ax < 0 ? (int64_t)x->rank : 0;
+    if (ix->rank != x->rank || ax < 0 || ax >= (int64_t)x->rank)
+      return "needs indices of the data's rank and an axis inside it";
+    for (uint32_t i = 0; i < x->rank; i++)
+      if ((int64_t)i != ax && ix->dims[i] > x->dims[i])
+        return "indices exceed the data outside the axis";
+    return NULL;
+  }
+  int64_t bd = kiln_attrs_int_or(a, "batch_dims", 0);
+  if (ix->rank < 1 || bd < 0 || bd >= (int64_t)ix->rank)
+    return "bad batch_dims";
+  int64_t m = ix->dims[ix->rank - 1];
+  if (m < 1 || bd + m > (int64_t)x->rank)
+    return "index depth exceeds the data rank";
+  for (int64_t b = 0; b < bd; b++)
+    if (ix->dims[b] != x->dims[b])
+      return "batch dimensions of data and indices differ";
+  return NULL;
+}
+
+bool ocl_gather_ok(const kiln_node *n) {
+  if (kiln_node_input_count(n) < 2 || kiln_node_result_count(n) < 1 || !kiln_node_input(n, 0) ||
+      !kiln_node_input(n, 1))
+    return false;
+  return !gather_why_not(kiln_node_get_kind(n), kiln_node_attrs(n),
+                         kiln_value_type(kiln_node_result(n, 0)),
+                         kiln_value_type(kiln_node_input(n, 0)),
+                         kiln_value_type(kiln_node_input(n, 1)));
+}
+
 kiln_status ocl_gen_gather_elements(ocl_gen *g) {
   const kiln_type *y = g->ops[0].type, *x = g->ops[1].type, *ix = g->ops[2].type;
+  const char *why = gather_why_not(g->kind, g->attrs, y, x, ix);
+  if (why)
+    return ocl_gen_unsupported(g, why);
   uint32_t axis = 0;
-  if (!x || !ix || (ix->elem != KILN_I32 && ix->elem != KILN_I64) || ix->rank != x->rank)
-    return ocl_gen_unsupported(g, "GatherElements needs i32 or i64 indices of the data's rank");
   KILN_TRY(ocl_gen_axis(g, x->rank, 0, &axis));
   int64_t st[KILN_MAX_RANK];
   kiln_type_strides(x, st);
+  g->checks = true;
   ocl_gen_begin_1d(g, kiln_type_numel(y));
   ocl_gen_unravel(g, "gid", y->dims, y->rank, "c");
-  ocl_sb_printf(g->src, "  long j = (long)p2[gid];\n  if (j < 0) j += %lldL;\n  p0[gid] = p1[0",
-                (long long)x->dims[axis]);
+  ocl_sb_printf(g->src, "  long j;\n");
+  ix_load(g, "  ", "j", "gid", x->dims[axis]);
+  ocl_sb_printf(g->src, "  p0[gid] = p1[0");
   for (uint32_t i = 0; i < x->rank; i++)
     if (i == axis)
       ocl_sb_printf(g->src, " + j * %lldL", (long long)st[i]);
     else
       ocl_sb_printf(g->src, " + c%u * %lldL", i, (long long)st[i]);
   ocl_sb_printf(g->src, "];\n");
+  ocl_gen_end(g);
+  return NULL;
+}
+
+/* GatherND: one work item per result element; tuple t = gid / slice
+ * addresses, after its batch, the slice the element sits in. */
+kiln_status ocl_gen_gather_nd(ocl_gen *g) {
+  const kiln_type *y = g->ops[0].type, *x = g->ops[1].type, *ix = g->ops[2].type;
+  const char *why = gather_why_not(g->kind, g->attrs, y, x, ix);
+  if (why)
+    return ocl_gen_unsupported(g, why);
+  int64_t bd = kiln_attrs_int_or(g->attrs, "batch_dims", 0), m = ix->dims[ix->rank - 1];
+  int64_t st[KILN_MAX_RANK], slice = 1, per_batch = 1;
+  kiln_type_strides(x, st);
+  for (uint32_t i = (uint32_t)(bd + m); i < x->rank; i++)
+    slice *= x->dims[i];
+  for (uint32_t i = (uint32_t)bd; i + 1 < ix->rank; i++)
+    per_batch *= ix->dims[i];
+  g->checks = true;
+  ocl_gen_begin_1d(g, kiln_type_numel(y));
+  ocl_sb_printf(g->src, "  long t = gid / %lldL, off = 0;\n", (long long)(slice ? slice : 1));
+  if (bd > 0)
+    ocl_sb_printf(g->src, "  off = (t / %lldL) * %lldL;\n", (long long)(per_batch ? per_batch : 1),
+                  (long long)st[bd - 1]);
+  for (int64_t j = 0; j < m; j++) {
+    char pos[64];
+    snprintf(pos, sizeof pos, "t * %lldL + %lldL", (long long)m, (long long)j);
+    ocl_sb_printf(g->src, "  { long x;\n");
+    ix_load(g, "    ", "x", pos, x->dims[bd + j]);
+    ocl_sb_printf(g->src, "    off += x * %lldL; }\n", (long long)st[bd + j]);
+  }
+  ocl_sb_printf(g->src, "  p0[gid] = p1[off + gid %% %lldL];\n", (long long)(slice ? slice : 1));
   ocl_gen_end(g);
   return NULL;
 }
@@ -210,22 +302,23 @@ kiln_status ocl_gen_scatter_nd(ocl_gen *g) {
     lead *= d->dims[i];
   for (uint32_t i = 0; i + 1 < ix->rank; i++)
     tuples *= ix->dims[i];
+  g->checks = true;
   ocl_gen_begin_1d(g, kiln_type_numel(d) ? slice : 0);
   ocl_sb_printf(g->src,
                 "  for (long p = 0; p < %lldL; p++) p0[p * %lldL + gid] = p1[p * %lldL + gid];\n"
                 "  for (long t = 0; t < %lldL; t++) {\n"
-                "    long off = 0; bool ok = true;\n",
+                "    long off = 0;\n",
                 (long long)lead, (long long)slice, (long long)slice, (long long)tuples);
-  for (uint32_t j = 0; j < m; j++)
-    ocl_sb_printf(g->src,
-                  "    { long x = (long)p2[t * %uL + %uL]; if (x < 0) x += %lldL;\n"
-                  "      if (x < 0 || x >= %lldL) ok = false; off += x * %lldL; }\n",
-                  m, j, (long long)d->dims[j], (long long)d->dims[j], (long long)st[j]);
-  /* The interpreter rejects an index out of range; here it is skipped so
-   * that a bad index never writes outside the result. */
+  for (uint32_t j = 0; j < m; j++) {
+    char pos[64];
+    snprintf(pos, sizeof pos, "t * %uL + %uL", m, j);
+    ocl_sb_printf(g->src, "    { long x;\n");
+    ix_load(g, "      ", "x", pos, d->dims[j]);
+    ocl_sb_printf(g->src, "      off += x * %lldL; }\n", (long long)st[j]);
+  }
   char src[64];
   snprintf(src, sizeof src, "p3[t * %lldL + gid]", (long long)slice);
-  ocl_sb_printf(g->src, "    if (ok) ");
+  ocl_sb_printf(g->src, "    ");
   sc_apply(g, sc_reduction(g->attrs), d->elem, "p0[off + gid]", src);
   ocl_sb_printf(g->src, "\n  }\n");
   ocl_gen_end(g);
@@ -249,6 +342,7 @@ kiln_status ocl_gen_scatter_elements(ocl_gen *g) {
     lines_dims[i] = i == ax ? 1 : d->dims[i];
     lines *= lines_dims[i];
   }
+  g->checks = true;
   ocl_gen_begin_1d(g, kiln_type_numel(d) ? lines : 0);
   ocl_gen_unravel(g, "gid", lines_dims, d->rank, "c");
   ocl_sb_printf(g->src, "  long base = 0, ib = 0;\n  bool has = true;\n");
@@ -265,11 +359,12 @@ kiln_status ocl_gen_scatter_elements(ocl_gen *g) {
                 "  for (long j = 0; j < %lldL; j++) p0[base + j * %lldL] = p1[base + j * %lldL];\n"
                 "  if (has)\n"
                 "    for (long j = 0; j < %lldL; j++) {\n"
-                "      long x = (long)p2[ib + j * %lldL];\n"
-                "      if (x < 0) x += %lldL;\n"
-                "      if (x < 0 || x >= %lldL) continue; /* the interpreter rejects it */\n"
-                "      ",
-                dn, sa, sa, (long long)ix->dims[ax], isa, dn, dn);
+                "      long x;\n",
+                dn, sa, sa, (long long)ix->dims[ax]);
+  char pos[64];
+  snprintf(pos, sizeof pos, "ib + j * %lldL", isa);
+  ix_load(g, "      ", "x", pos, (long long)dn);
+  ocl_sb_printf(g->src, "      ");
   char dst[64], src[64];
   snprintf(dst, sizeof dst, "p0[base + x * %lldL]", sa);
   snprintf(src, sizeof src, "p3[ib + j * %lldL]", isa);

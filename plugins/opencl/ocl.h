@@ -59,9 +59,15 @@ bool ocl_elem_ok(const ocl_device *d, kiln_elem e);
 /* ---- code generation (gen_common.c and gen_<family>.c) ---- */
 
 /* Roots: the memory objects kernels address. 0 = activation arena,
- * 1 = weights, 2 + i = input i, 2 + n_in + j = output j. */
+ * 1 = weights, 2 + i = input i, 2 + n_in + j = output j, then the fault
+ * record (OCL_FAULT_INTS ints, zeroed before each run): kernels that read
+ * index values from a tensor claim it with atomic_cmpxchg on int 0 when one
+ * is out of range and write site, value, bound and position after it
+ * (kiln_fault in the prelude); the first fault wins. */
 #define OCL_ROOT_ARENA 0u
 #define OCL_ROOT_WEIGHTS 1u
+/* claimed, site, value (lo, hi), bound (lo, hi), position (lo, hi) */
+#define OCL_FAULT_INTS 8
 
 typedef struct ocl_operand {
   const kiln_type *type; /* NULL = absent */
@@ -79,6 +85,7 @@ typedef struct ocl_launch {
   uint32_t dims;
   size_t global[3], local[3]; /* local[0] == 0: the driver chooses */
   bool empty;                 /* nothing to compute (zero elements) */
+  bool checks;                /* the kernel may record a fault */
 } ocl_launch;
 
 typedef struct ocl_gen {
@@ -92,6 +99,11 @@ typedef struct ocl_gen {
   ocl_launch *launch;
   size_t wg; /* 1-D work-group size */
   uint32_t matmul_tile;
+  uint32_t fault_root; /* the fault record's root */
+  /* Set before ocl_gen_begin by a generator that checks index values: the
+   * kernel then gets `__global int *pF` and a constant `site` (the
+   * instruction's index) for kiln_fault(pF, site, value, bound, position). */
+  bool checks;
 } ocl_gen;
 
 /* Generate the kernel for one instruction into g->src, filling g->launch.
@@ -205,9 +217,12 @@ kiln_status ocl_gen_pad(ocl_gen *g);
 kiln_status ocl_gen_trilu(ocl_gen *g);
 kiln_status ocl_gen_depth_space(ocl_gen *g);
 
-/* gen_index.c: Gather, GatherElements, ScatterND, ScatterElements */
+/* gen_index.c: Gather, GatherElements, GatherND, ScatterND, ScatterElements */
 kiln_status ocl_gen_gather(ocl_gen *g);
 kiln_status ocl_gen_gather_elements(ocl_gen *g);
+kiln_status ocl_gen_gather_nd(ocl_gen *g);
+/* GatherElements and GatherND: index types and shapes the generators take. */
+bool ocl_gather_ok(const kiln_node *n);
 kiln_status ocl_gen_scatter_nd(ocl_gen *g);
 kiln_status ocl_gen_scatter_elements(ocl_gen *g);
 bool ocl_scatter_ok(const kiln_node *n);

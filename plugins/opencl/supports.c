@@ -114,8 +114,10 @@ static bool node_ok(const kiln_node *n, kiln_node_kind k, kiln_elem e0) {
   case KILN_NODE_EyeLike:
     return kiln_value_type(kiln_node_input(n, 0))->rank == (k == KILN_NODE_EyeLike ? 2u : 4u);
   case KILN_NODE_Gather:
-  case KILN_NODE_GatherElements:
     return in_elem(n, 1) == KILN_I32 || in_elem(n, 1) == KILN_I64;
+  case KILN_NODE_GatherElements:
+  case KILN_NODE_GatherND:
+    return ocl_gather_ok(n);
   case KILN_NODE_ConvTranspose:
     return ocl_convtranspose_ok(n);
   case KILN_NODE_Det:

@@ -14,6 +14,7 @@ Suite *kcpu_jit_suite(void);
 Suite *kcpu_fuse_suite(void);
 Suite *kcpu_bundle_suite(void);
 Suite *kcpu_cover_suite(void);
+Suite *kcpu_faults_suite(void);
 
 /* The shared context (made once by test_main.c). */
 kiln_context *kt_ctx(void);

@@ -52,7 +52,9 @@ START_TEST(host_bundle_files) {
   ck_assert_ptr_nonnull(strstr(h, "#define TINY_INPUT0_BYTES 40u"));
   ck_assert_ptr_nonnull(strstr(h, "#define TINY_INPUT0_DIMS {2, 5}"));
   ck_assert_ptr_nonnull(strstr(h, "#define TINY_OUTPUT0_NAME \"y\""));
-  ck_assert_ptr_nonnull(strstr(h, "void tiny_run(const void *weights, void *activations"));
+  ck_assert_ptr_nonnull(strstr(h, "int tiny_run(const void *weights, void *activations"));
+  ck_assert_ptr_nonnull(strstr(h, "int tiny_run_fault(const void *weights, void *activations"));
+  ck_assert_ptr_nonnull(strstr(h, "long long instruction, value, bound, at;"));
   ck_assert_ptr_nonnull(strstr(h, "int tiny_init(int threads);"));
   free(h);
   snprintf(path, sizeof path, "%s/tiny.weights", dir);

@@ -28,19 +28,31 @@ START_TEST(nll_and_sce) {
   /* logp [2, 3]: rows pick classes 2 and 0 -> losses 3 and 4 */
   float lp[6] = {-1, -2, -3, -4, -5, -6}, y[2];
   int64_t t[2] = {2, 0};
-  kcpu_k_nll(KCPU_F32, lp, KCPU_I64, t, KCPU_F32, NULL, y, 2, 3, 1, 0, 0, 0);
+  kcpu_k_nll(KCPU_F32, lp, KCPU_I64, t, KCPU_F32, NULL, y, 2, 3, 1, 0, 0, 0, NULL, 0);
   ck_assert_float_eq(y[0], 3);
   ck_assert_float_eq(y[1], 4);
   float w[3] = {0.5f, 1, 2};
-  kcpu_k_nll(KCPU_F32, lp, KCPU_I64, t, KCPU_F32, w, y, 2, 3, 1, 2, 0, 0);
+  kcpu_k_nll(KCPU_F32, lp, KCPU_I64, t, KCPU_F32, w, y, 2, 3, 1, 2, 0, 0, NULL, 0);
   /* (3*2 + 4*0.5) / (2 + 0.5) = 3.2 */
   ck_assert_float_eq_tol(y[0], 3.2f, 1e-6f);
   /* SCE of equal scores: log_prob = -log 3 everywhere */
   float s[6] = {1, 1, 1, 1, 1, 1}, lpo[6];
-  ck_assert_int_eq(kcpu_k_sce(KCPU_F32, s, KCPU_I64, t, KCPU_F32, NULL, y, lpo, 2, 3, 1, 1, 0, 0),
-                   0);
+  ck_assert_int_eq(
+      kcpu_k_sce(KCPU_F32, s, KCPU_I64, t, KCPU_F32, NULL, y, lpo, 2, 3, 1, 1, 0, 0, NULL, 0), 0);
   ck_assert_float_eq_tol(y[0], 2 * logf(3), 1e-6f);
   ck_assert_float_eq_tol(lpo[4], -logf(3), 1e-6f);
+  /* class 3 of 3 is out of range unless it is the ignored one */
+  int64_t bad[2] = {0, 3};
+  kcpu_fault f = {0};
+  kcpu_k_nll(KCPU_F32, lp, KCPU_I64, bad, KCPU_F32, NULL, y, 2, 3, 1, 0, 1, 3, &f, 5);
+  ck_assert_int_eq(f.claimed, 0);
+  ck_assert_float_eq(y[1], 0);
+  kcpu_k_nll(KCPU_F32, lp, KCPU_I64, bad, KCPU_F32, NULL, y, 2, 3, 1, 0, 0, 0, &f, 5);
+  ck_assert_int_eq(f.claimed, 1);
+  ck_assert_int_eq(f.site, 5);
+  ck_assert_int_eq(f.value, 3);
+  ck_assert_int_eq(f.bound, 3);
+  ck_assert_int_eq(f.at, 1);
 }
 END_TEST
 
@@ -134,17 +146,71 @@ START_TEST(topk_scatter) {
   /* ScatterElements axis 1 with add and a negative index */
   float d[6] = {1, 2, 3, 4, 5, 6}, u[2] = {10, 20}, y[6];
   int64_t ii[2] = {-1, 0}, dd[2] = {2, 3}, id[2] = {2, 1};
-  kcpu_k_scatter_elements(KCPU_F32, d, KCPU_I64, ii, u, y, 2, dd, id, 1, 1);
+  kcpu_fault f = {0};
+  kcpu_k_scatter_elements(KCPU_F32, d, KCPU_I64, ii, u, y, 2, dd, id, 1, 1, &f, 0);
   const float want[6] = {1, 2, 13, 24, 5, 6};
   for (int i = 0; i < 6; i++)
     ck_assert_float_eq(y[i], want[i]);
+  ck_assert_int_eq(f.claimed, 0);
   /* ScatterND replaces row 1 of [3, 2] */
   float d2[6] = {0, 0, 0, 0, 0, 0}, u2[2] = {7, 8};
   int64_t i2[1] = {1}, dims2[2] = {3, 2};
-  kcpu_k_scatter_nd(KCPU_F32, d2, KCPU_I64, i2, u2, d2, 2, dims2, 1, 1, 0);
+  kcpu_k_scatter_nd(KCPU_F32, d2, KCPU_I64, i2, u2, d2, 2, dims2, 1, 1, 0, &f, 0);
   ck_assert_float_eq(d2[2], 7);
   ck_assert_float_eq(d2[3], 8);
   ck_assert_float_eq(d2[0], 0);
+  ck_assert_int_eq(f.claimed, 0);
+  /* out of range: -4 along an axis of 3, row 3 of 3 */
+  int64_t bi[2] = {0, -4};
+  kcpu_k_scatter_elements(KCPU_F32, d, KCPU_I64, bi, u, y, 2, dd, id, 1, 0, &f, 2);
+  ck_assert_int_eq(f.claimed, 1);
+  ck_assert_int_eq(f.value, -4);
+  ck_assert_int_eq(f.bound, 3);
+  ck_assert_int_eq(f.at, 1);
+  ck_assert_float_eq(y[0], 10); /* the update before the bad index landed */
+  kcpu_fault g = {0};
+  int64_t b2[1] = {3};
+  kcpu_k_scatter_nd(KCPU_F32, d2, KCPU_I64, b2, u2, d2, 2, dims2, 1, 1, 0, &g, 7);
+  ck_assert_int_eq(g.claimed, 1);
+  ck_assert_int_eq(g.site, 7);
+  ck_assert_int_eq(g.value, 3);
+  ck_assert_int_eq(g.bound, 3);
+  /* GatherElements axis 0 of [3, 2] with [[2, -3], [1, 0]] */
+  float ge[6] = {1, 2, 3, 4, 5, 6}, gy[4];
+  int64_t gi[4] = {2, -3, 1, 0}, gd[2] = {3, 2}, gid[2] = {2, 2};
+  kcpu_fault h = {0};
+  kcpu_k_gather_elements(ge, KCPU_I64, gi, gy, 2, gd, gid, 0, 4, &h, 0);
+  ck_assert_int_eq(h.claimed, 0);
+  ck_assert_float_eq(gy[0], 5);
+  ck_assert_float_eq(gy[1], 2);
+  ck_assert_float_eq(gy[2], 3);
+  ck_assert_float_eq(gy[3], 2);
+  gi[3] = 3;
+  kcpu_k_gather_elements(ge, KCPU_I64, gi, gy, 2, gd, gid, 0, 4, &h, 1);
+  ck_assert_int_eq(h.claimed, 1);
+  ck_assert_int_eq(h.value, 3);
+  ck_assert_int_eq(h.bound, 3);
+  ck_assert_int_eq(h.at, 3);
+  /* GatherND on [2, 3] with tuples (1, -1), (0, 1); batch_dims 1 with
+   * rows [[2], [0]] */
+  int32_t ni[4] = {1, -1, 0, 1};
+  float ny[2];
+  kcpu_fault k = {0};
+  kcpu_k_gather_nd(ge, KCPU_I32, ni, ny, 2, (const int64_t[]){2, 3}, 0, 2, 2, 2, 4, &k, 0);
+  ck_assert_int_eq(k.claimed, 0);
+  ck_assert_float_eq(ny[0], 6);
+  ck_assert_float_eq(ny[1], 2);
+  int32_t nb[2] = {2, 0};
+  kcpu_k_gather_nd(ge, KCPU_I32, nb, ny, 2, (const int64_t[]){2, 3}, 1, 1, 2, 1, 4, &k, 0);
+  ck_assert_int_eq(k.claimed, 0);
+  ck_assert_float_eq(ny[0], 3);
+  ck_assert_float_eq(ny[1], 4);
+  nb[1] = -4;
+  kcpu_k_gather_nd(ge, KCPU_I32, nb, ny, 2, (const int64_t[]){2, 3}, 1, 1, 2, 1, 4, &k, 3);
+  ck_assert_int_eq(k.claimed, 1);
+  ck_assert_int_eq(k.value, -4);
+  ck_assert_int_eq(k.bound, 3);
+  ck_assert_int_eq(k.at, 1);
 }
 END_TEST
 

@@ -149,18 +149,44 @@ START_TEST(copy_transpose_slice) {
 END_TEST
 
 START_TEST(gather_where) {
-  /* data [2,3] gather axis 1 with [2,-1,5] -> [[d0,d2,0],[d3,d5,0]] */
-  float d[6] = {1, 2, 3, 4, 5, 6}, y[6];
+  /* data [2,3] gather axis 1 with [2,-1,5]: row 0 gets d2, d2, then 5 is
+   * out of [-3, 3): a fault naming the value, bound and position, and the
+   * kernel stops there (y[2] untouched). */
+  float d[6] = {1, 2, 3, 4, 5, 6}, y[6] = {-7, -7, -7, -7, -7, -7};
   int64_t idx[3] = {2, -1, 5};
-  kcpu_k_gather(d, idx, 0, y, 2, 3, 1, 3, 4);
+  kcpu_fault f = {0};
+  kcpu_k_gather(d, idx, 0, y, 2, 3, 1, 3, 4, &f, 9);
   ck_assert_float_eq(y[0], 3);
   ck_assert_float_eq(y[1], 3);
-  ck_assert_float_eq(y[2], 0);
-  ck_assert_float_eq(y[3], 6);
+  ck_assert_float_eq(y[2], -7);
+  ck_assert_float_eq(y[3], -7);
+  ck_assert_int_eq(f.claimed, 1);
+  ck_assert_int_eq(f.code, KCPU_FAULT_INDEX);
+  ck_assert_int_eq(f.site, 9);
+  ck_assert_int_eq(f.value, 5);
+  ck_assert_int_eq(f.bound, 3);
+  ck_assert_int_eq(f.at, 2);
+  /* the first fault wins: a second one leaves the record as it is */
+  kcpu_fault_index(&f, 11, -4, 3, 0);
+  ck_assert_int_eq(f.site, 9);
+  ck_assert_int_eq(f.value, 5);
+  kcpu_fault_index(NULL, 11, -4, 3, 0); /* no record: nothing happens */
+  int64_t ok[3] = {2, -1, -3};
+  kcpu_fault g = {0};
+  kcpu_k_gather(d, ok, 0, y, 2, 3, 1, 3, 4, &g, 0);
+  ck_assert_int_eq(g.claimed, 0);
+  ck_assert_float_eq(y[2], 1);
+  ck_assert_float_eq(y[5], 4);
   int32_t i32[2] = {1, 0};
-  kcpu_k_gather(d, i32, 1, y, 1, 2, 3, 2, 4); /* axis 0 of [2,3] */
+  kcpu_k_gather(d, i32, 1, y, 1, 2, 3, 2, 4, &g, 0); /* axis 0 of [2,3] */
   ck_assert_float_eq(y[0], 4);
   ck_assert_float_eq(y[5], 3);
+  ck_assert_int_eq(g.claimed, 0);
+  int32_t neg[1] = {-3};
+  kcpu_k_gather(d, neg, 1, y, 1, 2, 3, 1, 4, &g, 4); /* -3 is outside [-2, 2) */
+  ck_assert_int_eq(g.claimed, 1);
+  ck_assert_int_eq(g.value, -3);
+  ck_assert_int_eq(g.bound, 2);
   /* where(cond [2,1], x [2,2], y scalar) */
   uint8_t c[2] = {1, 0};
   float xv[4] = {1, 2, 3, 4}, yv = 9, out[4];

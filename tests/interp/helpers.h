@@ -142,5 +142,6 @@ TCase *interp_tcase_rnn(void);
 TCase *interp_tcase_quant(void);
 TCase *interp_tcase_loss(void);
 TCase *interp_tcase_plugin(void);
+TCase *interp_tcase_faults(void);
 
 #endif

@@ -31,5 +31,6 @@ Suite *ocl_compute_suite(void);
 Suite *ocl_cache_suite(void);
 Suite *ocl_half_suite(void);
 Suite *ocl_bits_suite(void);
+Suite *ocl_faults_suite(void);
 
 #endif

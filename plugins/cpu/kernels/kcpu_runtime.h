@@ -35,6 +35,27 @@ void kcpu_parallel_for(struct kcpu_pool *p, int64_t n,
 void *kcpu_alloc(int64_t bytes);
 void kcpu_free(void *ptr);
 
+/* ---- run-time faults (runtime.c) ----
+ * A kernel that meets an index value outside its dimension records a fault
+ * here and returns without touching memory through it. One record per run
+ * (the caller zeroes it); the first fault wins, claimed by compare-exchange
+ * so that workers of a parallel kernel may record concurrently. The
+ * generated entry tests `claimed` after each checking kernel and returns
+ * early; the plugin (or a bundle's caller) turns the record into a status.
+ * The layout is part of the bundle ABI (NAME_fault in a bundle header). */
+enum { KCPU_FAULT_NONE = 0, KCPU_FAULT_INDEX = 1 };
+typedef struct kcpu_fault {
+  int32_t claimed; /* 0, then 1 once a fault is recorded */
+  int32_t code;    /* KCPU_FAULT_* */
+  int64_t site;    /* instruction index */
+  int64_t value;   /* the index as read from the tensor */
+  int64_t bound;   /* the dimension it indexes: valid values are [-bound, bound) */
+  int64_t at;      /* element position of the value in the index tensor */
+} kcpu_fault;
+/* Record an index fault (f may be NULL: nothing is recorded). Kept out of
+ * line and cold: kernels call it only on the failing path. */
+void kcpu_fault_index(kcpu_fault *f, int64_t site, int64_t value, int64_t bound, int64_t at);
+
 /* ---- GEMM (linalg_gemm.c) ---- */
 enum { KCPU_ACT_NONE = 0, KCPU_ACT_RELU = 1 };
 
@@ -141,10 +162,25 @@ void kcpu_k_copy_strided(void *dst, const int64_t *dst_st, const void *src, cons
 /* Fill n elements with the esize-byte pattern at value. */
 void kcpu_k_fill(void *dst, int64_t n, const void *value, int64_t esize);
 /* Gather along an axis: data [outer, axis_n, inner], idx (i32 when
- * idx_is32, else i64; negatives count from the end; out-of-range reads as
- * zeros) [nidx], y [outer, nidx, inner]. */
+ * idx_is32, else i64; negatives count from the end) [nidx],
+ * y [outer, nidx, inner]. The index kernels here and in the scatter
+ * section report an index outside its dimension through fault/site
+ * (kcpu_fault_index) and return. */
 void kcpu_k_gather(const void *data, const void *idx, int64_t idx_is32, void *y, int64_t outer,
-                   int64_t axis_n, int64_t inner, int64_t nidx, int64_t esize);
+                   int64_t axis_n, int64_t inner, int64_t nidx, int64_t esize, kcpu_fault *fault,
+                   int64_t site);
+/* GatherElements: y[p] = data[p with p[axis] = idx[p]] for every position p
+ * of idims[rank] (each idims[d] <= ddims[d] off the axis: the emitter
+ * checks). idx_elem I32 or I64. */
+void kcpu_k_gather_elements(const void *data, int64_t idx_elem, const void *idx, void *y,
+                            int64_t rank, const int64_t *ddims, const int64_t *idims, int64_t axis,
+                            int64_t esize, kcpu_fault *fault, int64_t site);
+/* GatherND: for each of `tuples` index tuples of length k, the slice of
+ * data[ddims, rank] at (batch, tuple) copied to y; the batch of tuple t is
+ * t / per_batch (per_batch: tuples per batch position). */
+void kcpu_k_gather_nd(const void *data, int64_t idx_elem, const void *idx, void *y, int64_t rank,
+                      const int64_t *ddims, int64_t batch_dims, int64_t k, int64_t tuples,
+                      int64_t per_batch, int64_t esize, kcpu_fault *fault, int64_t site);
 /* Where: y[i] = cond ? x : yv, each operand read with its own strides over
  * the output dims[rank] (broadcast = stride 0). */
 void kcpu_k_where(void *y, const uint8_t *cond, const int64_t *c_st, const void *x,
@@ -164,14 +200,15 @@ void kcpu_k_pad_index(const void *x, void *y, int64_t rank, const int64_t *idims
  * int64), trading speed for coverage. Functions returning int give -1 when
  * scratch memory is short. ---- */
 /* red: 0 none (y [N, inner]), 1 sum, 2 mean (y scalar); targets equal to
- * ignore (when has_ignore) or outside [0, C) contribute nothing. */
+ * ignore (when has_ignore) contribute nothing; one outside [0, C) is an
+ * index fault (fault/site, as for kcpu_k_gather); y is then partly written. */
 void kcpu_k_nll(int64_t xt, const void *x, int64_t tt, const void *target, int64_t wt,
                 const void *weight, void *y, int64_t N, int64_t C, int64_t inner, int64_t red,
-                int64_t has_ignore, int64_t ignore);
+                int64_t has_ignore, int64_t ignore, kcpu_fault *fault, int64_t site);
 /* log_softmax over C (into logp_out when not NULL), then the NLL above. */
 int kcpu_k_sce(int64_t xt, const void *x, int64_t tt, const void *target, int64_t wt,
                const void *weight, void *y, void *logp_out, int64_t N, int64_t C, int64_t inner,
-               int64_t red, int64_t has_ignore, int64_t ignore);
+               int64_t red, int64_t has_ignore, int64_t ignore, kcpu_fault *fault, int64_t site);
 /* N-D convolution: X [N,C,idims], W [M,C/group,kdims], B [M] or NULL,
  * Y [N,M,odims]; pb: leading pads. sp <= 8 spatial dims. */
 void kcpu_k_convnd(int64_t elem, const void *X, const void *W, const void *B, void *Y, int64_t N,
@@ -205,13 +242,15 @@ int kcpu_k_det(int64_t elem, const void *x, void *y, int64_t batch, int64_t n);
 int kcpu_k_topk(int64_t elem, const void *x, void *vals, int64_t *idx, int64_t outer, int64_t n,
                 int64_t inner, int64_t k, int64_t largest);
 /* red: 0 none, 1 add, 2 mul, 3 max, 4 min; idx_elem I32 or I64; y may be
- * data (in place). Out-of-range indices are skipped. */
+ * data (in place). An out-of-range index is a fault (see kcpu_k_gather);
+ * updates before it have been applied. */
 void kcpu_k_scatter_elements(int64_t elem, const void *data, int64_t idx_elem, const void *idx,
                              const void *upd, void *y, int64_t rank, const int64_t *ddims,
-                             const int64_t *idims, int64_t axis, int64_t red);
+                             const int64_t *idims, int64_t axis, int64_t red, kcpu_fault *fault,
+                             int64_t site);
 void kcpu_k_scatter_nd(int64_t elem, const void *data, int64_t idx_elem, const void *idx,
                        const void *upd, void *y, int64_t rank, const int64_t *ddims, int64_t n_idx,
-                       int64_t k, int64_t red);
+                       int64_t k, int64_t red, kcpu_fault *fault, int64_t site);
 /* out (a's type) = a ** b over dims[rank] with broadcast strides. */
 void kcpu_k_pow_mixed(int64_t at, const void *a, const int64_t *a_st, int64_t bt, const void *b,
                       const int64_t *b_st, void *out, int64_t rank, const int64_t *dims);

@@ -7,17 +7,22 @@
 #include "kcpu_elem.h"
 
 /* red: 0 none (y is [N, inner]), 1 sum, 2 mean (y is a scalar). A target
- * outside [0, C) that is not ignored contributes nothing: the reference
- * rejects it, and a kernel cannot fail. Mean over zero weight is 0/0. */
+ * outside [0, C) that is not ignored is an index fault, as the reference
+ * rejects it. Mean over zero weight is 0/0. */
 static void kcpu_nll_core(int64_t xt, const void *logp, int64_t tt, const void *target, int64_t wt,
                           const void *weight, int64_t yt, void *y, int64_t N, int64_t C,
-                          int64_t inner, int64_t red, int64_t has_ignore, int64_t ignore) {
+                          int64_t inner, int64_t red, int64_t has_ignore, int64_t ignore,
+                          kcpu_fault *fault, int64_t site) {
   double total = 0.0, wsum = 0.0;
   for (int64_t b = 0; b < N; b++)
     for (int64_t i = 0; i < inner; i++) {
       int64_t ti = b * inner + i, cls = kcpu_e_ldi(tt, target, ti);
       double loss = 0.0, w = 0.0;
-      if (!(has_ignore && cls == ignore) && cls >= 0 && cls < C) {
+      if (!(has_ignore && cls == ignore)) {
+        if ((uint64_t)cls >= (uint64_t)C) {
+          kcpu_fault_index(fault, site, cls, C, ti);
+          return;
+        }
         w = weight ? kcpu_e_ldf(wt, weight, cls) : 1.0;
         loss = -kcpu_e_ldf(xt, logp, (b * C + cls) * inner + i) * w;
       }
@@ -34,13 +39,15 @@ static void kcpu_nll_core(int64_t xt, const void *logp, int64_t tt, const void *
 
 void kcpu_k_nll(int64_t xt, const void *x, int64_t tt, const void *target, int64_t wt,
                 const void *weight, void *y, int64_t N, int64_t C, int64_t inner, int64_t red,
-                int64_t has_ignore, int64_t ignore) {
-  kcpu_nll_core(xt, x, tt, target, wt, weight, xt, y, N, C, inner, red, has_ignore, ignore);
+                int64_t has_ignore, int64_t ignore, kcpu_fault *fault, int64_t site) {
+  kcpu_nll_core(xt, x, tt, target, wt, weight, xt, y, N, C, inner, red, has_ignore, ignore, fault,
+                site);
 }
 
 int kcpu_k_sce(int64_t xt, const void *x, int64_t tt, const void *target, int64_t wt,
                const void *weight, void *y, void *logp_out, int64_t N, int64_t C, int64_t inner,
-               int64_t red, int64_t has_ignore, int64_t ignore) {
+               int64_t red, int64_t has_ignore, int64_t ignore, kcpu_fault *fault,
+               int64_t site) {
   int64_t total = N * C * inner;
   double *lp = kcpu_alloc((total > 0 ? total : 1) * (int64_t)sizeof(double));
   if (!lp)
@@ -60,7 +67,8 @@ int kcpu_k_sce(int64_t xt, const void *x, int64_t tt, const void *target, int64_
         lp[idx] = kcpu_e_ldf(xt, x, idx) - mx - ls;
       }
     }
-  kcpu_nll_core(KCPU_F64, lp, tt, target, wt, weight, xt, y, N, C, inner, red, has_ignore, ignore);
+  kcpu_nll_core(KCPU_F64, lp, tt, target, wt, weight, xt, y, N, C, inner, red, has_ignore, ignore,
+                fault, site);
   if (logp_out)
     for (int64_t i = 0; i < total; i++)
       kcpu_e_stf(xt, logp_out, i, lp[i]);

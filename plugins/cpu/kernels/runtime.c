@@ -162,3 +162,16 @@ void *kcpu_alloc(int64_t bytes) {
 void kcpu_free(void *ptr) {
   free(ptr);
 }
+
+__attribute__((noinline, cold)) void kcpu_fault_index(kcpu_fault *f, int64_t site, int64_t value,
+                                                      int64_t bound, int64_t at) {
+  int32_t expected = 0;
+  if (!f || !__atomic_compare_exchange_n(&f->claimed, &expected, 1, 0, __ATOMIC_ACQ_REL,
+                                         __ATOMIC_ACQUIRE))
+    return;
+  f->code = KCPU_FAULT_INDEX;
+  f->site = site;
+  f->value = value;
+  f->bound = bound;
+  f->at = at;
+}
