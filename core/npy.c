@@ -123,41 +123,6 @@ static kiln_status npy_parse_shape(const char *path, const char *h, uint32_t *ra
   }
 }
 
-static kiln_status npy_read_file(const char *path, unsigned char **out, size_t *out_len) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return kiln_status_make(KILN_IO_ERROR, "%s: cannot open: %s", path, strerror(errno));
-  size_t cap = 4096, len = 0;
-  unsigned char *buf = malloc(cap);
-  while (buf) {
-    if (len == cap) {
-      unsigned char *nb = realloc(buf, cap * 2);
-      if (!nb) {
-        free(buf);
-        buf = NULL;
-        break;
-      }
-      buf = nb;
-      cap *= 2;
-    }
-    size_t r = fread(buf + len, 1, cap - len, f);
-    len += r;
-    if (r == 0)
-      break;
-  }
-  int err = ferror(f);
-  fclose(f);
-  if (!buf)
-    return kiln_status_make(KILN_OUT_OF_MEMORY, "%s: out of memory reading the file", path);
-  if (err) {
-    free(buf);
-    return kiln_status_make(KILN_IO_ERROR, "%s: read error", path);
-  }
-  *out = buf;
-  *out_len = len;
-  return NULL;
-}
-
 static kiln_status npy_parse(const char *path, const unsigned char *buf, size_t len,
                              kiln_tensor *out) {
   if (len < 10 || memcmp(buf, npy_magic, 6) != 0)
@@ -243,11 +208,11 @@ kiln_status kiln_tensor_read_npy(const char *path, kiln_tensor *out) {
     return kiln_status_make(KILN_INVALID_ARGUMENT, "kiln_tensor_read_npy: %s is NULL",
                             path ? "out" : "path");
   memset(out, 0, sizeof *out);
-  unsigned char *buf = NULL;
+  void *buf = NULL;
   size_t len = 0;
-  KILN_TRY(npy_read_file(path, &buf, &len));
+  KILN_TRY(kiln_file_read(path, &buf, &len));
   kiln_status s = npy_parse(path, buf, len, out);
-  free(buf);
+  kiln_free(buf);
   return s;
 }
 

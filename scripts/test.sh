@@ -47,26 +47,52 @@ CK_FORK=no meson test -C "$BUILD" --no-rebuild --suite unit --num-processes 2 --
 tail -n 15 "$LOGDIR/meson-valgrind.txt"
 cp "$BUILD/meson-logs/testlog-valgrind.json" "$LOGDIR/valgrind.json" 2>/dev/null
 
-# A fixed seed and run count make the run repeatable (a finding shows up in
-# every run, not in one of many); longer random runs: docs/onnx.md.
-step "fuzzing the ONNX loader (libFuzzer, ASan + UBSan, seed 1, ${KILN_FUZZ_RUNS:-5000000} runs)"
-if [ $asan_ok = 1 ] && [ -x "$ASAN_BUILD/tests/onnx/fuzz_onnx" ]; then
+# A fixed seed and run count make each run repeatable (a finding shows up in
+# every run, not in one of many); longer random runs: docs/fuzzing.md.
+# fuzz_target NAME BINARY RUNS SECONDS SEED_DIR...: one libFuzzer run over a
+# fresh copy of the seed folders, reported as one passed or failed test.
+fuzz_target() {
+  local name=$1 bin=$ASAN_BUILD/tests/onnx/$2 runs=$3 secs=$4
+  shift 4
+  step "fuzzing $name (libFuzzer, ASan + UBSan, seed 1, $runs runs or ${secs} s)"
+  if [ $asan_ok != 1 ] || [ ! -x "$bin" ]; then
+    echo "FUZZ $name: 0 passed, 1 failed, 0 skipped   (fuzz target not built)" | tee -a "$LOGDIR/fuzz-summary.txt"
+    return
+  fi
+  local corpus
   corpus=$(mktemp -d)
-  cp "$KILN_ROOT"/tests/fuzz/corpus/* "$corpus"/
-  (cd "$corpus" && ASAN_OPTIONS=detect_leaks=1 "$ASAN_BUILD/tests/onnx/fuzz_onnx" \
-    -seed=1 -runs="${KILN_FUZZ_RUNS:-5000000}" -max_total_time="${KILN_FUZZ_SECONDS:-120}" \
-    -max_len=16384 -print_final_stats=1 "$corpus" \
-    >"$LOGDIR/fuzz.txt" 2>&1)
+  for d in "$@"; do cp -r "$d"/. "$corpus"/ 2>/dev/null; done
+  (cd "$corpus" && ASAN_OPTIONS=detect_leaks=1 "$bin" -seed=1 -runs="$runs" -max_total_time="$secs" \
+    -max_len=65536 -rss_limit_mb=4096 -timeout=60 -print_final_stats=1 "$corpus" \
+    >"$LOGDIR/fuzz-$name.txt" 2>&1)
   if [ $? = 0 ]; then
-    echo "FUZZ onnx-loader: 1 passed, 0 failed, 0 skipped   ($(grep -o 'Done [0-9]* runs in [0-9]* second(s)' "$LOGDIR/fuzz.txt"), no finding)"
+    echo "FUZZ $name: 1 passed, 0 failed, 0 skipped   ($(grep -o 'Done [0-9]* runs in [0-9]* second(s)' "$LOGDIR/fuzz-$name.txt"), $(grep -o 'cov: [0-9]*' "$LOGDIR/fuzz-$name.txt" | tail -n 1), no finding)"
   else
-    echo "FUZZ onnx-loader: 0 passed, 1 failed, 0 skipped   (a finding: see $LOGDIR/fuzz.txt)"
-    tail -n 40 "$LOGDIR/fuzz.txt"
-  fi | tee "$LOGDIR/fuzz-summary.txt"
+    echo "FUZZ $name: 0 passed, 1 failed, 0 skipped   (a finding: see $LOGDIR/fuzz-$name.txt)"
+    tail -n 40 "$LOGDIR/fuzz-$name.txt"
+  fi | tee -a "$LOGDIR/fuzz-summary.txt"
   rm -rf "$corpus"
-else
-  echo "FUZZ onnx-loader: 0 passed, 1 failed, 0 skipped   (fuzz target not built)" | tee "$LOGDIR/fuzz-summary.txt"
-fi
+}
+# Seeds for the pipeline targets: the regression corpus plus every model of
+# the ONNX node suite (one file per test, named after it).
+node_seeds=$(mktemp -d)
+for d in /usr/share/libonnx-testdata/data/node/*/; do
+  [ -f "$d/model.onnx" ] && cp "$d/model.onnx" "$node_seeds/$(basename "$d").onnx"
+done
+kir_seeds=$(mktemp -d)
+cp "$KILN_ROOT"/tests/passes/cases/*.kir "$KILN_ROOT"/tests/text/cases/*.kir \
+  "$KILN_ROOT"/examples/models/*.kir "$kir_seeds"/ 2>/dev/null
+fuzz_target onnx-loader fuzz_onnx "${KILN_FUZZ_RUNS:-5000000}" "${KILN_FUZZ_SECONDS:-120}" \
+  "$KILN_ROOT/tests/fuzz/corpus"
+fuzz_target pipeline-interpreter fuzz_pipeline_interpreter "${KILN_FUZZ_PIPELINE_RUNS:-300000}" \
+  "${KILN_FUZZ_SECONDS:-120}" "$KILN_ROOT/tests/fuzz/corpus" "$node_seeds"
+# The JIT compiles every input, so cpu starts from the small regression
+# corpus and runs far fewer inputs.
+fuzz_target pipeline-cpu fuzz_pipeline_cpu "${KILN_FUZZ_CPU_RUNS:-10000}" "${KILN_FUZZ_SECONDS:-120}" \
+  "$KILN_ROOT/tests/fuzz/corpus"
+fuzz_target kir-text fuzz_kir "${KILN_FUZZ_KIR_RUNS:-300000}" "${KILN_FUZZ_SECONDS:-120}" \
+  "$KILN_ROOT/tests/fuzz/corpus_kir" "$kir_seeds"
+rm -rf "$node_seeds" "$kir_seeds"
 
 if [ -x "$KILN_ROOT/tests/run_conformance.sh" ]; then
   step "ONNX conformance"

@@ -24,6 +24,10 @@ static void run_help(void) {
          "  --pb                  with --output-dir, also write DIR/NAME.pb\n"
          "  --print               print outputs even when writing them\n"
          "  --repeat N            run N times and print min and median latency in ms\n"
+         "  --random-inputs [SEED] make every input not given with --input from a\n"
+         "                        seeded generator (SEED: a number, default 1): floats\n"
+         "                        uniform in [-1, 1), integers 0 or 1 (valid as indices\n"
+         "                        and masks), bools 0 or 1; each is named on stderr\n"
          "%s"
          "  --help                this text\n\n"
          "Printing shows each output's name, type and up to 64 values.\n",
@@ -171,12 +175,82 @@ static kiln_status run_missing(const kiln_executable *exe, const run_input *give
     return NULL;
   return kiln_status_make(KILN_INVALID_ARGUMENT,
                           "missing inputs: the model expects %s; give each with --input "
-                          "NAME=PATH",
+                          "NAME=PATH, or make them with --random-inputs [SEED]",
                           list);
 }
 
-static kiln_status run_load_inputs(const kiln_executable *exe, const run_input *given,
-                                   uint32_t ngiven, kiln_tensor *tensors) {
+/* splitmix64: small, seeded, the same sequence on every machine. */
+static uint64_t run_next(uint64_t *state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/* Fill t (type already set) with random values. Integers are 0 or 1 so
+ * that index, token and mask inputs stay in range whatever they index. */
+static kiln_status run_random_tensor(const kiln_io_info *io, uint64_t *state, kiln_tensor *t) {
+  int64_t bytes = kiln_type_bytes(&io->type);
+  t->type = io->type;
+  t->data = malloc(bytes > 0 ? (size_t)bytes : 1);
+  if (!t->data)
+    return kiln_status_make(KILN_OUT_OF_MEMORY, "out of memory for random input '%s' (%lld bytes)",
+                            io->name, (long long)bytes);
+  int64_t n = kiln_type_numel(&io->type);
+  size_t es = kiln_elem_size(io->type.elem);
+  unsigned char *p = t->data;
+  for (int64_t i = 0; i < n; i++, p += es) {
+    uint64_t r = run_next(state);
+    double u = (double)(r >> 11) * 0x1.0p-53 * 2.0 - 1.0; /* [-1, 1) */
+    switch (io->type.elem) {
+    case KILN_F64:
+      memcpy(p, &u, sizeof u);
+      break;
+    case KILN_F32: {
+      float f = (float)u;
+      memcpy(p, &f, sizeof f);
+      break;
+    }
+    case KILN_F16: {
+      uint16_t h = kiln_f32_to_f16((float)u);
+      memcpy(p, &h, sizeof h);
+      break;
+    }
+    case KILN_BF16: {
+      uint16_t h = kiln_f32_to_bf16((float)u);
+      memcpy(p, &h, sizeof h);
+      break;
+    }
+    default: {
+      /* Every integer width and bool: the low byte first (little-endian). */
+      memset(p, 0, es);
+      p[0] = (unsigned char)(r & 1);
+      break;
+    }
+    }
+  }
+  return NULL;
+}
+
+static kiln_status run_random_missing(const kiln_executable *exe, uint64_t seed,
+                                      kiln_tensor *tensors) {
+  uint64_t state = seed;
+  for (uint32_t i = 0; i < kiln_executable_input_count(exe); i++) {
+    if (tensors[i].data)
+      continue;
+    kiln_io_info io;
+    kiln_executable_input(exe, i, &io);
+    KILN_TRY(run_random_tensor(&io, &state, &tensors[i]));
+    char ty[160];
+    kiln_type_format(&io.type, ty, sizeof ty);
+    fprintf(stderr, "kiln run: input '%s' %s: random (seed %llu)\n", io.name, ty,
+            (unsigned long long)seed);
+  }
+  return NULL;
+}
+
+static kiln_status run_given_inputs(const kiln_executable *exe, const run_input *given,
+                                    uint32_t ngiven, kiln_tensor *tensors) {
   for (uint32_t g = 0; g < ngiven; g++) {
     int32_t idx = kiln_executable_find_input(exe, given[g].name);
     if (idx < 0) {
@@ -203,14 +277,21 @@ static kiln_status run_load_inputs(const kiln_executable *exe, const run_input *
                               want, given[g].path, have);
     }
   }
+  return NULL;
+}
+
+/* The given inputs, then one error listing any that are missing. */
+static kiln_status run_load_inputs(const kiln_executable *exe, const run_input *given,
+                                   uint32_t ngiven, kiln_tensor *tensors) {
+  KILN_TRY(run_given_inputs(exe, given, ngiven, tensors));
   return run_missing(exe, given, ngiven);
 }
 
 typedef struct run_args {
   tool_compile_args ca;
   const char *file, *output_dir;
-  bool pb, print;
-  uint64_t repeat;
+  bool pb, print, random_inputs;
+  uint64_t repeat, seed;
   run_input inputs[RUN_MAX_INPUTS];
   uint32_t ninputs;
 } run_args;
@@ -224,7 +305,11 @@ static kiln_status run_execute(kiln_executable *exe, const run_args *a) {
   kiln_status s = NULL;
   if (!tensors || !in || !out || !times)
     s = kiln_status_make(KILN_OUT_OF_MEMORY, "out of memory preparing the run");
-  if (!s)
+  if (!s && a->random_inputs)
+    s = run_given_inputs(exe, a->inputs, a->ninputs, tensors);
+  if (!s && a->random_inputs)
+    s = run_random_missing(exe, a->seed, tensors);
+  if (!s && !a->random_inputs)
     s = run_load_inputs(exe, a->inputs, a->ninputs, tensors);
   for (uint32_t i = 0; i < ni && !s; i++)
     in[i] = tensors[i].data;
@@ -284,6 +369,15 @@ static int run_parse(int argc, char **argv, run_args *a) {
       a->pb = true;
     } else if (strcmp(argv[i], "--print") == 0) {
       a->print = true;
+    } else if (strncmp(argv[i], "--random-inputs", 15) == 0 &&
+               (argv[i][15] == '\0' || argv[i][15] == '=')) {
+      /* The seed is optional: "--random-inputs=7", or a number next. */
+      a->random_inputs = true;
+      const char *v = argv[i][15] == '=' ? argv[i] + 16 : NULL;
+      if (!v && i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9')
+        v = argv[++i];
+      if (v && !tool_parse_u64(v, &a->seed))
+        return tool_usage_error("run", "--random-inputs wants a number as SEED, got '%s'", v);
     } else if ((r = tool_compile_arg("run", argc, argv, &i, &a->ca)) != 0) {
       if (r != 1)
         return r;
@@ -330,6 +424,7 @@ int kiln_cmd_run(int argc, char **argv) {
   }
   tool_compile_args_init(&a->ca);
   a->repeat = 1;
+  a->seed = 1;
   int r = run_parse(argc, argv, a);
   if (r != 0) {
     free(a);

@@ -125,6 +125,12 @@ KILN_NODISCARD kiln_status kiln_tensor_write_npy(const char *path, const kiln_te
 KILN_NODISCARD kiln_status kiln_tensor_read_pb(const char *path, kiln_tensor *out);
 KILN_NODISCARD kiln_status kiln_tensor_write_pb(const char *path, const kiln_tensor *t);
 
+/* The whole file at path in memory (release with kiln_free), as every
+ * reader above and the model loaders take it in. One zero byte follows the
+ * data, not counted in *out_len, so a text file is also a string. Fails
+ * with KILN_IO_ERROR naming the path and the reason. */
+KILN_NODISCARD kiln_status kiln_file_read(const char *path, void **out_data, size_t *out_len);
+
 /* ------------------------------------------------------------------------
  * ONNX models (loaders/onnx). */
 /* Growth: none within a major (callers fill it, often on the stack; its

@@ -1,9 +1,9 @@
 /* kiln/ops.h: operator semantics decoded once. Each family whose attributes
  * take more than a lookup to understand (sliding windows, Resize, the fused
- * activations of Conv/MatMul/Gemm, Einsum's equation) is decoded here into
- * a typed struct that every backend and pass reads, so that SAME_LOWER
- * padding or a cubic tap means the same thing in the interpreter, the
- * lowering rules and each code generator. The recurrent activation lists
+ * activations of Conv/MatMul/Gemm, Einsum's equation, Slice's clamping) is
+ * decoded here into a typed struct that every backend and pass reads, so
+ * that SAME_LOWER padding or a cubic tap means the same thing in the
+ * interpreter, the lowering rules and each code generator. The recurrent activation lists
  * are decoded by kiln_rnn_activations (kiln/ir.h).
  *
  * Every decoder takes the node's attributes and the types it was inferred
@@ -226,6 +226,28 @@ KILN_NODISCARD kiln_status kiln_einsum_decode(const kiln_attrs *attrs,
 static inline char kiln_einsum_char(uint32_t l) {
   return l < 26 ? (char)('a' + l) : l < KILN_EINSUM_LETTERS ? (char)('A' + l - 26) : '.';
 }
+
+/* ------------------------------------------------------------------------
+ * Slice: starts / ends / axes / steps resolved against the input shape.
+ * Negative starts, ends and axes count from the end; starts and ends are
+ * clamped into the axis ([0, dim] for a positive step, [-1, dim - 1] for
+ * a negative one), as ONNX defines. */
+
+typedef struct kiln_slice {
+  uint32_t rank; /* the input's */
+  /* Per input axis: the first index read, the step between reads and the
+   * result length. An axis the attributes do not name is 0, 1, dim. */
+  int64_t start[KILN_MAX_RANK];
+  int64_t step[KILN_MAX_RANK];
+  int64_t len[KILN_MAX_RANK];
+} kiln_slice;
+
+/* Decodes the Slice attributes against input type x. Checks that starts
+ * and ends are present, that the four lists have one length, that no
+ * axis is out of range or named twice (without axes, starts may not be
+ * longer than the rank), and that no step is 0. */
+KILN_NODISCARD kiln_status kiln_slice_decode(const kiln_attrs *attrs, const kiln_type *x,
+                                             kiln_slice *out);
 
 #ifdef __cplusplus
 }

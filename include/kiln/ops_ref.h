@@ -1,12 +1,93 @@
 /* kiln/ops_ref.h: reference numerics that several backends must compute
- * bit for bit like the interpreter: the integer power of Pow and Det's LU
- * elimination. Header-only and freestanding (stdint.h alone), so that the
- * cpu backend's bitcode kernels, built without libkiln, include the same
- * code the interpreter runs. Every function is pure and thread-safe. */
+ * bit for bit like the interpreter: the f16 / bf16 conversions, the
+ * integer power of Pow and Det's LU elimination. Header-only, needing
+ * stdint.h and string.h alone, so that the cpu backend's bitcode kernels,
+ * built without libkiln, include the same code the interpreter runs.
+ * Every function is pure and thread-safe. */
 #ifndef KILN_OPS_REF_H
 #define KILN_OPS_REF_H
 
 #include <stdint.h>
+#include <string.h>
+
+static inline uint32_t kiln_ref_f32_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+
+static inline float kiln_ref_bits_f32(uint32_t u) {
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+/* IEEE half to float: exact. NaN keeps its payload's top bits. */
+static inline float kiln_ref_f16_to_f32(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1f;
+  uint32_t mant = h & 0x3ffu;
+  if (exp == 0x1f)
+    return kiln_ref_bits_f32(sign | 0x7f800000u | (mant << 13));
+  if (exp == 0) {
+    if (mant == 0)
+      return kiln_ref_bits_f32(sign);
+    /* subnormal: value = mant * 2^-24, exact in f32 */
+    float v = (float)mant * 0x1p-24f;
+    return sign ? -v : v;
+  }
+  return kiln_ref_bits_f32(sign | ((exp + 112) << 23) | (mant << 13));
+}
+
+/* Float to IEEE half, rounded to nearest even; 65520 and above become
+ * infinity; NaN stays a quiet NaN with the payload's top bits. */
+static inline uint16_t kiln_ref_f32_to_f16(float f) {
+  uint32_t u = kiln_ref_f32_bits(f);
+  uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+  uint32_t abs = u & 0x7fffffffu;
+  if (abs >= 0x7f800000u) {
+    if (abs > 0x7f800000u)
+      return (uint16_t)(sign | 0x7e00u | ((abs >> 13) & 0x3ffu));
+    return (uint16_t)(sign | 0x7c00u);
+  }
+  if (abs >= 0x477ff000u)
+    return (uint16_t)(sign | 0x7c00u);
+  int32_t exp = (int32_t)(abs >> 23) - 127;
+  if (exp < -14) {
+    /* subnormal or zero in f16: value / 2^-24, rounded to nearest even */
+    if (exp < -25)
+      return sign;
+    uint32_t mant = (abs & 0x7fffffu) | 0x800000u; /* 24-bit significand */
+    uint32_t shift = (uint32_t)(-exp - 14 + 13);   /* bits to drop */
+    uint32_t q = mant >> shift;
+    uint32_t rem = mant & ((1u << shift) - 1);
+    uint32_t half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (q & 1)))
+      q++;
+    return (uint16_t)(sign | q);
+  }
+  uint32_t mant = abs & 0x7fffffu;
+  uint32_t q = ((uint32_t)(exp + 15) << 10) | (mant >> 13);
+  uint32_t rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (q & 1)))
+    q++; /* a carry into the exponent is the correct rounding */
+  return (uint16_t)(sign | q);
+}
+
+/* bfloat16 is the top half of a float: widening is exact; narrowing
+ * rounds to nearest even, and a NaN stays a quiet NaN (never rounds to
+ * infinity). */
+static inline float kiln_ref_bf16_to_f32(uint16_t h) {
+  return kiln_ref_bits_f32((uint32_t)h << 16);
+}
+
+static inline uint16_t kiln_ref_f32_to_bf16(float f) {
+  uint32_t u = kiln_ref_f32_bits(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u)
+    return (uint16_t)((u >> 16) | 0x40u);
+  uint32_t rounding = 0x7fffu + ((u >> 16) & 1u);
+  return (uint16_t)((u + rounding) >> 16);
+}
 
 /* base ** e with two's-complement wrap-around; a negative exponent gives
  * the truncated reciprocal (1, -1 or 0), as the ONNX reference does. */

@@ -28,6 +28,21 @@ kiln_status kiln_infer_Gather(const kiln_type *const *in, uint32_t n_in, const k
   return kiln_infer_make("Gather", x->elem, r, dims, out);
 }
 
+/* GatherElements / ScatterElements: each index addresses data at its own
+ * position except along `axis`, so off the axis the indices may not reach
+ * past the data (the index values along it are checked at run time). */
+static kiln_status within_data(const char *kind, const kiln_type *idx, const kiln_type *x,
+                               uint32_t axis) {
+  for (uint32_t d = 0; d < x->rank; d++)
+    if (d != axis && idx->dims[d] > x->dims[d])
+      return kiln_infer_fail(kind,
+                             "indices (input 1) %s exceed input 0 %s in dim %u (%lld > %lld); "
+                             "only dim %u (the axis) may differ",
+                             KILN_INFER_TS(idx), KILN_INFER_TS(x), d, (long long)idx->dims[d],
+                             (long long)x->dims[d], axis);
+  return NULL;
+}
+
 kiln_status kiln_infer_GatherElements(const kiln_type *const *in, uint32_t n_in,
                                       const kiln_attrs *attrs, uint32_t n_results, kiln_type *out) {
   (void)n_in, (void)n_results;
@@ -40,6 +55,7 @@ kiln_status kiln_infer_GatherElements(const kiln_type *const *in, uint32_t n_in,
                            KILN_INFER_TS(x));
   uint32_t axis;
   KILN_TRY(kiln_infer_axis(k, "axis", kiln_attrs_int_or(attrs, "axis", 0), x->rank, false, &axis));
+  KILN_TRY(within_data(k, idx, x, axis));
   return kiln_infer_make(k, x->elem, idx->rank, idx->dims, out);
 }
 
@@ -132,6 +148,7 @@ kiln_status kiln_infer_ScatterElements(const kiln_type *const *in, uint32_t n_in
   }
   uint32_t axis;
   KILN_TRY(kiln_infer_axis(k, "axis", kiln_attrs_int_or(attrs, "axis", 0), x->rank, false, &axis));
+  KILN_TRY(within_data(k, idx, x, axis));
   return kiln_infer_make(k, x->elem, x->rank, x->dims, out);
 }
 

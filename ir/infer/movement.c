@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "infer.h"
+#include "kiln/ops.h"
 
 /* A required INTS attribute. */
 static kiln_status required_ints(const char *kind, const kiln_attrs *attrs, const char *name,
@@ -230,56 +231,12 @@ kiln_status kiln_infer_Tile(const kiln_type *const *in, uint32_t n_in, const kil
   return kiln_infer_make("Tile", x->elem, x->rank, dims, out);
 }
 
-static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
-  return v < lo ? lo : v > hi ? hi : v;
-}
-
 kiln_status kiln_infer_Slice(const kiln_type *const *in, uint32_t n_in, const kiln_attrs *attrs,
                              uint32_t n_results, kiln_type *out) {
   (void)n_in, (void)n_results;
-  const kiln_type *x = in[0];
-  const int64_t *starts, *ends, *axes, *steps;
-  uint32_t ns, ne, na, nst;
-  bool has_axes, has_steps, seen[KILN_MAX_RANK] = {false};
-  KILN_TRY(required_ints("Slice", attrs, "starts", &starts, &ns));
-  KILN_TRY(required_ints("Slice", attrs, "ends", &ends, &ne));
-  KILN_TRY(kiln_infer_ints("Slice", attrs, "axes", &axes, &na, &has_axes));
-  KILN_TRY(kiln_infer_ints("Slice", attrs, "steps", &steps, &nst, &has_steps));
-  if (ne != ns || (has_axes && na != ns) || (has_steps && nst != ns))
-    return kiln_infer_fail("Slice",
-                           "attributes starts/ends/axes/steps have different lengths "
-                           "(%u, %u, %u, %u)",
-                           ns, ne, has_axes ? na : ns, has_steps ? nst : ns);
-  if (!has_axes && ns > x->rank)
-    return kiln_infer_fail("Slice", "attribute 'starts' has %u entries but input 0 is %s", ns,
-                           KILN_INFER_TS(x));
-  int64_t dims[KILN_MAX_RANK];
-  memcpy(dims, x->dims, sizeof dims);
-  for (uint32_t i = 0; i < ns; i++) {
-    uint32_t a = i;
-    if (has_axes)
-      KILN_TRY(kiln_infer_axis("Slice", "axes", axes[i], x->rank, false, &a));
-    if (seen[a])
-      return kiln_infer_fail("Slice", "attribute 'axes' names axis %u twice", a);
-    seen[a] = true;
-    int64_t step = has_steps ? steps[i] : 1, d = x->dims[a];
-    if (step == 0)
-      return kiln_infer_fail("Slice", "attribute 'steps' entry %u is 0", i);
-    int64_t s = starts[i] < 0 ? starts[i] + d : starts[i];
-    int64_t e = ends[i] < 0 ? ends[i] + d : ends[i];
-    int64_t len;
-    if (step > 0) {
-      s = clamp64(s, 0, d);
-      e = clamp64(e, 0, d);
-      len = e > s ? (e - s - 1) / step + 1 : 0;
-    } else {
-      s = clamp64(s, 0, d - 1);
-      e = clamp64(e, -1, d - 1);
-      len = s > e ? (s - e - 1) / (-step) + 1 : 0;
-    }
-    dims[a] = len;
-  }
-  return kiln_infer_make("Slice", x->elem, x->rank, dims, out);
+  kiln_slice sl;
+  KILN_TRY(kiln_slice_decode(attrs, in[0], &sl));
+  return kiln_infer_make("Slice", in[0]->elem, in[0]->rank, sl.len, out);
 }
 
 kiln_status kiln_infer_Pad(const kiln_type *const *in, uint32_t n_in, const kiln_attrs *attrs,
@@ -308,7 +265,11 @@ kiln_status kiln_infer_Pad(const kiln_type *const *in, uint32_t n_in, const kiln
     if (seen[a])
       return kiln_infer_fail("Pad", "attribute 'axes' names axis %u twice", a);
     seen[a] = true;
-    int64_t d = x->dims[a] + pads[i] + pads[n + i];
+    int64_t d;
+    if (__builtin_add_overflow(x->dims[a], pads[i], &d) ||
+        __builtin_add_overflow(d, pads[n + i], &d))
+      return kiln_status_make(KILN_OUT_OF_RANGE, "Pad: pads %s overflow axis %u of input 0 %s",
+                              KILN_INFER_DS(pads, np), a, KILN_INFER_TS(x));
     if (d < 0)
       return kiln_infer_fail("Pad", "pads %s make axis %u of input 0 %s negative",
                              KILN_INFER_DS(pads, np), a, KILN_INFER_TS(x));

@@ -88,8 +88,15 @@ kiln_status kiln_infer_MaxUnpool(const kiln_type *const *in, uint32_t n_in, cons
   int64_t kern[KILN_MAX_RANK], strides[KILN_MAX_RANK], pads[2 * KILN_MAX_RANK];
   KILN_TRY(kiln_infer_explicit_window(k, attrs, n, "kernel_shape", kern, strides, pads, NULL));
   int64_t dims[KILN_MAX_RANK] = {x->dims[0], x->dims[1]};
-  for (uint32_t i = 0; i < n; i++)
-    dims[2 + i] = (x->dims[2 + i] - 1) * strides[i] + kern[i] - pads[i] - pads[n + i];
+  for (uint32_t i = 0; i < n; i++) {
+    int64_t d;
+    if (__builtin_mul_overflow(x->dims[2 + i] - 1, strides[i], &d) ||
+        __builtin_add_overflow(d, kern[i], &d) || __builtin_sub_overflow(d, pads[i], &d) ||
+        __builtin_sub_overflow(d, pads[n + i], &d))
+      return kiln_status_make(KILN_OUT_OF_RANGE, "%s: the result dim %u of input 0 %s overflows",
+                              k, 2 + i, KILN_INFER_TS(x));
+    dims[2 + i] = d;
+  }
   const int64_t *os;
   uint32_t nos;
   bool has_os;

@@ -100,18 +100,32 @@ kiln_status kiln_infer_DynamicQuantizeLinear(const kiln_type *const *in, uint32_
   return kiln_infer_make(k, KILN_U8, 0, none, &out[2]);
 }
 
-/* An optional zero point of an integer operand: same element type, a
- * scalar or a vector. */
+/* A scale or zero point operand: one value, or (want > 0) one per row,
+ * column or output channel. Kernels index it by that row, so any other
+ * length (an empty tensor included) would be read out of bounds. */
+static kiln_status qparam_len(const char *kind, const char *what, const kiln_type *t,
+                              int64_t want, const char *per) {
+  if (!t || kiln_type_numel(t) == 1 || (want > 0 && t->rank == 1 && t->dims[0] == want))
+    return NULL;
+  if (want > 0)
+    return kiln_infer_fail(kind, "%s is %s; expected a scalar or [%lld] (one per %s)", what,
+                           KILN_INFER_TS(t), (long long)want, per);
+  return kiln_infer_fail(kind, "%s is %s; expected a scalar", what, KILN_INFER_TS(t));
+}
+
+/* An optional zero point of an integer operand: same element type, and
+ * the length qparam_len allows. */
 static kiln_status int_zp(const char *kind, const char *what, const kiln_type *zp,
-                          const char *owner, const kiln_type *of) {
+                          const char *owner, const kiln_type *of, int64_t want, const char *per) {
   if (!zp)
     return NULL;
   KILN_TRY(kiln_infer_same_elem(kind, owner, of, what, zp));
-  if (zp->rank > 1 && kiln_type_numel(zp) != 1)
-    return kiln_infer_fail(kind, "%s is %s; expected a scalar or a vector", what,
-                           KILN_INFER_TS(zp));
-  return NULL;
+  return qparam_len(kind, what, zp, want, per);
 }
+
+/* MatMul's row count of A and column count of B (1 for a vector). */
+static int64_t mm_rows(const kiln_type *a) { return a->rank >= 2 ? a->dims[a->rank - 2] : 1; }
+static int64_t mm_cols(const kiln_type *b) { return b->rank >= 2 ? b->dims[b->rank - 1] : 1; }
 
 kiln_status kiln_infer_MatMulInteger(const kiln_type *const *in, uint32_t n_in,
                                      const kiln_attrs *attrs, uint32_t n_results, kiln_type *out) {
@@ -119,11 +133,13 @@ kiln_status kiln_infer_MatMulInteger(const kiln_type *const *in, uint32_t n_in,
   static const char *const k = "MatMulInteger";
   KILN_TRY(kiln_infer_check_elem(k, "input 0 (A)", in[0], Q8));
   KILN_TRY(kiln_infer_check_elem(k, "input 1 (B)", in[1], Q8));
-  KILN_TRY(int_zp(k, "a_zero_point (input 2)", n_in > 2 ? in[2] : NULL, "input 0", in[0]));
-  KILN_TRY(int_zp(k, "b_zero_point (input 3)", n_in > 3 ? in[3] : NULL, "input 1", in[1]));
   int64_t dims[KILN_MAX_RANK];
   uint32_t rank;
   KILN_TRY(kiln_infer_matmul_shape(k, in[0], in[1], dims, &rank));
+  KILN_TRY(int_zp(k, "a_zero_point (input 2)", n_in > 2 ? in[2] : NULL, "input 0", in[0],
+                  mm_rows(in[0]), "row of A"));
+  KILN_TRY(int_zp(k, "b_zero_point (input 3)", n_in > 3 ? in[3] : NULL, "input 1", in[1],
+                  mm_cols(in[1]), "column of B"));
   return kiln_infer_make(k, KILN_I32, rank, dims, out);
 }
 
@@ -133,10 +149,11 @@ kiln_status kiln_infer_ConvInteger(const kiln_type *const *in, uint32_t n_in,
   static const char *const k = "ConvInteger";
   KILN_TRY(kiln_infer_check_elem(k, "input 0 (x)", in[0], Q8));
   KILN_TRY(kiln_infer_check_elem(k, "input 1 (w)", in[1], Q8));
-  KILN_TRY(int_zp(k, "x_zero_point (input 2)", n_in > 2 ? in[2] : NULL, "input 0", in[0]));
-  KILN_TRY(int_zp(k, "w_zero_point (input 3)", n_in > 3 ? in[3] : NULL, "input 1", in[1]));
   int64_t dims[KILN_MAX_RANK];
   KILN_TRY(kiln_infer_conv_shape(k, in[0], in[1], attrs, dims));
+  KILN_TRY(int_zp(k, "x_zero_point (input 2)", n_in > 2 ? in[2] : NULL, "input 0", in[0], 0, ""));
+  KILN_TRY(int_zp(k, "w_zero_point (input 3)", n_in > 3 ? in[3] : NULL, "input 1", in[1],
+                  in[1]->dims[0], "output channel"));
   return kiln_infer_make(k, KILN_I32, in[0]->rank, dims, out);
 }
 
@@ -169,6 +186,10 @@ kiln_status kiln_infer_QLinearMatMul(const kiln_type *const *in, uint32_t n_in,
   int64_t dims[KILN_MAX_RANK];
   uint32_t rank;
   KILN_TRY(kiln_infer_matmul_shape(k, in[0], in[3], dims, &rank));
+  KILN_TRY(qparam_len(k, "a_scale (input 1)", in[1], mm_rows(in[0]), "row of A"));
+  KILN_TRY(qparam_len(k, "a_zero_point (input 2)", in[2], mm_rows(in[0]), "row of A"));
+  KILN_TRY(qparam_len(k, "b_scale (input 4)", in[4], mm_cols(in[3]), "column of B"));
+  KILN_TRY(qparam_len(k, "b_zero_point (input 5)", in[5], mm_cols(in[3]), "column of B"));
   return kiln_infer_make(k, in[7]->elem, rank, dims, out);
 }
 
@@ -179,6 +200,10 @@ kiln_status kiln_infer_QLinearConv(const kiln_type *const *in, uint32_t n_in,
   KILN_TRY(qlinear_params(k, in));
   int64_t dims[KILN_MAX_RANK];
   KILN_TRY(kiln_infer_conv_shape(k, in[0], in[3], attrs, dims));
+  KILN_TRY(qparam_len(k, "x_scale (input 1)", in[1], 0, ""));
+  KILN_TRY(qparam_len(k, "x_zero_point (input 2)", in[2], 0, ""));
+  KILN_TRY(qparam_len(k, "w_scale (input 4)", in[4], in[3]->dims[0], "output channel"));
+  KILN_TRY(qparam_len(k, "w_zero_point (input 5)", in[5], in[3]->dims[0], "output channel"));
   if (n_in > 8 && in[8]) {
     KILN_TRY(kiln_infer_check_elem(k, "B (input 8)", in[8], KILN_INFER_M(KILN_I32)));
     if (in[8]->rank != 1 || in[8]->dims[0] != dims[1])

@@ -30,6 +30,17 @@ static kiln_status resize_enums(const kiln_attrs *attrs, const char **ctm, const
   return kiln_infer_enum("Resize", attrs, "keep_aspect_ratio_policy", "stretch", policies, policy);
 }
 
+/* A resized axis samples its input, so an empty input axis can only give
+ * an empty result axis (there is nothing to read). */
+static kiln_status resize_result(const char *kind, const kiln_type *x, const int64_t *dims,
+                                 kiln_type *out) {
+  for (uint32_t a = 0; a < x->rank; a++)
+    if (x->dims[a] == 0 && dims[a] != 0)
+      return kiln_infer_fail(kind, "cannot resize empty axis %u of input 0 %s to %lld", a,
+                             KILN_INFER_TS(x), (long long)dims[a]);
+  return kiln_infer_make(kind, x->elem, x->rank, dims, out);
+}
+
 kiln_status kiln_infer_Resize(const kiln_type *const *in, uint32_t n_in, const kiln_attrs *attrs,
                               uint32_t n_results, kiln_type *out) {
   (void)n_in, (void)n_results;
@@ -78,7 +89,7 @@ kiln_status kiln_infer_Resize(const kiln_type *const *in, uint32_t n_in, const k
       double s = crop ? scales[i] * (roi[n + i] - roi[i]) : scales[i];
       KILN_TRY(scaled(k, x->dims[axes[i]], s, &dims[axes[i]]));
     }
-    return kiln_infer_make(k, x->elem, x->rank, dims, out);
+    return resize_result(k, x, dims, out);
   }
   for (uint32_t i = 0; i < n; i++) {
     if (sizes[i] < 0)
@@ -104,7 +115,7 @@ kiln_status kiln_infer_Resize(const kiln_type *const *in, uint32_t n_in, const k
       dims[axes[i]] = (int64_t)v;
     }
   }
-  return kiln_infer_make(k, x->elem, x->rank, dims, out);
+  return resize_result(k, x, dims, out);
 }
 
 kiln_status kiln_infer_Upsample(const kiln_type *const *in, uint32_t n_in, const kiln_attrs *attrs,

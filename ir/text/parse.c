@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kiln/kiln.h"
 #include "text_internal.h"
 
 typedef struct gparser {
@@ -261,50 +262,15 @@ kiln_status kiln_module_parse(const char *text, size_t len, const char *filename
   return NULL;
 }
 
-kiln_status kiln_text_read_file(const char *path, char **out, size_t *out_len) {
-  *out = NULL;
-  *out_len = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return kiln_status_make(KILN_IO_ERROR, "%s: cannot open: %s", path, strerror(errno));
-  char *buf = NULL;
-  size_t len = 0, cap = 0;
-  for (;;) {
-    if (len == cap) {
-      cap = cap ? cap * 2 : 4096;
-      char *nb = realloc(buf, cap);
-      if (!nb) {
-        free(buf);
-        fclose(f);
-        return kiln_status_make(KILN_OUT_OF_MEMORY, "%s: out of memory reading the file", path);
-      }
-      buf = nb;
-    }
-    size_t got = fread(buf + len, 1, cap - len, f);
-    len += got;
-    if (got == 0)
-      break;
-  }
-  bool bad = ferror(f);
-  fclose(f);
-  if (bad) {
-    free(buf);
-    return kiln_status_make(KILN_IO_ERROR, "%s: read error", path);
-  }
-  *out = buf;
-  *out_len = len;
-  return NULL;
-}
-
 kiln_status kiln_module_load_text(const char *path, const kiln_allocator *alloc,
                                   kiln_module **out) {
   if (!out || !path)
     return kiln_status_make(KILN_INVALID_ARGUMENT, "kiln_module_load_text: NULL argument");
   *out = NULL;
-  char *text;
+  void *text;
   size_t len;
-  KILN_TRY(kiln_text_read_file(path, &text, &len));
+  KILN_TRY(kiln_file_read(path, &text, &len));
   kiln_status s = kiln_module_parse(text, len, path, alloc, out);
-  free(text);
+  kiln_free(text);
   return s;
 }

@@ -116,9 +116,6 @@ bool kiln_text_parse_attrs(kiln_text_parser *p, kiln_attr_desc **out_descs, uint
  * buffer of kiln_type_bytes(t) bytes (caller frees; NULL for 0 bytes). */
 bool kiln_text_parse_data(kiln_text_parser *p, const kiln_type *t, void **out);
 
-/* Read a whole file into a malloc'd buffer (caller frees). */
-KILN_NODISCARD kiln_status kiln_text_read_file(const char *path, char **out, size_t *out_len);
-
 /* ---- an allocator that also owns extra blocks (weights of a parsed IR) ----
  * The IR borrows weight data; a parsed IR must own it. The wrapper forwards
  * to the caller's allocator, counts live blocks, and when the IR frees its

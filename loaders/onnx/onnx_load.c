@@ -11,8 +11,6 @@
 
 #include "onnx_internal.h"
 
-kiln_status onnx_read_file(const char *path, uint8_t **out, size_t *out_len);
-
 /* ---- growable string ---- */
 void onnx_sb_printf(onnx_sb *b, const char *fmt, ...) {
   if (b->oom)
@@ -302,6 +300,7 @@ static kiln_status input_type(onnx_loader *L, const Onnx__ValueInfoProto *vi, in
     return NULL;
   }
   int64_t dims[KILN_MAX_RANK] = {0};
+  uint32_t unbound_before = *n_unbound;
   for (size_t d = 0; d < rank; d++) {
     const Onnx__TensorShapeProto__Dimension *dim = tt->shape->dim[d];
     if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
@@ -327,7 +326,9 @@ static kiln_status input_type(onnx_loader *L, const Onnx__ValueInfoProto *vi, in
                    named ? dim->dim_param : "?", name, d);
     (*n_unbound)++;
   }
-  if (*n_unbound)
+  /* Only this input's own unbound dims leave *out unset: an earlier
+   * input's must not, or the caller would read an unset type. */
+  if (*n_unbound != unbound_before)
     return NULL;
   KILN_TRY_CTX(kiln_type_make(e, (uint32_t)rank, dims, out), "%s", what);
   return NULL;
@@ -578,16 +579,16 @@ kiln_status kiln_onnx_load(const char *path, const kiln_onnx_options *opts, kiln
   if (!path || !out)
     return kiln_status_make(KILN_INVALID_ARGUMENT, "kiln_onnx_load: NULL argument");
   *out = NULL;
-  uint8_t *buf;
+  void *buf;
   size_t len;
-  KILN_TRY(onnx_read_file(path, &buf, &len));
+  KILN_TRY(kiln_file_read(path, &buf, &len));
   char *dir_copy = strdup(path);
   if (!dir_copy) {
-    free(buf);
+    kiln_free(buf);
     return kiln_status_make(KILN_OUT_OF_MEMORY, "%s: out of memory", path);
   }
   kiln_status s = kiln_onnx_load_memory(buf, len, dirname(dir_copy), path, opts, out);
   free(dir_copy);
-  free(buf);
+  kiln_free(buf);
   return s;
 }

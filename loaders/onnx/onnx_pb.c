@@ -8,55 +8,15 @@
 
 #include "onnx_internal.h"
 
-/* Read a whole file (malloc'd). Shared with the model loader. */
-kiln_status onnx_read_file(const char *path, uint8_t **out, size_t *out_len);
-kiln_status onnx_read_file(const char *path, uint8_t **out, size_t *out_len) {
-  *out = NULL;
-  *out_len = 0;
-  FILE *fp = fopen(path, "rb");
-  if (!fp)
-    return kiln_status_make(KILN_IO_ERROR, "%s: cannot open: %s", path, strerror(errno));
-  size_t cap = 1 << 16, len = 0;
-  uint8_t *buf = malloc(cap);
-  kiln_status s = NULL;
-  while (buf) {
-    size_t got = fread(buf + len, 1, cap - len, fp);
-    len += got;
-    if (len < cap) {
-      if (ferror(fp))
-        s = kiln_status_make(KILN_IO_ERROR, "%s: read failed: %s", path, strerror(errno));
-      break;
-    }
-    uint8_t *nb = realloc(buf, cap * 2);
-    if (!nb) {
-      free(buf);
-      buf = NULL;
-      break;
-    }
-    buf = nb;
-    cap *= 2;
-  }
-  fclose(fp);
-  if (!buf)
-    return kiln_status_make(KILN_OUT_OF_MEMORY, "%s: out of memory reading the file", path);
-  if (s) {
-    free(buf);
-    return s;
-  }
-  *out = buf;
-  *out_len = len;
-  return NULL;
-}
-
 kiln_status kiln_tensor_read_pb(const char *path, kiln_tensor *out) {
   if (!path || !out)
     return kiln_status_make(KILN_INVALID_ARGUMENT, "kiln_tensor_read_pb: NULL argument");
   memset(out, 0, sizeof *out);
-  uint8_t *buf;
+  void *buf;
   size_t len;
-  KILN_TRY(onnx_read_file(path, &buf, &len));
+  KILN_TRY(kiln_file_read(path, &buf, &len));
   Onnx__TensorProto *t = onnx__tensor_proto__unpack(NULL, len, buf);
-  free(buf);
+  kiln_free(buf);
   if (!t)
     return kiln_status_make(KILN_PARSE_ERROR,
                             "%s: not a valid ONNX TensorProto (truncated or "

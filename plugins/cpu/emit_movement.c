@@ -5,6 +5,7 @@
  * is here too: it is a broadcast strided select over the same byte-unit
  * mover (kernels/movement.c) and shares the broadcast strides. */
 #include "emit_util.h"
+#include "kiln/ops.h"
 
 #include <string.h>
 
@@ -71,32 +72,20 @@ bool kcpu_supports_Slice(const kiln_node *n) {
 }
 kiln_status kcpu_emit_Slice(kcpu_emit *e, const kiln_instr *in) {
   const kiln_type *x = kcpu_i_in_type(in, 0), *y = kcpu_i_out_type(in, 0);
-  const kiln_attrs *a = kiln_instr_attrs(in);
-  const int64_t *starts, *axes, *steps, *ends;
-  uint32_t ns = kcpu_e_ints(a, "starts", &starts), na = kcpu_e_ints(a, "axes", &axes);
-  uint32_t nst = kcpu_e_ints(a, "steps", &steps), ne = kcpu_e_ints(a, "ends", &ends);
-  if (ne != ns || (na && na != ns) || (nst && nst != ns))
-    return kcpu_e_fail(in, "starts/ends/axes/steps lengths differ");
+  kiln_slice sl;
+  kiln_status s = kiln_slice_decode(kiln_instr_attrs(in), x, &sl);
+  if (s) {
+    kiln_status r = kcpu_e_fail(in, "%s", kiln_status_message(s));
+    kiln_status_free(s);
+    return r;
+  }
   int64_t xs[KILN_MAX_RANK], ys[KILN_MAX_RANK], ss[KILN_MAX_RANK], off = 0;
   kcpu_e_strides(x, xs);
   kcpu_e_strides(y, ys);
-  memcpy(ss, xs, sizeof ss);
-  for (uint32_t i = 0; i < ns; i++) {
-    int64_t ax;
-    if (!kcpu_e_axis(na ? axes[i] : (int64_t)i, x->rank, &ax))
-      return kcpu_e_fail(in, "axis out of range");
-    int64_t dim = x->dims[ax], step = nst ? steps[i] : 1, s = starts[i];
-    if (step == 0)
-      return kcpu_e_fail(in, "step 0");
-    if (s < 0)
-      s += dim;
-    if (step > 0)
-      s = s < 0 ? 0 : s > dim ? dim : s;
-    else
-      s = s < 0 ? 0 : s > dim - 1 ? dim - 1 : s;
-    if (y->dims[ax] > 0)
-      off += s * xs[ax];
-    ss[ax] = xs[ax] * step;
+  for (uint32_t a = 0; a < x->rank; a++) {
+    if (y->dims[a] > 0)
+      off += sl.start[a] * xs[a];
+    ss[a] = xs[a] * sl.step[a];
   }
   return kcpu_copy(e, in, kcpu_i_out(in, 0), 0, ys, kcpu_i_in(in, 0), off, ss, y->rank, y->dims,
                    kcpu_esize(x));

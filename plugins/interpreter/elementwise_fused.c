@@ -1,56 +1,9 @@
 /* plugins/interpreter/elementwise_fused.c: FusedElementwise, evaluated
  * element by element with a small stack machine over the parsed body, in
- * double. The scalar functions are the ones the unfused kinds use (same
- * libm calls), so that fusing never changes a result beyond the final
- * rounding. */
+ * double. The unary steps call the unfused kernels' own functions
+ * (interp_unary_scalar), so that fusing never changes a result beyond the
+ * final rounding. */
 #include "kernel.h"
-
-static double fused_apply1(kiln_node_kind k, double x) {
-  switch (k) {
-  case KILN_NODE_Abs:
-    return fabs(x);
-  case KILN_NODE_Ceil:
-    return ceil(x);
-  case KILN_NODE_Cos:
-    return cos(x);
-  case KILN_NODE_Erf:
-    return erf(x);
-  case KILN_NODE_Exp:
-    return exp(x);
-  case KILN_NODE_Floor:
-    return floor(x);
-  case KILN_NODE_Gelu:
-    return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
-  case KILN_NODE_Log:
-    return log(x);
-  case KILN_NODE_Neg:
-    return -x;
-  case KILN_NODE_Reciprocal:
-    return 1.0 / x;
-  case KILN_NODE_Relu:
-    return x > 0 ? x : (isnan(x) ? x : 0.0);
-  case KILN_NODE_Round:
-    return nearbyint(x);
-  case KILN_NODE_Sigmoid:
-    return x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
-  case KILN_NODE_Sign:
-    return x > 0 ? 1.0 : x < 0 ? -1.0 : x;
-  case KILN_NODE_Sin:
-    return sin(x);
-  case KILN_NODE_Softplus:
-    return x > 30.0 ? x + log1p(exp(-x)) : log1p(exp(x));
-  case KILN_NODE_Softsign:
-    return x / (1.0 + fabs(x));
-  case KILN_NODE_Sqrt:
-    return sqrt(x);
-  case KILN_NODE_Tan:
-    return tan(x);
-  case KILN_NODE_Tanh:
-    return tanh(x);
-  default:
-    return x; /* Identity */
-  }
-}
 
 static double fused_apply2(kiln_node_kind k, double a, double b) {
   switch (k) {
@@ -92,7 +45,7 @@ INTERP_KERNEL(FusedElementwise) {
       } else if (op->kind == KILN_FUSED_CONST) {
         stack[sp++] = op->value;
       } else if (kiln_fused_arity((kiln_node_kind)op->kind) == 1) {
-        stack[sp - 1] = fused_apply1((kiln_node_kind)op->kind, stack[sp - 1]);
+        stack[sp - 1] = interp_unary_scalar((kiln_node_kind)op->kind, stack[sp - 1]);
       } else {
         sp--;
         stack[sp - 1] = fused_apply2((kiln_node_kind)op->kind, stack[sp - 1], stack[sp]);

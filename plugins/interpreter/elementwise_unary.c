@@ -189,6 +189,42 @@ INTERP_KERNEL(Gelu) {
   return unary_run("Gelu", outs, n_outs, ins, n_ins, f_Gelu, NULL, &p);
 }
 
+/* The double function of a unary kind FusedElementwise may hold (the list
+ * of kiln_fused_arity), exactly as its unfused kernel computes it, so that
+ * fusing changes no result; Gelu is its exact form (the fuse pass leaves
+ * approximate="tanh" unfused). Anything else is passed through. */
+double interp_unary_scalar(kiln_node_kind k, double x) {
+  static const unary_params exact = {0};
+  switch (k) {
+#define FUSED_UNARY(name)                                                                          \
+  case KILN_NODE_##name:                                                                           \
+    return f_##name(x, &exact);
+    FUSED_UNARY(Abs)
+    FUSED_UNARY(Ceil)
+    FUSED_UNARY(Cos)
+    FUSED_UNARY(Erf)
+    FUSED_UNARY(Exp)
+    FUSED_UNARY(Floor)
+    FUSED_UNARY(Gelu)
+    FUSED_UNARY(Log)
+    FUSED_UNARY(Neg)
+    FUSED_UNARY(Reciprocal)
+    FUSED_UNARY(Relu)
+    FUSED_UNARY(Round)
+    FUSED_UNARY(Sigmoid)
+    FUSED_UNARY(Sign)
+    FUSED_UNARY(Sin)
+    FUSED_UNARY(Softplus)
+    FUSED_UNARY(Softsign)
+    FUSED_UNARY(Sqrt)
+    FUSED_UNARY(Tan)
+    FUSED_UNARY(Tanh)
+#undef FUSED_UNARY
+  default:
+    return x; /* Identity */
+  }
+}
+
 /* Shrink accepts every numeric type; integers go through double, where the
  * small values it is used on are exact. */
 static double f_Shrink(double x, const unary_params *p) {

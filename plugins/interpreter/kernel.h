@@ -42,6 +42,10 @@ const interp_tensor *interp_opt(const interp_tensor *ins, uint32_t n_ins, uint32
 /* An UNIMPLEMENTED status unless x has a floating element type. */
 kiln_status interp_need_float(const char *name, const interp_tensor *x);
 
+/* The double function of a unary kind a fused body may hold, as the unfused
+ * kernel computes it (elementwise_unary.c). */
+double interp_unary_scalar(kiln_node_kind k, double x);
+
 /* A tensor seen as [outer, len, inner] around one axis, for the kernels
  * that work along an axis (Softmax, LogSoftmax, Hardmax, CumSum, TopK). */
 typedef struct interp_axis_view {

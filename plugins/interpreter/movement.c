@@ -3,6 +3,7 @@
  * come from the inferred result types; these kernels only move elements,
  * bit-exactly (CenterCropPad's padding is zeros). */
 #include "kernel.h"
+#include "kiln/ops.h"
 
 #include <math.h>
 #include <string.h>
@@ -114,44 +115,21 @@ kiln_status interp_Slice(const kiln_attrs *attrs, interp_tensor *outs, uint32_t 
   (void)n_outs, (void)n_ins;
   const kiln_type *it = &ins[0].type, *ot = &outs[0].type;
   uint32_t r = it->rank;
-  const int64_t *starts, *ends, *axes, *steps;
-  uint32_t ns = interp_mv_ints(attrs, "starts", &starts);
-  uint32_t ne = interp_mv_ints(attrs, "ends", &ends);
-  uint32_t na = interp_mv_ints(attrs, "axes", &axes);
-  uint32_t nst = interp_mv_ints(attrs, "steps", &steps);
-  if (ns != ne || (na && na != ns) || (nst && nst != ns))
-    return interp_mv_err(KILN_INVALID_ARGUMENT, "Slice",
-                         "starts/ends/axes/steps lengths differ (%u/%u/%u/%u)", ns, ne, na, nst);
-  int64_t first[KILN_MAX_RANK], step[KILN_MAX_RANK];
+  kiln_slice sl;
+  KILN_TRY_CTX(kiln_slice_decode(attrs, it, &sl), "interpreter");
+  if (ot->rank != r)
+    return interp_mv_err(KILN_INVALID_ARGUMENT, "Slice", "result rank differs from input's");
   for (uint32_t k = 0; k < r; k++)
-    first[k] = 0, step[k] = 1;
-  for (uint32_t j = 0; j < ns; j++) {
-    int64_t ax = na ? axes[j] : (int64_t)j;
-    uint32_t a;
-    KILN_TRY(interp_axis(ax, r, &a));
-    int64_t d = it->dims[a], st = nst ? steps[j] : 1, s = starts[j];
-    if (st == 0)
-      return interp_mv_err(KILN_INVALID_ARGUMENT, "Slice", "step 0 on axis %u", a);
-    if (s < 0)
-      s += d;
-    if (st > 0)
-      s = s < 0 ? 0 : (s > d ? d : s);
-    else
-      s = s < 0 ? 0 : (s > d - 1 ? d - 1 : s);
-    first[a] = s, step[a] = st;
-  }
+    if (ot->dims[k] != sl.len[k])
+      return interp_mv_err(KILN_INVALID_ARGUMENT, "Slice",
+                           "result shape does not match starts/ends on axis %u", k);
   int64_t ist[KILN_MAX_RANK], c[KILN_MAX_RANK], n = interp_mv_numel(&outs[0]);
   interp_mv_strides(it->dims, r, ist);
   for (int64_t o = 0; o < n; o++) {
     interp_mv_unravel(ot->dims, r, o, c);
     int64_t src = 0;
-    for (uint32_t k = 0; k < r; k++) {
-      int64_t x = first[k] + c[k] * step[k];
-      if (x < 0 || x >= it->dims[k])
-        return interp_mv_err(KILN_INVALID_ARGUMENT, "Slice",
-                             "result shape does not match starts/ends on axis %u", k);
-      src += x * ist[k];
-    }
+    for (uint32_t k = 0; k < r; k++)
+      src += (sl.start[k] + c[k] * sl.step[k]) * ist[k];
     interp_copy_elem(&outs[0], o, &ins[0], src);
   }
   return NULL;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kiln/ops.h"
 #include "ocl.h"
 
 static void strides(const kiln_type *t, int64_t *st) {
@@ -70,42 +71,23 @@ kiln_status ocl_gen_tile(ocl_gen *g) {
 
 kiln_status ocl_gen_slice(ocl_gen *g) {
   const kiln_type *y = g->ops[0].type, *x = g->ops[1].type;
-  const kiln_attr *sa = kiln_attrs_find(g->attrs, "starts");
-  const kiln_attr *aa = kiln_attrs_find(g->attrs, "axes");
-  const kiln_attr *pa = kiln_attrs_find(g->attrs, "steps");
-  uint32_t n = sa ? kiln_attr_len(sa) : 0;
-  if ((aa && kiln_attr_len(aa) && kiln_attr_len(aa) != n) ||
-      (pa && kiln_attr_len(pa) && kiln_attr_len(pa) != n) || x->rank != y->rank)
-    return ocl_gen_unsupported(g, "Slice attributes of mismatched lengths");
-  int64_t start[KILN_MAX_RANK] = {0}, step[KILN_MAX_RANK], st[KILN_MAX_RANK];
-  for (uint32_t i = 0; i < x->rank; i++)
-    step[i] = 1;
-  for (uint32_t i = 0; i < n; i++) {
-    int64_t ax = aa && kiln_attr_len(aa) ? kiln_attr_ints(aa)[i] : (int64_t)i;
-    if (ax < 0)
-      ax += x->rank;
-    if (ax < 0 || ax >= (int64_t)x->rank)
-      return ocl_gen_unsupported(g, "Slice axis out of range");
-    int64_t s = kiln_attr_ints(sa)[i], p = pa && kiln_attr_len(pa) ? kiln_attr_ints(pa)[i] : 1;
-    int64_t d = x->dims[ax];
-    if (p == 0)
-      return ocl_gen_unsupported(g, "Slice step 0");
-    if (s < 0)
-      s += d;
-    if (p > 0)
-      s = s < 0 ? 0 : s > d ? d : s;
-    else
-      s = s < 0 ? 0 : s > d - 1 ? d - 1 : s;
-    start[ax] = s;
-    step[ax] = p;
+  kiln_slice sl;
+  kiln_status s = kiln_slice_decode(g->attrs, x, &sl);
+  if (s) {
+    kiln_status r = ocl_gen_unsupported(g, kiln_status_message(s));
+    kiln_status_free(s);
+    return r;
   }
+  if (x->rank != y->rank)
+    return ocl_gen_unsupported(g, "Slice result of another rank");
+  int64_t st[KILN_MAX_RANK];
   strides(x, st);
   ocl_gen_begin_1d(g, kiln_type_numel(y));
   ocl_gen_unravel(g, "gid", y->dims, y->rank, "c");
   ocl_sb_printf(g->src, "  p0[gid] = p1[0");
   for (uint32_t i = 0; i < x->rank; i++)
-    ocl_sb_printf(g->src, " + (%lldL + c%u * %lldL) * %lldL", (long long)start[i], i,
-                  (long long)step[i], (long long)st[i]);
+    ocl_sb_printf(g->src, " + (%lldL + c%u * %lldL) * %lldL", (long long)sl.start[i], i,
+                  (long long)sl.step[i], (long long)st[i]);
   ocl_sb_printf(g->src, "];\n");
   ocl_gen_end(g);
   return NULL;

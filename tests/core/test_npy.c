@@ -1,6 +1,6 @@
 /* tests/core/test_npy.c: .npy reading (files written by numpy, committed in
  * data/), writing (byte-identical to numpy's own file), round trips, and
- * refusals of what kiln cannot represent. */
+ * refusals of what kiln cannot represent; and kiln_file_read beneath them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +122,39 @@ static unsigned char *slurp(const char *path, size_t *len) {
   return buf;
 }
 
+/* kiln_file_read, the reader under every file format: a file of 10000
+ * bytes (past the first 4096-byte buffer) comes back whole, followed by a
+ * zero byte; an empty file gives length 0 and a string ""; a missing one
+ * names the path. */
+START_TEST(file_read_whole_files) {
+  const char *p = tmp_path("blob.bin");
+  FILE *f = fopen(p, "wb");
+  ck_assert_ptr_nonnull(f);
+  for (int i = 0; i < 10000; i++)
+    fputc(i % 251 + 1, f);
+  fclose(f);
+  void *data = NULL;
+  size_t len = 0;
+  ck_assert_ptr_null(kiln_file_read(p, &data, &len));
+  ck_assert_uint_eq(len, 10000);
+  const unsigned char *b = data;
+  for (int i = 0; i < 10000; i++)
+    ck_assert_uint_eq(b[i], (unsigned)(i % 251 + 1));
+  ck_assert_uint_eq(b[10000], 0);
+  kiln_free(data);
+  f = fopen(p, "wb");
+  ck_assert_ptr_nonnull(f);
+  fclose(f);
+  ck_assert_ptr_null(kiln_file_read(p, &data, &len));
+  ck_assert_uint_eq(len, 0);
+  ck_assert_str_eq((const char *)data, "");
+  kiln_free(data);
+  unlink(p);
+  EXPECT_FAIL(kiln_file_read(p, &data, &len), KILN_IO_ERROR, "cannot open");
+  ck_assert_ptr_null(data);
+}
+END_TEST
+
 START_TEST(write_matches_numpy_bytes) {
   const float v[] = {0, 0.5f, 1, 1.5f, 2, 2.5f};
   kiln_tensor t = {.data = (void *)v};
@@ -188,6 +221,7 @@ Suite *npy_suite(void) {
   tcase_add_test(tc, write_matches_numpy_bytes);
   tcase_add_test(tc, round_trips_every_dtype);
   tcase_add_test(tc, write_refuses_bf16);
+  tcase_add_test(tc, file_read_whole_files);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -3,7 +3,8 @@
 # (text and JSON) lists the interpreter and every refused test plugin with
 # its reason, and the ABI 1.0 test plugin as loaded; `kiln compile
 # --bundle` with that plugin is refused naming it; `kiln run` prints the MLP's hand-computed outputs, lists
-# missing inputs, writes .npy files; usage errors exit with 2.
+# missing inputs, makes them with --random-inputs (seeded), writes .npy
+# files; usage errors exit with 2.
 # usage: tool_test.sh KILN BUILD_DIR SRC_DIR SOURCE_ROOT
 set -u
 kiln="$1"; build="$2"; src="$3"; root="$4"
@@ -62,6 +63,25 @@ check run-print 0 "y : f32[1,2] = [0.731059, 0.268941]"
 
 out=$("$kiln" run "$mlp" --backend interpreter 2>&1); rc=$?
 check run-missing 1 "kiln: " "missing inputs: the model expects x f32[1,4] (missing)"
+
+check run-missing-hint 1 "--random-inputs [SEED]"
+
+# --random-inputs: a given input is used as given (the hand-computed
+# outputs again); a missing one is made, named on stderr, and the same
+# seed gives the same values while another seed does not.
+out=$("$kiln" run "$mlp" --backend interpreter --input "x=$x" --random-inputs 2>&1); rc=$?
+check run-random-keeps-given 0 "y : f32[1,2] = [0.731059, 0.268941]"
+case "$out" in *random*) echo "FAIL run-random-keeps-given: a given input was named random"; fail=$((fail + 1)) ;; esac
+out=$("$kiln" run "$mlp" --backend interpreter --random-inputs 5 2>&1); rc=$?
+check run-random 0 "kiln run: input 'x' f32[1,4]: random (seed 5)" "y : f32[1,2] = ["
+r5=$(echo "$out" | grep '^y :')
+out=$("$kiln" run "$mlp" --backend interpreter --random-inputs=5 2>&1); rc=$?
+check run-random-same-seed 0 "$r5"
+out=$("$kiln" run "$mlp" --backend interpreter --random-inputs 6 2>&1); rc=$?
+check run-random-other-seed 0 "random (seed 6)"
+case "$out" in *"$r5"*) echo "FAIL run-random-other-seed: seed 6 gave seed 5's outputs"; fail=$((fail + 1)) ;; esac
+out=$("$kiln" run "$mlp" --backend interpreter --random-inputs=x 2>&1); rc=$?
+check run-random-bad-seed 2 "--random-inputs wants a number as SEED, got 'x'"
 
 out=$("$kiln" run "$mlp" --backend interpreter --input "q=$x" 2>&1); rc=$?
 check run-unknown-input 1 "the model has no input 'q' (it expects: x f32[1,4])"

@@ -1,8 +1,8 @@
 /* tests/cpu_kernels/test_generic.c: the type-generic kernels (losses,
  * N-D and transposed convolution, pooling with indices, any-type MatMul,
  * Det, TopK, scatters, Pow with mixed types, Einsum, Resize tables, RNN)
- * and the f16 / bf16 conversions, against hand-computed values or naive
- * references written here. */
+ * and the f16 / bf16 conversions they use (kiln/ops_ref.h), against
+ * hand-computed values or naive references written here. */
 #include "tk.h"
 
 #include <math.h>
@@ -14,13 +14,13 @@ START_TEST(half_conversions) {
   /* exact values survive; ties round to even; overflow is inf */
   const float v[] = {0.0f, 1.0f, -2.5f, 65504.0f, 6.103515625e-05f, 5.960464477539063e-08f};
   for (size_t i = 0; i < sizeof v / sizeof *v; i++)
-    ck_assert_float_eq(kcpu_e_h2f(kcpu_e_f2h(v[i])), v[i]);
-  ck_assert_uint_eq(kcpu_e_f2h(1.0f + 1.0f / 2048), 0x3c00); /* tie -> even */
-  ck_assert_uint_eq(kcpu_e_f2h(1.0f + 3.0f / 2048), 0x3c02); /* tie -> even */
-  ck_assert_uint_eq(kcpu_e_f2h(70000.0f), 0x7c00);           /* inf */
-  ck_assert_uint_eq(kcpu_e_f2bf(1.0f + 1.0f / 256), 0x3f80); /* tie -> even */
-  ck_assert_uint_eq(kcpu_e_f2bf(1.0f + 3.0f / 256), 0x3f82); /* tie -> even */
-  ck_assert_float_eq(kcpu_e_bf2f(0xc040), -3.0f);
+    ck_assert_float_eq(kiln_ref_f16_to_f32(kiln_ref_f32_to_f16(v[i])), v[i]);
+  ck_assert_uint_eq(kiln_ref_f32_to_f16(1.0f + 1.0f / 2048), 0x3c00); /* tie -> even */
+  ck_assert_uint_eq(kiln_ref_f32_to_f16(1.0f + 3.0f / 2048), 0x3c02); /* tie -> even */
+  ck_assert_uint_eq(kiln_ref_f32_to_f16(70000.0f), 0x7c00);           /* inf */
+  ck_assert_uint_eq(kiln_ref_f32_to_bf16(1.0f + 1.0f / 256), 0x3f80); /* tie -> even */
+  ck_assert_uint_eq(kiln_ref_f32_to_bf16(1.0f + 3.0f / 256), 0x3f82); /* tie -> even */
+  ck_assert_float_eq(kiln_ref_bf16_to_f32(0xc040), -3.0f);
 }
 END_TEST
 

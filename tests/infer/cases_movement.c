@@ -66,6 +66,13 @@ void cases_movement(void) {
   ERR(Gather, "f32[5,4] f32[2]", "indices (input 1) is f32[2]");
   OK(GatherElements, "f32[3,3] i64[2,3]", "f32[2,3]", KILN_ATTR_I("axis", 1));
   ERR(GatherElements, "f32[3,3] i64[3]", "indices i64[3] must have the rank of input 0 f32[3,3]");
+  /* The model: indices longer than data off the axis. */
+  ERR(GatherElements, "f32[2,2] i64[6,2]",
+      "indices (input 1) i64[6,2] exceed input 0 f32[2,2] in dim 0 (6 > 2); only dim 1",
+      KILN_ATTR_I("axis", 1));
+  OK(GatherElements, "f32[2,2] i64[6,2]", "f32[6,2]", KILN_ATTR_I("axis", 0));
+  ERR(ScatterElements, "f32[3,3] i64[4,1] f32[4,1]",
+      "indices (input 1) i64[4,1] exceed input 0 f32[3,3] in dim 0 (4 > 3)", KILN_ATTR_I("axis", 1));
   OK(GatherND, "f32[2,3,4] i64[5,2]", "f32[5,4]");
   OK(GatherND, "f32[2,3,4] i64[2,1]", "f32[2,4]", KILN_ATTR_I("batch_dims", 1));
   ERR(GatherND, "f32[2,3,4] i64[5,4]", "the last dim of indices i64[5,4] must be in [1, 3]");
@@ -153,4 +160,10 @@ void cases_movement(void) {
       IS("shape", 10, 7));
   ERR(CenterCropPad, "f32[20,10,3]", "attribute 'shape' is required");
   ERR(CenterCropPad, "f32[20,10]", "repeats axis 0", IS("shape", 1, 2), IS("axes", 0, -2));
+  /* Sizes that overflow or read nothing are refused at compile time. */
+  ERR(Slice, "f32[4]", "attribute 'steps' entry 0 = -9223372036854775808 is out of range",
+      IS("starts", 0), IS("ends", 4), IS("steps", INT64_MIN));
+  ERRN(Pad, "f32[4]", 0, KILN_OUT_OF_RANGE,
+       "Pad: pads [9223372036854775807,1] overflow axis 0 of input 0 f32[4]", IS("pads", INT64_MAX, 1));
+  ERR(Resize, "f32[1,0]", "cannot resize empty axis 1 of input 0 f32[1,0] to 4", IS("sizes", 1, 4));
 }

@@ -44,6 +44,25 @@ void cases_other(void) {
   OK(MatMulInteger, "i8[5,2,3] i8[3,4]", "i32[5,2,4]");
   ERR(MatMulInteger, "f32[2,3] f32[3,4]", "input 0 (A) is f32[2,3]");
   ERR(MatMulInteger, "u8[2,3] u8[4,4]", "inner dimensions differ");
+  /* Zero points and scales: one value, or one per row (A) / column (B) /
+   * output channel; any other length used to be read past its end. */
+  OK(MatMulInteger, "u8[2,3] i8[3,4] u8[2] i8[4]", "i32[2,4]");
+  ERR(MatMulInteger, "u8[2,3] i8[3,4] u8[0]", "a_zero_point (input 2) is u8[0]; expected a "
+                                              "scalar or [2] (one per row of A)");
+  ERR(MatMulInteger, "u8[2,3] i8[3,4] u8[] i8[3]", "b_zero_point (input 3) is i8[3]; expected a "
+                                                   "scalar or [4] (one per column of B)");
+  ERR(ConvInteger, "u8[1,1,4,4] u8[2,1,3,3] u8[2]", "x_zero_point (input 2) is u8[2]; expected a "
+                                                    "scalar");
+  ERR(ConvInteger, "u8[1,1,4,4] u8[2,1,3,3] u8[] u8[3]", "w_zero_point (input 3) is u8[3]; "
+                                                         "expected a scalar or [2] (one per output channel)");
+  ERR(QLinearMatMul, "u8[2,3] f32[3] u8[] i8[3,4] f32[] i8[] f32[] u8[]",
+      "a_scale (input 1) is f32[3]; expected a scalar or [2]");
+  ERR(QLinearMatMul, "u8[2,3] f32[] u8[] i8[3,4] f32[] i8[0] f32[] u8[]",
+      "b_zero_point (input 5) is i8[0]; expected a scalar or [4]");
+  ERR(QLinearConv, "u8[1,1,4,4] f32[0] u8[] u8[2,1,3,3] f32[2] u8[2] f32[] i8[]",
+      "x_scale (input 1) is f32[0]; expected a scalar");
+  ERR(QLinearConv, "u8[1,1,4,4] f32[] u8[] u8[2,1,3,3] f32[2] u8[3] f32[] i8[]",
+      "w_zero_point (input 5) is u8[3]; expected a scalar or [2] (one per output channel)");
   OK(ConvInteger, "u8[1,1,4,4] u8[2,1,3,3] u8[]", "i32[1,2,2,2]");
   ERR(ConvInteger, "u8[1,2,4,4] u8[2,1,3,3]", "channels differ");
   OK(QLinearMatMul, "u8[2,3] f32[] u8[] i8[3,4] f32[] i8[] f32[] u8[]", "u8[2,4]");

@@ -68,7 +68,8 @@ START_TEST(slice_negative_step_and_clamp) {
               KILN_ATTR_IS("axes", DIMS(0, 1), 2), KILN_ATTR_IS("steps", DIMS(-1, 1), 2)),
         &out, 1, &in, 1);
   CHECK_F(r, 0, 5, 6, 2, 3);
-  /* empty result */
+  /* empty result (of the 1-D input: starts == ends) */
+  in = t_tensor(KILN_I32, x, 1, DIMS(10));
   out = t_tensor(KILN_I32, y, 1, DIMS(0));
   t_run(interp_Slice, ATTRS(KILN_ATTR_IS("starts", DIMS(5), 1), KILN_ATTR_IS("ends", DIMS(5), 1)),
         &out, 1, &in, 1);

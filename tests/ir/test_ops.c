@@ -3,7 +3,8 @@
  * under each auto_pad (ConvTranspose's floor-halved totals included),
  * Resize taps per coordinate mode and filter (antialiasing and
  * exclude_outside included), the fused activation list, Einsum's label
- * ids (diagonals, implicit outputs, broadcast ellipses), and the messages
+ * ids (diagonals, implicit outputs, broadcast ellipses), Slice's clamping,
+ * and the messages
  * that name the kind and the culprit. */
 #include <check.h>
 #include <string.h>
@@ -409,6 +410,67 @@ START_TEST(einsum_ellipsis) {
 }
 END_TEST
 
+static kiln_status slice(kiln_attrs *a, kiln_type x, kiln_slice *sl) {
+  kiln_status s = kiln_slice_decode(a, &x, sl);
+  kiln_attrs_destroy(NULL, a);
+  return s;
+}
+
+START_TEST(slice_clamping) {
+  kiln_slice sl;
+  /* [10, 5, 6]: axis 0 from 1 to 7 step 2 reads 1, 3, 5 (3 cells); axis -2
+   * (= 1) from -1 (= 4) down to -100000 (clamped to -1) step -2 reads 4, 2,
+   * 0; axis 2 is not named: 0, 1, all 6. */
+  ck_assert_ptr_null(slice(mk(ATTRS(INTS("starts", 1, -1), INTS("ends", 7, -100000),
+                                    INTS("axes", 0, -2), INTS("steps", 2, -2))),
+                           TY(10, 5, 6), &sl));
+  ck_assert_uint_eq(sl.rank, 3);
+  ck_assert_int_eq(sl.start[0], 1);
+  ck_assert_int_eq(sl.step[0], 2);
+  ck_assert_int_eq(sl.len[0], 3);
+  ck_assert_int_eq(sl.start[1], 4);
+  ck_assert_int_eq(sl.step[1], -2);
+  ck_assert_int_eq(sl.len[1], 3);
+  ck_assert_int_eq(sl.start[2], 0);
+  ck_assert_int_eq(sl.step[2], 1);
+  ck_assert_int_eq(sl.len[2], 6);
+  /* No axes: entry i is axis i. A start past the end clamps to the dim (a
+   * positive step reads nothing); with a negative step it clamps to the
+   * last index: 9, 8, ..., 0 for ends = INT64_MIN. */
+  ck_assert_ptr_null(slice(mk(ATTRS(INTS("starts", 12, 1000), INTS("ends", 20, INT64_MIN),
+                                    INTS("steps", 1, -1))),
+                           TY(10, 10), &sl));
+  ck_assert_int_eq(sl.start[0], 10);
+  ck_assert_int_eq(sl.len[0], 0);
+  ck_assert_int_eq(sl.start[1], 9);
+  ck_assert_int_eq(sl.step[1], -1);
+  ck_assert_int_eq(sl.len[1], 10);
+  /* ends = INT64_MAX reads to the end: 2..7 of 8 with step 3 is 2, 5. */
+  ck_assert_ptr_null(slice(mk(ATTRS(INTS("starts", -6), INTS("ends", INT64_MAX), INTS("steps", 3))),
+                           TY(8), &sl));
+  ck_assert_int_eq(sl.start[0], 2);
+  ck_assert_int_eq(sl.len[0], 2);
+}
+END_TEST
+
+START_TEST(slice_errors) {
+  kiln_slice sl;
+  expect_fail(slice(mk(ATTRS(INTS("ends", 1))), TY(4), &sl),
+              "Slice: attribute 'starts' is required");
+  expect_fail(slice(mk(ATTRS(INTS("starts", 0, 0), INTS("ends", 1))), TY(4, 4), &sl),
+              "Slice: attributes starts/ends/axes/steps have different lengths (2, 1, 2, 2)");
+  expect_fail(slice(mk(ATTRS(INTS("starts", 0), INTS("ends", 1), INTS("steps", 0))), TY(4), &sl),
+              "Slice: attribute 'steps' entry 0 is 0");
+  expect_fail(slice(mk(ATTRS(INTS("starts", 0), INTS("ends", 1), INTS("axes", 2))), TY(4, 4), &sl),
+              "Slice: attribute 'axes' entry 0 = 2 is out of range for rank 2");
+  expect_fail(slice(mk(ATTRS(INTS("starts", 0, 0), INTS("ends", 1, 1), INTS("axes", 1, -1))),
+                    TY(4, 4), &sl),
+              "Slice: attribute 'axes' names axis 1 twice");
+  expect_fail(slice(mk(ATTRS(INTS("starts", 0, 0), INTS("ends", 1, 1))), TY(4), &sl),
+              "Slice: attribute 'starts' has 2 entries but input 0 has rank 1");
+}
+END_TEST
+
 START_TEST(einsum_errors) {
   kiln_einsum es;
   expect_fail(einsum(NULL, &es, 1, TYS(TY(2, 3))),
@@ -450,6 +512,17 @@ START_TEST(reference_numerics) {
   ck_assert_int_eq(kiln_ref_ipow(1, -5), 1);
   ck_assert_int_eq(kiln_ref_ipow(5, -1), 0);
   ck_assert_int_eq(kiln_ref_ipow(7, 0), 1);
+  /* half 0x0001 is 2^-24; 0x3555 is 1.0100110101b * 2^-2 = 1365/4096 */
+  ck_assert_float_eq(kiln_ref_f16_to_f32(0x0001), 0x1p-24f);
+  ck_assert_float_eq(kiln_ref_f16_to_f32(0x3555), 1365.0f / 4096);
+  /* the f32 NaN 0x7fc02000 keeps its top 10 payload bits, 0x201 */
+  ck_assert_uint_eq(kiln_ref_f32_to_f16(kiln_ref_bits_f32(0x7fc02000u)), 0x7e01);
+  /* 2^-25 is half of the smallest subnormal: a tie, to even (0); a bit
+   * more rounds up to 0x0001 */
+  ck_assert_uint_eq(kiln_ref_f32_to_f16(0x1p-25f), 0x0000);
+  ck_assert_uint_eq(kiln_ref_f32_to_f16(0x1.01p-25f), 0x0001);
+  ck_assert_uint_eq(kiln_ref_f32_to_bf16(kiln_ref_bits_f32(0x3f818000u)), 0x3f82); /* tie, up to even */
+  ck_assert_float_eq(kiln_ref_bf16_to_f32(0xbf80), -1.0f);
   /* [[0, 2], [3, 4]] needs a row swap: det = 0*4 - 2*3 = -6 */
   double a[] = {0, 2, 3, 4};
   ck_assert_double_eq_tol(kiln_ref_det(a, 2), -6, 1e-12);
@@ -481,6 +554,8 @@ Suite *ops_suite(void) {
   tcase_add_test(tc, einsum_diagonals_and_transpose);
   tcase_add_test(tc, einsum_ellipsis);
   tcase_add_test(tc, einsum_errors);
+  tcase_add_test(tc, slice_clamping);
+  tcase_add_test(tc, slice_errors);
   tcase_add_test(tc, reference_numerics);
   suite_add_tcase(s, tc);
   return s;

@@ -295,6 +295,37 @@ START_TEST(unbound_dims_listed) {
 }
 END_TEST
 
+/* A bound input after an unbound one: its type is still made (it used to
+ * be left unset and read, found by the pipeline fuzzer). */
+START_TEST(bound_input_after_unbound) {
+  tb b;
+  tb_init(&b, 13);
+  tb_input(&b, "x", FLOAT, 2, d23, (const char *[]){"N", NULL});
+  tb_input(&b, "w", FLOAT, 2, d23, NULL);
+  tb_node(&b, "Add", "a", (const char *[]){"x", "w", NULL}, (const char *[]){"y", NULL});
+  tb_output(&b, "y");
+  EXPECT(&b, KILN_INVALID_ARGUMENT, "1 unbound symbolic dim", "'N' (input 'x' dim 0)", "--dim");
+  tb_free(&b);
+}
+END_TEST
+
+/* The model that first showed the hole: data f32[2,2], indices i64[6,2],
+ * axis 1. Refused at load, naming the node and the dimension. */
+START_TEST(gather_elements_indices_exceed_data) {
+  tb b;
+  tb_init(&b, 13);
+  tb_input(&b, "data", FLOAT, 2, (const int64_t[]){2, 2}, NULL);
+  tb_input(&b, "idx", INT64, 2, (const int64_t[]){6, 2}, NULL);
+  Onnx__NodeProto *n = tb_node(&b, "GatherElements", "ge", (const char *[]){"data", "idx", NULL},
+                               (const char *[]){"y", NULL});
+  tb_attr_int(&b, n, "axis", 1);
+  tb_output(&b, "y");
+  EXPECT(&b, KILN_INVALID_ARGUMENT, "t.onnx", "node 'ge' (GatherElements)",
+         "indices (input 1) i64[6,2] exceed input 0 f32[2,2] in dim 0 (6 > 2)");
+  tb_free(&b);
+}
+END_TEST
+
 START_TEST(string_input) {
   tb b;
   tb_init(&b, 13);
@@ -813,6 +844,8 @@ static Suite *onnx_suite(void) {
   tcase_add_test(broken, rank_too_big);
   tcase_add_test(broken, bad_data_type);
   tcase_add_test(broken, unbound_dims_listed);
+  tcase_add_test(broken, bound_input_after_unbound);
+  tcase_add_test(broken, gather_elements_indices_exceed_data);
   tcase_add_test(broken, string_input);
   tcase_add_test(broken, sequence_input);
   tcase_add_test(broken, shape_disagreement);

@@ -15,71 +15,6 @@
 #include <math.h>
 #include <string.h>
 
-static float kcpu_h2f(uint16_t h) {
-  uint32_t s = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 31, m = h & 1023, u;
-  if (e == 31) {
-    u = s | 0x7f800000u | (m << 13);
-  } else if (e == 0) {
-    if (m == 0) {
-      u = s;
-    } else { /* subnormal: normalize */
-      int sh = 0;
-      while (!(m & 1024)) {
-        m <<= 1;
-        sh++;
-      }
-      u = s | ((uint32_t)(113 - sh) << 23) | ((m & 1023) << 13);
-    }
-  } else {
-    u = s | ((e + 112) << 23) | (m << 13);
-  }
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-
-static uint16_t kcpu_f2h(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  uint32_t s = (u >> 16) & 0x8000, e = (u >> 23) & 255, m = u & 0x7fffff;
-  if (e == 255)
-    return (uint16_t)(s | 0x7c00 | (m ? 0x200 | (m >> 13) : 0));
-  int32_t ne = (int32_t)e - 112;
-  if (ne >= 31)
-    return (uint16_t)(s | 0x7c00);
-  if (ne <= 0) {
-    if (ne < -10)
-      return (uint16_t)s;
-    m |= 0x800000;
-    uint32_t shift = (uint32_t)(14 - ne);
-    uint32_t hm = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
-    if (rem > half || (rem == half && (hm & 1)))
-      hm++;
-    return (uint16_t)(s | hm);
-  }
-  uint32_t hm = m >> 13, rem = m & 0x1fff;
-  uint32_t r = s | ((uint32_t)ne << 10) | hm;
-  if (rem > 0x1000 || (rem == 0x1000 && (hm & 1)))
-    r++; /* may carry into the exponent, which is right */
-  return (uint16_t)r;
-}
-
-static float kcpu_bf2f(uint16_t h) {
-  uint32_t u = (uint32_t)h << 16;
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-
-static uint16_t kcpu_f2bf(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  if ((u & 0x7fffffff) > 0x7f800000)
-    return (uint16_t)((u >> 16) | 0x40);
-  u += 0x7fff + ((u >> 16) & 1);
-  return (uint16_t)(u >> 16);
-}
-
 typedef struct kcpu_scalar {
   int kind; /* 0 double, 1 int64, 2 uint64 */
   double d;
@@ -102,13 +37,13 @@ static kcpu_scalar kcpu_load(const char *p, int64_t t) {
   case KCPU_F16: {
     uint16_t h;
     memcpy(&h, p, 2);
-    s.d = kcpu_h2f(h);
+    s.d = kiln_ref_f16_to_f32(h);
     break;
   }
   case KCPU_BF16: {
     uint16_t h;
     memcpy(&h, p, 2);
-    s.d = kcpu_bf2f(h);
+    s.d = kiln_ref_bf16_to_f32(h);
     break;
   }
   case KCPU_I8:
@@ -194,12 +129,12 @@ static void kcpu_store(char *p, int64_t t, kcpu_scalar s) {
     break;
   }
   case KCPU_F16: {
-    uint16_t v = kcpu_f2h((float)kcpu_as_f64(s));
+    uint16_t v = kiln_ref_f32_to_f16((float)kcpu_as_f64(s));
     memcpy(p, &v, 2);
     break;
   }
   case KCPU_BF16: {
-    uint16_t v = kcpu_f2bf((float)kcpu_as_f64(s));
+    uint16_t v = kiln_ref_f32_to_bf16((float)kcpu_as_f64(s));
     memcpy(p, &v, 2);
     break;
   }
@@ -261,12 +196,12 @@ int kcpu_k_cast(const void *x, int64_t from, void *y, int64_t to, int64_t n) {
   }
   if (from == KCPU_F32 && to == KCPU_F16) {
     for (int64_t i = 0; i < n; i++)
-      ((uint16_t *)y)[i] = kcpu_f2h(((const float *)x)[i]);
+      ((uint16_t *)y)[i] = kiln_ref_f32_to_f16(((const float *)x)[i]);
     return 0;
   }
   if (from == KCPU_F16 && to == KCPU_F32) {
     for (int64_t i = 0; i < n; i++)
-      ((float *)y)[i] = kcpu_h2f(((const uint16_t *)x)[i]);
+      ((float *)y)[i] = kiln_ref_f16_to_f32(((const uint16_t *)x)[i]);
     return 0;
   }
   if (from == KCPU_I64 && to == KCPU_F32) {

@@ -10,70 +10,7 @@
 #include <string.h>
 
 #include "kcpu_runtime.h"
-
-static inline float kcpu_e_h2f(uint16_t h) {
-  uint32_t s = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 31, m = h & 1023u, bits;
-  if (e == 31)
-    bits = s | 0x7f800000u | (m << 13);
-  else if (e)
-    bits = s | ((e + 112) << 23) | (m << 13);
-  else if (!m)
-    bits = s;
-  else { /* subnormal: normalize */
-    e = 113;
-    while (!(m & 1024u)) {
-      m <<= 1;
-      e--;
-    }
-    bits = s | (e << 23) | ((m & 1023u) << 13);
-  }
-  float f;
-  memcpy(&f, &bits, 4);
-  return f;
-}
-
-/* Round to nearest even, overflow to inf, NaN kept quiet. */
-static inline uint16_t kcpu_e_f2h(float f) {
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  uint32_t s = (x >> 16) & 0x8000u, a = x & 0x7fffffffu;
-  if (a > 0x7f800000u)
-    return (uint16_t)(s | 0x7e00u);
-  if (a >= 0x477ff000u) /* rounds to >= 65520: inf */
-    return (uint16_t)(s | 0x7c00u);
-  if (a < 0x38800000u) { /* subnormal half or zero */
-    if (a < 0x33000000u)
-      return (uint16_t)s;
-    uint32_t e = a >> 23, m = (a & 0x7fffffu) | 0x800000u, sh = 126 - e;
-    uint32_t r = m >> sh, rem = m & ((1u << sh) - 1), half = 1u << (sh - 1);
-    if (rem > half || (rem == half && (r & 1)))
-      r++;
-    return (uint16_t)(s | r);
-  }
-  uint32_t r = a - 0x38000000u, lo = r & 0x1fffu;
-  r >>= 13;
-  if (lo > 0x1000u || (lo == 0x1000u && (r & 1)))
-    r++;
-  return (uint16_t)(s | r);
-}
-
-/* bf16: the top half of an f32; stores round to nearest even, NaN stays
- * quiet. */
-static inline float kcpu_e_bf2f(uint16_t h) {
-  uint32_t u = (uint32_t)h << 16;
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-
-static inline uint16_t kcpu_e_f2bf(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u)
-    return (uint16_t)((u >> 16) | 0x40);
-  u += 0x7fffu + ((u >> 16) & 1);
-  return (uint16_t)(u >> 16);
-}
+#include "kiln/ops_ref.h"
 
 static inline int kcpu_e_is_float(int64_t t) {
   return t == KCPU_F32 || t == KCPU_F64 || t == KCPU_F16 || t == KCPU_BF16;
@@ -106,9 +43,9 @@ static inline double kcpu_e_ldf(int64_t t, const void *p, int64_t i) {
   case KCPU_F32:
     return ((const float *)p)[i];
   case KCPU_F16:
-    return kcpu_e_h2f(((const uint16_t *)p)[i]);
+    return kiln_ref_f16_to_f32(((const uint16_t *)p)[i]);
   case KCPU_BF16:
-    return kcpu_e_bf2f(((const uint16_t *)p)[i]);
+    return kiln_ref_bf16_to_f32(((const uint16_t *)p)[i]);
   case KCPU_I8:
     return ((const int8_t *)p)[i];
   case KCPU_U8:
@@ -168,10 +105,10 @@ static inline void kcpu_e_stf(int64_t t, void *p, int64_t i, double v) {
     ((float *)p)[i] = (float)v;
     return;
   case KCPU_F16:
-    ((uint16_t *)p)[i] = kcpu_e_f2h((float)v);
+    ((uint16_t *)p)[i] = kiln_ref_f32_to_f16((float)v);
     return;
   case KCPU_BF16:
-    ((uint16_t *)p)[i] = kcpu_e_f2bf((float)v);
+    ((uint16_t *)p)[i] = kiln_ref_f32_to_bf16((float)v);
     return;
   default: {
     int64_t q = v != v ? 0 : v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : (int64_t)v;
