@@ -66,11 +66,15 @@ void kiln_ir_sb_line(kiln_ir_sb *sb, const char *fmt, ...) KILN_PRINTF(2, 3);
 kiln_status kiln_ir_sb_finish(kiln_ir_sb *sb, kiln_code code);
 
 /* ---- graph IR ---- */
+/* The shared, immutable storage of one constant's data (ir/module.c). */
+typedef struct kiln_blob kiln_blob;
+
 struct kiln_value {
   kiln_value_kind kind;
   const char *name;
   kiln_type type;
   const void *data;
+  kiln_blob *blob; /* constants: the share of data held (NULL for empty data) */
   kiln_module *module;
   kiln_node *producer;
   uint32_t result_index;

@@ -213,13 +213,16 @@ START_TEST(test_edits_clone) {
   ck_assert_ptr_eq(kiln_node_input(gc, 1), ga);
   ck_assert_uint_eq(kiln_value_use_count(ga), 2);
   kiln_value *gw = kiln_module_find_value(c, "w");
-  ck_assert_ptr_ne(kiln_value_data(gw), kiln_value_data(kiln_module_find_value(m, "w")));
+  /* constant data is shared, not copied */
+  ck_assert_ptr_eq(kiln_value_data(gw), kiln_value_data(kiln_module_find_value(m, "w")));
   ck_assert(((const float *)kiln_value_data(gw))[2] == 7.0f);
   ck_assert_str_eq(kiln_function_output_name(g, 0), "y");
   ck_assert_ptr_null(kiln_module_verify(c));
   kiln_module_destroy(m);
-  /* the clone is independent of the original */
+  /* the clone is independent of the original: its share of the data
+   * outlives the module it came from (ASan / valgrind see a stale read) */
   ck_assert_ptr_null(kiln_module_verify(c));
+  ck_assert(((const float *)kiln_value_data(gw))[2] == 7.0f);
   kiln_module_destroy(c);
 }
 END_TEST
