@@ -293,6 +293,11 @@ static kiln_status compile_steps(kiln_context *ctx, const kiln_module *m, const 
     return kiln_status_make(KILN_INTERNAL,
                             "backend '%s' compile returned success but no executable", p->name);
   exe->plugin_exe = pexe;
+  /* The IR holds its own share of the weights and copies of everything
+   * else it needs: the module copy goes now, so that a weight the backend
+   * released (it keeps a packed form) is not held by it. */
+  kiln_module_destroy(exe->module);
+  exe->module = NULL;
   (void)ctx;
   return NULL;
 }

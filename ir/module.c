@@ -14,7 +14,8 @@
 
 #define MAX_RESULTS 64
 
-static void blob_unref(kiln_blob *b);
+#define blob_ref kiln_ir_blob_ref
+#define blob_unref kiln_ir_blob_unref
 
 static kiln_status oom(const char *what) {
   return kiln_status_make(KILN_OUT_OF_MEMORY, "out of memory %s", what);
@@ -102,13 +103,13 @@ static kiln_blob *blob_create(const kiln_allocator *alloc, size_t bytes) {
   return b;
 }
 
-static kiln_blob *blob_ref(kiln_blob *b) {
+kiln_blob *kiln_ir_blob_ref(kiln_blob *b) {
   if (b)
     atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
   return b;
 }
 
-static void blob_unref(kiln_blob *b) {
+void kiln_ir_blob_unref(kiln_blob *b) {
   if (b && atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1)
     b->alloc->free(b->alloc->user, b, b->size);
 }
