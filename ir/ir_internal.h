@@ -122,6 +122,7 @@ struct kiln_module {
   kiln_ir_names names;
   uint32_t next_auto; /* next candidate automatic name */
   uint32_t n_values;  /* ids handed out so far */
+  bool release_constants;
 };
 
 /* Grow an arena array of pointers-or-structs to hold at least `need`. */

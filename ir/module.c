@@ -233,6 +233,15 @@ kiln_status kiln_module_add_constant_from(kiln_module *m, const char *name, cons
   return add_module_value(m, KILN_VALUE_CONSTANT, name, &src->type, &cs, out);
 }
 
+void kiln_module_set_release_constants(kiln_module *m, bool on) {
+  if (m)
+    m->release_constants = on;
+}
+
+bool kiln_module_releases_constants(const kiln_module *m) {
+  return m && m->release_constants;
+}
+
 uint32_t kiln_module_remove_unused_constants(kiln_module *m) {
   if (!m)
     return 0;

@@ -277,6 +277,14 @@ KILN_NODISCARD kiln_status kiln_module_add_constant_from(kiln_module *m, const c
  * their share of the data (freed when no other module or executable holds
  * it). Pointers to removed constants become invalid. Returns how many. */
 uint32_t kiln_module_remove_unused_constants(kiln_module *m);
+/* Mark m as a module whose constants may go as soon as nothing uses them:
+ * the pass manager then removes them after each graph pass, and a pass
+ * that replaces weights (bnfold) after each replacement, so that a
+ * module's old and new weights are never all alive at once. The compile
+ * driver sets it on the module it compiles; off by default (a pass test
+ * sees every constant). */
+void kiln_module_set_release_constants(kiln_module *m, bool on);
+bool kiln_module_releases_constants(const kiln_module *m);
 uint32_t kiln_module_input_count(const kiln_module *m);
 kiln_value *kiln_module_input(const kiln_module *m, uint32_t i);
 uint32_t kiln_module_constant_count(const kiln_module *m);

@@ -29,6 +29,8 @@ struct kcpu_emit {
   const kcpu_codegen_opts *o;
   uint32_t next_id;
   bool oom; /* the weights table could not grow */
+  uint32_t *refs;   /* per buffer id: operand slots naming it, over all instructions */
+  uint32_t *packed; /* per buffer id: of those, ones given a packed form instead */
 };
 
 typedef kiln_status (*kcpu_emit_fn)(kcpu_emit *e, const kiln_instr *in);
@@ -175,6 +177,17 @@ static LLVMValueRef kcpu_table_load(kcpu_emit *e, uint32_t slot) {
   return v;
 }
 
+void kcpu_weight_packed(kcpu_emit *e, const kiln_buffer *w) {
+  if (e->o->weights != KCPU_WEIGHTS_TABLE || !w || kiln_buffer_get_kind(w) != KILN_BUFFER_WEIGHT)
+    return;
+  uint32_t id = kiln_buffer_id(w);
+  /* Every reader has its packed form and none read the original: release
+   * it now, not after the whole model, so that the originals and the
+   * packed copies are never all alive at once. */
+  if (++e->packed[id] == e->refs[id] && !e->o->table->read[id])
+    kiln_buffer_release_data(w);
+}
+
 LLVMValueRef kcpu_packed_weight(kcpu_emit *e, void *data) {
   kcpu_weight_table *t = e->o->table;
   if (e->o->weights != KCPU_WEIGHTS_TABLE || !t || !data ||
@@ -312,13 +325,15 @@ kiln_status kcpu_codegen(LLVMModuleRef mod, const kiln_ir *ir, const kcpu_codege
   e.outputs = calloc(no ? no : 1, sizeof *e.outputs);
   e.weight_slots = malloc((nb ? nb : 1) * sizeof *e.weight_slots);
   e.weight_offsets = calloc(nb ? nb : 1, sizeof *e.weight_offsets);
+  e.refs = calloc(nb ? nb : 1, sizeof *e.refs);
+  e.packed = calloc(nb ? nb : 1, sizeof *e.packed);
   bool table = o->weights == KCPU_WEIGHTS_TABLE;
   if (table && o->table)
     o->table->read = calloc(nb ? nb : 1, sizeof *o->table->read);
   kiln_status s = NULL;
   if (table && !o->table)
     s = kiln_status_make(KILN_INTERNAL, "cpu: weights by table but no table to fill");
-  else if (!e.inputs || !e.outputs || !e.weight_slots || !e.weight_offsets ||
+  else if (!e.inputs || !e.outputs || !e.weight_slots || !e.weight_offsets || !e.refs || !e.packed ||
            (table && !o->table->read))
     s = kiln_status_make(KILN_OUT_OF_MEMORY, "cpu: no memory to generate code for %s",
                          kiln_ir_name(ir));
@@ -326,6 +341,12 @@ kiln_status kcpu_codegen(LLVMModuleRef mod, const kiln_ir *ir, const kcpu_codege
     goto done;
   for (uint32_t i = 0; i < nb; i++)
     e.weight_slots[i] = UINT32_MAX;
+  for (uint32_t i = 0; i < kiln_ir_instr_count(ir); i++) {
+    const kiln_instr *in = kiln_ir_instr(ir, i);
+    for (uint32_t j = 0; j < kiln_instr_operand_count(in); j++)
+      if (kiln_instr_operand(in, j))
+        e.refs[kiln_buffer_id(kiln_instr_operand(in, j))]++;
+  }
   LLVMTypeRef ptr = LLVMPointerTypeInContext(e.ctx, 0);
   LLVMTypeRef params[6] = {ptr, ptr, ptr, ptr, ptr, ptr};
   LLVMTypeRef ft = LLVMFunctionType(LLVMInt32TypeInContext(e.ctx), params, 6, 0);
@@ -359,6 +380,8 @@ done:
   free(e.inputs);
   free(e.outputs);
   free(e.weight_slots);
+  free(e.refs);
+  free(e.packed);
   free(e.weight_offsets);
   return s ? kiln_status_wrap(s, "cpu: generating code for %s", kiln_ir_name(ir)) : NULL;
 }

@@ -52,6 +52,10 @@ LLVMValueRef kcpu_addr(kcpu_emit *e, const kiln_buffer *b);
  * NULL (a C NULL) when the weights mode packs nothing (bundles) or out of
  * memory: the caller then reads the weight itself. */
 LLVMValueRef kcpu_packed_weight(kcpu_emit *e, void *data);
+/* The current instruction reads weight w only in a packed form (it passes
+ * no pointer to w itself): once every instruction naming w has said so,
+ * w's data is released at once (kiln_buffer_release_data). */
+void kcpu_weight_packed(kcpu_emit *e, const kiln_buffer *w);
 /* The thread pool pointer (`ptr`) the entry function received. */
 LLVMValueRef kcpu_pool(kcpu_emit *e);
 /* The run's fault record (`ptr` to kcpu_fault, kernels/kcpu_runtime.h),

@@ -42,7 +42,10 @@ LLVMValueRef kcpu_perf_prepack(kcpu_emit *e, const kiln_buffer *w, int64_t group
       }
     }
   }
-  return kcpu_packed_weight(e, dst);
+  LLVMValueRef at = kcpu_packed_weight(e, dst);
+  if (at)
+    kcpu_weight_packed(e, w);
+  return at;
 }
 
 bool kcpu_perf_act(const kiln_attrs *a, int64_t *act) {
