@@ -587,10 +587,21 @@ static kiln_status load_bytes(const void *data, size_t size, int src_fd, const c
                          "%s: not a valid ONNX model (truncated or corrupt protobuf, or wrong "
                          "field types)",
                          file);
+  bool use_raws = stripped != NULL;
   free(stripped);
-  if (!s && stripped && (!mp->graph || mp->graph->n_initializer != n_raws))
-    s = kiln_status_make(KILN_INTERNAL, "%s: %zu initializers unpacked but %zu found in the file",
-                         file, mp->graph ? mp->graph->n_initializer : 0, n_raws);
+  if (!s && use_raws && (!mp->graph || mp->graph->n_initializer != n_raws)) {
+    /* protobuf-c read the initializers otherwise than the walk (repeated
+     * graph fields, say): unpack the bytes as they are. */
+    onnx__model_proto__free_unpacked(mp, NULL);
+    free(raws);
+    raws = NULL;
+    use_raws = false;
+    if (!(mp = onnx__model_proto__unpack(NULL, size, data)))
+      s = kiln_status_make(KILN_PARSE_ERROR,
+                           "%s: not a valid ONNX model (truncated or corrupt protobuf, or wrong "
+                           "field types)",
+                           file);
+  }
   if (s) {
     free(raws);
     if (mp)
@@ -600,7 +611,7 @@ static kiln_status load_bytes(const void *data, size_t size, int src_fd, const c
   onnx_loader L = {.opts = opts,
                    .file = file,
                    .base_dir = base_dir,
-                   .raws = stripped ? raws : NULL,
+                   .raws = use_raws ? raws : NULL,
                    .n_raws = n_raws};
   for (;;) {
     s = load_model(&L, mp);
