@@ -169,9 +169,10 @@ static void compile_options(const kiln_compile_options *in, kiln_compile_options
            n - sizeof in->struct_size);
 }
 
-static kiln_status compile_any(kiln_context *ctx, const kiln_module *m, const char *function,
-                               const char *backend, const kiln_compile_options *opts,
-                               bool run_passes, const char *bundle_dir, const char *bundle_name,
+static kiln_status compile_any(kiln_context *ctx, const kiln_module *m, kiln_module *owned,
+                               const char *function, const char *backend,
+                               const kiln_compile_options *opts, bool run_passes,
+                               const char *bundle_dir, const char *bundle_name,
                                kiln_executable **out);
 
 /* Create a folder and its parents (like mkdir -p). */
@@ -212,13 +213,19 @@ static bool compile_fused(void *user, const kiln_node *n, kiln_node_kind act) {
   return p->supports_fused(p->state, n, act);
 }
 
-static kiln_status compile_steps(kiln_context *ctx, const kiln_module *m, const char *function,
-                                 const kiln_registry_backend *be,
+/* owned: the module itself, taken over (m == owned); else m is cloned. The
+ * copy shares m's constant data, so only the graph is copied. */
+static kiln_status compile_steps(kiln_context *ctx, const kiln_module *m, kiln_module *owned,
+                                 const char *function, const kiln_registry_backend *be,
                                  const kiln_compile_options *user_opts, bool run_passes,
                                  const char *bundle_dir, const char *bundle_name,
                                  kiln_executable *exe) {
   const kiln_plugin *p = &be->desc;
-  KILN_TRY_CTX(kiln_module_clone(m, &exe->module), "copying module '%s'", kiln_module_name(m));
+  if (owned)
+    exe->module = owned;
+  else
+    KILN_TRY_CTX(kiln_module_clone(m, &exe->module), "copying module '%s'", kiln_module_name(m));
+  kiln_module_set_release_constants(exe->module, true);
   kiln_function *f = NULL;
   KILN_TRY(compile_pick_function(exe->module, function, &f));
   KILN_TRY_CTX(kiln_module_verify(exe->module), "verifying module '%s'", kiln_module_name(m));
@@ -257,6 +264,7 @@ static kiln_status compile_steps(kiln_context *ctx, const kiln_module *m, const 
 
   KILN_TRY_CTX(kiln_irgen(f, &exe->ir), "generating instructions for function '%s'",
                kiln_function_name(f));
+
   if (run_passes) {
     kiln_pass_options po = kiln_pass_options_default();
     po.verify = getenv("KILN_VERIFY_EACH_PASS") != NULL;
@@ -267,6 +275,16 @@ static kiln_status compile_steps(kiln_context *ctx, const kiln_module *m, const 
   KILN_TRY_CTX(kiln_ir_verify(exe->ir), "verifying instructions of function '%s'",
                kiln_function_name(f));
   KILN_TRY(compile_io(exe, f));
+  /* From here on only the IR is used, which holds its own share of every
+   * weight it reads and copies of everything else: the module copy (or the
+   * module taken over) goes now, so that a weight the backend releases
+   * once it has packed it is freed at once. */
+  char fname[256];
+  snprintf(fname, sizeof fname, "%s", kiln_function_name(f));
+  kiln_module_destroy(exe->module);
+  exe->module = NULL;
+  f = NULL;
+  m = NULL;
 
   kiln_compile_options opts;
   compile_options(user_opts, &opts);
@@ -287,8 +305,7 @@ static kiln_status compile_steps(kiln_context *ctx, const kiln_module *m, const 
   void *pexe = NULL;
   kiln_status s = p->compile(p->state, exe->ir, &opts, &pexe);
   if (s)
-    return kiln_status_wrap(s, "backend '%s' failed to compile function '%s'", p->name,
-                            kiln_function_name(f));
+    return kiln_status_wrap(s, "backend '%s' failed to compile function '%s'", p->name, fname);
   if (!pexe)
     return kiln_status_make(KILN_INTERNAL,
                             "backend '%s' compile returned success but no executable", p->name);
@@ -317,7 +334,7 @@ kiln_status kiln_compile_bundle(kiln_context *ctx, const kiln_module *m, const c
                               "symbols)",
                               name);
   kiln_executable *exe = NULL;
-  kiln_status s = compile_any(ctx, m, function, backend, opts, true, dir, name, &exe);
+  kiln_status s = compile_any(ctx, m, NULL, function, backend, opts, true, dir, name, &exe);
   kiln_executable_destroy(exe);
   return s;
 }
@@ -325,12 +342,32 @@ kiln_status kiln_compile_bundle(kiln_context *ctx, const kiln_module *m, const c
 kiln_status kiln_core_compile(kiln_context *ctx, const kiln_module *m, const char *function,
                               const char *backend, const kiln_compile_options *opts,
                               bool run_passes, kiln_executable **out) {
-  return compile_any(ctx, m, function, backend, opts, run_passes, NULL, NULL, out);
+  return compile_any(ctx, m, NULL, function, backend, opts, run_passes, NULL, NULL, out);
 }
 
-static kiln_status compile_any(kiln_context *ctx, const kiln_module *m, const char *function,
-                               const char *backend, const kiln_compile_options *opts,
-                               bool run_passes, const char *bundle_dir, const char *bundle_name,
+kiln_status kiln_compile_take(kiln_context *ctx, kiln_module **m, const char *function,
+                              const char *backend, const kiln_compile_options *opts,
+                              kiln_executable **out) {
+  kiln_module *mod = m ? *m : NULL;
+  if (m)
+    *m = NULL;
+  if (!out || !ctx || !mod || !backend) {
+    kiln_module_destroy(mod);
+    if (out)
+      *out = NULL;
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "kiln_compile_take: %s is NULL",
+                            !out   ? "out"
+                            : !ctx ? "ctx"
+                            : !mod ? "module"
+                                   : "backend");
+  }
+  return compile_any(ctx, mod, mod, function, backend, opts, true, NULL, NULL, out);
+}
+
+static kiln_status compile_any(kiln_context *ctx, const kiln_module *m, kiln_module *owned,
+                               const char *function, const char *backend,
+                               const kiln_compile_options *opts, bool run_passes,
+                               const char *bundle_dir, const char *bundle_name,
                                kiln_executable **out) {
   if (!out)
     return kiln_status_make(KILN_INVALID_ARGUMENT, "kiln_compile: out is NULL");
@@ -341,19 +378,25 @@ static kiln_status compile_any(kiln_context *ctx, const kiln_module *m, const ch
                             : !m ? "module"
                                  : "backend");
   const kiln_registry_backend *be = kiln_registry_find(ctx, backend);
-  if (!be)
+  if (!be) {
+    kiln_module_destroy(owned);
     return compile_no_backend(ctx, backend);
+  }
   kiln_executable *exe = calloc(1, sizeof *exe);
-  if (!exe)
+  if (!exe) {
+    kiln_module_destroy(owned);
     return kiln_status_make(KILN_OUT_OF_MEMORY, "out of memory creating an executable");
+  }
   exe->ctx = ctx;
   exe->plugin = &be->desc;
+  /* Messages name the module: keep its name past a taken module's end. */
+  char name[256];
+  snprintf(name, sizeof name, "%s", kiln_module_name(m));
   kiln_status s =
-      compile_steps(ctx, m, function, be, opts, run_passes, bundle_dir, bundle_name, exe);
+      compile_steps(ctx, m, owned, function, be, opts, run_passes, bundle_dir, bundle_name, exe);
   if (s) {
     kiln_executable_destroy(exe);
-    return kiln_status_wrap(s, "compiling module '%s' for backend '%s'", kiln_module_name(m),
-                            backend);
+    return kiln_status_wrap(s, "compiling module '%s' for backend '%s'", name, backend);
   }
   *out = exe;
   return NULL;

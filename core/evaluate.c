@@ -129,8 +129,7 @@ static kiln_status eval_copy_value(kiln_module *dst, eval_map *map, const kiln_v
   if (eval_get(map, old))
     return NULL;
   kiln_value *nv = NULL;
-  KILN_TRY(kiln_module_add_constant(dst, kiln_value_name(old), kiln_value_type(old),
-                                    kiln_value_data(old), &nv));
+  KILN_TRY(kiln_module_add_constant_from(dst, kiln_value_name(old), old, &nv));
   eval_put(map, old, nv);
   return NULL;
 }

@@ -1,5 +1,7 @@
-/* ir/clone.c: kiln_module_clone, a deep copy into a fresh arena. Nodes are
- * copied without re-running inference, so that even a module a pass has
+/* ir/clone.c: kiln_module_clone, a deep copy into a fresh arena, except
+ * constant data, which is immutable and shared (a reference, not a copy:
+ * the weights of a model exist once however many clones there are). Nodes
+ * are copied without re-running inference, so that even a module a pass has
  * left invalid is copied as it is (the verifier then reports the same). */
 #include <string.h>
 
@@ -62,7 +64,7 @@ static kiln_status clone_into(const kiln_module *m, kiln_module *c) {
   }
   for (uint32_t i = 0; i < m->n_constants; i++) {
     const kiln_value *v = m->constants[i];
-    KILN_TRY(kiln_module_add_constant(c, v->name, &v->type, v->data, &map[v->id]));
+    KILN_TRY(kiln_module_add_constant_from(c, v->name, v, &map[v->id]));
   }
   for (uint32_t i = 0; i < m->n_functions; i++)
     KILN_TRY(clone_function(m->functions[i], c, map));

@@ -77,8 +77,22 @@ kiln_status kiln_ir_create(const kiln_allocator *alloc, const char *name, kiln_i
 }
 
 void kiln_ir_destroy(kiln_ir *ir) {
-  if (ir)
-    kiln_arena_destroy(ir->arena);
+  if (!ir)
+    return;
+  for (uint32_t i = 0; i < ir->n_buffers; i++)
+    kiln_ir_blob_unref(ir->buffers[i]->blob);
+  kiln_arena_destroy(ir->arena);
+}
+
+void kiln_buffer_release_data(const kiln_buffer *cb) {
+  if (!cb || cb->kind != KILN_BUFFER_WEIGHT)
+    return;
+  /* The one change a backend makes to the IR it compiles: the buffer's
+   * data pointer, which nothing else caches. */
+  kiln_buffer *b = (kiln_buffer *)(uintptr_t)cb;
+  kiln_ir_blob_unref(b->blob);
+  b->blob = NULL;
+  b->data = NULL;
 }
 
 kiln_buffer *kiln_ir_find_buffer(const kiln_ir *ir, const char *name) {

@@ -66,11 +66,19 @@ void kiln_ir_sb_line(kiln_ir_sb *sb, const char *fmt, ...) KILN_PRINTF(2, 3);
 kiln_status kiln_ir_sb_finish(kiln_ir_sb *sb, kiln_code code);
 
 /* ---- graph IR ---- */
+/* The shared, immutable storage of one constant's data (ir/module.c):
+ * a holder takes a share with kiln_ir_blob_ref and drops it with
+ * kiln_ir_blob_unref (the last one frees it). NULL is accepted. */
+typedef struct kiln_blob kiln_blob;
+kiln_blob *kiln_ir_blob_ref(kiln_blob *b);
+void kiln_ir_blob_unref(kiln_blob *b);
+
 struct kiln_value {
   kiln_value_kind kind;
   const char *name;
   kiln_type type;
   const void *data;
+  kiln_blob *blob; /* constants: the share of data held (NULL for empty data) */
   kiln_module *module;
   kiln_node *producer;
   uint32_t result_index;
@@ -114,6 +122,7 @@ struct kiln_module {
   kiln_ir_names names;
   uint32_t next_auto; /* next candidate automatic name */
   uint32_t n_values;  /* ids handed out so far */
+  bool release_constants;
 };
 
 /* Grow an arena array of pointers-or-structs to hold at least `need`. */
@@ -136,6 +145,7 @@ struct kiln_buffer {
   const char *name;
   kiln_type type;
   const void *data;
+  kiln_blob *blob; /* weights made from a module constant: the IR's share */
   uint32_t io_index;
   kiln_buffer *base;
   uint64_t offset;

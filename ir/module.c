@@ -4,6 +4,8 @@
  * Every builder call checks everything and reserves all memory it needs
  * before it links anything in, so a failure (bad input or a failing
  * allocator) leaves the module exactly as it was. */
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,9 @@
 #include "ir_internal.h"
 
 #define MAX_RESULTS 64
+
+#define blob_ref kiln_ir_blob_ref
+#define blob_unref kiln_ir_blob_unref
 
 static kiln_status oom(const char *what) {
   return kiln_status_make(KILN_OUT_OF_MEMORY, "out of memory %s", what);
@@ -40,8 +45,11 @@ kiln_status kiln_module_create(const kiln_allocator *alloc, const char *name, ki
 }
 
 void kiln_module_destroy(kiln_module *m) {
-  if (m)
-    kiln_arena_destroy(m->arena);
+  if (!m)
+    return;
+  for (uint32_t i = 0; i < m->n_constants; i++)
+    blob_unref(m->constants[i]->blob);
+  kiln_arena_destroy(m->arena);
 }
 
 const char *kiln_module_name(const kiln_module *m) {
@@ -68,8 +76,56 @@ static const char *auto_name(kiln_module *m, const char *const *pending, uint32_
   }
 }
 
+/* ---- shared constant storage ----
+ * One allocation per constant: this header, then the data at the next
+ * 64-byte boundary. Reference counts are atomic because modules sharing a
+ * block (a user's module and an executable's copy) may live on different
+ * threads. */
+struct kiln_blob {
+  atomic_uint refs;
+  const kiln_allocator *alloc;
+  size_t size; /* of the whole allocation */
+  void *data;
+};
+
+static kiln_blob *blob_create(const kiln_allocator *alloc, size_t bytes) {
+  if (bytes > SIZE_MAX - sizeof(kiln_blob) - 64)
+    return NULL;
+  size_t size = sizeof(kiln_blob) + 64 + bytes;
+  kiln_blob *b = alloc->alloc(alloc->user, size);
+  if (!b)
+    return NULL;
+  atomic_init(&b->refs, 1);
+  b->alloc = alloc;
+  b->size = size;
+  uintptr_t at = ((uintptr_t)(b + 1) + 63) & ~(uintptr_t)63;
+  b->data = (void *)at;
+  return b;
+}
+
+kiln_blob *kiln_ir_blob_ref(kiln_blob *b) {
+  if (b)
+    atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
+  return b;
+}
+
+void kiln_ir_blob_unref(kiln_blob *b) {
+  if (b && atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1)
+    b->alloc->free(b->alloc->user, b, b->size);
+}
+
+/* Where a constant's data comes from: copied from `data`, written by
+ * `fill`, or shared from `share`. */
+typedef struct const_source {
+  const void *data;
+  kiln_constant_fill_fn fill;
+  void *user;
+  kiln_blob *share;
+} const_source;
+
 static kiln_status add_module_value(kiln_module *m, kiln_value_kind kind, const char *name,
-                                    const kiln_type *type, const void *data, kiln_value **out) {
+                                    const kiln_type *type, const const_source *src,
+                                    kiln_value **out) {
   const char *what = kind == KILN_VALUE_INPUT ? "input" : "constant";
   if (out)
     *out = NULL;
@@ -89,7 +145,8 @@ static kiln_status add_module_value(kiln_module *m, kiln_value_kind kind, const 
   if (s)
     return kiln_status_wrap(s, "module '%s': %s '%s'", m->name, what, name ? name : "?");
   int64_t bytes = kiln_type_bytes(&check);
-  if (kind == KILN_VALUE_CONSTANT && !data && bytes > 0)
+  bool has_source = src && (src->data || src->fill || src->share);
+  if (kind == KILN_VALUE_CONSTANT && !has_source && bytes > 0)
     return kiln_status_make(KILN_INVALID_ARGUMENT, "module '%s': constant '%s' has no data",
                             m->name, name ? name : "?");
   if ((uint64_t)bytes > SIZE_MAX)
@@ -102,21 +159,36 @@ static kiln_status add_module_value(kiln_module *m, kiln_value_kind kind, const 
   uint32_t *cap = kind == KILN_VALUE_INPUT ? &m->cap_inputs : &m->cap_constants;
   kiln_value *v = kiln_arena_alloc(m->arena, sizeof *v);
   const char *copy = v ? kiln_arena_strdup(m->arena, nm) : NULL;
-  void *d = NULL;
-  if (copy && kind == KILN_VALUE_CONSTANT) {
-    d = kiln_arena_alloc_aligned(m->arena, (size_t)bytes, 64);
-    if (d && bytes)
-      memcpy(d, data, (size_t)bytes);
-  }
-  if (!copy || (kind == KILN_VALUE_CONSTANT && !d) ||
-      !kiln_ir_grow(m->arena, (void **)arr, cap, *cnt + 1, sizeof(kiln_value *)) ||
+  if (!copy || !kiln_ir_grow(m->arena, (void **)arr, cap, *cnt + 1, sizeof(kiln_value *)) ||
       !kiln_ir_names_reserve(&m->names, 1))
     return kiln_status_make(KILN_OUT_OF_MEMORY, "out of memory adding %s '%s' to module '%s'", what,
                             nm, m->name);
+  kiln_blob *blob = NULL;
+  if (kind == KILN_VALUE_CONSTANT && bytes > 0) {
+    if (src->share) {
+      blob = blob_ref(src->share);
+    } else {
+      blob = blob_create(m->alloc, (size_t)bytes);
+      if (!blob)
+        return kiln_status_make(KILN_OUT_OF_MEMORY,
+                                "out of memory for the %lld bytes of constant '%s' in module '%s'",
+                                (long long)bytes, nm, m->name);
+      s = src->fill ? src->fill(src->user, blob->data, (size_t)bytes) : NULL;
+      if (!src->fill)
+        memcpy(blob->data, src->data, (size_t)bytes);
+      if (s) {
+        blob_unref(blob);
+        return kiln_status_wrap(s, "module '%s': constant '%s'", m->name, nm);
+      }
+    }
+  }
   v->kind = kind;
   v->name = copy;
   v->type = check;
-  v->data = d;
+  v->blob = blob;
+  /* Empty constants still get a non-NULL pointer: readers test for data. */
+  static const max_align_t empty;
+  v->data = blob ? blob->data : kind == KILN_VALUE_CONSTANT ? (const void *)&empty : NULL;
   v->module = m;
   v->id = m->n_values++;
   (*arr)[(*cnt)++] = v;
@@ -133,7 +205,67 @@ kiln_status kiln_module_add_input(kiln_module *m, const char *name, const kiln_t
 
 kiln_status kiln_module_add_constant(kiln_module *m, const char *name, const kiln_type *type,
                                      const void *data, kiln_value **out) {
-  return add_module_value(m, KILN_VALUE_CONSTANT, name, type, data, out);
+  const_source src = {.data = data};
+  return add_module_value(m, KILN_VALUE_CONSTANT, name, type, &src, out);
+}
+
+kiln_status kiln_module_add_constant_fill(kiln_module *m, const char *name, const kiln_type *type,
+                                          kiln_constant_fill_fn fill, void *user,
+                                          kiln_value **out) {
+  if (!fill) {
+    if (out)
+      *out = NULL;
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "kiln_module_add_constant_fill: fill is NULL");
+  }
+  const_source src = {.fill = fill, .user = user};
+  return add_module_value(m, KILN_VALUE_CONSTANT, name, type, &src, out);
+}
+
+kiln_status kiln_module_add_constant_from(kiln_module *m, const char *name, const kiln_value *src,
+                                          kiln_value **out) {
+  if (!src || src->kind != KILN_VALUE_CONSTANT) {
+    if (out)
+      *out = NULL;
+    return kiln_status_make(KILN_INVALID_ARGUMENT,
+                            "kiln_module_add_constant_from: the source is not a constant");
+  }
+  const_source cs = {.data = src->data, .share = src->blob};
+  return add_module_value(m, KILN_VALUE_CONSTANT, name, &src->type, &cs, out);
+}
+
+void kiln_module_set_release_constants(kiln_module *m, bool on) {
+  if (m)
+    m->release_constants = on;
+}
+
+bool kiln_module_releases_constants(const kiln_module *m) {
+  return m && m->release_constants;
+}
+
+uint32_t kiln_module_remove_unused_constants(kiln_module *m) {
+  if (!m)
+    return 0;
+  /* Function outputs bound to constants count as uses; node inputs are
+   * counted in uses already. */
+  uint32_t kept = 0, removed = 0;
+  for (uint32_t i = 0; i < m->n_constants; i++) {
+    kiln_value *v = m->constants[i];
+    bool used = v->uses > 0;
+    for (uint32_t f = 0; f < m->n_functions && !used; f++)
+      for (uint32_t o = 0; o < m->functions[f]->n_outputs && !used; o++)
+        used = m->functions[f]->out_values[o] == v;
+    if (used) {
+      m->constants[kept++] = v;
+      continue;
+    }
+    kiln_ir_names_remove(&m->names, v->name);
+    blob_unref(v->blob);
+    v->blob = NULL;
+    v->data = NULL;
+    removed++;
+  }
+  m->n_constants = kept;
+  return removed;
 }
 
 uint32_t kiln_module_input_count(const kiln_module *m) {

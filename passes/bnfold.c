@@ -147,10 +147,19 @@ static kiln_value *single_use_input(const kiln_node *n, uint32_t i, kiln_node **
   return *prod && kiln_value_use_count(v) == 1 ? v : NULL;
 }
 
+/* Remove n when nothing uses its results (the node a fold replaced). */
+static kiln_status drop_if_dead(kiln_function *f, kiln_node *n) {
+  if (!n)
+    return NULL;
+  for (uint32_t r = 0; r < kiln_node_result_count(n); r++)
+    if (kiln_value_use_count(kiln_node_result(n, r)) > 0)
+      return NULL;
+  return kiln_function_remove_node(f, n);
+}
+
 /* Fold the BatchNormalization bn into the Conv or MatMul (+ Add) feeding it. */
 static kiln_status fold_bn_node(kiln_function *f, kiln_node *bn, const kiln_pass_options *o,
                                 bool *done) {
-  (void)o;
   kiln_node *p = NULL, *q = NULL;
   if (kiln_node_get_kind(bn) != KILN_NODE_BatchNormalization)
     return NULL;
@@ -165,6 +174,16 @@ static kiln_status fold_bn_node(kiln_function *f, kiln_node *bn, const kiln_pass
   else if (pk == KILN_NODE_Add && single_use_input(p, 0, &q) &&
            kiln_node_get_kind(q) == KILN_NODE_MatMul)
     s = fold_matmul(f, bn, q, kiln_node_input(p, 1), done);
+  /* In a module that releases constants, the replaced node and the weights only it
+   * read go now: one fold at a time, so a model's original and folded
+   * weights are never all alive at once. */
+  (void)o;
+  if (!s && *done && kiln_module_releases_constants(kiln_function_module(f))) {
+    s = drop_if_dead(f, p);
+    if (!s && q)
+      s = drop_if_dead(f, q);
+    kiln_module_remove_unused_constants(kiln_function_module(f));
+  }
   if (s)
     s = kiln_status_wrap(s, "bnfold: node '%s'", kiln_node_name(bn));
   return s;

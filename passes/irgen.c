@@ -222,9 +222,13 @@ static kiln_status gen(irgen *g) {
     used[f->out_values[i]->id] = true;
   for (uint32_t i = 0; i < m->n_constants; i++) {
     const kiln_value *v = m->constants[i];
-    if (used[v->id])
-      KILN_TRY(
-          add_named(g, KILN_BUFFER_WEIGHT, v->name, &v->type, v->data, 0, NULL, 0, &g->map[v->id]));
+    if (!used[v->id])
+      continue;
+    KILN_TRY(
+        add_named(g, KILN_BUFFER_WEIGHT, v->name, &v->type, v->data, 0, NULL, 0, &g->map[v->id]));
+    /* The IR holds its own share of the data: an executable keeps the
+     * IR, not the module it came from. */
+    g->map[v->id]->blob = kiln_ir_blob_ref(v->blob);
   }
   for (uint32_t i = 0; i < f->n_outputs; i++)
     KILN_TRY(add_named(g, KILN_BUFFER_OUTPUT, f->out_names[i], &f->out_values[i]->type, NULL, i,

@@ -162,6 +162,8 @@ static kiln_status run_once(kiln_pass_target *t, const kiln_pass_entry *e,
       KILN_TRY_CTX(e->graph(kiln_module_function(t->module, i), o, changes),
                    "pass '%s' on function '%s'", e->info.name,
                    kiln_function_name(kiln_module_function(t->module, i)));
+    if (kiln_module_releases_constants(t->module))
+      kiln_module_remove_unused_constants(t->module);
     return NULL;
   }
   KILN_TRY(ensure_ir(t));

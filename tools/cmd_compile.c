@@ -121,8 +121,10 @@ int kiln_cmd_compile(int argc, char **argv) {
     kiln_context_destroy(ctx);
     return s ? tool_fail(s) : KILN_EXIT_OK;
   }
+  /* The module is not needed after: handing it over lets the compile free
+   * each weight it replaces or packs at once (kiln_compile_take). */
   if (!s)
-    s = kiln_compile(ctx, m, ca.function, ca.backend, &ca.opts, &exe);
+    s = kiln_compile_take(ctx, &m, ca.function, ca.backend, &ca.opts, &exe);
   double t1 = tool_now_ms();
   if (!s) {
     printf("compiled %s for %s in %.3f ms\n", file, ca.backend, t1 - t0);

@@ -436,8 +436,10 @@ int kiln_cmd_run(int argc, char **argv) {
   kiln_status s = kiln_context_create(&ctx);
   if (!s)
     s = tool_load_module(a->file, &a->ca.dims, ctx, &m);
+  /* The module is not needed after: handing it over lets the compile free
+   * each weight it replaces or packs at once (kiln_compile_take). */
   if (!s)
-    s = kiln_compile(ctx, m, a->ca.function, a->ca.backend, &a->ca.opts, &exe);
+    s = kiln_compile_take(ctx, &m, a->ca.function, a->ca.backend, &a->ca.opts, &exe);
   if (!s)
     s = run_execute(exe, a);
   kiln_executable_destroy(exe);

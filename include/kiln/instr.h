@@ -9,10 +9,12 @@
  * a byte offset inside another buffer).
  *
  * Ownership: a kiln_ir owns its buffers, instructions and attributes; all
- * pointers obtained from it stay valid until kiln_ir_destroy(). Constant
- * data of weights is borrowed from the module the IR was made from, which
- * must outlive the IR. During a plugin's compile and for the whole life of
- * the executable it returns, the core keeps the IR (and its module) alive.
+ * pointers obtained from it stay valid until kiln_ir_destroy(). The weights
+ * IRGen makes hold a share of the module constants' data (shared, never
+ * copied; see kiln/ir.h), so such an IR outlives its module; weights added
+ * with kiln_ir_add_buffer borrow their data from the caller, who keeps it
+ * alive. During a plugin's compile and for the whole life of the executable
+ * it returns, the core keeps the IR alive.
  *
  * Thread safety: reading is thread-safe; building and passes are not. */
 #ifndef KILN_INSTR_H
@@ -107,7 +109,14 @@ uint64_t kiln_ir_weight_bytes(const kiln_ir *ir);
 kiln_buffer_kind kiln_buffer_get_kind(const kiln_buffer *b);
 const char *kiln_buffer_name(const kiln_buffer *b);
 const kiln_type *kiln_buffer_type(const kiln_buffer *b);
-const void *kiln_buffer_data(const kiln_buffer *b);  /* weights */
+const void *kiln_buffer_data(const kiln_buffer *b);  /* weights; NULL once released */
+/* For a backend's compile: it will not read weight b's data again (it made
+ * a packed form of its own, say), so the IR drops its share now and
+ * kiln_buffer_data(b) is NULL from here on; the data itself goes when no
+ * module or other IR shares it, so that a model's weights are not held
+ * twice by an executable. Not for a buffer the backend reads at run time,
+ * nor one another backend may be given later. Not a weight: no effect. */
+void kiln_buffer_release_data(const kiln_buffer *b);
 uint32_t kiln_buffer_io_index(const kiln_buffer *b); /* inputs / outputs */
 uint64_t
 kiln_buffer_offset(const kiln_buffer *b); /* activations: arena offset; views: offset in base */
@@ -136,7 +145,7 @@ KILN_NODISCARD kiln_status kiln_ir_parse(const char *text, size_t len, const cha
                                          const kiln_allocator *alloc, kiln_ir **out);
 
 /* IRGen: lower a verified graph function to instructions (passes/irgen.c).
- * The IR borrows the module's constant data. Memory plan: activations get
+ * The IR holds a share of the module's constant data. Memory plan: activations get
  * offsets by the planner (passes/) when run, sequential offsets otherwise. */
 KILN_NODISCARD kiln_status kiln_irgen(const kiln_function *f, kiln_ir **out);
 

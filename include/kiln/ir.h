@@ -6,6 +6,13 @@
  * kiln_module_destroy(); pointers returned by accessors stay valid until then
  * (or until the node holding them is removed by a pass).
  *
+ * Constant data is immutable and shared: each constant's bytes live in one
+ * reference-counted block (64-byte aligned) that clones, the modules
+ * kiln_module_add_constant_from fills and executables share instead of
+ * copying; the block is freed (through the module's allocator, which must
+ * outlive it) when the last holder goes. Nothing writes a constant's data
+ * after it is added: a pass that would change one makes a new constant.
+ *
  * A function is a DAG of nodes in topological order: a node may only use
  * module values and results of nodes before it. Its outputs are named
  * bindings of values ("output %y = %a" in the text form).
@@ -234,7 +241,8 @@ KILN_NODISCARD kiln_status kiln_module_create(const kiln_allocator *alloc, const
 void kiln_module_destroy(kiln_module *m); /* NULL accepted */
 const char *kiln_module_name(const kiln_module *m);
 const kiln_allocator *kiln_module_allocator(const kiln_module *m);
-/* Copy a whole module (into a fresh arena with the same allocator). */
+/* Copy a whole module (into a fresh arena with the same allocator). The
+ * copy shares the constants' data (see above); nothing else is shared. */
 KILN_NODISCARD kiln_status kiln_module_clone(const kiln_module *m, kiln_module **out);
 
 typedef enum kiln_value_kind {
@@ -252,6 +260,31 @@ KILN_NODISCARD kiln_status kiln_module_add_input(kiln_module *m, const char *nam
 KILN_NODISCARD kiln_status kiln_module_add_constant(kiln_module *m, const char *name,
                                                     const kiln_type *type, const void *data,
                                                     kiln_value **out);
+/* Add a constant whose data `fill` writes straight into the module's
+ * storage (bytes = kiln_type_bytes(type); called once, before the constant
+ * exists), so that a loader decoding or reading weights needs no buffer of
+ * its own. A status from fill fails the call and leaves m as it was. */
+typedef kiln_status (*kiln_constant_fill_fn)(void *user, void *dst, size_t bytes);
+KILN_NODISCARD kiln_status kiln_module_add_constant_fill(kiln_module *m, const char *name,
+                                                         const kiln_type *type,
+                                                         kiln_constant_fill_fn fill, void *user,
+                                                         kiln_value **out);
+/* Add a constant of src's type that shares src's data (src is a constant
+ * of any module; nothing is copied). name NULL = an automatic name. */
+KILN_NODISCARD kiln_status kiln_module_add_constant_from(kiln_module *m, const char *name,
+                                                         const kiln_value *src, kiln_value **out);
+/* Remove the constants that no node and no function output uses, dropping
+ * their share of the data (freed when no other module or executable holds
+ * it). Pointers to removed constants become invalid. Returns how many. */
+uint32_t kiln_module_remove_unused_constants(kiln_module *m);
+/* Mark m as a module whose constants may go as soon as nothing uses them:
+ * the pass manager then removes them after each graph pass, and a pass
+ * that replaces weights (bnfold) after each replacement, so that a
+ * module's old and new weights are never all alive at once. The compile
+ * driver sets it on the module it compiles; off by default (a pass test
+ * sees every constant). */
+void kiln_module_set_release_constants(kiln_module *m, bool on);
+bool kiln_module_releases_constants(const kiln_module *m);
 uint32_t kiln_module_input_count(const kiln_module *m);
 kiln_value *kiln_module_input(const kiln_module *m, uint32_t i);
 uint32_t kiln_module_constant_count(const kiln_module *m);

@@ -8,8 +8,11 @@
  *   KILN_TRY(kiln_run(exe, in, out));                      // as often as needed
  *   kiln_executable_destroy(exe); kiln_module_destroy(m); kiln_context_destroy(ctx);
  *
- * Lifetimes: an executable does not borrow the module (it keeps its own
- * copy), but it does need its context: destroy executables first.
+ * Lifetimes: an executable does not borrow the module: it holds its own
+ * share of the module's constant data (immutable and shared, not copied;
+ * see kiln/ir.h) and nothing else of it, so the module may be destroyed
+ * right after compile. It does need its context: destroy executables
+ * first.
  * Thread safety: contexts and modules are not thread-safe for changes;
  * kiln_run on one executable may be called from several threads at once,
  * each with its own buffers (or bindings). */
@@ -62,6 +65,15 @@ KILN_NODISCARD kiln_status kiln_compile(kiln_context *ctx, const kiln_module *m,
                                         const char *function, const char *backend,
                                         const kiln_compile_options *opts, kiln_executable **out);
 void kiln_executable_destroy(kiln_executable *exe); /* NULL accepted */
+/* Like kiln_compile, for a caller that has no further use for the module:
+ * it is taken over (destroyed by the call, whether it succeeds or not, and
+ * *m set to NULL) and compiled in place instead of on a copy, so that a
+ * weight a pass replaces (batch-norm folding) or the backend packs is freed
+ * at once and a compile holds each weight about once at its peak. */
+KILN_NODISCARD kiln_status kiln_compile_take(kiln_context *ctx, kiln_module **m,
+                                             const char *function, const char *backend,
+                                             const kiln_compile_options *opts,
+                                             kiln_executable **out);
 
 /* Compile like kiln_compile, then have the backend write an ahead-of-time
  * bundle named `name` into folder `dir` (created if missing) instead of

@@ -9,6 +9,16 @@
 #include "kiln/kiln.h"
 #include "onnx.pb-c.h"
 
+/* An initializer's raw_data kept out of the unpacked message (onnx_strip.c):
+ * len bytes at offset in the model, read from fd when fd >= 0 (a file),
+ * else from base (memory). */
+typedef struct onnx_raw {
+  const uint8_t *base;
+  int fd;
+  uint64_t offset;
+  size_t len;
+} onnx_raw;
+
 /* ---- growable string, for messages that list many things ---- */
 typedef struct onnx_sb {
   char *s;
@@ -40,6 +50,10 @@ typedef struct onnx_loader {
   char *promote[64];
   uint32_t n_promote;
   bool restart;
+  /* The initializers' raw_data, kept out of the unpacked message (NULL:
+   * it is in the message). */
+  const onnx_raw *raws;
+  size_t n_raws;
 } onnx_loader;
 
 bool onnx_is_promoted(const onnx_loader *L, const char *name);
@@ -62,6 +76,22 @@ int32_t onnx_dtype_from_elem(kiln_elem e);
  * `what` names the tensor in messages. */
 kiln_status onnx_tensor_from_proto(const Onnx__TensorProto *t, const char *base_dir,
                                    const char *what, kiln_tensor *out);
+/* The type of t's data, with the size checks made before any allocation.
+ * raw: its raw_data when kept out of t, or NULL. */
+kiln_status onnx_tensor_type(const Onnx__TensorProto *t, const onnx_raw *raw, const char *what,
+                             kiln_type *out);
+/* Decode t's data (of type ty, from onnx_tensor_type) into data. */
+kiln_status onnx_tensor_fill(const Onnx__TensorProto *t, const onnx_raw *raw, const char *base_dir,
+                             const char *what, const kiln_type *ty, void *data);
+
+/* Copy of a ModelProto's wire form without the raw_data of its graph's
+ * initializers (the bulk of a model), so that unpacking does not copy the
+ * weights; raws[i] (*n_raws entries, i in initializer order) says where
+ * initializer i's raw_data is (len 0 offset UINT64_MAX: it has none). false
+ * when the bytes are not a well-formed message (the caller unpacks them
+ * unchanged and reports what protobuf says). *out and *raws are malloc'd. */
+bool onnx_strip_raw_data(const uint8_t *p, size_t n, uint8_t **out, size_t *out_len,
+                         onnx_raw **raws, size_t *n_raws);
 
 /* ---- attributes (onnx_attrs.c) ---- */
 typedef struct onnx_attr_list {

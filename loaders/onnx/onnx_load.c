@@ -3,11 +3,15 @@
  * unsupported nodes), turns initializers into constants and graph inputs
  * into module inputs (binding symbolic dims), imports the nodes in order and
  * binds the graph outputs. */
+#include <fcntl.h>
 #include <libgen.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "onnx_internal.h"
 
@@ -334,6 +338,22 @@ static kiln_status input_type(onnx_loader *L, const Onnx__ValueInfoProto *vi, in
   return NULL;
 }
 
+typedef struct fill_ctx {
+  const Onnx__TensorProto *t;
+  const onnx_raw *raw;
+  const char *base_dir, *what;
+  const kiln_type *ty;
+  bool failed; /* the status is the decoder's, which names the tensor */
+} fill_ctx;
+
+static kiln_status fill_constant(void *user, void *dst, size_t bytes) {
+  fill_ctx *c = user;
+  (void)bytes;
+  kiln_status s = onnx_tensor_fill(c->t, c->raw, c->base_dir, c->what, c->ty, dst);
+  c->failed = s != NULL;
+  return s;
+}
+
 static kiln_status load_constants(onnx_loader *L, const Onnx__GraphProto *g) {
   for (size_t i = 0; i < g->n_initializer; i++) {
     const Onnx__TensorProto *t = g->initializer[i];
@@ -341,13 +361,15 @@ static kiln_status load_constants(onnx_loader *L, const Onnx__GraphProto *g) {
       return kiln_status_make(KILN_PARSE_ERROR, "%s: initializer %zu has no name", L->file, i);
     char what[256];
     snprintf(what, sizeof what, "%s: initializer '%.200s'", L->file, t->name);
-    kiln_tensor kt;
-    KILN_TRY(onnx_tensor_from_proto(t, L->base_dir, what, &kt));
+    const onnx_raw *raw = L->raws && L->raws[i].offset != UINT64_MAX ? &L->raws[i] : NULL;
+    kiln_type ty;
+    KILN_TRY(onnx_tensor_type(t, raw, what, &ty));
+    /* Decoded (or read from the file) straight into the constant. */
+    fill_ctx fc = {.t = t, .raw = raw, .base_dir = L->base_dir, .what = what, .ty = &ty};
     kiln_value *v;
-    kiln_status s = kiln_module_add_constant(L->m, t->name, &kt.type, kt.data, &v);
-    kiln_tensor_free(&kt);
+    kiln_status s = kiln_module_add_constant_fill(L->m, t->name, &ty, fill_constant, &fc, &v);
     if (s)
-      return kiln_status_wrap(s, "%s", what);
+      return fc.failed ? s : kiln_status_wrap(s, "%s", what);
     KILN_TRY(onnx_map_put(L, t->name, v, -1));
   }
   if (g->n_sparse_initializer)
@@ -522,9 +544,12 @@ static bool depth_ok(const ProtobufCMessageDescriptor *d, const uint8_t *p, cons
   return true;
 }
 
-kiln_status kiln_onnx_load_memory(const void *data, size_t size, const char *base_dir,
-                                  const char *name_for_errors, const kiln_onnx_options *opts,
-                                  kiln_module **out) {
+/* Unpack and load; src_fd >= 0: data is the mapped model file, whose
+ * weights are read from the file descriptor instead of the mapping (so the
+ * mapping's pages holding them are never touched). */
+static kiln_status load_bytes(const void *data, size_t size, int src_fd, const char *base_dir,
+                              const char *name_for_errors, const kiln_onnx_options *opts,
+                              kiln_module **out) {
   if (!out)
     return kiln_status_make(KILN_INVALID_ARGUMENT, "kiln_onnx_load_memory: out is NULL");
   *out = NULL;
@@ -537,18 +562,57 @@ kiln_status kiln_onnx_load_memory(const void *data, size_t size, const char *bas
   if ((opts->dim_count && (!opts->dim_names || !opts->dim_values)) ||
       (opts->known_input_count && !opts->known_inputs))
     return kiln_status_make(KILN_INVALID_ARGUMENT, "%s: options have counts without arrays", file);
-  if (!depth_ok(&onnx__model_proto__descriptor, data, (const uint8_t *)data + size, 0))
-    return kiln_status_make(KILN_PARSE_ERROR,
-                            "%s: messages nested deeper than %d levels (corrupt or hostile model)",
-                            file, ONNX_MAX_DEPTH);
-  Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, size, data);
-  if (!mp)
-    return kiln_status_make(KILN_PARSE_ERROR,
-                            "%s: not a valid ONNX model (truncated or corrupt protobuf, or wrong "
-                            "field types)",
-                            file);
-  onnx_loader L = {.opts = opts, .file = file, .base_dir = base_dir};
-  kiln_status s;
+  /* The message without the initializers' bytes: unpacking it copies no
+   * weights. Where the walk cannot read the bytes, protobuf-c gets them as
+   * they are (and says what is wrong). */
+  uint8_t *stripped = NULL;
+  size_t stripped_len = 0, n_raws = 0;
+  onnx_raw *raws = NULL;
+  if (size && onnx_strip_raw_data(data, size, &stripped, &stripped_len, &raws, &n_raws)) {
+    for (size_t i = 0; i < n_raws; i++) {
+      raws[i].base = data;
+      raws[i].fd = src_fd;
+    }
+  }
+  const uint8_t *msg = stripped ? stripped : data;
+  size_t msg_len = stripped ? stripped_len : size;
+  Onnx__ModelProto *mp = NULL;
+  kiln_status s = NULL;
+  if (!depth_ok(&onnx__model_proto__descriptor, msg, msg + msg_len, 0))
+    s = kiln_status_make(KILN_PARSE_ERROR,
+                         "%s: messages nested deeper than %d levels (corrupt or hostile model)",
+                         file, ONNX_MAX_DEPTH);
+  else if (!(mp = onnx__model_proto__unpack(NULL, msg_len, msg)))
+    s = kiln_status_make(KILN_PARSE_ERROR,
+                         "%s: not a valid ONNX model (truncated or corrupt protobuf, or wrong "
+                         "field types)",
+                         file);
+  bool use_raws = stripped != NULL;
+  free(stripped);
+  if (!s && use_raws && (!mp->graph || mp->graph->n_initializer != n_raws)) {
+    /* protobuf-c read the initializers otherwise than the walk (repeated
+     * graph fields, say): unpack the bytes as they are. */
+    onnx__model_proto__free_unpacked(mp, NULL);
+    free(raws);
+    raws = NULL;
+    use_raws = false;
+    if (!(mp = onnx__model_proto__unpack(NULL, size, data)))
+      s = kiln_status_make(KILN_PARSE_ERROR,
+                           "%s: not a valid ONNX model (truncated or corrupt protobuf, or wrong "
+                           "field types)",
+                           file);
+  }
+  if (s) {
+    free(raws);
+    if (mp)
+      onnx__model_proto__free_unpacked(mp, NULL);
+    return s;
+  }
+  onnx_loader L = {.opts = opts,
+                   .file = file,
+                   .base_dir = base_dir,
+                   .raws = use_raws ? raws : NULL,
+                   .n_raws = n_raws};
   for (;;) {
     s = load_model(&L, mp);
     if (!s || !L.restart)
@@ -566,6 +630,7 @@ kiln_status kiln_onnx_load_memory(const void *data, size_t size, const char *bas
   for (uint32_t i = 0; i < L.n_promote; i++)
     free(L.promote[i]);
   free(L.map);
+  free(raws);
   onnx__model_proto__free_unpacked(mp, NULL);
   if (s) {
     kiln_module_destroy(L.m);
@@ -575,20 +640,43 @@ kiln_status kiln_onnx_load_memory(const void *data, size_t size, const char *bas
   return NULL;
 }
 
+kiln_status kiln_onnx_load_memory(const void *data, size_t size, const char *base_dir,
+                                  const char *name_for_errors, const kiln_onnx_options *opts,
+                                  kiln_module **out) {
+  return load_bytes(data, size, -1, base_dir, name_for_errors, opts, out);
+}
+
 kiln_status kiln_onnx_load(const char *path, const kiln_onnx_options *opts, kiln_module **out) {
   if (!path || !out)
     return kiln_status_make(KILN_INVALID_ARGUMENT, "kiln_onnx_load: NULL argument");
   *out = NULL;
-  void *buf;
-  size_t len;
-  KILN_TRY(kiln_file_read(path, &buf, &len));
   char *dir_copy = strdup(path);
-  if (!dir_copy) {
-    kiln_free(buf);
+  if (!dir_copy)
     return kiln_status_make(KILN_OUT_OF_MEMORY, "%s: out of memory", path);
+  /* A regular file is mapped (only the parts that are not weights are
+   * read through the mapping; weights are read from the file into their
+   * constants); anything else (a pipe, an empty file) is read whole. */
+  kiln_status s = NULL;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  void *map = MAP_FAILED;
+  if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+      (uint64_t)st.st_size <= SIZE_MAX)
+    map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (map != MAP_FAILED) {
+    s = load_bytes(map, (size_t)st.st_size, fd, dirname(dir_copy), path, opts, out);
+    munmap(map, (size_t)st.st_size);
+  } else {
+    void *buf;
+    size_t len;
+    s = kiln_file_read(path, &buf, &len);
+    if (!s) {
+      s = load_bytes(buf, len, -1, dirname(dir_copy), path, opts, out);
+      kiln_free(buf);
+    }
   }
-  kiln_status s = kiln_onnx_load_memory(buf, len, dirname(dir_copy), path, opts, out);
+  if (fd >= 0)
+    close(fd);
   free(dir_copy);
-  kiln_free(buf);
   return s;
 }

@@ -1,10 +1,13 @@
 /* onnx_tensor.c: ONNX element types and TensorProto decoding (every data
- * form, plus external data confined to the model's folder). */
+ * form, plus external data confined to the model's folder), written
+ * straight into the destination (a module constant's storage): no buffer in
+ * between. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "onnx_internal.h"
 
@@ -201,9 +204,8 @@ static kiln_status count_mismatch(const char *what, const char *field, size_t ha
                           what, field, have, (long long)want);
 }
 
-kiln_status onnx_tensor_from_proto(const Onnx__TensorProto *t, const char *base_dir,
-                                   const char *what, kiln_tensor *out) {
-  memset(out, 0, sizeof *out);
+kiln_status onnx_tensor_type(const Onnx__TensorProto *t, const onnx_raw *raw, const char *what,
+                             kiln_type *out) {
   if (t->segment)
     return kiln_status_make(KILN_UNIMPLEMENTED, "%s: segmented tensors are not supported", what);
   kiln_elem e = KILN_F32; /* set by the dtype check below; -O3 cannot see it */
@@ -217,16 +219,17 @@ kiln_status onnx_tensor_from_proto(const Onnx__TensorProto *t, const char *base_
                               (long long)t->dims[i]);
   kiln_type ty;
   KILN_TRY_CTX(kiln_type_make(e, (uint32_t)t->n_dims, t->dims, &ty), "%s", what);
-  int64_t n = kiln_type_numel(&ty), bytes = kiln_type_bytes(&ty);
+  int64_t bytes = kiln_type_bytes(&ty);
   bool external =
       t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
   /* Inline data must be present in the message: check its size before
    * allocating what the dims claim (a corrupt file may claim terabytes). */
   if (!external) {
-    size_t have = t->has_raw_data    ? t->raw_data.len
-                  : t->n_float_data  ? t->n_float_data * 4
-                  : t->n_int32_data  ? t->n_int32_data * kiln_elem_size(e)
-                  : t->n_int64_data  ? t->n_int64_data * 8
+    size_t have = raw             ? raw->len
+                  : t->has_raw_data ? t->raw_data.len
+                  : t->n_float_data ? t->n_float_data * 4
+                  : t->n_int32_data ? t->n_int32_data * kiln_elem_size(e)
+                  : t->n_int64_data ? t->n_int64_data * 8
                   : t->n_double_data ? t->n_double_data * 8
                   : t->n_uint64_data ? t->n_uint64_data * kiln_elem_size(e)
                                      : 0;
@@ -238,17 +241,46 @@ kiln_status onnx_tensor_from_proto(const Onnx__TensorProto *t, const char *base_
       return kiln_status_make(KILN_OUT_OF_RANGE, "%s: %lld bytes is too large", what,
                               (long long)bytes);
   }
-  void *data = malloc(bytes > 0 ? (size_t)bytes : 1);
-  if (!data)
-    return kiln_status_make(KILN_OUT_OF_MEMORY, "%s: cannot allocate %lld bytes", what,
-                            (long long)bytes);
+  *out = ty;
+  return NULL;
+}
+
+/* raw_data kept out of the unpacked message: copied from the caller's
+ * memory, or read from the model file straight into dst. */
+static kiln_status read_raw(const onnx_raw *raw, const char *what, void *dst, size_t bytes) {
+  if (raw->fd < 0) {
+    memcpy(dst, raw->base + raw->offset, bytes);
+    return NULL;
+  }
+  size_t done = 0;
+  while (done < bytes) {
+    ssize_t r = pread(raw->fd, (char *)dst + done, bytes - done, (off_t)(raw->offset + done));
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      return kiln_status_make(KILN_IO_ERROR, "%s: reading %zu bytes of raw_data: %s", what, bytes,
+                              r < 0 ? strerror(errno) : "the file is shorter than it was");
+    done += (size_t)r;
+  }
+  return NULL;
+}
+
+kiln_status onnx_tensor_fill(const Onnx__TensorProto *t, const onnx_raw *raw, const char *base_dir,
+                             const char *what, const kiln_type *ty, void *data) {
+  kiln_elem e = ty->elem;
+  int64_t n = kiln_type_numel(ty), bytes = kiln_type_bytes(ty);
+  bool external =
+      t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
   kiln_status s = NULL;
   if (external) {
     s = read_external(t, base_dir, what, data, bytes);
-  } else if (t->has_raw_data) {
-    if ((int64_t)t->raw_data.len != bytes)
+  } else if (raw || t->has_raw_data) {
+    size_t len = raw ? raw->len : t->raw_data.len;
+    if ((int64_t)len != bytes)
       s = kiln_status_make(KILN_PARSE_ERROR, "%s: raw_data has %zu bytes but %s needs %lld", what,
-                           t->raw_data.len, kiln_elem_name(e), (long long)bytes);
+                           len, kiln_elem_name(e), (long long)bytes);
+    else if (bytes > 0 && raw)
+      s = read_raw(raw, what, data, (size_t)bytes);
     else if (bytes > 0)
       memcpy(data, t->raw_data.data, (size_t)bytes);
     if (!s && e == KILN_BOOL)
@@ -301,6 +333,20 @@ kiln_status onnx_tensor_from_proto(const Onnx__TensorProto *t, const char *base_
   } else if (n != 0) {
     s = kiln_status_make(KILN_PARSE_ERROR, "%s: no data for %lld elements", what, (long long)n);
   }
+  return s;
+}
+
+kiln_status onnx_tensor_from_proto(const Onnx__TensorProto *t, const char *base_dir,
+                                   const char *what, kiln_tensor *out) {
+  memset(out, 0, sizeof *out);
+  kiln_type ty;
+  KILN_TRY(onnx_tensor_type(t, NULL, what, &ty));
+  int64_t bytes = kiln_type_bytes(&ty);
+  void *data = malloc(bytes > 0 ? (size_t)bytes : 1);
+  if (!data)
+    return kiln_status_make(KILN_OUT_OF_MEMORY, "%s: cannot allocate %lld bytes", what,
+                            (long long)bytes);
+  kiln_status s = onnx_tensor_fill(t, NULL, base_dir, what, &ty, data);
   if (s) {
     free(data);
     return s;

@@ -3,6 +3,9 @@
  * instruction list: memory instructions inline (copy -> memmove; alloc,
  * dealloc and view need no code because the memory plan fixed every
  * address), compute instructions through the per-kind emitters of emit.h.
+ * Weights are read through a table of pointers (the JIT: the module's
+ * shared constant data and the weights packed here, never embedded in the
+ * code) or at offsets in one region (bundles).
  * After an instruction whose kernel checks index values, one load and
  * branch: a recorded fault returns at once (1), so later instructions never
  * run on what the faulting one left unwritten. Also the emit.h accessors
@@ -20,11 +23,14 @@ struct kcpu_emit {
   LLVMValueRef weights, arena, pool, fault;
   bool fault_used; /* the current instruction asked for the fault record */
   LLVMValueRef *inputs, *outputs; /* loaded once in the entry block */
-  LLVMValueRef *weight_globals;   /* per buffer id (embedded weights) */
-  uint64_t *weight_offsets;       /* per buffer id (external weights) */
+  uint32_t *weight_slots;         /* per buffer id (table), UINT32_MAX: none yet */
+  uint64_t *weight_offsets;       /* per buffer id (region) */
   const kiln_ir *ir;
   const kcpu_codegen_opts *o;
   uint32_t next_id;
+  bool oom; /* the weights table could not grow */
+  uint32_t *refs;   /* per buffer id: operand slots naming it, over all instructions */
+  uint32_t *packed; /* per buffer id: of those, ones given a packed form instead */
 };
 
 typedef kiln_status (*kcpu_emit_fn)(kcpu_emit *e, const kiln_instr *in);
@@ -126,6 +132,94 @@ static LLVMValueRef kcpu_byte_gep(kcpu_emit *e, LLVMValueRef base, uint64_t offs
   return LLVMBuildInBoundsGEP2(e->b, LLVMInt8TypeInContext(e->ctx), base, &idx, 1, "");
 }
 
+void kcpu_weight_table_free(kcpu_weight_table *t) {
+  if (!t)
+    return;
+  for (uint32_t i = 0; i < t->n_owned; i++)
+    free(t->owned[i]);
+  free(t->owned);
+  free(t->slots);
+  free(t->read);
+  memset(t, 0, sizeof *t);
+}
+
+static bool kcpu_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem) {
+  if (need <= *cap)
+    return true;
+  uint32_t nc = *cap ? *cap * 2 : 64;
+  while (nc < need)
+    nc *= 2;
+  void *p = realloc(*arr, (size_t)nc * elem);
+  if (!p)
+    return false;
+  *arr = p;
+  *cap = nc;
+  return true;
+}
+
+/* Slot index of `p` in the table, appended; UINT32_MAX when out of memory. */
+static uint32_t kcpu_table_add(kcpu_weight_table *t, const void *p) {
+  if (!kcpu_grow((void **)&t->slots, &t->cap, t->n + 1, sizeof *t->slots))
+    return UINT32_MAX;
+  t->slots[t->n] = p;
+  return t->n++;
+}
+
+/* The pointer in slot `slot` of the weights table, loaded where it is used
+ * (one load per use keeps the entry block short; the table never changes
+ * while the code runs). */
+static LLVMValueRef kcpu_table_load(kcpu_emit *e, uint32_t slot) {
+  LLVMTypeRef ptr = LLVMPointerTypeInContext(e->ctx, 0);
+  LLVMValueRef idx = kcpu_i64(e, slot);
+  LLVMValueRef at = LLVMBuildInBoundsGEP2(e->b, ptr, e->weights, &idx, 1, "");
+  LLVMValueRef v = LLVMBuildLoad2(e->b, ptr, at, "w");
+  LLVMSetAlignment(v, 8);
+  return v;
+}
+
+void kcpu_weight_packed(kcpu_emit *e, const kiln_buffer *w) {
+  if (e->o->weights != KCPU_WEIGHTS_TABLE || !w || kiln_buffer_get_kind(w) != KILN_BUFFER_WEIGHT)
+    return;
+  uint32_t id = kiln_buffer_id(w);
+  /* Every reader has its packed form and none read the original: release
+   * it now, not after the whole model, so that the originals and the
+   * packed copies are never all alive at once. */
+  if (++e->packed[id] == e->refs[id] && !e->o->table->read[id])
+    kiln_buffer_release_data(w);
+}
+
+LLVMValueRef kcpu_packed_weight(kcpu_emit *e, void *data) {
+  kcpu_weight_table *t = e->o->table;
+  if (e->o->weights != KCPU_WEIGHTS_TABLE || !t || !data ||
+      !kcpu_grow((void **)&t->owned, &t->cap_owned, t->n_owned + 1, sizeof *t->owned)) {
+    free(data);
+    return NULL;
+  }
+  uint32_t slot = kcpu_table_add(t, data);
+  if (slot == UINT32_MAX) {
+    free(data);
+    return NULL;
+  }
+  t->owned[t->n_owned++] = data;
+  return kcpu_table_load(e, slot);
+}
+
+static LLVMValueRef kcpu_weight_addr(kcpu_emit *e, const kiln_buffer *b, uint64_t offset) {
+  uint32_t id = kiln_buffer_id(b);
+  if (e->o->weights == KCPU_WEIGHTS_REGION)
+    return kcpu_byte_gep(e, e->weights, e->weight_offsets[id] + offset);
+  kcpu_weight_table *t = e->o->table;
+  if (e->weight_slots[id] == UINT32_MAX) {
+    e->weight_slots[id] = kcpu_table_add(t, kiln_buffer_data(b));
+    if (e->weight_slots[id] == UINT32_MAX) {
+      e->oom = true;
+      return LLVMConstNull(LLVMPointerTypeInContext(e->ctx, 0));
+    }
+  }
+  t->read[id] = true;
+  return kcpu_byte_gep(e, kcpu_table_load(e, e->weight_slots[id]), offset);
+}
+
 LLVMValueRef kcpu_addr(kcpu_emit *e, const kiln_buffer *b) {
   LLVMTypeRef ptr = LLVMPointerTypeInContext(e->ctx, 0);
   if (!b)
@@ -138,12 +232,9 @@ LLVMValueRef kcpu_addr(kcpu_emit *e, const kiln_buffer *b) {
     if (!b)
       return LLVMConstNull(ptr);
   }
-  uint32_t id = kiln_buffer_id(b);
   switch (kiln_buffer_get_kind(b)) {
   case KILN_BUFFER_WEIGHT:
-    if (e->o->weights_external)
-      return kcpu_byte_gep(e, e->weights, e->weight_offsets[id] + offset);
-    return kcpu_byte_gep(e, e->weight_globals[id], offset);
+    return kcpu_weight_addr(e, b, offset);
   case KILN_BUFFER_INPUT:
     return kcpu_byte_gep(e, e->inputs[kiln_buffer_io_index(b)], offset);
   case KILN_BUFFER_OUTPUT:
@@ -182,26 +273,6 @@ uint64_t kcpu_weight_layout(const kiln_ir *ir, uint64_t *offsets) {
     at += ((uint64_t)kiln_type_bytes(kiln_buffer_type(b)) + 63) & ~(uint64_t)63;
   }
   return at;
-}
-
-static void kcpu_make_weight_globals(kcpu_emit *e) {
-  for (uint32_t i = 0; i < kiln_ir_buffer_count(e->ir); i++) {
-    const kiln_buffer *b = kiln_ir_buffer(e->ir, i);
-    if (kiln_buffer_get_kind(b) != KILN_BUFFER_WEIGHT)
-      continue;
-    int64_t bytes = kiln_type_bytes(kiln_buffer_type(b));
-    const void *data = kiln_buffer_data(b);
-    LLVMValueRef init = bytes > 0 && data
-                            ? LLVMConstStringInContext2(e->ctx, data, (size_t)bytes, 1)
-                            : LLVMConstNull(LLVMArrayType2(LLVMInt8TypeInContext(e->ctx),
-                                                           (uint64_t)(bytes > 0 ? bytes : 1)));
-    LLVMValueRef g = LLVMAddGlobal(e->mod, LLVMTypeOf(init), "kcpu.weight");
-    LLVMSetInitializer(g, init);
-    LLVMSetGlobalConstant(g, 1);
-    LLVMSetLinkage(g, LLVMPrivateLinkage);
-    LLVMSetAlignment(g, 64);
-    e->weight_globals[i] = g;
-  }
 }
 
 static kiln_status kcpu_emit_instr(kcpu_emit *e, const kiln_instr *in) {
@@ -252,13 +323,29 @@ kiln_status kcpu_codegen(LLVMModuleRef mod, const kiln_ir *ir, const kcpu_codege
            no = kiln_ir_output_count(ir);
   e.inputs = calloc(ni ? ni : 1, sizeof *e.inputs);
   e.outputs = calloc(no ? no : 1, sizeof *e.outputs);
-  e.weight_globals = calloc(nb ? nb : 1, sizeof *e.weight_globals);
+  e.weight_slots = malloc((nb ? nb : 1) * sizeof *e.weight_slots);
   e.weight_offsets = calloc(nb ? nb : 1, sizeof *e.weight_offsets);
+  e.refs = calloc(nb ? nb : 1, sizeof *e.refs);
+  e.packed = calloc(nb ? nb : 1, sizeof *e.packed);
+  bool table = o->weights == KCPU_WEIGHTS_TABLE;
+  if (table && o->table)
+    o->table->read = calloc(nb ? nb : 1, sizeof *o->table->read);
   kiln_status s = NULL;
-  if (!e.inputs || !e.outputs || !e.weight_globals || !e.weight_offsets) {
+  if (table && !o->table)
+    s = kiln_status_make(KILN_INTERNAL, "cpu: weights by table but no table to fill");
+  else if (!e.inputs || !e.outputs || !e.weight_slots || !e.weight_offsets || !e.refs || !e.packed ||
+           (table && !o->table->read))
     s = kiln_status_make(KILN_OUT_OF_MEMORY, "cpu: no memory to generate code for %s",
                          kiln_ir_name(ir));
+  if (s)
     goto done;
+  for (uint32_t i = 0; i < nb; i++)
+    e.weight_slots[i] = UINT32_MAX;
+  for (uint32_t i = 0; i < kiln_ir_instr_count(ir); i++) {
+    const kiln_instr *in = kiln_ir_instr(ir, i);
+    for (uint32_t j = 0; j < kiln_instr_operand_count(in); j++)
+      if (kiln_instr_operand(in, j))
+        e.refs[kiln_buffer_id(kiln_instr_operand(in, j))]++;
   }
   LLVMTypeRef ptr = LLVMPointerTypeInContext(e.ctx, 0);
   LLVMTypeRef params[6] = {ptr, ptr, ptr, ptr, ptr, ptr};
@@ -280,19 +367,21 @@ kiln_status kcpu_codegen(LLVMModuleRef mod, const kiln_ir *ir, const kcpu_codege
     LLVMValueRef slot = LLVMBuildInBoundsGEP2(e.b, ptr, LLVMGetParam(e.fn, 3), &idx, 1, "");
     e.outputs[i] = LLVMBuildLoad2(e.b, ptr, slot, "out");
   }
-  if (o->weights_external)
+  if (!table)
     kcpu_weight_layout(ir, e.weight_offsets);
-  else
-    kcpu_make_weight_globals(&e);
   for (uint32_t i = 0; !s && i < kiln_ir_instr_count(ir); i++)
     s = kcpu_emit_instr(&e, kiln_ir_instr(ir, i));
+  if (!s && e.oom)
+    s = kiln_status_make(KILN_OUT_OF_MEMORY, "cpu: no memory for the weights table");
   if (!s)
     LLVMBuildRet(e.b, kcpu_i32(&e, 0));
   LLVMDisposeBuilder(e.b);
 done:
   free(e.inputs);
   free(e.outputs);
-  free(e.weight_globals);
+  free(e.weight_slots);
+  free(e.refs);
+  free(e.packed);
   free(e.weight_offsets);
   return s ? kiln_status_wrap(s, "cpu: generating code for %s", kiln_ir_name(ir)) : NULL;
 }

@@ -46,13 +46,29 @@ kiln_status kcpu_status_from_message(char *msg, const char *what);
  * pointers; fault is a zeroed kcpu_fault (kernels/kcpu_runtime.h), never
  * NULL. Returns 0, or 1 when a kernel recorded a fault (then returned
  * early: later instructions did not run).
- * Weights are embedded constants (weights_external false; the first
- * parameter is ignored) or read at their offset in the caller's weights
- * region (true; offsets from kcpu_weight_layout). */
+ * Weights are never copied into the code. KCPU_WEIGHTS_TABLE (the JIT):
+ * `weights` is an array of pointers, one slot per weight the code reads
+ * (the module's own constant data, shared, not copied) or per weight the
+ * code generator packed at compile time (owned by the table); codegen fills
+ * *table. KCPU_WEIGHTS_REGION (bundles): `weights` is one region holding
+ * every weight at its offset from kcpu_weight_layout; nothing is packed. */
+typedef enum kcpu_weights_mode { KCPU_WEIGHTS_TABLE, KCPU_WEIGHTS_REGION } kcpu_weights_mode;
+
+/* What the JIT's entry reads as `weights` (KCPU_WEIGHTS_TABLE). */
+typedef struct kcpu_weight_table {
+  const void **slots; /* n slots, passed to the entry */
+  uint32_t n, cap;
+  void **owned; /* packed weights (aligned_alloc; freed with the table) */
+  uint32_t n_owned, cap_owned;
+  bool *read; /* per IR buffer id: the code reads this weight's own data */
+} kcpu_weight_table;
+void kcpu_weight_table_free(kcpu_weight_table *t);
+
 typedef struct kcpu_codegen_opts {
   const char *entry_name;
   uint32_t threads, lanes;
-  bool weights_external;
+  kcpu_weights_mode weights;
+  kcpu_weight_table *table; /* KCPU_WEIGHTS_TABLE: filled by kcpu_codegen */
 } kcpu_codegen_opts;
 /* Does any file define kcpu_emit_<k>? */
 bool kcpu_has_emitter(kiln_node_kind k);

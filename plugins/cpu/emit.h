@@ -46,6 +46,16 @@ LLVMValueRef kcpu_function(kcpu_emit *e);
  * running code: weights, inputs, outputs, activations at their planned
  * offset, views at base + offset. NULL buffer -> a null pointer. */
 LLVMValueRef kcpu_addr(kcpu_emit *e, const kiln_buffer *b);
+/* For a weight packed at compile time: hand `data` (bytes from
+ * aligned_alloc, taken over: freed with the executable, or at once when
+ * NULL is returned) to the running code and return its address there.
+ * NULL (a C NULL) when the weights mode packs nothing (bundles) or out of
+ * memory: the caller then reads the weight itself. */
+LLVMValueRef kcpu_packed_weight(kcpu_emit *e, void *data);
+/* The current instruction reads weight w only in a packed form (it passes
+ * no pointer to w itself): once every instruction naming w has said so,
+ * w's data is released at once (kiln_buffer_release_data). */
+void kcpu_weight_packed(kcpu_emit *e, const kiln_buffer *w);
 /* The thread pool pointer (`ptr`) the entry function received. */
 LLVMValueRef kcpu_pool(kcpu_emit *e);
 /* The run's fault record (`ptr` to kcpu_fault, kernels/kcpu_runtime.h),

@@ -88,7 +88,7 @@ kiln_status kcpu_emit_Conv(kcpu_emit *e, const kiln_instr *in) {
         kcpu_perf_prepack(e, kcpu_i_in(in, 1), group, Mg * Kg, Mg, Kg, Kg, 1, kcpu_gemm_mr(lanes));
   }
   LLVMValueRef args[24] = {kcpu_addr(e, kcpu_i_in(in, 0)),
-                           kcpu_addr(e, kcpu_i_in(in, 1)),
+                           wpk ? kcpu_e_null(e) : kcpu_addr(e, kcpu_i_in(in, 1)),
                            wpk ? wpk : kcpu_e_null(e),
                            kcpu_e_ptr(e, kcpu_i_in(in, 2)),
                            kcpu_addr(e, kcpu_i_out(in, 0)),

@@ -10,12 +10,14 @@
 
 #include "emit.h"
 
-/* When w is a weight embedded in the module (JIT; bundles keep weights
- * external and get NULL), a private constant global holding `groups`
- * matrices packed one after the other in the prepacked layout of
+/* When w is a weight and the code reads weights by table (JIT; bundles
+ * keep weights in one region and get NULL), the address of a buffer the
+ * executable owns holding `groups` matrices packed one after the other in the prepacked layout of
  * kernels/gemm_impl.h with unit U: matrix g's element (i, k), i < R,
  * k < K, is w[g*gstride + i*rs + k*ks]. NULL (a C NULL) when not
- * applicable or out of memory: the kernel then packs at run time. */
+ * applicable or out of memory: the kernel then packs at run time. Given a
+ * packed form, the caller passes a null pointer for the original (the
+ * kernels never read it then), so that the original can be released. */
 LLVMValueRef kcpu_perf_prepack(kcpu_emit *e, const kiln_buffer *w, int64_t groups, int64_t gstride,
                                int64_t R, int64_t K, int64_t rs, int64_t ks, int64_t U);
 

@@ -3,11 +3,14 @@
  * kernel library's GEMM engine reads (kernels/gemm_impl.h), so that a run
  * never repacks them: for small-N products (late conv layers, batch-1
  * networks) that packing costs as much as the arithmetic. Also the fused
- * activation the GEMM epilogue applies (kiln_fused_act_decode). */
+ * activation the GEMM epilogue applies (kiln_fused_act_decode). The packed
+ * copy replaces the original: the emitters then pass no pointer to the
+ * unpacked weight, so the executable can drop it (plugin.c). */
 #include "emit_perf.h"
 
 #include <kiln/ops.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gemm_impl.h"
 
@@ -18,13 +21,14 @@ LLVMValueRef kcpu_perf_prepack(kcpu_emit *e, const kiln_buffer *w, int64_t group
     return NULL;
   const float *src = kiln_buffer_data(w);
   const kiln_type *t = kiln_buffer_type(w);
-  if (!src || t->elem != KILN_F32 || !LLVMIsAGlobalVariable(kcpu_addr(e, w)))
+  if (!src || t->elem != KILN_F32)
     return NULL;
   int64_t RP = (R + U - 1) / U * U, one = kcpu_prepacked_size(R, K, U);
   size_t bytes = (size_t)(groups * one) * sizeof(float);
-  float *dst = calloc(1, bytes);
+  float *dst = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
   if (!dst)
     return NULL;
+  memset(dst, 0, bytes);
   for (int64_t g = 0; g < groups; g++) {
     const float *sg = src + g * gstride;
     float *dg = dst + g * one;
@@ -38,15 +42,10 @@ LLVMValueRef kcpu_perf_prepack(kcpu_emit *e, const kiln_buffer *w, int64_t group
       }
     }
   }
-  LLVMContextRef ctx = kcpu_context(e);
-  LLVMValueRef init = LLVMConstStringInContext2(ctx, (const char *)dst, bytes, 1);
-  free(dst);
-  LLVMValueRef gv = LLVMAddGlobal(kcpu_module(e), LLVMTypeOf(init), "kcpu.prepacked");
-  LLVMSetInitializer(gv, init);
-  LLVMSetGlobalConstant(gv, 1);
-  LLVMSetLinkage(gv, LLVMPrivateLinkage);
-  LLVMSetAlignment(gv, 64);
-  return gv;
+  LLVMValueRef at = kcpu_packed_weight(e, dst);
+  if (at)
+    kcpu_weight_packed(e, w);
+  return at;
 }
 
 bool kcpu_perf_act(const kiln_attrs *a, int64_t *act) {

@@ -4,7 +4,11 @@
  * activation arena and a thread pool) taken from a lock-protected free
  * list, so concurrent runs never share one and repeated runs reuse them.
  * Each run passes a zeroed fault record of its own; a fault a kernel
- * records (an index out of range) becomes the run's status. */
+ * records (an index out of range) becomes the run's status. Weights are
+ * not compiled into the code: the entry reads them through a table of
+ * pointers to the IR's (shared) constant data and to the weights packed at
+ * compile time, and each weight used only in packed form is released from
+ * the IR, so a weight is held once. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +31,7 @@ typedef struct kcpu_frame {
 typedef struct kcpu_exec {
   const kiln_ir *ir; /* kept alive by the core for the executable's life */
   kcpu_jit *jit;
+  kcpu_weight_table weights; /* what the entry reads as `weights` */
   kcpu_entry_fn entry;
   kcpu_pool_create_fn pool_create;
   kcpu_pool_destroy_fn pool_destroy;
@@ -74,6 +79,7 @@ static void kcpu_destroy(void *executable) {
   }
   pthread_mutex_destroy(&x->lock);
   kcpu_jit_destroy(x->jit);
+  kcpu_weight_table_free(&x->weights);
   free(x);
 }
 
@@ -97,7 +103,11 @@ static kiln_status kcpu_compile(void *state, const kiln_ir *ir, const kiln_compi
   LLVMContextRef ctx = LLVMOrcThreadSafeContextGetContext(tsc);
   LLVMModuleRef mod = NULL;
   kiln_status s = kcpu_load_library(ctx, &t, &mod);
-  kcpu_codegen_opts co = {.entry_name = "kiln_entry", .threads = x->threads, .lanes = t.lanes};
+  kcpu_codegen_opts co = {.entry_name = "kiln_entry",
+                          .threads = x->threads,
+                          .lanes = t.lanes,
+                          .weights = KCPU_WEIGHTS_TABLE,
+                          .table = &x->weights};
   if (!s)
     s = kcpu_codegen(mod, ir, &co);
   static const char *const keep[] = {"kiln_entry", "kcpu_pool_create", "kcpu_pool_destroy"};
@@ -122,6 +132,13 @@ static kiln_status kcpu_compile(void *state, const kiln_ir *ir, const kiln_compi
   if (s) {
     kcpu_destroy(x);
     return kiln_status_wrap(s, "cpu: compiling %s", kiln_ir_name(ir));
+  }
+  /* A weight the code reads only in its packed form is released: the
+   * executable holds the packed copy alone. */
+  for (uint32_t i = 0; i < kiln_ir_buffer_count(ir); i++) {
+    const kiln_buffer *b = kiln_ir_buffer(ir, i);
+    if (kiln_buffer_get_kind(b) == KILN_BUFFER_WEIGHT && !x->weights.read[i])
+      kiln_buffer_release_data(b);
   }
   x->entry = (kcpu_entry_fn)(uintptr_t)addrs[0];
   x->pool_create = (kcpu_pool_create_fn)(uintptr_t)addrs[1];
@@ -174,7 +191,7 @@ static kiln_status kcpu_run(void *executable, const void *const *inputs, void *c
   kcpu_frame *f = NULL;
   KILN_TRY(kcpu_take_frame(x, &f));
   kcpu_fault fault = {0};
-  int32_t rc = x->entry(NULL, f->arena, inputs, outputs, f->pool, &fault);
+  int32_t rc = x->entry(x->weights.slots, f->arena, inputs, outputs, f->pool, &fault);
   pthread_mutex_lock(&x->lock);
   f->next = x->free_frames;
   x->free_frames = f;

@@ -40,7 +40,7 @@ START_TEST(compile_and_run_on_interpreter) {
   kiln_module *m = parse(add_relu_kir);
   kiln_executable *exe = NULL;
   EXPECT_OK(kiln_compile(ctx, m, NULL, "interpreter", NULL, &exe));
-  kiln_module_destroy(m); /* the executable keeps its own copy */
+  kiln_module_destroy(m); /* the executable holds its own share of the data */
   ck_assert_str_eq(kiln_executable_backend(exe), "interpreter");
   ck_assert_uint_eq(kiln_executable_input_count(exe), 1);
   ck_assert_uint_eq(kiln_executable_output_count(exe), 1);
@@ -198,6 +198,99 @@ START_TEST(mlp_example_model) {
 }
 END_TEST
 
+
+/* Conv + BatchNormalization, which bnfold turns into new weights
+ * (W' = [1, 2, 9, 12], B' = [0.5, 9]: see tests/passes/cases/bnfold_conv.kir).
+ * x channel 0 = [1, 2, 3, 4], channel 1 = [0, 1, 0, 1]:
+ *   y0 = x0 + 2 x1 + 0.5        = [1.5, 4.5, 3.5, 6.5]
+ *   y1 = 9 x0 + 12 x1 + 9       = [18, 39, 36, 57]
+ * (unfolded: c1 = 3 x0 + 4 x1 + 2 = [5, 12, 11, 18]; (c1 + 1) * 3 = y1). */
+static const char conv_bn_kir[] =
+    "module @convbn\n"
+    "input %x : f32[1,2,2,2]\n"
+    "const %w : f32[2,2,1,1] = [1, 2, 3, 4]\n"
+    "const %b : f32[2] = [1, 2]\n"
+    "const %scale : f32[2] = [2, 3]\n"
+    "const %bias : f32[2] = [0.5, 0]\n"
+    "const %mean : f32[2] = [1, -1]\n"
+    "const %var : f32[2] = [3, 0]\n"
+    "func @main {\n"
+    "  %c : f32[1,2,2,2] = Conv(%x, %w, %b) {kernel_shape = [1, 1]}\n"
+    "  %n : f32[1,2,2,2] = BatchNormalization(%c, %scale, %bias, %mean, %var) {epsilon = 1}\n"
+    "  output %y = %n\n"
+    "}\n";
+static const float conv_bn_x[8] = {1, 2, 3, 4, 0, 1, 0, 1};
+static const float conv_bn_y[8] = {1.5f, 4.5f, 3.5f, 6.5f, 18, 39, 36, 57};
+
+static void run_conv_bn(kiln_executable *exe) {
+  float y[8];
+  memset(y, 0xff, sizeof y);
+  const void *in[] = {conv_bn_x};
+  void *out[] = {y};
+  EXPECT_OK(kiln_run(exe, in, out));
+  for (int i = 0; i < 8; i++)
+    ck_assert_float_eq_tol(y[i], conv_bn_y[i], 1e-5f);
+}
+
+/* Passes work on a copy that shares the module's constant data: bnfold
+ * makes new constants and leaves the shared ones as they were; the
+ * executable runs after the module is gone. On every backend present. */
+START_TEST(shared_constants_survive_passes_and_module) {
+  kiln_context *ctx = default_context();
+  static const char *const backends[] = {"interpreter", "cpu"};
+  for (int k = 0; k < 2; k++) {
+    if (!kiln_context_find_backend(ctx, backends[k]))
+      continue;
+    kiln_module *m = parse(conv_bn_kir);
+    kiln_value *w = kiln_module_find_value(m, "w");
+    const void *wdata = kiln_value_data(w);
+    kiln_executable *exe = NULL;
+    EXPECT_OK(kiln_compile(ctx, m, NULL, backends[k], NULL, &exe));
+    /* the user's module is unchanged: same constants, same bytes, at the
+     * same place */
+    ck_assert_uint_eq(kiln_module_constant_count(m), 6);
+    ck_assert_ptr_eq(kiln_value_data(kiln_module_find_value(m, "w")), wdata);
+    static const float w0[4] = {1, 2, 3, 4};
+    ck_assert_mem_eq(wdata, w0, sizeof w0);
+    ck_assert_ptr_null(kiln_module_verify(m));
+    kiln_module_destroy(m);
+    run_conv_bn(exe);
+    run_conv_bn(exe);
+    kiln_executable_destroy(exe);
+  }
+  kiln_context_destroy(ctx);
+}
+END_TEST
+
+/* kiln_compile_take: the module is taken (and NULLed) on success and on
+ * failure alike, and the executable computes what kiln_compile's does. */
+START_TEST(compile_take_consumes_the_module) {
+  kiln_context *ctx = default_context();
+  static const char *const backends[] = {"interpreter", "cpu"};
+  for (int k = 0; k < 2; k++) {
+    if (!kiln_context_find_backend(ctx, backends[k]))
+      continue;
+    kiln_module *m = parse(conv_bn_kir);
+    kiln_executable *exe = NULL;
+    EXPECT_OK(kiln_compile_take(ctx, &m, NULL, backends[k], NULL, &exe));
+    ck_assert_ptr_null(m);
+    run_conv_bn(exe);
+    kiln_executable_destroy(exe);
+  }
+  kiln_module *m = parse(conv_bn_kir);
+  kiln_executable *exe = NULL;
+  EXPECT_FAIL(kiln_compile_take(ctx, &m, NULL, "no-such-backend", NULL, &exe), KILN_NOT_FOUND,
+              "no-such-backend");
+  ck_assert_ptr_null(m);
+  ck_assert_ptr_null(exe);
+  m = parse(conv_bn_kir);
+  EXPECT_FAIL(kiln_compile_take(ctx, &m, "nope", "interpreter", NULL, &exe), KILN_NOT_FOUND,
+              "nope");
+  ck_assert_ptr_null(m);
+  kiln_context_destroy(ctx);
+}
+END_TEST
+
 Suite *runtime_suite(void) {
   Suite *s = suite_create("runtime");
   TCase *tc = tcase_create("runtime");
@@ -209,6 +302,8 @@ Suite *runtime_suite(void) {
   tcase_add_test(tc, picky_plugin_runs_end_to_end);
   tcase_add_test(tc, evaluate_constant_cone);
   tcase_add_test(tc, mlp_example_model);
+  tcase_add_test(tc, shared_constants_survive_passes_and_module);
+  tcase_add_test(tc, compile_take_consumes_the_module);
   suite_add_tcase(s, tc);
   return s;
 }

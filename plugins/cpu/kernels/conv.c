@@ -125,7 +125,7 @@ static void kcpu_conv_one(const kcpu_conv_args *a, int64_t n, int64_t g, struct 
       .N = P,
       .K = Kg,
       .alpha = 1.0f,
-      .A = a->Wt + g * Mg * Kg,
+      .A = a->Wpk ? NULL : a->Wt + g * Mg * Kg, /* Wt may be NULL given Wpk */
       .lda = Kg,
       .Apk = a->Wpk ? a->Wpk + g * kcpu_prepacked_size(Mg, Kg, kcpu_gemm_mr(a->lanes)) : NULL,
       .B = geo.x,

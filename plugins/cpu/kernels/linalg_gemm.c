@@ -417,7 +417,7 @@ static void kcpu_matmul_one(const kcpu_matmul_ctx *c, int64_t b, struct kcpu_poo
                       .alpha = 1.0f,
                       .A = c->A + ao,
                       .lda = c->K,
-                      .B = c->B + bo,
+                      .B = c->Bpk ? NULL : c->B + bo, /* B may be NULL given Bpk */
                       .ldb = c->N,
                       .Bpk = c->Bpk,
                       .C = c->C + b * c->M * c->N,
