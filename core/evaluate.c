@@ -199,6 +199,11 @@ static bool eval_direct_ok(const kiln_node *nd) {
   return !x || interp_elem_supported(kind, kiln_value_type(x)->elem);
 }
 
+/* Values computed at compile time are shapes, masks and small tables;
+ * a model that asks for more (a huge ConstantOfShape feeding a Shape,
+ * say) is refused with a message instead of exhausting memory. */
+#define EVAL_MAX_BYTES ((int64_t)1 << 30)
+
 static void *eval_alloc_bytes(const kiln_type *t) {
   int64_t bytes = kiln_type_bytes(t);
   return calloc(bytes > 0 ? (size_t)bytes : 1, 1);
@@ -239,6 +244,17 @@ static kiln_status eval_direct(const kiln_function *f, const kiln_value *v, cons
     }
     for (uint32_t r = 0; r < nr && !s; r++) {
       outs[r].type = *kiln_value_type(kiln_node_result(nd, r));
+      int64_t bytes = kiln_type_bytes(&outs[r].type);
+      if (bytes < 0 || bytes > EVAL_MAX_BYTES) {
+        char ty[160];
+        kiln_type_format(&outs[r].type, ty, sizeof ty);
+        s = kiln_status_make(KILN_OUT_OF_RANGE,
+                             "evaluate: node '%s' (%s) result %u is %s (%lld bytes); values "
+                             "computed at compile time are limited to %lld bytes",
+                             kiln_node_name(nd), kiln_node_kind_name(kiln_node_get_kind(nd)), r,
+                             ty, (long long)bytes, (long long)EVAL_MAX_BYTES);
+        break;
+      }
       outs[r].data = bufs[n_bufs++] = eval_alloc_bytes(&outs[r].type);
       if (!outs[r].data) {
         n_bufs--;

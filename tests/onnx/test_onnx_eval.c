@@ -115,12 +115,46 @@ START_TEST(input_dependent_value_refused) {
 }
 END_TEST
 
+/* A compile-time value far too large to compute (a 4 TiB ConstantOfShape
+ * whose values become a Reshape's shape) is refused with a status naming
+ * the node and the limit, not attempted (found by the loader fuzzer). */
+START_TEST(huge_computed_value_refused) {
+  tb b;
+  tb_init(&b, 13);
+  tb_input(&b, "x", FLOAT, 1, (const int64_t[]){4}, NULL);
+  Onnx__TensorProto *t = tb_initializer(&b, "dims", INT64, 1, (const int64_t[]){1});
+  static const int64_t big[] = {(int64_t)1 << 40};
+  tb_raw(&b, t, big, sizeof big);
+  tb_node(&b, "ConstantOfShape", "huge", (const char *[]){"dims", NULL},
+          (const char *[]){"h", NULL});
+  Onnx__NodeProto *c =
+      tb_node(&b, "Cast", "c", (const char *[]){"h", NULL}, (const char *[]){"s", NULL});
+  tb_attr_int(&b, c, "to", INT64);
+  tb_node(&b, "Reshape", "rs", (const char *[]){"x", "s", NULL}, (const char *[]){"y", NULL});
+  tb_output(&b, "y");
+  size_t len;
+  uint8_t *buf = tb_pack(&b, &len);
+  kiln_module *m = NULL;
+  kiln_status s = kiln_onnx_load_memory(buf, len, NULL, "huge.onnx", NULL, &m);
+  free(buf);
+  tb_free(&b);
+  ck_assert_ptr_nonnull(s);
+  const char *msg = kiln_status_message(s);
+  ck_assert_msg(kiln_status_code(s) == KILN_OUT_OF_RANGE, "code: %s", msg);
+  ck_assert_msg(strstr(msg, "node 'huge' (ConstantOfShape)") != NULL, "%s", msg);
+  ck_assert_msg(strstr(msg, "limited to 1073741824 bytes") != NULL, "%s", msg);
+  kiln_status_free(s);
+  ck_assert_ptr_null(m);
+}
+END_TEST
+
 Suite *onnx_eval_suite(void) {
   Suite *s = suite_create("onnx_eval");
   TCase *tc = tcase_create("computed");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, computed_slice_ends_without_context);
   tcase_add_test(tc, input_dependent_value_refused);
+  tcase_add_test(tc, huge_computed_value_refused);
   suite_add_tcase(s, tc);
   return s;
 }
