@@ -52,7 +52,7 @@ START_TEST(broken_plugins_are_refused_with_reasons) {
 
   EXPECT_REASON(ctx, "/junk/kiln-junk.so", "not a loadable shared object: ");
   EXPECT_REASON(ctx, "/kiln-noentry.so", "missing entry symbol 'kiln_plugin_entry'");
-  EXPECT_REASON(ctx, "/kiln-badabi.so", "plugin built for ABI 99.3, kiln has 1.1");
+  EXPECT_REASON(ctx, "/kiln-badabi.so", "plugin built for ABI 99.3, kiln has 1.2");
   EXPECT_REASON(ctx, "/kiln-entryerr.so",
                 "entry point returned an error: entryerr: driver version 0.0 is too old");
   EXPECT_REASON(ctx, "/kiln-initerr.so",
@@ -85,7 +85,7 @@ START_TEST(backend_info_of_a_good_plugin) {
     seen = true;
     ck_assert_str_eq(bi.version, "0.0.1");
     ck_assert_uint_eq(bi.abi_major, 1);
-    ck_assert_uint_eq(bi.abi_minor, 1);
+    ck_assert_uint_eq(bi.abi_minor, KILN_PLUGIN_ABI_MINOR);
     ck_assert_uint_eq(bi.device_count, 1);
     /* picky accepts Relu on f32 and nothing else. */
     ck_assert_uint_eq(bi.supported_kinds, 1);
@@ -167,6 +167,16 @@ START_TEST(descriptor_fill_respects_the_host_layout) {
   ck_assert_str_eq(got.name, "d");
   ck_assert_uint_eq(buf[KILN_PLUGIN_SIZE_1_0], 0xab);
 
+  /* A 1.1 host: emit_bundle is in, the 1.2 profile hook is not. */
+  memset(buf, 0xab, sizeof buf);
+  EXPECT_OK(kiln_plugin_fill((kiln_plugin *)buf, &d, KILN_PLUGIN_ABI_MAJOR, 1));
+  memcpy(&got, buf, sizeof got);
+  ck_assert_uint_eq(got.struct_size, KILN_PLUGIN_SIZE_1_1);
+  ck_assert_uint_eq(KILN_PLUGIN_SIZE_1_1, 152);
+  ck_assert_ptr_null(got.emit_bundle);
+  ck_assert_uint_eq(buf[KILN_PLUGIN_SIZE_1_1], 0xab);
+  ck_assert_ptr_null(KILN_PLUGIN_HOOK(&got, profile));
+
   memset(buf, 0xab, sizeof buf);
   EXPECT_OK(kiln_plugin_fill((kiln_plugin *)buf, &d, KILN_PLUGIN_ABI_MAJOR, KILN_PLUGIN_ABI_MINOR));
   memcpy(&got, buf, sizeof got);
@@ -176,7 +186,7 @@ START_TEST(descriptor_fill_respects_the_host_layout) {
 
   memset(buf, 0xab, sizeof buf);
   EXPECT_FAIL(kiln_plugin_fill((kiln_plugin *)buf, &d, KILN_PLUGIN_ABI_MAJOR + 1, 0),
-              KILN_ABI_MISMATCH, "d: built for plugin ABI 1.1, host has 2.0");
+              KILN_ABI_MISMATCH, "d: built for plugin ABI 1.2, host has 2.0");
   memcpy(&got, buf, sizeof got);
   ck_assert_uint_eq(got.abi_major, KILN_PLUGIN_ABI_MAJOR);
   ck_assert_uint_eq(got.abi_minor, KILN_PLUGIN_ABI_MINOR);
