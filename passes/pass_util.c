@@ -148,6 +148,14 @@ const char *kiln_pass_merged_name(const kiln_node *first, uint32_t extra, char *
   const char *given = kiln_pass_given_name(first);
   if (!given || !extra)
     return kiln_node_name(first);
+  /* A node merged again ("conv+1" taking its activation) counts on. */
+  size_t len = strlen(given), d = len;
+  while (d > 0 && given[d - 1] >= '0' && given[d - 1] <= '9')
+    d--;
+  if (d > 1 && d < len && given[d - 1] == '+' && len - d < 9) {
+    snprintf(buf, size, "%.*s+%u", (int)(d - 1), given, (unsigned)(atoi(given + d) + extra));
+    return buf;
+  }
   snprintf(buf, size, "%s+%u", given, (unsigned)extra);
   return buf;
 }

@@ -44,7 +44,8 @@ KILN_NODISCARD kiln_status kiln_pass_emit_named(kiln_function *f, kiln_node *bef
 const char *kiln_pass_given_name(const kiln_node *n);
 /* The name of a node that takes the place of `first` and `extra` more
  * nodes (fusion, folding): "NAME+EXTRA" from first's given name, written
- * into buf; without a given name, kiln_node_name(first) as before. */
+ * into buf ("NAME+N" merged again becomes "NAME+(N+EXTRA)"); without a
+ * given name, kiln_node_name(first) as before. */
 const char *kiln_pass_merged_name(const kiln_node *first, uint32_t extra, char *buf, size_t size);
 
 /* A snapshot of a function's nodes (a rewrite removes at most the node it

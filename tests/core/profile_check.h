@@ -1,6 +1,6 @@
 /* tests/core/profile_check.h: one profiling check shared by the
  * interpreter, cpu and opencl suites. A chain of six named MatMul + Relu
- * layers ([64,256] x [256,256], big enough that a run's fixed cost is small
+ * layers ([32,256] x [256,256], big enough that a run's fixed cost is small
  * next to its instructions) is compiled with KILN_COMPILE_PROFILE and run;
  * then kiln_executable_profile must give:
  * - an event for every compute instruction, each inside the run
@@ -28,7 +28,7 @@
 #include <kiln/kiln.h>
 
 #define PROF_LAYERS 6
-#define PROF_ROWS 64
+#define PROF_ROWS 32
 #define PROF_WIDTH 256
 
 static kiln_status prof_fill(void *user, void *dst, size_t bytes) {
