@@ -1,6 +1,7 @@
 /* tests/core/profile_check.h: one profiling check shared by the
  * interpreter, cpu and opencl suites. A chain of six named MatMul + Relu
- * layers ([32,256] x [256,256], big enough that a run's fixed cost is small
+ * layers ([rows,256] x [256,256]; each backend picks rows so that a run's
+ * fixed cost, and for opencl the launch gaps between kernels, are small
  * next to its instructions) is compiled with KILN_COMPILE_PROFILE and run;
  * then kiln_executable_profile must give:
  * - an event for every compute instruction, each inside the run
@@ -28,7 +29,6 @@
 #include <kiln/kiln.h>
 
 #define PROF_LAYERS 6
-#define PROF_ROWS 32
 #define PROF_WIDTH 256
 
 static kiln_status prof_fill(void *user, void *dst, size_t bytes) {
@@ -39,12 +39,12 @@ static kiln_status prof_fill(void *user, void *dst, size_t bytes) {
   return NULL;
 }
 
-static kiln_module *prof_model(void) {
+static kiln_module *prof_model(int64_t rows) {
   kiln_module *m = NULL;
   kiln_function *f = NULL;
   kiln_value *h = NULL;
   kiln_type xt, wt;
-  int64_t xd[] = {PROF_ROWS, PROF_WIDTH}, wd[] = {PROF_WIDTH, PROF_WIDTH};
+  int64_t xd[] = {rows, PROF_WIDTH}, wd[] = {PROF_WIDTH, PROF_WIDTH};
   kiln_status s = kiln_type_make(KILN_F32, 2, xd, &xt);
   if (!s)
     s = kiln_type_make(KILN_F32, 2, wd, &wt);
@@ -91,8 +91,9 @@ static bool prof_name_ok(const char *name) {
 }
 
 /* Run the check on `backend`; returns the number of runs checked (3). */
-static unsigned prof_check(kiln_context *ctx, const char *backend, uint32_t threads) {
-  kiln_module *m = prof_model();
+static unsigned prof_check(kiln_context *ctx, const char *backend, uint32_t threads,
+                           int64_t rows) {
+  kiln_module *m = prof_model(rows);
   kiln_compile_options o = {.struct_size = sizeof o, .device = -1, .threads = threads};
   kiln_executable *plain = NULL, *exe = NULL;
   kiln_status s = kiln_compile(ctx, m, NULL, backend, &o, &plain);
@@ -111,10 +112,10 @@ static unsigned prof_check(kiln_context *ctx, const char *backend, uint32_t thre
   const kiln_ir *ir = kiln_executable_ir(exe);
   uint32_t n = kiln_ir_instr_count(ir);
 
-  float *x = malloc(sizeof(float) * PROF_ROWS * PROF_WIDTH);
-  float *y = malloc(sizeof(float) * PROF_ROWS * PROF_WIDTH);
+  float *x = malloc(sizeof(float) * (size_t)rows * PROF_WIDTH);
+  float *y = malloc(sizeof(float) * (size_t)rows * PROF_WIDTH);
   ck_assert(x && y);
-  for (int i = 0; i < PROF_ROWS * PROF_WIDTH; i++)
+  for (int64_t i = 0; i < rows * PROF_WIDTH; i++)
     x[i] = (float)(i % 17 - 8) * 0.125f;
   const void *in[] = {x};
   void *out[] = {y};

@@ -11,12 +11,12 @@
 #include "../core/profile_check.h"
 
 START_TEST(profile_cpu_one_thread) {
-  ck_assert_uint_eq(prof_check(kt_ctx(), "cpu", 1), 3);
+  ck_assert_uint_eq(prof_check(kt_ctx(), "cpu", 1, 64), 3);
 }
 END_TEST
 
 START_TEST(profile_cpu_two_threads) {
-  ck_assert_uint_eq(prof_check(kt_ctx(), "cpu", 2), 3);
+  ck_assert_uint_eq(prof_check(kt_ctx(), "cpu", 2, 64), 3);
 }
 END_TEST
 
@@ -26,7 +26,7 @@ static char *prof_dump(uint32_t flags) {
   int fd = mkstemp(path);
   ck_assert_int_ge(fd, 0);
   setenv("KILN_CPU_DUMP_IR", path, 1);
-  kiln_module *m = prof_model();
+  kiln_module *m = prof_model(64);
   kiln_compile_options o = {.struct_size = sizeof o, .device = -1, .threads = 1, .flags = flags};
   kiln_executable *exe = NULL;
   kiln_status s = kiln_compile(kt_ctx(), m, NULL, "cpu", &o, &exe);

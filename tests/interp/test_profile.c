@@ -8,7 +8,7 @@ START_TEST(profile_interpreter) {
   kiln_context *ctx = NULL;
   kiln_status s = kiln_context_create(&ctx);
   ck_assert_msg(!s, "context: %s", kiln_status_message(s));
-  ck_assert_uint_eq(prof_check(ctx, "interpreter", 0), 3);
+  ck_assert_uint_eq(prof_check(ctx, "interpreter", 0, 32), 3);
   kiln_context_destroy(ctx);
 }
 END_TEST
