@@ -1,6 +1,7 @@
 /* core/executable.c: what a compiled function offers its user: io
  * descriptions, kiln_run with positional buffers, named bindings with size
- * checks, and kiln_tensor_free. */
+ * checks, the last run's profile (kiln_executable_profile) and
+ * kiln_tensor_free. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +52,7 @@ kiln_status kiln_executable_profile(kiln_executable *exe, const kiln_profile **o
                                 .events = bp.events,
                                 .phase_count = nc + nb,
                                 .phases = ph,
-                                .run_ns = exe->run_ns};
+                                .run_ns = __atomic_load_n(&exe->run_ns, __ATOMIC_RELAXED)};
   *out = &exe->profile;
   return NULL;
 }
@@ -129,8 +130,8 @@ kiln_status kiln_run(kiln_executable *exe, const void *const *inputs, void *cons
                               i, exe->outputs[i].name);
   uint64_t t0 = exe->profiling ? kiln_core_now_ns() : 0;
   kiln_status s = exe->plugin->run(exe->plugin_exe, inputs, outputs);
-  if (exe->profiling)
-    exe->run_ns = kiln_core_now_ns() - t0;
+  if (exe->profiling) /* atomic: profiled runs may still be concurrent */
+    __atomic_store_n(&exe->run_ns, kiln_core_now_ns() - t0, __ATOMIC_RELAXED);
   if (s)
     return kiln_status_wrap(s, "backend '%s' run failed", exe->plugin->name);
   return NULL;
