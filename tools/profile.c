@@ -188,14 +188,15 @@ double tool_profile_flops(const kiln_instr *in) {
   }
 }
 
-/* Bytes of every distinct operand, read or written once. */
+/* Bytes written (every result) plus bytes read (every distinct input):
+ * an instruction working in place still reads and writes its buffer. */
 double tool_profile_bytes(const kiln_instr *in) {
   double bytes = 0;
-  uint32_t n = kiln_instr_operand_count(in);
+  uint32_t n = kiln_instr_operand_count(in), nr = kiln_instr_result_count(in);
   for (uint32_t i = 0; i < n; i++) {
     const kiln_buffer *b = kiln_instr_operand(in, i);
     bool seen = !b;
-    for (uint32_t j = 0; j < i && !seen; j++)
+    for (uint32_t j = nr; i >= nr && j < i && !seen; j++)
       seen = kiln_instr_operand(in, j) == b;
     if (!seen)
       bytes += (double)kiln_type_bytes(kiln_buffer_type(b));

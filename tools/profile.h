@@ -20,7 +20,7 @@ kiln_status tool_profile_print(FILE *f, tool_profile *p, double load_ms, const c
  * to PATH.tmp and renamed. */
 kiln_status tool_profile_write_json(const tool_profile *p, const char *path, const char *backend);
 /* FLOPs of one execution of an instruction (0: not a counted kind) and the
- * bytes of its distinct operands. */
+ * bytes it moves (its results written, its distinct inputs read). */
 double tool_profile_flops(const kiln_instr *in);
 double tool_profile_bytes(const kiln_instr *in);
 

@@ -5,7 +5,8 @@
 # --bundle` with that plugin is refused naming it; `kiln run` prints the MLP's hand-computed outputs, lists
 # missing inputs, makes them with --random-inputs (seeded), writes .npy
 # files; `kiln run --profile` prints the profile table and --profile-json
-# writes a trace that parses and names every instruction of the table, on
+# writes a trace that parses, names every instruction of the table and
+# counts the FLOPs and bytes worked out by hand for the CNN, on
 # each backend present (one without a device is skipped, saying so); usage
 # errors exit with 2.
 # usage: tool_test.sh KILN BUILD_DIR SRC_DIR SOURCE_ROOT
@@ -176,6 +177,18 @@ seen = {e["args"]["instr"]: e["name"] for e in run}
 assert set(seen) == set(rows), "trace %s, table %s" % (sorted(seen), sorted(rows))
 for i, name in rows.items():
     assert seen[i][:28] == name[:28], (i, seen[i], name)
+# Work counted by hand from examples/models/make_cnn.py: conv1 makes
+# 8x16x16 outputs of 3x3x3 multiply-adds, conv2 16x8x8 of 8x3x3, fc 10 of
+# 16; pool1 reads 8x16x16 floats and writes 8x8x8.
+work = {e["name"]: e["args"] for e in run}
+def named(prefix):
+    return [a for n, a in work.items() if n == prefix or n.startswith(prefix + "+")]
+assert [a["flops"] for a in named("conv1")] == [2 * 8 * 16 * 16 * 27], named("conv1")
+assert [a["flops"] for a in named("conv2")] == [2 * 16 * 8 * 8 * 72], named("conv2")
+assert [a["flops"] for a in named("fc")] == [2 * 10 * 16], named("fc")
+assert [a["bytes"] for a in named("pool1")] == [(8 * 16 * 16 + 8 * 8 * 8) * 4], named("pool1")
+if "relu1" in work:  # its own instruction (not fused): reads and writes 8x16x16 floats
+    assert work["relu1"]["bytes"] == 2 * 8 * 16 * 16 * 4, work["relu1"]
 phases = [e["name"] for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("pid") == 0]
 assert "backend compile" in phases, phases
 print("trace ok: %d instructions" % len(rows))
