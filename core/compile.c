@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "context.h"
 #include "kiln/passes.h"
@@ -155,6 +156,12 @@ static kiln_status compile_io(kiln_executable *exe, const kiln_function *f) {
   return NULL;
 }
 
+uint64_t kiln_core_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* The options a plugin sees: always a full struct, defaults where the
  * caller's (possibly older, smaller) struct says nothing. */
 static void compile_options(const kiln_compile_options *in, kiln_compile_options *out) {
@@ -234,6 +241,7 @@ static kiln_status compile_steps(kiln_context *ctx, const kiln_module *m, kiln_m
    * simplify again. Skipped for the tiny all-constant modules that constant
    * folding itself compiles (kiln_evaluate_value), which would otherwise
    * fold forever. */
+  uint64_t t0 = kiln_core_now_ns();
   if (run_passes) {
     kiln_pass_options po = kiln_pass_options_default();
     po.evaluate = compile_evaluate;
@@ -261,6 +269,8 @@ static kiln_status compile_steps(kiln_context *ctx, const kiln_module *m, kiln_m
   }
 
   KILN_TRY(compile_check_support(p, f));
+  uint64_t t1 = kiln_core_now_ns();
+  exe->core_phases[0] = (kiln_profile_phase){"graph passes and lowering", t1 - t0};
 
   KILN_TRY_CTX(kiln_irgen(f, &exe->ir), "generating instructions for function '%s'",
                kiln_function_name(f));
@@ -275,6 +285,8 @@ static kiln_status compile_steps(kiln_context *ctx, const kiln_module *m, kiln_m
   KILN_TRY_CTX(kiln_ir_verify(exe->ir), "verifying instructions of function '%s'",
                kiln_function_name(f));
   KILN_TRY(compile_io(exe, f));
+  uint64_t t2 = kiln_core_now_ns();
+  exe->core_phases[1] = (kiln_profile_phase){"instructions and memory plan", t2 - t1};
   /* From here on only the IR is used, which holds its own share of every
    * weight it reads and copies of everything else: the module copy (or the
    * module taken over) goes now, so that a weight the backend releases
@@ -302,8 +314,10 @@ static kiln_status compile_steps(kiln_context *ctx, const kiln_module *m, kiln_m
                  "backend '%s' writing bundle '%s' into '%s'", p->name, bundle_name, bundle_dir);
     return NULL;
   }
+  exe->profiling = (opts.flags & KILN_COMPILE_PROFILE) != 0;
   void *pexe = NULL;
   kiln_status s = p->compile(p->state, exe->ir, &opts, &pexe);
+  exe->core_phases[2] = (kiln_profile_phase){"backend compile", kiln_core_now_ns() - t2};
   if (s)
     return kiln_status_wrap(s, "backend '%s' failed to compile function '%s'", p->name, fname);
   if (!pexe)

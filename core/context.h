@@ -61,7 +61,18 @@ struct kiln_executable {
   void *plugin_exe;
   kiln_exe_io *inputs, *outputs;
   uint32_t input_count, output_count;
+  /* Profiling (kiln_executable_profile): compiled with KILN_COMPILE_PROFILE;
+   * the core's compile phases; the last run's wall time; the profile last
+   * handed out, with its phase list (core's then the backend's; malloc). */
+  bool profiling;
+  kiln_profile_phase core_phases[3];
+  uint64_t run_ns;
+  kiln_profile profile;
+  kiln_profile_phase *phases;
 };
+
+/* Monotonic clock in nanoseconds (for compile phases and run times). */
+uint64_t kiln_core_now_ns(void);
 
 /* Duplicate a string with malloc (NULL on failure or NULL input). */
 char *kiln_core_strdup(const char *s);

@@ -1,6 +1,7 @@
 /* core/executable.c: what a compiled function offers its user: io
  * descriptions, kiln_run with positional buffers, named bindings with size
- * checks, and kiln_tensor_free. */
+ * checks, the last run's profile (kiln_executable_profile) and
+ * kiln_tensor_free. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,40 @@ void kiln_executable_destroy(kiln_executable *exe) {
     free(exe->outputs[i].name);
   free(exe->inputs);
   free(exe->outputs);
+  free(exe->phases);
   free(exe);
+}
+
+kiln_status kiln_executable_profile(kiln_executable *exe, const kiln_profile **out) {
+  if (!out || !exe)
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "kiln_executable_profile: %s is NULL",
+                            out ? "executable" : "out");
+  *out = NULL;
+  if (!exe->profiling)
+    return kiln_status_make(KILN_FAILED_PRECONDITION,
+                            "the executable was not compiled for profiling (set "
+                            "KILN_COMPILE_PROFILE in kiln_compile_options.flags)");
+  kiln_profile bp = {.struct_size = sizeof bp};
+  kiln_status (*hook)(void *, kiln_profile *) = KILN_PLUGIN_HOOK(exe->plugin, profile);
+  if (hook)
+    KILN_TRY_CTX(hook(exe->plugin_exe, &bp), "backend '%s' profile", exe->plugin->name);
+  uint32_t nb = bp.phases ? bp.phase_count : 0, nc = 3;
+  kiln_profile_phase *ph = malloc((nc + nb) * sizeof *ph);
+  if (!ph)
+    return kiln_status_make(KILN_OUT_OF_MEMORY, "no memory for a profile");
+  memcpy(ph, exe->core_phases, sizeof exe->core_phases);
+  if (nb)
+    memcpy(ph + nc, bp.phases, nb * sizeof *ph);
+  free(exe->phases);
+  exe->phases = ph;
+  exe->profile = (kiln_profile){.struct_size = sizeof exe->profile,
+                                .event_count = bp.events ? bp.event_count : 0,
+                                .events = bp.events,
+                                .phase_count = nc + nb,
+                                .phases = ph,
+                                .run_ns = __atomic_load_n(&exe->run_ns, __ATOMIC_RELAXED)};
+  *out = &exe->profile;
+  return NULL;
 }
 
 uint32_t kiln_executable_input_count(const kiln_executable *exe) {
@@ -94,7 +128,10 @@ kiln_status kiln_run(kiln_executable *exe, const void *const *inputs, void *cons
     if (!outputs[i] && kiln_type_bytes(&exe->outputs[i].type) > 0)
       return kiln_status_make(KILN_INVALID_ARGUMENT, "kiln_run: buffer of output %u '%s' is NULL",
                               i, exe->outputs[i].name);
+  uint64_t t0 = exe->profiling ? kiln_core_now_ns() : 0;
   kiln_status s = exe->plugin->run(exe->plugin_exe, inputs, outputs);
+  if (exe->profiling) /* atomic: profiled runs may still be concurrent */
+    __atomic_store_n(&exe->run_ns, kiln_core_now_ns() - t0, __ATOMIC_RELAXED);
   if (s)
     return kiln_status_wrap(s, "backend '%s' run failed", exe->plugin->name);
   return NULL;

@@ -41,7 +41,10 @@ _Static_assert(KILN_PLUGIN_SIZE_1_0 == 144, "kiln_plugin ABI: the 1.0 layout is 
 /* ABI 1.1: emit_bundle. */
 _Static_assert(offsetof(kiln_plugin, emit_bundle) == 144, "kiln_plugin ABI: emit_bundle moved");
 _Static_assert(KILN_PLUGIN_SIZE_1_1 == 152, "kiln_plugin ABI: the 1.1 layout is 152 bytes");
-_Static_assert(sizeof(kiln_plugin) == KILN_PLUGIN_SIZE_1_1,
+/* ABI 1.2: profile. */
+_Static_assert(offsetof(kiln_plugin, profile) == 152, "kiln_plugin ABI: profile moved");
+_Static_assert(KILN_PLUGIN_SIZE_1_2 == 160, "kiln_plugin ABI: the 1.2 layout is 160 bytes");
+_Static_assert(sizeof(kiln_plugin) == KILN_PLUGIN_SIZE_1_2,
                "kiln_plugin ABI: size changed (append only, bump minor, add a "
                "KILN_PLUGIN_SIZE_1_N and a case in kiln_plugin_size_for_minor)");
 
@@ -53,7 +56,20 @@ _Static_assert(offsetof(kiln_compile_options, device) == 8, "compile options ABI
 _Static_assert(offsetof(kiln_compile_options, cpu) == 16, "compile options ABI");
 _Static_assert(offsetof(kiln_compile_options, cpu_features) == 24, "compile options ABI");
 _Static_assert(offsetof(kiln_compile_options, target) == 32, "compile options ABI");
-_Static_assert(sizeof(kiln_compile_options) == 40, "compile options ABI");
+/* ABI 1.2: flags. */
+_Static_assert(offsetof(kiln_compile_options, flags) == 40, "compile options ABI");
+_Static_assert(offsetof(kiln_compile_options, reserved1) == 44, "compile options ABI");
+_Static_assert(sizeof(kiln_compile_options) == 48, "compile options ABI");
+
+/* Profiles: events and phases are frozen; kiln_profile grows by struct_size. */
+_Static_assert(sizeof(kiln_profile_event) == 24, "profile event ABI: add a new struct beside it");
+_Static_assert(offsetof(kiln_profile_event, start_ns) == 8, "profile event ABI");
+_Static_assert(offsetof(kiln_profile_event, dur_ns) == 16, "profile event ABI");
+_Static_assert(sizeof(kiln_profile_phase) == 16, "profile phase ABI: add a new struct beside it");
+_Static_assert(offsetof(kiln_profile, events) == 8, "profile ABI");
+_Static_assert(offsetof(kiln_profile, phases) == 24, "profile ABI");
+_Static_assert(offsetof(kiln_profile, run_ns) == 32, "profile ABI");
+_Static_assert(sizeof(kiln_profile) == 40, "profile ABI");
 
 /* Structs without struct_size keep their size for the whole major; they
  * grow by a new struct beside them (see each one's comment). */

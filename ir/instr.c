@@ -393,6 +393,23 @@ const kiln_attrs *kiln_instr_attrs(const kiln_instr *in) {
   return in->attrs;
 }
 
+const char *kiln_instr_name(const kiln_instr *in) {
+  return in ? in->name : NULL;
+}
+
+kiln_status kiln_instr_set_name(kiln_instr *in, const char *name) {
+  if (!name) {
+    in->name = NULL;
+    return NULL;
+  }
+  const char *nm = kiln_arena_strdup(in->ir->arena, name);
+  if (!nm)
+    return kiln_status_make(KILN_OUT_OF_MEMORY, "no memory for the name of instruction %u",
+                            in->index);
+  in->name = nm;
+  return NULL;
+}
+
 uint32_t kiln_instr_index(const kiln_instr *in) {
   return in->index;
 }

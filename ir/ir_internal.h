@@ -160,6 +160,7 @@ struct kiln_instr {
   kiln_operand_dir *dirs;
   const kiln_attrs *attrs;
   uint32_t index;
+  const char *name; /* the graph node it came from (kiln_instr_name); NULL = none */
 };
 
 struct kiln_ir {

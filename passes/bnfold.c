@@ -99,7 +99,11 @@ static kiln_status fold_conv(kiln_function *f, kiln_node *bn, kiln_node *conv, b
   uint32_t nd;
   KILN_TRY(kiln_pass_attrs_descs(kiln_node_attrs(conv), 0, &d, &nd));
   kiln_value *in[3] = {x, nw, nb};
-  st = kiln_pass_emit(f, bn, KILN_NODE_Conv, in, 3, d, nd, &y);
+  /* The folded conv is the conv node's (and the batch norm's): "conv+1". */
+  char nm[256];
+  const char *name = kiln_pass_given_name(conv) ? kiln_pass_merged_name(conv, 1, nm, sizeof nm)
+                                                : kiln_pass_given_name(bn);
+  st = kiln_pass_emit_named(f, bn, name, KILN_NODE_Conv, in, 3, d, nd, &y);
   free(d);
   KILN_TRY(st);
   KILN_TRY(kiln_pass_replace_node(f, bn, &y));

@@ -145,8 +145,10 @@ static kiln_status fuse_build(const kiln_pass_options *o, kiln_function *f, fuse
   kiln_attr_desc a = KILN_ATTR_S("body", g->body);
   kiln_function_set_insert_point(f, g->nodes[0]);
   kiln_node *fn = NULL;
-  kiln_status s = kiln_function_add_node(f, KILN_NODE_FusedElementwise, kiln_node_name(g->nodes[0]),
-                                         g->inputs, g->n_inputs, &a, 1, 1, &fn);
+  char nm[256];
+  kiln_status s = kiln_function_add_node(
+      f, KILN_NODE_FusedElementwise, kiln_pass_merged_name(g->nodes[0], g->n_nodes - 1, nm, sizeof nm),
+      g->inputs, g->n_inputs, &a, 1, 1, &fn);
   kiln_function_set_insert_point(f, NULL);
   if (s)
     return kiln_status_wrap(s, "fuse: fusing at node '%s'", kiln_node_name(g->nodes[0]));

@@ -40,7 +40,9 @@ static kiln_status fuse_act_one(kiln_function *f, const kiln_pass_options *o, ki
     ins[i] = kiln_node_input(p, i);
   kiln_function_set_insert_point(f, a);
   kiln_node *fused = NULL;
-  kiln_status s = kiln_function_add_node(f, kiln_node_get_kind(p), kiln_node_name(p), ins, n_in,
+  char nm[256];
+  kiln_status s = kiln_function_add_node(f, kiln_node_get_kind(p),
+                                         kiln_pass_merged_name(p, 1, nm, sizeof nm), ins, n_in,
                                          descs, n_descs, 1, &fused);
   kiln_function_set_insert_point(f, NULL);
   free(descs);

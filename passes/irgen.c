@@ -162,8 +162,12 @@ static kiln_status gen_node(irgen *g, const kiln_node *n, uint32_t pos) {
       ops[n->n_results + j] = ins[j];
       dirs[n->n_results + j] = KILN_IN;
     }
+    kiln_instr *in = NULL;
     KILN_TRY(kiln_ir_add_instr_attrs(g->ir, kiln_instr_kind_for_node(n->kind), ops, dirs,
-                                     n->n_results + n->n_inputs, n->attrs, NULL, NULL));
+                                     n->n_results + n->n_inputs, n->attrs, NULL, &in));
+    /* The node's name, so that profiles and messages can say which model
+     * node an instruction computes. */
+    KILN_TRY(kiln_instr_set_name(in, kiln_node_name(n)));
   }
   for (uint32_t id = g->dead_head[pos]; id != NONE; id = g->next_dead[id])
     KILN_TRY(emit(g, KILN_INSTR_Dealloc, g->map[id], KILN_IN, NULL));

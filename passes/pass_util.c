@@ -2,6 +2,7 @@
 #include "pass_util.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,17 +138,46 @@ kiln_status kiln_pass_replace_node(kiln_function *f, kiln_node *n, kiln_value *c
   return kiln_function_remove_node(f, n);
 }
 
-kiln_status kiln_pass_emit(kiln_function *f, kiln_node *before, kiln_node_kind k,
-                           kiln_value *const *in, uint32_t n_in, const kiln_attr_desc *attrs,
-                           uint32_t n_attrs, kiln_value **out) {
+const char *kiln_pass_given_name(const kiln_node *n) {
+  const char *name = n ? kiln_node_name(n) : NULL;
+  const char *first = n && kiln_node_result_count(n) ? kiln_value_name(kiln_node_result(n, 0)) : NULL;
+  return name && first && strcmp(name, first) == 0 ? NULL : name;
+}
+
+const char *kiln_pass_merged_name(const kiln_node *first, uint32_t extra, char *buf, size_t size) {
+  const char *given = kiln_pass_given_name(first);
+  if (!given || !extra)
+    return kiln_node_name(first);
+  /* A node merged again ("conv+1" taking its activation) counts on. */
+  size_t len = strlen(given), d = len;
+  while (d > 0 && given[d - 1] >= '0' && given[d - 1] <= '9')
+    d--;
+  if (d > 1 && d < len && given[d - 1] == '+' && len - d < 9) {
+    snprintf(buf, size, "%.*s+%u", (int)(d - 1), given, (unsigned)(atoi(given + d) + extra));
+    return buf;
+  }
+  snprintf(buf, size, "%s+%u", given, (unsigned)extra);
+  return buf;
+}
+
+kiln_status kiln_pass_emit_named(kiln_function *f, kiln_node *before, const char *name,
+                                 kiln_node_kind k, kiln_value *const *in, uint32_t n_in,
+                                 const kiln_attr_desc *attrs, uint32_t n_attrs, kiln_value **out) {
   kiln_node *n = NULL;
   kiln_function_set_insert_point(f, before);
-  kiln_status s = kiln_function_add_node(f, k, NULL, in, n_in, attrs, n_attrs, 0, &n);
+  kiln_status s = kiln_function_add_node(f, k, name, in, n_in, attrs, n_attrs, 0, &n);
   kiln_function_set_insert_point(f, NULL);
   if (s)
     return s;
   *out = kiln_node_result(n, 0);
   return NULL;
+}
+
+kiln_status kiln_pass_emit(kiln_function *f, kiln_node *before, kiln_node_kind k,
+                           kiln_value *const *in, uint32_t n_in, const kiln_attr_desc *attrs,
+                           uint32_t n_attrs, kiln_value **out) {
+  return kiln_pass_emit_named(f, before, kiln_pass_given_name(before), k, in, n_in, attrs, n_attrs,
+                              out);
 }
 
 kiln_status kiln_pass_snapshot(const kiln_function *f, kiln_node ***out, uint32_t *n) {

@@ -26,11 +26,27 @@ KILN_NODISCARD kiln_status kiln_pass_const_scalar(kiln_module *m, kiln_elem e, d
 /* Make every use of n's results use repl[i] instead, then remove n. */
 KILN_NODISCARD kiln_status kiln_pass_replace_node(kiln_function *f, kiln_node *n,
                                                   kiln_value *const *repl);
-/* Add a node before `before` (NULL = at the end) and return its result 0. */
+/* Add a node before `before` (NULL = at the end) and return its result 0.
+ * It carries before's given name (kiln_pass_given_name), so that what a
+ * rule makes of a model node still names it (kiln_instr_name). */
 KILN_NODISCARD kiln_status kiln_pass_emit(kiln_function *f, kiln_node *before, kiln_node_kind k,
                                           kiln_value *const *in, uint32_t n_in,
                                           const kiln_attr_desc *attrs, uint32_t n_attrs,
                                           kiln_value **out);
+/* The same with the new node's name given (NULL = none). */
+KILN_NODISCARD kiln_status kiln_pass_emit_named(kiln_function *f, kiln_node *before,
+                                                const char *name, kiln_node_kind k,
+                                                kiln_value *const *in, uint32_t n_in,
+                                                const kiln_attr_desc *attrs, uint32_t n_attrs,
+                                                kiln_value **out);
+/* n's given name, or NULL when it has none (kiln_node_name then falls back
+ * to its first result's name). */
+const char *kiln_pass_given_name(const kiln_node *n);
+/* The name of a node that takes the place of `first` and `extra` more
+ * nodes (fusion, folding): "NAME+EXTRA" from first's given name, written
+ * into buf ("NAME+N" merged again becomes "NAME+(N+EXTRA)"); without a
+ * given name, kiln_node_name(first) as before. */
+const char *kiln_pass_merged_name(const kiln_node *first, uint32_t extra, char *buf, size_t size);
 
 /* A snapshot of a function's nodes (a rewrite removes at most the node it
  * is looking at, so later entries stay valid). Caller frees with free(). */

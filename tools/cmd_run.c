@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "commands.h"
+#include "profile.h"
 
 #define RUN_MAX_INPUTS 256
 
@@ -28,6 +29,16 @@ static void run_help(void) {
          "                        seeded generator (SEED: a number, default 1): floats\n"
          "                        uniform in [-1, 1), integers 0 or 1 (valid as indices\n"
          "                        and masks), bools 0 or 1; each is named on stderr\n"
+         "  --profile             compile with timers and print, after the runs, where the\n"
+         "                        time went: compile phases, then per node kind and per\n"
+         "                        instruction (with the model node it came from) calls,\n"
+         "                        total and median time, share of the run's wall time and\n"
+         "                        the rate achieved (GFLOP/s for MatMul, Gemm, Conv,\n"
+         "                        ConvTranspose and recurrent kinds, GB/s of operand bytes\n"
+         "                        for the others); with --repeat, over every run\n"
+         "  --profile-json FILE   write the last run and the compile phases as a Chrome\n"
+         "                        trace-event file (Perfetto, chrome://tracing); implies\n"
+         "                        compiling with timers. See docs/profiling.md\n"
          "%s"
          "  --help                this text\n\n"
          "Printing shows each output's name, type and up to 64 values.\n",
@@ -290,7 +301,9 @@ static kiln_status run_load_inputs(const kiln_executable *exe, const run_input *
 typedef struct run_args {
   tool_compile_args ca;
   const char *file, *output_dir;
-  bool pb, print, random_inputs;
+  const char *profile_json;
+  bool pb, print, random_inputs, profile;
+  double load_ms;
   uint64_t repeat, seed;
   run_input inputs[RUN_MAX_INPUTS];
   uint32_t ninputs;
@@ -322,11 +335,18 @@ static kiln_status run_execute(kiln_executable *exe, const run_args *a) {
       s = kiln_status_make(KILN_OUT_OF_MEMORY, "out of memory for output '%s' (%lld bytes)",
                            io.name, (long long)bytes);
   }
+  tool_profile *prof = NULL;
+  if (!s && (a->profile || a->profile_json))
+    s = tool_profile_create(exe, &prof);
   for (uint64_t r = 0; r < a->repeat && !s; r++) {
     double t0 = tool_now_ms();
     s = kiln_run(exe, in, out);
     times[r] = tool_now_ms() - t0;
+    if (!s && prof)
+      s = tool_profile_add_run(prof, exe);
   }
+  if (!s && prof && a->profile_json)
+    s = tool_profile_write_json(prof, a->profile_json, kiln_executable_backend(exe));
   if (!s && a->repeat > 1) {
     qsort(times, a->repeat, sizeof *times, run_cmp_double);
     double median = a->repeat % 2 ? times[a->repeat / 2]
@@ -347,6 +367,10 @@ static kiln_status run_execute(kiln_executable *exe, const run_args *a) {
     if (a->output_dir)
       s = run_write(a->output_dir, &io, out[i], a->pb);
   }
+  /* The table comes after the outputs, so that it is the last thing seen. */
+  if (!s && prof && a->profile)
+    s = tool_profile_print(stdout, prof, a->load_ms, kiln_executable_backend(exe));
+  tool_profile_destroy(prof);
   for (uint32_t i = 0; tensors && i < ni; i++)
     kiln_tensor_free(&tensors[i]);
   for (uint32_t i = 0; out && i < no; i++)
@@ -369,6 +393,12 @@ static int run_parse(int argc, char **argv, run_args *a) {
       a->pb = true;
     } else if (strcmp(argv[i], "--print") == 0) {
       a->print = true;
+    } else if (strcmp(argv[i], "--profile") == 0) {
+      a->profile = true;
+    } else if ((r = tool_opt_value(argc, argv, &i, "--profile-json", &v)) != 0) {
+      if (r < 0)
+        return tool_usage_error("run", "--profile-json needs a FILE");
+      a->profile_json = v;
     } else if (strncmp(argv[i], "--random-inputs", 15) == 0 &&
                (argv[i][15] == '\0' || argv[i][15] == '=')) {
       /* The seed is optional: "--random-inputs=7", or a number next. */
@@ -409,6 +439,8 @@ static int run_parse(int argc, char **argv, run_args *a) {
   }
   if (!a->file)
     return tool_usage_error("run", "missing FILE");
+  if (a->profile || a->profile_json)
+    a->ca.opts.flags |= KILN_COMPILE_PROFILE;
   if (!a->ca.backend)
     return tool_usage_error("run", "missing --backend NAME");
   if (a->pb && !a->output_dir)
@@ -434,8 +466,10 @@ int kiln_cmd_run(int argc, char **argv) {
   kiln_module *m = NULL;
   kiln_executable *exe = NULL;
   kiln_status s = kiln_context_create(&ctx);
+  double t0 = tool_now_ms();
   if (!s)
     s = tool_load_module(a->file, &a->ca.dims, ctx, &m);
+  a->load_ms = tool_now_ms() - t0;
   /* The module is not needed after: handing it over lets the compile free
    * each weight it replaces or packs at once (kiln_compile_take). */
   if (!s)

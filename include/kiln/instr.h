@@ -131,6 +131,14 @@ kiln_operand_dir kiln_instr_operand_dir(const kiln_instr *in, uint32_t i);
 uint32_t kiln_instr_result_count(const kiln_instr *in);
 const kiln_attrs *kiln_instr_attrs(const kiln_instr *in);
 uint32_t kiln_instr_index(const kiln_instr *in); /* position in the list */
+/* The name of the graph node an instruction was generated from (IRGen
+ * sets it: the ONNX node's name, or for a node made by lowering or fusion
+ * the name of the node it came from, or the first result's name when the
+ * node had none); NULL for memory instructions and instructions made
+ * without one. Owned by the IR. */
+const char *kiln_instr_name(const kiln_instr *in);
+/* Set it (copied into the IR; NULL clears it). */
+KILN_NODISCARD kiln_status kiln_instr_set_name(kiln_instr *in, const char *name);
 
 /* Check operand counts, directions, types against inference, buffer
  * liveness (use after dealloc, use before alloc, double alloc) and views.

@@ -107,6 +107,19 @@ const char *kiln_executable_backend(const kiln_executable *exe);
 KILN_NODISCARD kiln_status kiln_run(kiln_executable *exe, const void *const *inputs,
                                     void *const *outputs);
 
+/* The profile of the last kiln_run (or kiln_run_bindings) of an
+ * executable compiled with KILN_COMPILE_PROFILE in kiln_compile_options.flags
+ * (docs/profiling.md): the backend's per-instruction events (none when the
+ * backend has no profile hook), the compile phases (the core's three,
+ * "graph passes and lowering", "instructions and memory plan" and "backend
+ * compile", then any the backend reports, which are parts of the last)
+ * and run_ns, the run's wall time as the core measured it. *out is owned
+ * by the executable and valid until its next run or destroy; call it when
+ * no run of exe is in flight. FAILED_PRECONDITION when exe was compiled
+ * without profiling. */
+KILN_NODISCARD kiln_status kiln_executable_profile(kiln_executable *exe,
+                                                   const kiln_profile **out);
+
 /* Bindings: buffers attached by name, checked for size, then run. A
  * bindings object belongs to one thread at a time; buffers are borrowed. */
 typedef struct kiln_bindings kiln_bindings;

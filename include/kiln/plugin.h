@@ -49,7 +49,7 @@ extern "C" {
 #endif
 
 #define KILN_PLUGIN_ABI_MAJOR 1
-#define KILN_PLUGIN_ABI_MINOR 1 /* 1.1: emit_bundle appended */
+#define KILN_PLUGIN_ABI_MINOR 2 /* 1.1: emit_bundle appended; 1.2: profile, compile flags */
 #define KILN_PLUGIN_ENTRY_SYMBOL "kiln_plugin_entry"
 
 /* Does the struct at p, whose leading struct_size says how much of `type`
@@ -65,7 +65,7 @@ extern "C" {
  * for the rest). The core hands a plugin its own full struct; a plugin
  * reads a member added after 1.0 only when KILN_STRUCT_HAS(opts,
  * kiln_compile_options, member), since an older core's struct ends sooner.
- * Every member here is of 1.0. */
+ * Every member is of 1.0 unless its comment names a later minor. */
 typedef struct kiln_compile_options {
   uint32_t struct_size;     /* sizeof(kiln_compile_options) of the caller */
   uint32_t threads;         /* 0 = plugin default (e.g. online cores) */
@@ -73,7 +73,54 @@ typedef struct kiln_compile_options {
   const char *cpu;          /* target CPU name, NULL = host */
   const char *cpu_features; /* e.g. "+avx2,-avx512f", NULL = host */
   const char *target;       /* target triple, NULL = host */
+  /* ABI 1.2: KILN_COMPILE_* bits. A plugin reads it only when
+   * KILN_STRUCT_HAS(opts, kiln_compile_options, flags). */
+  uint32_t flags;
+  uint32_t reserved1; /* 0 */
 } kiln_compile_options;
+
+/* Record per-instruction timings of every run (the `profile` hook and
+ * kiln_executable_profile). A backend adds timers only when asked: code
+ * compiled without this bit is what it would be without profiling. */
+#define KILN_COMPILE_PROFILE 1u
+
+/* One timed piece of a run: instruction `instr` (kiln_instr_index) ran on
+ * the backend's thread `thread` (0 = the thread that called run; a backend
+ * numbers its others 1, 2, ...) from start_ns to start_ns + dur_ns, in
+ * nanoseconds since the run began. An instruction may have several events
+ * (several threads, or several pieces); instructions that cost nothing
+ * (alloc, dealloc, view) may have none. Growth: none within a major (its
+ * size, 24 bytes, is frozen in core/plugin_abi.c). */
+typedef struct kiln_profile_event {
+  uint32_t instr;
+  uint32_t thread;
+  uint64_t start_ns;
+  uint64_t dur_ns;
+} kiln_profile_event;
+
+/* A named phase of a compile and how long it took ("backend codegen"...).
+ * Growth: none within a major (16 bytes, frozen). */
+typedef struct kiln_profile_phase {
+  const char *name;
+  uint64_t ns;
+} kiln_profile_phase;
+
+/* The profile of an executable's last run. The profile hook fills events
+ * (and optionally phases: the backend's own compile phases); the core adds
+ * its compile phases and run_ns for kiln_executable_profile (kiln.h).
+ * Arrays and strings are owned by whoever filled them (the backend's
+ * executable, or the core's) and stay valid until the next run of the
+ * executable or its destruction. Growth: appended at the end by a minor
+ * bump; a reader checks struct_size (KILN_STRUCT_HAS). */
+typedef struct kiln_profile {
+  uint32_t struct_size; /* sizeof(kiln_profile) of whoever made the struct */
+  uint32_t event_count;
+  const kiln_profile_event *events;
+  uint32_t phase_count;
+  uint32_t reserved0;
+  const kiln_profile_phase *phases;
+  uint64_t run_ns; /* wall time of the last kiln_run, measured by the core */
+} kiln_profile;
 
 /* One device of a backend, filled by the plugin's device_info hook into
  * the caller's zeroed struct. Growth: none within a major (its size, 168
@@ -168,11 +215,23 @@ typedef struct kiln_plugin {
    * the backend makes no bundles. */
   kiln_status (*emit_bundle)(void *state, const kiln_ir *ir, const kiln_compile_options *opts,
                              const char *dir, const char *name);
+  /* --- end of the ABI 1.1 layout (KILN_PLUGIN_SIZE_1_1) --- */
+
+  /* ABI 1.2. Optional: the timings of the last run of an executable that
+   * was compiled with KILN_COMPILE_PROFILE in opts->flags. The core passes
+   * *out zeroed with struct_size set; the hook sets events / event_count
+   * (and may set phases / phase_count: its own compile phases), pointing
+   * at memory of the executable that stays valid until its next run or
+   * destroy. Not called while a run of the executable is in flight. NULL:
+   * the backend reports no timings (kiln_executable_profile then has the
+   * core's compile phases and run_ns only). */
+  kiln_status (*profile)(void *executable, kiln_profile *out);
 } kiln_plugin;
 
 /* Bytes of the descriptor as each minor of major 1 lays it out. */
 #define KILN_PLUGIN_SIZE_1_0 offsetof(kiln_plugin, emit_bundle)
 #define KILN_PLUGIN_SIZE_1_1 (offsetof(kiln_plugin, emit_bundle) + sizeof(void (*)(void)))
+#define KILN_PLUGIN_SIZE_1_2 (offsetof(kiln_plugin, profile) + sizeof(void (*)(void)))
 
 /* Does descriptor p cover `member`? */
 #define KILN_PLUGIN_HAS(p, member) KILN_STRUCT_HAS(p, kiln_plugin, member)
@@ -190,7 +249,9 @@ typedef kiln_status (*kiln_plugin_entry_fn)(kiln_plugin *out, uint32_t host_abi_
 
 /* Bytes of the descriptor the host of ABI 1.host_minor passed in. */
 static inline size_t kiln_plugin_size_for_minor(uint32_t host_minor) {
-  return host_minor == 0 ? KILN_PLUGIN_SIZE_1_0 : KILN_PLUGIN_SIZE_1_1;
+  return host_minor == 0   ? KILN_PLUGIN_SIZE_1_0
+         : host_minor == 1 ? KILN_PLUGIN_SIZE_1_1
+                           : KILN_PLUGIN_SIZE_1_2;
 }
 
 /* What KILN_PLUGIN_DEFINE's entry does: copy the plugin's descriptor into

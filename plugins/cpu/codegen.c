@@ -317,6 +317,20 @@ static kiln_status kcpu_emit_instr(kcpu_emit *e, const kiln_instr *in) {
   return NULL;
 }
 
+/* An instruction between two clock reads (see kcpu_profile_plan). */
+static kiln_status kcpu_emit_timed(kcpu_emit *e, const kiln_instr *in) {
+  kcpu_profile_plan *pp = e->o->profile;
+  kiln_instr_kind k = kiln_instr_get_kind(in);
+  if (!pp || k == KILN_INSTR_Alloc || k == KILN_INSTR_Dealloc || k == KILN_INSTR_View)
+    return kcpu_emit_instr(e, in);
+  LLVMValueRef t0 = NULL;
+  KILN_TRY(kcpu_call(e, "kcpu_k_prof_now", NULL, 0, &t0));
+  KILN_TRY(kcpu_emit_instr(e, in));
+  LLVMValueRef args[3] = {kcpu_table_load(e, pp->slot), kcpu_i64(e, pp->count), t0};
+  pp->instr[pp->count++] = kiln_instr_index(in);
+  return kcpu_call(e, "kcpu_k_prof_record", args, 3, NULL);
+}
+
 kiln_status kcpu_codegen(LLVMModuleRef mod, const kiln_ir *ir, const kcpu_codegen_opts *o) {
   kcpu_emit e = {.mod = mod, .ctx = LLVMGetModuleContext(mod), .ir = ir, .o = o};
   uint32_t nb = kiln_ir_buffer_count(ir), ni = kiln_ir_input_count(ir),
@@ -369,8 +383,14 @@ kiln_status kcpu_codegen(LLVMModuleRef mod, const kiln_ir *ir, const kcpu_codege
   }
   if (!table)
     kcpu_weight_layout(ir, e.weight_offsets);
+  if (o->profile) {
+    o->profile->count = 0;
+    o->profile->slot = table ? kcpu_table_add(o->table, NULL) : UINT32_MAX;
+    if (o->profile->slot == UINT32_MAX)
+      s = kiln_status_make(KILN_OUT_OF_MEMORY, "cpu: no slot for the profile's events");
+  }
   for (uint32_t i = 0; !s && i < kiln_ir_instr_count(ir); i++)
-    s = kcpu_emit_instr(&e, kiln_ir_instr(ir, i));
+    s = kcpu_emit_timed(&e, kiln_ir_instr(ir, i));
   if (!s && e.oom)
     s = kiln_status_make(KILN_OUT_OF_MEMORY, "cpu: no memory for the weights table");
   if (!s)

@@ -64,11 +64,22 @@ typedef struct kcpu_weight_table {
 } kcpu_weight_table;
 void kcpu_weight_table_free(kcpu_weight_table *t);
 
+/* Timers (KILN_COMPILE_PROFILE, JIT only): each Copy and compute
+ * instruction is timed; event k (instruction instr[k]) writes its start
+ * and duration (kcpu_k_prof_record) into the kiln_profile_event array the
+ * run puts in weights-table slot `slot`. instr has kiln_ir_instr_count
+ * entries (the caller's); codegen sets count and slot. */
+typedef struct kcpu_profile_plan {
+  uint32_t *instr;
+  uint32_t count, slot;
+} kcpu_profile_plan;
+
 typedef struct kcpu_codegen_opts {
   const char *entry_name;
   uint32_t threads, lanes;
   kcpu_weights_mode weights;
   kcpu_weight_table *table; /* KCPU_WEIGHTS_TABLE: filled by kcpu_codegen */
+  kcpu_profile_plan *profile; /* NULL: no timers, the code is as without profiling */
 } kcpu_codegen_opts;
 /* Does any file define kcpu_emit_<k>? */
 bool kcpu_has_emitter(kiln_node_kind k);

@@ -8,8 +8,12 @@
  * not compiled into the code: the entry reads them through a table of
  * pointers to the IR's (shared) constant data and to the weights packed at
  * compile time, and each weight used only in packed form is released from
- * the IR, so a weight is held once. */
+ * the IR, so a weight is held once. Compiled for profiling
+ * (KILN_COMPILE_PROFILE), the code reads a clock around every instruction
+ * (kcpu_profile_plan) and runs are serialized so that one events array
+ * serves them; without it no timer is generated. */
 #include <pthread.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +43,25 @@ typedef struct kcpu_exec {
   uint64_t arena_bytes;
   pthread_mutex_t lock;
   kcpu_frame *free_frames;
+  /* Profiling: the plan codegen made, the events the timers write (the
+   * last run's, relative to its start), one run at a time, and the
+   * compile's phases. */
+  bool profiling;
+  kcpu_profile_plan plan;
+  kiln_profile_event *events;
+  pthread_mutex_t run_lock;
+  kiln_profile_phase phases[3];
 } kcpu_exec;
+
+_Static_assert(sizeof(kiln_profile_event) == 24 && offsetof(kiln_profile_event, start_ns) == 8 &&
+                   offsetof(kiln_profile_event, dur_ns) == 16,
+               "kcpu_k_prof_record writes the kiln_profile_event layout");
+
+static uint64_t kcpu_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 typedef bool (*kcpu_supports_fn)(const kiln_node *n);
 
@@ -78,6 +100,9 @@ static void kcpu_destroy(void *executable) {
     kcpu_frame_free(x, f);
   }
   pthread_mutex_destroy(&x->lock);
+  pthread_mutex_destroy(&x->run_lock);
+  free(x->plan.instr);
+  free(x->events);
   kcpu_jit_destroy(x->jit);
   kcpu_weight_table_free(&x->weights);
   free(x);
@@ -95,6 +120,9 @@ static kiln_status kcpu_compile(void *state, const kiln_ir *ir, const kiln_compi
     return kiln_status_make(KILN_OUT_OF_MEMORY, "cpu: no memory for an executable");
   }
   pthread_mutex_init(&x->lock, NULL);
+  pthread_mutex_init(&x->run_lock, NULL);
+  x->profiling = opts && KILN_STRUCT_HAS(opts, kiln_compile_options, flags) &&
+                 (opts->flags & KILN_COMPILE_PROFILE);
   x->ir = ir;
   x->threads = opts && opts->threads ? opts->threads : kcpu_default_threads();
   x->arena_bytes = kiln_ir_activation_bytes(ir);
@@ -108,11 +136,20 @@ static kiln_status kcpu_compile(void *state, const kiln_ir *ir, const kiln_compi
                           .lanes = t.lanes,
                           .weights = KCPU_WEIGHTS_TABLE,
                           .table = &x->weights};
+  if (!s && x->profiling) {
+    x->plan.instr = calloc(kiln_ir_instr_count(ir) + 1, sizeof *x->plan.instr);
+    co.profile = &x->plan;
+    if (!x->plan.instr)
+      s = kiln_status_make(KILN_OUT_OF_MEMORY, "cpu: no memory for the profile plan");
+  }
+  uint64_t t0 = kcpu_now_ns();
   if (!s)
     s = kcpu_codegen(mod, ir, &co);
+  uint64_t t1 = kcpu_now_ns();
   static const char *const keep[] = {"kiln_entry", "kcpu_pool_create", "kcpu_pool_destroy"};
   if (!s)
     s = kcpu_finish_module(mod, &t, keep, 3);
+  uint64_t t2 = kcpu_now_ns();
   const char *dump = getenv("KILN_CPU_DUMP_IR"); /* a file for the optimized module */
   if (!s && dump) {
     char *err = NULL;
@@ -129,6 +166,16 @@ static kiln_status kcpu_compile(void *state, const kiln_ir *ir, const kiln_compi
     LLVMDisposeModule(mod);
   LLVMOrcDisposeThreadSafeContext(tsc);
   kcpu_target_free(&t);
+  x->phases[0] = (kiln_profile_phase){"cpu: code generation and weight packing", t1 - t0};
+  x->phases[1] = (kiln_profile_phase){"cpu: LLVM optimization", t2 - t1};
+  x->phases[2] = (kiln_profile_phase){"cpu: JIT (machine code)", kcpu_now_ns() - t2};
+  if (!s && x->profiling) {
+    x->events = calloc(x->plan.count ? x->plan.count : 1, sizeof *x->events);
+    if (!x->events)
+      s = kiln_status_make(KILN_OUT_OF_MEMORY, "cpu: no memory for profile events");
+    for (uint32_t k = 0; !s && k < x->plan.count; k++)
+      x->events[k].instr = x->plan.instr[k];
+  }
   if (s) {
     kcpu_destroy(x);
     return kiln_status_wrap(s, "cpu: compiling %s", kiln_ir_name(ir));
@@ -191,12 +238,36 @@ static kiln_status kcpu_run(void *executable, const void *const *inputs, void *c
   kcpu_frame *f = NULL;
   KILN_TRY(kcpu_take_frame(x, &f));
   kcpu_fault fault = {0};
-  int32_t rc = x->entry(x->weights.slots, f->arena, inputs, outputs, f->pool, &fault);
+  int32_t rc;
+  if (x->profiling) {
+    /* The table's slot is shared: one profiled run at a time. */
+    pthread_mutex_lock(&x->run_lock);
+    x->weights.slots[x->plan.slot] = x->events;
+    uint64_t base = kcpu_now_ns();
+    rc = x->entry(x->weights.slots, f->arena, inputs, outputs, f->pool, &fault);
+    for (uint32_t k = 0; k < x->plan.count; k++)
+      x->events[k].start_ns = x->events[k].start_ns >= base ? x->events[k].start_ns - base : 0;
+    pthread_mutex_unlock(&x->run_lock);
+  } else {
+    rc = x->entry(x->weights.slots, f->arena, inputs, outputs, f->pool, &fault);
+  }
   pthread_mutex_lock(&x->lock);
   f->next = x->free_frames;
   x->free_frames = f;
   pthread_mutex_unlock(&x->lock);
   return rc || fault.claimed ? kcpu_fault_status(x, &fault) : NULL;
+}
+
+/* The last run's events: one per Copy and compute instruction, on the
+ * calling thread (a parallel kernel's workers are inside its span), and
+ * the compile's own phases. */
+static kiln_status kcpu_profile(void *executable, kiln_profile *out) {
+  kcpu_exec *x = executable;
+  out->events = x->events;
+  out->event_count = x->events ? x->plan.count : 0;
+  out->phases = x->phases;
+  out->phase_count = 3;
+  return NULL;
 }
 
 static kiln_status kcpu_device_info(void *state, uint32_t index, kiln_device_info *out) {
@@ -226,5 +297,6 @@ static const kiln_plugin kcpu_plugin = {
     .device_count = kiln_plugin_one_device,
     .device_info = kcpu_device_info,
     .emit_bundle = kcpu_emit_bundle,
+    .profile = kcpu_profile,
 };
 KILN_PLUGIN_DEFINE(kcpu_plugin);

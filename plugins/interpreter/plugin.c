@@ -1,9 +1,13 @@
 /* plugins/interpreter/plugin.c: the interpreter backend's plugin entry.
  * compile resolves every buffer to (root memory, byte offset) and every
  * instruction to its kernel once; run allocates a fresh activation arena
- * (so concurrent runs never share one) and walks the instruction list. */
+ * (so concurrent runs never share one) and walks the instruction list.
+ * Compiled for profiling, run times each step on the calling thread and
+ * keeps the last run's events for the profile hook. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <kiln/plugin.h>
 
@@ -35,6 +39,11 @@ typedef struct interp_exec {
   interp_loc *locs;
   interp_step *steps;
   uint64_t arena_bytes;
+  bool profiling;
+  pthread_mutex_t lock;         /* guards last_events */
+  kiln_profile_event *last_events; /* the last run's, for interp_profile */
+  uint32_t last_count;
+  kiln_profile_event *given; /* what interp_profile handed out */
 } interp_exec;
 
 #define ABSENT UINT32_MAX
@@ -66,6 +75,9 @@ static void interp_destroy(void *executable) {
   }
   free(e->steps);
   free(e->locs);
+  free(e->last_events);
+  free(e->given);
+  pthread_mutex_destroy(&e->lock);
   free(e);
 }
 
@@ -121,11 +133,14 @@ static kiln_status plan_step(const kiln_instr *in, interp_step *st) {
 
 static kiln_status interp_compile(void *state, const kiln_ir *ir, const kiln_compile_options *opts,
                                   void **out) {
-  (void)state, (void)opts;
+  (void)state;
   *out = NULL;
   interp_exec *e = calloc(1, sizeof *e);
   if (!e)
     return kiln_status_make(KILN_OUT_OF_MEMORY, "interpreter: no memory for an executable");
+  pthread_mutex_init(&e->lock, NULL);
+  e->profiling = opts && KILN_STRUCT_HAS(opts, kiln_compile_options, flags) &&
+                 (opts->flags & KILN_COMPILE_PROFILE);
   e->ir = ir;
   e->n_buffers = kiln_ir_buffer_count(ir);
   e->n_steps = kiln_ir_instr_count(ir);
@@ -207,8 +222,19 @@ static kiln_status run_step(const interp_frame *f, const interp_step *st, interp
   return st->kernel(st->attrs, ts, nr, ts + nr, st->n_ops - nr);
 }
 
+static uint64_t interp_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static bool interp_step_costs(const interp_step *st) {
+  return st->kind != KILN_INSTR_Alloc && st->kind != KILN_INSTR_Dealloc &&
+         st->kind != KILN_INSTR_View;
+}
+
 static kiln_status interp_run(void *executable, const void *const *inputs, void *const *outputs) {
-  const interp_exec *e = executable;
+  interp_exec *e = executable;
   interp_frame f = {.e = e, .inputs = inputs, .outputs = outputs};
   if (e->arena_bytes) {
     f.arena = aligned_alloc(64, (size_t)((e->arena_bytes + 63) & ~(uint64_t)63));
@@ -220,15 +246,56 @@ static kiln_status interp_run(void *executable, const void *const *inputs, void 
   interp_tensor *ts = calloc(e->max_ops ? e->max_ops : 1, sizeof *ts);
   kiln_status s =
       ts ? NULL : kiln_status_make(KILN_OUT_OF_MEMORY, "interpreter: no memory for operands");
+  kiln_profile_event *ev = NULL;
+  uint32_t n_ev = 0;
+  uint64_t base = 0;
+  if (!s && e->profiling) {
+    ev = malloc((e->n_steps ? e->n_steps : 1) * sizeof *ev);
+    if (!ev)
+      s = kiln_status_make(KILN_OUT_OF_MEMORY, "interpreter: no memory for profile events");
+    base = interp_now_ns();
+  }
   for (uint32_t i = 0; !s && i < e->n_steps; i++) {
+    bool timed = ev && interp_step_costs(&e->steps[i]);
+    uint64_t t0 = timed ? interp_now_ns() : 0;
     s = run_step(&f, &e->steps[i], ts);
+    if (timed)
+      ev[n_ev++] = (kiln_profile_event){.instr = e->steps[i].index,
+                                        .start_ns = t0 - base,
+                                        .dur_ns = interp_now_ns() - t0};
     if (s)
       s = kiln_status_wrap(s, "interpreter: instruction %u (%s -> '%s')", e->steps[i].index,
                            kiln_instr_kind_name(e->steps[i].kind), e->steps[i].result);
   }
+  if (ev) {
+    pthread_mutex_lock(&e->lock);
+    free(e->last_events);
+    e->last_events = ev;
+    e->last_count = n_ev;
+    pthread_mutex_unlock(&e->lock);
+  }
   free(ts);
   free(f.arena);
   return s;
+}
+
+/* The last run's events, copied so that a run finishing meanwhile cannot
+ * free what the caller reads. */
+static kiln_status interp_profile(void *executable, kiln_profile *out) {
+  interp_exec *e = executable;
+  pthread_mutex_lock(&e->lock);
+  kiln_profile_event *copy = malloc((e->last_count ? e->last_count : 1) * sizeof *copy);
+  if (copy && e->last_count)
+    memcpy(copy, e->last_events, e->last_count * sizeof *copy);
+  uint32_t n = e->last_count;
+  pthread_mutex_unlock(&e->lock);
+  if (!copy)
+    return kiln_status_make(KILN_OUT_OF_MEMORY, "interpreter: no memory for a profile");
+  free(e->given);
+  e->given = copy;
+  out->events = copy;
+  out->event_count = n;
+  return NULL;
 }
 
 /* The descriptor; KILN_PLUGIN_DEFINE exports the entry point that hands
@@ -242,5 +309,6 @@ static const kiln_plugin interp_plugin = {
     .compile = interp_compile,
     .run = interp_run,
     .destroy = interp_destroy,
+    .profile = interp_profile,
 };
 KILN_PLUGIN_DEFINE(interp_plugin);

@@ -8,17 +8,21 @@
  * zeroes the fault record first and reads it back with the outputs: a
  * recorded fault is the run's status. Runs of one executable from several threads are
  * serialized by a mutex: they share the arena, the io buffers and the
- * kernels' bound arguments. */
+ * kernels' bound arguments. Compiled for profiling (KILN_COMPILE_PROFILE)
+ * the queue has CL_QUEUE_PROFILING_ENABLE and each kernel an event, whose
+ * start and end the run reads back; otherwise no event is made. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ocl.h"
 
 typedef struct ocl_step {
   cl_kernel kernel;
   ocl_launch launch;
+  uint32_t instr; /* the instruction it computes */
 } ocl_step;
 
 typedef struct ocl_exec {
@@ -36,7 +40,21 @@ typedef struct ocl_exec {
   cl_int fault[OCL_FAULT_INTS]; /* read back after a run */
   pthread_mutex_t mu;
   bool mu_ok;
+  /* Profiling: one cl_event per step during a run, the last run's events
+   * (kernels that ran, relative to the first one's enqueue) and the
+   * compile's phases. */
+  bool profiling;
+  cl_event *cl_events;
+  kiln_profile_event *events;
+  uint32_t n_events;
+  kiln_profile_phase phases[3];
 } ocl_exec;
+
+static uint64_t ocl_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 void ocl_destroy(void *executable) {
   ocl_exec *e = executable;
@@ -59,6 +77,8 @@ void ocl_destroy(void *executable) {
     clReleaseContext(e->ctx);
   if (e->mu_ok)
     pthread_mutex_destroy(&e->mu);
+  free(e->cl_events);
+  free(e->events);
   free(e);
 }
 
@@ -193,6 +213,7 @@ static kiln_status generate(ocl_exec *e, const uint64_t *weight_off, ocl_sb *src
       s = ocl_gen_instr(&g);
     }
     if (!s) {
+      st->instr = i;
       e->checks |= st->launch.checks;
       e->n_steps++;
     }
@@ -300,8 +321,12 @@ kiln_status ocl_compile(void *state, const kiln_ir *ir, const kiln_compile_optio
     weight_off[i] = wbytes;
     wbytes += ((uint64_t)kiln_type_bytes(kiln_buffer_type(b)) + 63) & ~(uint64_t)63;
   }
+  e->profiling = opts && KILN_STRUCT_HAS(opts, kiln_compile_options, flags) &&
+                 (opts->flags & KILN_COMPILE_PROFILE);
   ocl_sb src = {0};
+  uint64_t t0 = ocl_now_ns();
   kiln_status s = generate(e, weight_off, &src);
+  uint64_t t1 = ocl_now_ns(), t2 = t1;
   cl_int err = CL_SUCCESS;
   if (!s) {
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)dev->platform, 0};
@@ -310,12 +335,14 @@ kiln_status ocl_compile(void *state, const kiln_ir *ir, const kiln_compile_optio
       s = ocl_fail(err, "clCreateContext", "device %s", dev->name);
   }
   if (!s) {
-    e->queue = clCreateCommandQueue(e->ctx, dev->id, 0, &err);
+    e->queue = clCreateCommandQueue(e->ctx, dev->id,
+                                    e->profiling ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
     if (err != CL_SUCCESS)
       s = ocl_fail(err, "clCreateCommandQueue", "device %s", dev->name);
   }
   if (!s && e->n_steps)
     s = ocl_program_build(e->ctx, dev, src.p, "", &e->program);
+  t2 = ocl_now_ns();
   if (!s)
     s = make_buffers(e, weight_off, wbytes);
   if (!s)
@@ -324,6 +351,15 @@ kiln_status ocl_compile(void *state, const kiln_ir *ir, const kiln_compile_optio
     e->mu_ok = pthread_mutex_init(&e->mu, NULL) == 0;
     if (!e->mu_ok)
       s = kiln_status_make(KILN_INTERNAL, "opencl: pthread_mutex_init failed");
+  }
+  e->phases[0] = (kiln_profile_phase){"opencl: kernel source generation", t1 - t0};
+  e->phases[1] = (kiln_profile_phase){"opencl: program build (or cache)", t2 - t1};
+  e->phases[2] = (kiln_profile_phase){"opencl: buffers, weight upload, kernels", ocl_now_ns() - t2};
+  if (!s && e->profiling) {
+    e->cl_events = calloc(e->n_steps ? e->n_steps : 1, sizeof *e->cl_events);
+    e->events = calloc(e->n_steps ? e->n_steps : 1, sizeof *e->events);
+    if (!e->cl_events || !e->events)
+      s = kiln_status_make(KILN_OUT_OF_MEMORY, "opencl: no memory for profile events");
   }
   free(weight_off);
   ocl_sb_free(&src);
@@ -361,7 +397,8 @@ static kiln_status run_locked(ocl_exec *e, const void *const *inputs, void *cons
     if (l->empty)
       continue;
     err = clEnqueueNDRangeKernel(e->queue, e->steps[i].kernel, l->dims, NULL, l->global,
-                                 l->local[0] ? l->local : NULL, 0, NULL, NULL);
+                                 l->local[0] ? l->local : NULL, 0, NULL,
+                                 e->cl_events ? &e->cl_events[i] : NULL);
     if (err != CL_SUCCESS)
       return ocl_fail(err, "clEnqueueNDRangeKernel", "kernel %s", l->name);
   }
@@ -402,6 +439,40 @@ static kiln_status fault_status(const ocl_exec *e) {
                           (long long)fault_long(e->fault, 4), (long long)fault_long(e->fault, 6));
 }
 
+/* Device times of the kernels that ran, relative to the first one's
+ * enqueue (about when the run began; the device clock is not the host's),
+ * and the events released. */
+static kiln_status collect_events(ocl_exec *e) {
+  kiln_status s = NULL;
+  cl_ulong origin = 0;
+  e->n_events = 0;
+  for (uint32_t i = 0; i < e->n_steps; i++) {
+    if (!e->cl_events[i])
+      continue;
+    cl_ulong q = 0, a = 0, b = 0;
+    cl_int err = clGetEventProfilingInfo(e->cl_events[i], CL_PROFILING_COMMAND_QUEUED, sizeof q,
+                                         &q, NULL);
+    if (err == CL_SUCCESS)
+      err = clGetEventProfilingInfo(e->cl_events[i], CL_PROFILING_COMMAND_START, sizeof a, &a,
+                                    NULL);
+    if (err == CL_SUCCESS)
+      err = clGetEventProfilingInfo(e->cl_events[i], CL_PROFILING_COMMAND_END, sizeof b, &b, NULL);
+    if (err != CL_SUCCESS && !s)
+      s = ocl_fail(err, "clGetEventProfilingInfo", "kernel %s", e->steps[i].launch.name);
+    clReleaseEvent(e->cl_events[i]);
+    e->cl_events[i] = NULL;
+    if (s)
+      continue;
+    if (e->n_events == 0 || q < origin)
+      origin = q;
+    e->events[e->n_events++] = (kiln_profile_event){
+        .instr = e->steps[i].instr, .start_ns = a, .dur_ns = b > a ? b - a : 0};
+  }
+  for (uint32_t k = 0; k < e->n_events; k++)
+    e->events[k].start_ns = e->events[k].start_ns > origin ? e->events[k].start_ns - origin : 0;
+  return s;
+}
+
 kiln_status ocl_run(void *executable, const void *const *inputs, void *const *outputs) {
   ocl_exec *e = executable;
   pthread_mutex_lock(&e->mu);
@@ -410,8 +481,24 @@ kiln_status ocl_run(void *executable, const void *const *inputs, void *const *ou
   cl_int err = clFinish(e->queue);
   if (!s && err != CL_SUCCESS)
     s = ocl_fail(err, "clFinish", "running %s", kiln_ir_name(e->ir));
+  if (e->cl_events) {
+    kiln_status ps = collect_events(e);
+    if (!s)
+      s = ps;
+    else
+      kiln_status_free(ps);
+  }
   if (!s && e->checks && e->fault[0])
     s = fault_status(e);
   pthread_mutex_unlock(&e->mu);
   return s;
+}
+
+kiln_status ocl_profile(void *executable, kiln_profile *out) {
+  ocl_exec *e = executable;
+  out->events = e->events;
+  out->event_count = e->events ? e->n_events : 0;
+  out->phases = e->phases;
+  out->phase_count = 3;
+  return NULL;
 }

@@ -270,5 +270,7 @@ kiln_status ocl_compile(void *state, const kiln_ir *ir, const kiln_compile_optio
                         void **out);
 kiln_status ocl_run(void *executable, const void *const *inputs, void *const *outputs);
 void ocl_destroy(void *executable);
+/* The profile hook: the last run's kernel times and the compile's phases. */
+kiln_status ocl_profile(void *executable, kiln_profile *out);
 
 #endif

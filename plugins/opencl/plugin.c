@@ -37,6 +37,7 @@ static const kiln_plugin ocl_plugin = {
     .compile = ocl_compile,
     .run = ocl_run,
     .destroy = ocl_destroy,
+    .profile = ocl_profile,
     .device_count = ocl_device_count,
     .device_info = ocl_device_info,
 };

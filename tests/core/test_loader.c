@@ -1,7 +1,8 @@
 /* tests/core/test_loader.c: plugin discovery and the refusal of broken
  * plugins (each built from plugins/fake.c with one defect), one reason
  * per defect; a plugin of the ABI 1.0 layout (plugins/abi10.c) loading,
- * running and reading as NULL past its struct_size; the build-tree
+ * running and reading as NULL past its struct_size; a profile from a
+ * backend without the profile hook; the build-tree
  * search; and kiln_plugin_log's threshold. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +53,7 @@ START_TEST(broken_plugins_are_refused_with_reasons) {
 
   EXPECT_REASON(ctx, "/junk/kiln-junk.so", "not a loadable shared object: ");
   EXPECT_REASON(ctx, "/kiln-noentry.so", "missing entry symbol 'kiln_plugin_entry'");
-  EXPECT_REASON(ctx, "/kiln-badabi.so", "plugin built for ABI 99.3, kiln has 1.1");
+  EXPECT_REASON(ctx, "/kiln-badabi.so", "plugin built for ABI 99.3, kiln has 1.2");
   EXPECT_REASON(ctx, "/kiln-entryerr.so",
                 "entry point returned an error: entryerr: driver version 0.0 is too old");
   EXPECT_REASON(ctx, "/kiln-initerr.so",
@@ -85,7 +86,7 @@ START_TEST(backend_info_of_a_good_plugin) {
     seen = true;
     ck_assert_str_eq(bi.version, "0.0.1");
     ck_assert_uint_eq(bi.abi_major, 1);
-    ck_assert_uint_eq(bi.abi_minor, 1);
+    ck_assert_uint_eq(bi.abi_minor, KILN_PLUGIN_ABI_MINOR);
     ck_assert_uint_eq(bi.device_count, 1);
     /* picky accepts Relu on f32 and nothing else. */
     ck_assert_uint_eq(bi.supported_kinds, 1);
@@ -154,6 +155,40 @@ START_TEST(plugin_of_abi_1_0_loads_and_has_no_bundles) {
 }
 END_TEST
 
+START_TEST(profile_of_a_backend_without_the_hook) {
+  /* abi10 (a 1.0 plugin: no profile member at all) and picky (1.2, hook
+   * left NULL): a profiled executable gives the core's compile phases and
+   * the run's wall time, and no events. */
+  test_use_fake_plugins();
+  kiln_context *ctx;
+  EXPECT_OK(kiln_context_create(&ctx));
+  ck_assert_ptr_null(KILN_PLUGIN_HOOK(kiln_context_find_backend(ctx, "abi10"), profile));
+  const char *text = "module @r\ninput %x : f32[4]\nfunc @main {\n"
+                     "  %r : f32[4] = Relu(%x)\n  output %y = %r\n}\n";
+  kiln_module *m = NULL;
+  EXPECT_OK(kiln_module_parse(text, strlen(text), "prof.kir", NULL, &m));
+  const char *names[] = {"abi10", "picky"};
+  for (int k = 0; k < 2; k++) {
+    kiln_compile_options o = {.struct_size = sizeof o, .device = -1, .flags = KILN_COMPILE_PROFILE};
+    kiln_executable *exe = NULL;
+    EXPECT_OK(kiln_compile(ctx, m, NULL, names[k], &o, &exe));
+    float x[4] = {-1, 2, -3, 4}, y[4];
+    const void *in[] = {x};
+    void *out[] = {y};
+    EXPECT_OK(kiln_run(exe, in, out));
+    const kiln_profile *p = NULL;
+    EXPECT_OK(kiln_executable_profile(exe, &p));
+    ck_assert_uint_eq(p->event_count, 0);
+    ck_assert_uint_eq(p->phase_count, 3);
+    ck_assert_str_eq(p->phases[2].name, "backend compile");
+    ck_assert_uint_gt(p->run_ns, 0);
+    kiln_executable_destroy(exe);
+  }
+  kiln_module_destroy(m);
+  kiln_context_destroy(ctx);
+}
+END_TEST
+
 START_TEST(descriptor_fill_respects_the_host_layout) {
   /* What KILN_PLUGIN_DEFINE's entry hands a host: no more than the host's
    * minor lays out, and only the version members to another major. */
@@ -167,6 +202,16 @@ START_TEST(descriptor_fill_respects_the_host_layout) {
   ck_assert_str_eq(got.name, "d");
   ck_assert_uint_eq(buf[KILN_PLUGIN_SIZE_1_0], 0xab);
 
+  /* A 1.1 host: emit_bundle is in, the 1.2 profile hook is not. */
+  memset(buf, 0xab, sizeof buf);
+  EXPECT_OK(kiln_plugin_fill((kiln_plugin *)buf, &d, KILN_PLUGIN_ABI_MAJOR, 1));
+  memcpy(&got, buf, sizeof got);
+  ck_assert_uint_eq(got.struct_size, KILN_PLUGIN_SIZE_1_1);
+  ck_assert_uint_eq(KILN_PLUGIN_SIZE_1_1, 152);
+  ck_assert_ptr_null(got.emit_bundle);
+  ck_assert_uint_eq(buf[KILN_PLUGIN_SIZE_1_1], 0xab);
+  ck_assert_ptr_null(KILN_PLUGIN_HOOK(&got, profile));
+
   memset(buf, 0xab, sizeof buf);
   EXPECT_OK(kiln_plugin_fill((kiln_plugin *)buf, &d, KILN_PLUGIN_ABI_MAJOR, KILN_PLUGIN_ABI_MINOR));
   memcpy(&got, buf, sizeof got);
@@ -176,7 +221,7 @@ START_TEST(descriptor_fill_respects_the_host_layout) {
 
   memset(buf, 0xab, sizeof buf);
   EXPECT_FAIL(kiln_plugin_fill((kiln_plugin *)buf, &d, KILN_PLUGIN_ABI_MAJOR + 1, 0),
-              KILN_ABI_MISMATCH, "d: built for plugin ABI 1.1, host has 2.0");
+              KILN_ABI_MISMATCH, "d: built for plugin ABI 1.2, host has 2.0");
   memcpy(&got, buf, sizeof got);
   ck_assert_uint_eq(got.abi_major, KILN_PLUGIN_ABI_MAJOR);
   ck_assert_uint_eq(got.abi_minor, KILN_PLUGIN_ABI_MINOR);
@@ -236,6 +281,7 @@ Suite *loader_suite(void) {
   tcase_add_test(tc, broken_plugins_are_refused_with_reasons);
   tcase_add_test(tc, backend_info_of_a_good_plugin);
   tcase_add_test(tc, plugin_of_abi_1_0_loads_and_has_no_bundles);
+  tcase_add_test(tc, profile_of_a_backend_without_the_hook);
   tcase_add_test(tc, descriptor_fill_respects_the_host_layout);
   tcase_add_test(tc, path_only_with_nothing_finds_nothing);
   tcase_add_test(tc, build_tree_has_the_interpreter);

@@ -4,7 +4,11 @@
 # its reason, and the ABI 1.0 test plugin as loaded; `kiln compile
 # --bundle` with that plugin is refused naming it; `kiln run` prints the MLP's hand-computed outputs, lists
 # missing inputs, makes them with --random-inputs (seeded), writes .npy
-# files; usage errors exit with 2.
+# files; `kiln run --profile` prints the profile table and --profile-json
+# writes a trace that parses, names every instruction of the table and
+# counts the FLOPs and bytes worked out by hand for the CNN, on
+# each backend present (one without a device is skipped, saying so); usage
+# errors exit with 2.
 # usage: tool_test.sh KILN BUILD_DIR SRC_DIR SOURCE_ROOT
 set -u
 kiln="$1"; build="$2"; src="$3"; root="$4"
@@ -29,9 +33,9 @@ export KILN_PLUGIN_PATH="$build:$build/dup_a:$build/dup_b:$build/junk"
 unset KILN_PLUGIN_PATH_ONLY
 
 out=$("$kiln" backends 2>&1); rc=$?
-check backends 0 "interpreter" "picky 0.0.1 (ABI 1.1)" "kinds: 1 of" \
+check backends 0 "interpreter" "picky 0.0.1 (ABI 1.2)" "kinds: 1 of" \
   "abi10 1.0.0 (ABI 1.0)" \
-  "plugin built for ABI 99.3, kiln has 1.1" \
+  "plugin built for ABI 99.3, kiln has 1.2" \
   "missing entry symbol 'kiln_plugin_entry'" \
   "duplicate backend 'dup': kept $build/dup_a/kiln-dup.so" \
   "not a loadable shared object" \
@@ -41,7 +45,7 @@ check backends 0 "interpreter" "picky 0.0.1 (ABI 1.1)" "kinds: 1 of" \
 
 out=$("$kiln" backends --json 2>&1); rc=$?
 check backends-json 0 '"name": "interpreter"' '"name": "picky"' '"kinds": 1,' \
-  '"reason": "plugin built for ABI 99.3, kiln has 1.1"' '"refused": ['
+  '"reason": "plugin built for ABI 99.3, kiln has 1.2"' '"refused": ['
 
 out=$("$kiln" backends --bogus 2>&1); rc=$?
 check backends-usage 2 "kiln backends: unknown option '--bogus'" "see kiln backends --help"
@@ -119,6 +123,85 @@ check dump-dot 0 "digraph"
 
 out=$("$kiln" frobnicate 2>&1); rc=$?
 check unknown-command 2 "kiln: unknown command 'frobnicate'"
+
+# --profile / --profile-json on the CNN example (its ONNX node names are
+# written in examples/models/make_cnn.py), on every backend present.
+cnn="$root/examples/models/cnn.onnx"
+backends=$("$kiln" backends 2>&1)
+for b in interpreter cpu opencl; do
+  if ! printf '%s\n' "$backends" | grep -q "^  $b "; then
+    echo "SKIP profile-$b: backend $b not built"; continue
+  fi
+  devs=$(printf '%s\n' "$backends" | awk -v b="$b" '/^  [a-z]/ { on = ($1 == b) } on && /^    devices: / { print $2 }')
+  if [ "${devs:-0}" = 0 ] && [ "$b" != interpreter ]; then
+    echo "SKIP profile-$b: backend $b has no device"; continue
+  fi
+  json="$tmp/profile-$b.json"
+  out=$("$kiln" run "$cnn" --backend $b --random-inputs --repeat 2 --profile \
+    --profile-json "$json" 2>&1); rc=$?
+  check "profile-$b" 0 "compile phases" "load (import)" "graph passes and lowering" \
+    "instructions and memory plan" "backend compile" "run: 2 runs, wall time median" \
+    "by kind" "by instruction (slowest first)" "calls    total ms   median us   share" \
+    " conv1" " Conv " " GFLOP/s" " GB/s" " fc " " softmax "
+  if [ "$b" = interpreter ]; then
+    # Nothing fused: every node of the model is an instruction of its own,
+    # the folded batch norm named after its conv ("conv2+1").
+    check "profile-names-$b" 0 " relu1 " " pool1 " " conv2+1 " " relu2 " " gap "
+  fi
+  if [ -e "$json.tmp" ]; then
+    echo "FAIL profile-json-$b: $json.tmp left behind"; fail=$((fail + 1))
+  fi
+  if ! command -v python3 >/dev/null 2>&1; then
+    echo "SKIP profile-json-$b: no python3 to parse the trace"; continue
+  fi
+  # The table's instruction rows ("instr kind node calls ...") against the
+  # trace's run events: the same instructions, the same names, and each
+  # event a complete ("X") event with numbers for ts and dur.
+  table="$tmp/profile-$b.txt"
+  printf '%s\n' "$out" | sed -n '/^by instruction/,$p' | tail -n +3 > "$table"
+  out=$(python3 - "$json" "$table" <<'PY' 2>&1
+import json, sys
+trace = json.load(open(sys.argv[1]))
+rows = {}
+for line in open(sys.argv[2]):
+    f = line.split()
+    if len(f) >= 3 and f[0].isdigit():
+        rows[int(f[0])] = f[2]
+run = [e for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("pid") == 1]
+assert run, "no run events"
+for e in run:
+    assert isinstance(e["ts"], (int, float)) and e["ts"] >= 0, e
+    assert isinstance(e["dur"], (int, float)) and e["dur"] >= 0, e
+    assert "tid" in e and "cat" in e and "shapes" in e["args"], e
+seen = {e["args"]["instr"]: e["name"] for e in run}
+assert set(seen) == set(rows), "trace %s, table %s" % (sorted(seen), sorted(rows))
+for i, name in rows.items():
+    assert seen[i][:28] == name[:28], (i, seen[i], name)
+# Work counted by hand from examples/models/make_cnn.py: conv1 makes
+# 8x16x16 outputs of 3x3x3 multiply-adds, conv2 16x8x8 of 8x3x3, fc 10 of
+# 16; pool1 reads 8x16x16 floats and writes 8x8x8.
+work = {e["name"]: e["args"] for e in run}
+def named(prefix):
+    return [a for n, a in work.items() if n == prefix or n.startswith(prefix + "+")]
+assert [a["flops"] for a in named("conv1")] == [2 * 8 * 16 * 16 * 27], named("conv1")
+assert [a["flops"] for a in named("conv2")] == [2 * 16 * 8 * 8 * 72], named("conv2")
+assert [a["flops"] for a in named("fc")] == [2 * 10 * 16], named("fc")
+assert [a["bytes"] for a in named("pool1")] == [(8 * 16 * 16 + 8 * 8 * 8) * 4], named("pool1")
+if "relu1" in work:  # its own instruction (not fused): reads and writes 8x16x16 floats
+    assert work["relu1"]["bytes"] == 2 * 8 * 16 * 16 * 4, work["relu1"]
+phases = [e["name"] for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("pid") == 0]
+assert "backend compile" in phases, phases
+print("trace ok: %d instructions" % len(rows))
+PY
+); rc=$?
+  check "profile-json-$b" 0 "trace ok:"
+done
+
+out=$("$kiln" run "$mlp" --backend interpreter --random-inputs --profile-json "$tmp/no/such/dir/p.json" 2>&1); rc=$?
+check run-profile-json-unwritable 1 "no/such/dir/p.json"
+
+out=$("$kiln" run "$mlp" --backend interpreter --profile-json 2>&1); rc=$?
+check run-profile-json-usage 2 "--profile-json needs a FILE"
 
 for c in dump backends compile run; do
   out=$("$kiln" $c --help 2>&1); rc=$?

@@ -15,6 +15,7 @@ Suite *kcpu_fuse_suite(void);
 Suite *kcpu_bundle_suite(void);
 Suite *kcpu_cover_suite(void);
 Suite *kcpu_faults_suite(void);
+Suite *kcpu_profile_suite(void);
 
 /* The shared context (made once by test_main.c). */
 kiln_context *kt_ctx(void);

@@ -119,6 +119,7 @@ int main(void) {
   srunner_add_suite(sr, kcpu_bundle_suite());
   srunner_add_suite(sr, kcpu_cover_suite());
   srunner_add_suite(sr, kcpu_faults_suite());
+  srunner_add_suite(sr, kcpu_profile_suite());
   srunner_set_fork_status(sr, CK_NOFORK);
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);

@@ -143,5 +143,6 @@ TCase *interp_tcase_quant(void);
 TCase *interp_tcase_loss(void);
 TCase *interp_tcase_plugin(void);
 TCase *interp_tcase_faults(void);
+TCase *interp_tcase_profile(void);
 
 #endif

@@ -85,6 +85,7 @@ int main(void) {
   suite_add_tcase(su, interp_tcase_loss());
   suite_add_tcase(su, interp_tcase_plugin());
   suite_add_tcase(su, interp_tcase_faults());
+  suite_add_tcase(su, interp_tcase_profile());
   SRunner *sr = srunner_create(su);
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);

@@ -32,5 +32,6 @@ Suite *ocl_cache_suite(void);
 Suite *ocl_half_suite(void);
 Suite *ocl_bits_suite(void);
 Suite *ocl_faults_suite(void);
+Suite *ocl_profile_suite(void);
 
 #endif

@@ -29,6 +29,7 @@ int main(int argc, char **argv) {
   srunner_add_suite(sr, ocl_half_suite());
   srunner_add_suite(sr, ocl_bits_suite());
   srunner_add_suite(sr, ocl_faults_suite());
+  srunner_add_suite(sr, ocl_profile_suite());
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);

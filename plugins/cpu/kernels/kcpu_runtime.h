@@ -35,6 +35,15 @@ void kcpu_parallel_for(struct kcpu_pool *p, int64_t n,
 void *kcpu_alloc(int64_t bytes);
 void kcpu_free(void *ptr);
 
+/* ---- profiling timers (runtime.c) ----
+ * Called only by code compiled for profiling. now: a monotonic clock in
+ * ns. record: event `index` of `events` (an array of kiln_profile_event,
+ * 24 bytes each: u32 instr, u32 thread, u64 start_ns, u64 dur_ns; the
+ * first two are filled by the plugin) gets start t0 and duration now - t0
+ * (absolute times; the plugin makes them relative to the run's start). */
+int64_t kcpu_k_prof_now(void);
+void kcpu_k_prof_record(void *events, int64_t index, int64_t t0);
+
 /* ---- run-time faults (runtime.c) ----
  * A kernel that meets an index value outside its dimension records a fault
  * here and returns without touching memory through it. One record per run

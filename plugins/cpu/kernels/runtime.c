@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Polls before sleeping; small because the machine may be oversubscribed. */
 #define KCPU_SPIN 20000
@@ -161,6 +162,20 @@ void *kcpu_alloc(int64_t bytes) {
 
 void kcpu_free(void *ptr) {
   free(ptr);
+}
+
+int64_t kcpu_k_prof_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void kcpu_k_prof_record(void *events, int64_t index, int64_t t0) {
+  int64_t now = kcpu_k_prof_now();
+  char *ev = (char *)events + index * 24;
+  uint64_t start = (uint64_t)t0, dur = (uint64_t)(now - t0);
+  memcpy(ev + 8, &start, sizeof start);
+  memcpy(ev + 16, &dur, sizeof dur);
 }
 
 __attribute__((noinline, cold)) void kcpu_fault_index(kcpu_fault *f, int64_t site, int64_t value,
