@@ -278,6 +278,7 @@ def chart(results, rs, png_path):
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     names = list(dict.fromkeys(m["name"] for m in results["models"].values()))
     opsets = results["opsets"]
@@ -300,8 +301,13 @@ def chart(results, rs, png_path):
                 ax.axvline(g, color=colors[i % 4], linestyle="--", linewidth=1)
         ax.axvline(1.0, color="black", linewidth=1)
         ax.set_xscale("log")
+        # Plain "0.5x" labels at the decades and halves; no crowded minor labels.
+        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}x"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.tick_params(axis="x", labelsize=7)
         ax.set_title(label.replace(" (", "\n("), fontsize=9)
-        ax.legend(fontsize=7, loc="lower right")
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.04))
         ax.grid(axis="x", which="both", alpha=0.3)
     axes[0].set_yticks(range(len(names)))
     axes[0].set_yticklabels(names, fontsize=8)
@@ -310,7 +316,7 @@ def chart(results, rs, png_path):
                  f"{results['machine']['cpu']}, {results['machine']['date']} (log scale; "
                  "dashed: geometric means)", fontsize=10)
     fig.tight_layout()
-    fig.savefig(png_path, dpi=100)
+    fig.savefig(png_path, dpi=100, bbox_inches="tight")
     plt.close(fig)
 
 
