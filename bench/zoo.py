@@ -59,12 +59,8 @@ def cmd_gen_one(args):
     todo = []
     for opset in (int(o) for o in args.opsets.split(",")):
         d = model_dir(args.dir, name, opset)
-        mp = os.path.join(d, "manifest.json")
-        if os.path.exists(mp):
-            with open(mp) as f:
-                if json.load(f).get("gen_version") == zoo_catalog.GEN_VERSION:
-                    continue
-        todo.append((opset, d, mp))
+        if not _cached(d):
+            todo.append((opset, d, os.path.join(d, "manifest.json")))
     if not todo:
         return
     t0 = time.time()
@@ -147,24 +143,32 @@ def cmd_gen_one(args):
         print(f"  exported {name}-opset{opset} ({man['export_s']:.1f} s): {msg}", flush=True)
 
 
+def _cached(d):
+    mp = os.path.join(d, "manifest.json")
+    try:
+        with open(mp) as f:
+            return json.load(f).get("gen_version") == zoo_catalog.GEN_VERSION
+    except (OSError, ValueError):
+        return False
+
+
 def cmd_gen(args):
     names = select(args.models)
+    opsets = [int(o) for o in args.opsets.split(",")]
     for name in names:
+        # Checked here too: a worker costs seconds of torch import.
+        if all(_cached(model_dir(args.dir, name, o)) for o in opsets):
+            continue
         p = subprocess.run([sys.executable, __file__, "gen-one", name, args.dir,
                             "--opsets", args.opsets])
         if p.returncode:
             # A crash (not an exception) of the exporter: recorded so the
             # table says so.
-            for opset in (int(o) for o in args.opsets.split(",")):
+            for opset in opsets:
                 d = model_dir(args.dir, name, opset)
-                mp = os.path.join(d, "manifest.json")
-                ok = False
-                if os.path.exists(mp):
-                    with open(mp) as f:
-                        ok = json.load(f).get("gen_version") == zoo_catalog.GEN_VERSION
-                if not ok:
+                if not _cached(d):
                     os.makedirs(d, exist_ok=True)
-                    with open(mp, "w") as f:
+                    with open(os.path.join(d, "manifest.json"), "w") as f:
                         json.dump({"gen_version": zoo_catalog.GEN_VERSION, "name": name,
                                    "opset": opset, "export_error":
                                    f"exporter process exited with status {p.returncode}"},
