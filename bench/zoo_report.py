@@ -222,13 +222,20 @@ def write(results, md_path, png_path):
         L.append(f"| {m['name']} | {m['opset']} | " + " | ".join(cells) + " |")
 
     L.append("\n### Failures, skips and notes\n")
+    skips = {}  # (column, reason) -> model-opsets: one line per reason
+    for key, m in results["models"].items():
+        for col, r in m["fw"].items():
+            if "skipped" in r:
+                skips.setdefault((col, r["skipped"]), []).append(key)
+    for (col, why), keys in skips.items():
+        L.append(f"- {col} skipped on {', '.join(keys)}: {_esc(why)}")
     for key, m in results["models"].items():
         man = m["manifest"]
         if "export_error" in man:
             L.append(f"- {key}: export failed: {_esc(man['export_error'])}")
         for col, r in m["fw"].items():
             if "skipped" in r:
-                L.append(f"- {key} / {col}: skipped: {_esc(r['skipped'])}")
+                continue
             elif "error" in r:
                 msg = r.get("message", "")
                 L.append(f"- {key} / {col}: {_esc(r['error'])}" + (f": {_esc(msg)}" if msg else ""))
