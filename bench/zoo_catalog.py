@@ -27,9 +27,9 @@ def _nn(note, inputs, small=False, dynamic=None):
             "dynamic": dynamic or {}}
 
 
-# name -> entry. "small" marks the models the interpreter checks (one run
-# takes seconds there; the interpreter's naive kernels need tens of seconds
-# to minutes for one run of the others). The torchvision ones use
+# name -> entry. "small" marks the models the interpreter and opencl check
+# (under ~2 GFLOP a run: seconds to tens of seconds on the interpreter; its
+# naive kernels need minutes for one run of the others). The torchvision ones use
 # weights=None (random initialisation) and their default constructor.
 ZOO = {
     "resnet18": _tv("ResNet-18"),
@@ -42,18 +42,18 @@ ZOO = {
     "squeezenet1_1": _tv("SqueezeNet 1.1", small=True),
     "shufflenet_v2_x1_0": _tv("ShuffleNetV2 x1.0 (channel shuffle: Reshape/Transpose)",
                               small=True),
-    "mobilenet_v2": _tv("MobileNetV2 (depthwise convs)"),
+    "mobilenet_v2": _tv("MobileNetV2 (depthwise convs)", small=True),
     "mobilenet_v3_small": _tv("MobileNetV3-small (HardSwish, squeeze-excite)", small=True),
-    "mobilenet_v3_large": _tv("MobileNetV3-large"),
-    "efficientnet_b0": _tv("EfficientNet-B0 (SiLU, squeeze-excite)"),
-    "mnasnet1_0": _tv("MNASNet 1.0"),
-    "regnet_y_400mf": _tv("RegNetY-400MF (grouped convs, squeeze-excite)"),
+    "mobilenet_v3_large": _tv("MobileNetV3-large", small=True),
+    "efficientnet_b0": _tv("EfficientNet-B0 (SiLU, squeeze-excite)", small=True),
+    "mnasnet1_0": _tv("MNASNet 1.0", small=True),
+    "regnet_y_400mf": _tv("RegNetY-400MF (grouped convs, squeeze-excite)", small=True),
     "convnext_tiny": _tv("ConvNeXt-T (7x7 depthwise, LayerNorm, GELU)"),
     "vit_b_16": _tv("ViT-B/16 (12 layers, d=768, 197 tokens)"),
     "swin_t": _tv("Swin-T (shifted windows: Roll/Pad/Reshape)"),
     "lraspp_mobilenet_v3_large": _tv(
         "LR-ASPP MobileNetV3-large segmentation (21 classes; Resize to the input size); "
-        "output 'out' only", small=False),
+        "output 'out' only", small=True),
     "bert": _nn("BERT-style encoder: token + position embedding, 4 x nn.TransformerEncoderLayer "
                 "(d=256, 4 heads, FFN 1024, GELU, post-norm), padding mask from the ids",
                 {"ids": ((1, SEQ), "int64", "tokens")}, small=True),

@@ -308,8 +308,8 @@ def chart(results, rs, png_path):
                 ax.axvline(g, color=colors[i % 4], linestyle="--", linewidth=1)
         ax.axvline(1.0, color="black", linewidth=1)
         ax.set_xscale("log")
-        # Plain "0.5x" labels at the decades and halves; no crowded minor labels.
-        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        # Plain "0.5x" labels at 1, 2, 3 and 5 of each decade; no crowded minor labels.
+        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 3.0, 5.0)))
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}x"))
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.tick_params(axis="x", labelsize=7)
