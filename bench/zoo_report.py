@@ -145,6 +145,15 @@ def write(results, md_path, png_path):
     L.append(f"- whole zoo run: {results.get('elapsed_s', 0) / 60:.1f} min\n")
 
     L.append("### Summary\n")
+    ms = list(results["models"].values())
+    exported = [m for m in ms if "export_error" not in m["manifest"]]
+    compiled = [m for m in exported if "compile_ms" in m["fw"].get(f"kiln-cpu-{hi}t", {})]
+    agree = [m for m in compiled if all(
+        _ok(m["fw"].get(c)) and "check" in m["fw"].get(c, {})
+        for c in (f"kiln-cpu-{hi}t", "kiln-cpu-1t"))]
+    L.append(f"Of {len(ms)} model-opsets: {len(exported)} exported, kiln-cpu loads and compiles "
+             f"{len(compiled)}, its outputs agree with ORT's at both thread counts on "
+             f"{len(agree)}.\n")
     L.append("Geometric mean and worst model of each ratio, over the models with numbers on "
              "both sides (latency: only where kiln's outputs agree with ORT's).\n")
     L.append("| ratio | opset | geomean | worst | models |")
