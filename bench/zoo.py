@@ -352,7 +352,7 @@ def main():
     a.add_argument("--runs", type=int, default=15)
     a.add_argument("--budget", type=float, default=15.0)
     a.add_argument("--interp-budget", type=float, default=60.0)
-    a.add_argument("--opencl-budget", type=float, default=120.0)
+    a.add_argument("--opencl-budget", type=float, default=300.0)
     a.add_argument("--timeout", type=float, default=600.0)
     a.add_argument("--check-all", action="store_true",
                    help="interpreter and opencl checks on every model, not the small ones")
