@@ -285,8 +285,8 @@ def cmd_run(args):
                 if not entry["small"] and not args.check_all:
                     why = ("the interpreter's naive kernels need minutes for one run"
                            if b == "interpreter" else
-                           "PoCL's first build of the kernels takes 15-25 s even on the "
-                           "small models")
+                           "PoCL's first build of a model's kernels takes 15-45 s even on "
+                           "the small ones")
                     r["fw"][col] = {"skipped": f"not a small model ({why}; "
                                                "--zoo-check-all checks it)"}
                     continue
