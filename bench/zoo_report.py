@@ -210,8 +210,8 @@ def write(results, md_path, png_path):
              f"{results['atol']:g} * max|ort| + {results['rtol']:g} * |ort| elementwise (the "
              "absolute part scales with the output's range: random-weight networks put out "
              "values from ~1e-9 to ~1e2). Cells: max abs error / max abs error over max|ort|. "
-             "The interpreter checks the small models only; opencl and the interpreter run "
-             "once (load + compile + one run within their budgets: "
+             "The interpreter and opencl check the small models (bench/README.md), running "
+             "each once (load + compile + one run within their budgets: "
              f"{results['interp_budget_s']:.0f} s, {results['opencl_budget_s']:.0f} s).\n")
     L.append(f"| model | opset | kiln-cpu {hi}T | kiln-cpu 1T | interpreter (first run, ms) | "
              f"opencl (first run, ms) | ORT 1T vs {hi}T |")
