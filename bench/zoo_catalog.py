@@ -28,8 +28,9 @@ def _nn(note, inputs, small=False, dynamic=None):
 
 
 # name -> entry. "small" marks the models the interpreter and opencl check
-# (under ~2 GFLOP a run: seconds to tens of seconds on the interpreter; its
-# naive kernels need minutes for one run of the others). The torchvision ones use
+# (under ~2 GFLOP a run: up to ~15 s on the interpreter, whose naive kernels
+# need ~15 s per GFLOP: 25 s for ResNet-18, minutes for ViT-B/16;
+# --zoo-check-all checks the others too). The torchvision ones use
 # weights=None (random initialisation) and their default constructor.
 ZOO = {
     "resnet18": _tv("ResNet-18"),
