@@ -283,8 +283,8 @@ def cmd_run(args):
             for b in checks:
                 col = f"kiln-{b}"
                 if not entry["small"] and not args.check_all:
-                    why = ("one interpreter run takes ~15 s per GFLOP: 25 s for ResNet-18, "
-                           "minutes for ViT-B/16"
+                    why = ("one interpreter run of the others takes 25 s (ResNet-18, "
+                           "measured on 2 busy cores) to minutes"
                            if b == "interpreter" else
                            "PoCL's first build of a model's kernels takes 15-45 s even on "
                            "the small ones")

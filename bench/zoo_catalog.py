@@ -28,9 +28,9 @@ def _nn(note, inputs, small=False, dynamic=None):
 
 
 # name -> entry. "small" marks the models the interpreter and opencl check
-# (under ~2 GFLOP a run: up to ~15 s on the interpreter, whose naive kernels
-# need ~15 s per GFLOP: 25 s for ResNet-18, minutes for ViT-B/16;
-# --zoo-check-all checks the others too). The torchvision ones use
+# (one interpreter run measured at 0.1-12 s on 2 busy cores; ResNet-18, the
+# smallest of the others, took 25 s, and the largest need minutes;
+# --zoo-check-all checks them too). The torchvision ones use
 # weights=None (random initialisation) and their default constructor.
 ZOO = {
     "resnet18": _tv("ResNet-18"),
