@@ -28,8 +28,8 @@ def _nn(note, inputs, small=False, dynamic=None):
 
 
 # name -> entry. "small" marks the models the interpreter and opencl check
-# (one interpreter run measured at 0.1-12 s on 2 busy cores; ResNet-18, the
-# smallest of the others, took 25 s, and the largest need minutes;
+# (one interpreter run measured at 0.1-12 s on 2 busy cores; ResNet-18, one
+# of the others, took 25 s, and the largest need minutes;
 # --zoo-check-all checks them too). The torchvision ones use
 # weights=None (random initialisation) and their default constructor.
 ZOO = {
