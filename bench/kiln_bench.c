@@ -7,8 +7,13 @@
  *
  *   kiln_bench --list
  *   kiln_bench MODEL.onnx --backend NAME --input NAME=FILE.npy ...
- *              [--threads N] [--warmup N] [--runs N] [--budget-s S]
- *              [--over-budget skip|reduce] [--output-dir DIR]
+ *              [--dim NAME=VALUE ...] [--threads N] [--warmup N] [--runs N]
+ *              [--budget-s S] [--over-budget skip|reduce] [--output-dir DIR]
+ *              [--check-only]
+ *
+ * --check-only runs the model once (outputs written, no timing loop): the
+ * zoo's correctness probe for slow backends. --dim binds a symbolic input
+ * dimension, as `kiln run --dim` does.
  *
  * Built by bench/run with plain cc against build/libkiln.so; it is not part
  * of the meson build so that a broken benchmark never breaks anyone's build. */
@@ -27,6 +32,10 @@ typedef struct bench_args {
   const char *model, *backend, *output_dir;
   const char *in_names[BENCH_MAX_INPUTS], *in_paths[BENCH_MAX_INPUTS];
   int in_count;
+  const char *dim_names[BENCH_MAX_INPUTS];
+  int64_t dim_values[BENCH_MAX_INPUTS];
+  int dim_count;
+  int check_only;
   int threads, warmup, runs;
   double budget_s; /* 0 = no limit */
   int reduce;      /* over budget: fewer runs (1) or skip (0) */
@@ -93,8 +102,9 @@ static int bench_usage(const char *why) {
   fprintf(stderr,
           "kiln_bench: %s\nusage: kiln_bench --list\n"
           "       kiln_bench MODEL.onnx --backend NAME --input NAME=FILE.npy ...\n"
-          "                  [--threads N] [--warmup N] [--runs N] [--budget-s S]\n"
-          "                  [--over-budget skip|reduce] [--output-dir DIR]\n",
+          "                  [--dim NAME=VALUE ...] [--threads N] [--warmup N] [--runs N]\n"
+          "                  [--budget-s S] [--over-budget skip|reduce] [--output-dir DIR]\n"
+          "                  [--check-only]\n",
           why);
   return 2;
 }
@@ -108,6 +118,10 @@ static int bench_parse(int argc, char **argv, bench_args *a) {
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(o, "--list")) {
       a->list = 1;
+      continue;
+    }
+    if (!strcmp(o, "--check-only")) {
+      a->check_only = 1;
       continue;
     }
     if (o[0] != '-') {
@@ -139,6 +153,18 @@ static int bench_parse(int argc, char **argv, bench_args *a) {
       ((char *)eq)[0] = '\0';
       a->in_names[a->in_count] = v;
       a->in_paths[a->in_count++] = eq + 1;
+    } else if (!strcmp(o, "--dim")) {
+      const char *eq = strchr(v, '=');
+      char *end = NULL;
+      if (!eq || a->dim_count == BENCH_MAX_INPUTS)
+        return bench_usage("--dim wants NAME=VALUE");
+      errno = 0;
+      long long val = strtoll(eq + 1, &end, 10);
+      if (errno || end == eq + 1 || *end || val < 0)
+        return bench_usage("--dim wants NAME=VALUE with VALUE a non-negative integer");
+      ((char *)eq)[0] = '\0';
+      a->dim_names[a->dim_count] = v;
+      a->dim_values[a->dim_count++] = (int64_t)val;
     } else
       return bench_usage("unknown option");
   }
@@ -290,6 +316,9 @@ static int bench_model(const bench_args *a) {
   kiln_onnx_options lo;
   memset(&lo, 0, sizeof lo);
   lo.ctx = st.ctx;
+  lo.dim_names = a->dim_names;
+  lo.dim_values = a->dim_values;
+  lo.dim_count = (uint32_t)a->dim_count;
   s = kiln_onnx_load(a->model, &lo, &st.mod);
   double t1 = bench_now_ms();
   kiln_compile_options co;
@@ -327,6 +356,15 @@ static int bench_model(const bench_args *a) {
       bench_state_free(&st);
       return bench_fail("writing outputs", s);
     }
+  }
+  if (a->check_only) {
+    printf("{\"backend\": ");
+    bench_json_string(a->backend);
+    printf(", \"checked\": true, \"probe_ms\": %.3f, \"load_ms\": %.3f, \"compile_ms\": %.3f, "
+           "\"peak_rss_compiled_mb\": %.1f, \"peak_rss_mb\": %.1f}\n",
+           probe, t1 - t0, t2 - t1, rss_compiled, bench_peak_rss_mb());
+    bench_state_free(&st);
+    return 0;
   }
   int warmup = a->warmup, runs = a->runs;
   double need_s = probe * (warmup + runs) / 1e3;

@@ -7,6 +7,9 @@ import json
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import zoo_report  # noqa: E402 - after the path set-up
+
 # The targets of the benchmark issue: kiln (cpu) median vs ONNX Runtime's.
 SPEEDUP_TARGETS = {"eltwise": 1.5, "layernorm": 1.5, "mlp": 1.0, "convblock": 1.0,
                    "attention": 1.0, "resnet18": 1.0, "mobilenet_v2": 1.0, "resnet50": 1.0}
@@ -201,6 +204,10 @@ def write(results, md_path, png_path):
         shapes = ", ".join(f"{k}{v}" for k, v in m["shapes"].items())
         L.append(f"- {name} ({m['note']}; {shapes}): {ops}")
     L.append(f"\n![latency chart]({os.path.basename(png_path)})")
+    # The zoo's section comes from its own, separate run (bench/run --zoo).
+    zoo = zoo_report.extract(md_path)
+    if zoo:
+        L += ["", zoo]
     with open(md_path, "w") as f:
         f.write("\n".join(L) + "\n")
     chart(results, cols, png_path)

@@ -1,0 +1,367 @@
+"""bench/zoo.py: the model zoo of `bench/run --zoo` (see bench/README.md).
+
+Subcommands:
+
+  gen DIR [--models a,b] [--opsets 13,17]   export the zoo (one process per
+                                            model, so one exporter crash is
+                                            one model's result)
+  gen-one NAME DIR --opsets 13,17           export one model (gen's worker)
+  run ...                                   export, measure, compare, report
+
+Per model and opset, `run` starts each measurement in its own process (as
+bench.py does): ONNX Runtime at 2 threads and at 1 (bench.py ort), kiln-cpu
+at 2 and at 1 (kiln_bench), and a one-run output check on the interpreter
+and on opencl (when its plugin reports a device), on the small models unless
+--check-all. Every kiln output is compared with ONNX Runtime's (2 threads)."""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+import warnings
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import zoo_catalog  # noqa: E402 - after the path set-up
+from bench import compare, load_manifest, machine_info, run_json  # noqa: E402
+
+
+def model_dir(root, name, opset):
+    return os.path.join(root, f"{name}-opset{opset}")
+
+
+# ---------------------------------------------------------------- generation
+
+
+def _inputs(spec, rng):
+    import numpy as np
+
+    out = {}
+    for k, (shape, dtype, kind) in spec.items():
+        if kind == "tokens":
+            out[k] = rng.integers(0, zoo_catalog.VOCAB, size=shape, dtype=np.int64)
+        else:
+            out[k] = rng.standard_normal(shape, dtype=np.float32)
+    return out
+
+
+def cmd_gen_one(args):
+    import numpy as np
+    import onnx
+    import torch
+    import zoo_models
+
+    name = args.name
+    entry = zoo_catalog.ZOO[name]
+    todo = []
+    for opset in (int(o) for o in args.opsets.split(",")):
+        d = model_dir(args.dir, name, opset)
+        if not _cached(d):
+            todo.append((opset, d, os.path.join(d, "manifest.json")))
+    if not todo:
+        return
+    t0 = time.time()
+    m = zoo_models.build(name)
+    rng = np.random.default_rng(zoo_catalog.SEED)
+    inputs = _inputs(entry["inputs"], rng)
+    args_t = tuple(torch.from_numpy(v) for v in inputs.values())
+    params = sum(p.numel() for p in m.parameters())
+    build_s = time.time() - t0
+    dynamic = entry.get("dynamic") or {}
+    for opset, d, mp in todo:
+        os.makedirs(d, exist_ok=True)
+        for k, v in inputs.items():
+            np.save(os.path.join(d, k + ".npy"), v)
+        path = os.path.join(d, "model.onnx")
+        settings = {
+            "exporter": f"torch.onnx.export (TorchScript), torch {torch.__version__}",
+            "opset_version": opset, "do_constant_folding": True,
+            "training": "TrainingMode.EVAL", "input_names": list(inputs),
+            "output_names": ["y"], "dynamic_axes": dynamic or None,
+            "weights": f"random (weights=None / default init), torch.manual_seed({zoo_catalog.SEED})",
+            "batch": 1,
+        }
+        man = {"gen_version": zoo_catalog.GEN_VERSION, "name": name, "opset": opset,
+               "inputs": {k: k + ".npy" for k in inputs},
+               "shapes": {k: list(v.shape) for k, v in inputs.items()},
+               "dtypes": {k: str(v.dtype) for k, v in inputs.items()},
+               "dims": {dn: zoo_catalog.DIMS[dn] for ax in dynamic.values()
+                        for dn in ax.values()},
+               "params": params, "export": settings}
+        t1 = time.time()
+
+        def export():
+            with torch.no_grad(), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                torch.onnx.export(m, args_t, path, opset_version=opset,
+                                  input_names=list(inputs), output_names=["y"],
+                                  dynamic_axes=({**dynamic, "y": {}} if dynamic else None),
+                                  do_constant_folding=True,
+                                  training=torch.onnx.TrainingMode.EVAL)
+        try:
+            try:
+                export()
+            except torch.onnx.errors.UnsupportedOperatorError as e:
+                # torch 2.5's nn.MultiheadAttention calls
+                # scaled_dot_product_attention, which its exporter knows
+                # from opset 14 only, so ViT and nn.TransformerEncoder do
+                # not export at 13 as they stand. torch's own opset-14
+                # decomposition uses opset-13 ops alone (Transpose, Mul,
+                # Sqrt, MatMul, Where, Add, Softmax; Trilu only for
+                # is_causal, which these models do not use), so it is
+                # registered for 13 and the export retried; the checker
+                # below rejects the result if an op is not in opset 13.
+                if "scaled_dot_product_attention" not in str(e) or opset >= 14:
+                    raise
+                from torch.onnx import symbolic_opset14
+
+                torch.onnx.register_custom_op_symbolic(
+                    "aten::scaled_dot_product_attention",
+                    symbolic_opset14.scaled_dot_product_attention, opset)
+                settings["workaround"] = (
+                    "plain export fails (aten::scaled_dot_product_attention needs opset 14 in "
+                    "torch 2.5); exported with torch's opset-14 decomposition registered for "
+                    "opset 13 (register_custom_op_symbolic)")
+                export()
+            onnx.checker.check_model(path)
+            ops = {}
+            for n in onnx.load(path, load_external_data=False).graph.node:
+                ops[n.op_type] = ops.get(n.op_type, 0) + 1
+            man["ops"] = ops
+            man["size_mb"] = os.path.getsize(path) / 2 ** 20
+            msg = (f"{man['size_mb']:.1f} MB, {sum(ops.values())} nodes, "
+                   f"{len(ops)} kinds")
+        except Exception as e:  # noqa: BLE001 - an export failure is a result
+            man["export_error"] = f"{type(e).__name__}: {str(e).strip().splitlines()[0][:300]}"
+            msg = "EXPORT FAILED: " + man["export_error"]
+        man["export_s"] = build_s + time.time() - t1
+        with open(mp, "w") as f:
+            json.dump(man, f, indent=1)
+        print(f"  exported {name}-opset{opset} ({man['export_s']:.1f} s): {msg}", flush=True)
+
+
+def _cached(d):
+    mp = os.path.join(d, "manifest.json")
+    try:
+        with open(mp) as f:
+            return json.load(f).get("gen_version") == zoo_catalog.GEN_VERSION
+    except (OSError, ValueError):
+        return False
+
+
+def cmd_gen(args):
+    names = select(args.models)
+    opsets = [int(o) for o in args.opsets.split(",")]
+    for name in names:
+        # Checked here too: a worker costs seconds of torch import.
+        if all(_cached(model_dir(args.dir, name, o)) for o in opsets):
+            continue
+        p = subprocess.run([sys.executable, __file__, "gen-one", name, args.dir,
+                            "--opsets", args.opsets])
+        if p.returncode:
+            # A crash (not an exception) of the exporter: recorded so the
+            # table says so.
+            for opset in opsets:
+                d = model_dir(args.dir, name, opset)
+                if not _cached(d):
+                    os.makedirs(d, exist_ok=True)
+                    with open(os.path.join(d, "manifest.json"), "w") as f:
+                        json.dump({"gen_version": zoo_catalog.GEN_VERSION, "name": name,
+                                   "opset": opset, "export_error":
+                                   f"exporter process exited with status {p.returncode}"},
+                                  f, indent=1)
+
+
+def select(models):
+    if not models:
+        return list(zoo_catalog.ZOO)
+    want = models.split(",")
+    unknown = [n for n in want if n not in zoo_catalog.ZOO]
+    if unknown:
+        sys.exit(f"zoo: unknown model(s) {', '.join(unknown)}; known: "
+                 + ", ".join(zoo_catalog.ZOO))
+    return [n for n in zoo_catalog.ZOO if n in want]
+
+
+# ------------------------------------------------------------------ measuring
+
+
+def cmd_run(args):
+    import zoo_report
+
+    t_start = time.time()
+    load_start = os.getloadavg()
+    names = select(args.models)
+    opsets = [int(o) for o in args.opsets.split(",")]
+    zoo_dir = os.path.join(args.models_dir, "zoo")
+    print(f"zoo: exporting into {zoo_dir} (cached)", flush=True)
+    subprocess.run([sys.executable, __file__, "gen", zoo_dir, "--models", ",".join(names),
+                    "--opsets", args.opsets], check=True)
+
+    info = run_json([args.kiln_bench, "--list"])
+    found = {b["name"]: b for b in info.get("backends", [])}
+    notes = []
+    if "error" in info:
+        notes.append(f"kiln_bench --list failed: {info['error']} {info.get('message', '')}")
+    for r in info.get("refused", []):
+        notes.append(f"kiln plugin refused: {r['path']}: {r['reason']}")
+    checks = []
+    for b in ("interpreter", "opencl"):
+        if b not in found:
+            notes.append(f"kiln backend `{b}`: no plugin found; its check column is empty")
+        elif b == "opencl" and not found[b].get("devices"):
+            notes.append("kiln backend `opencl`: plugin found but no OpenCL device; not checked")
+        else:
+            checks.append(b)
+    if "cpu" not in found:
+        notes.append("kiln backend `cpu`: no plugin found; no kiln timings")
+    for n in notes:
+        print("zoo: " + n, flush=True)
+
+    hi = args.threads
+    results = {"machine": machine_info(args.build_dir), "threads": [hi, 1],
+               "warmup": args.warmup, "runs": args.runs, "budget_s": args.budget,
+               "interp_budget_s": args.interp_budget, "opencl_budget_s": args.opencl_budget,
+               "rtol": args.rtol, "atol": args.atol, "opsets": opsets, "checks": checks,
+               "models": {}, "notes": notes}
+    py = sys.executable
+    bench_py = os.path.join(HERE, "bench.py")
+    for name in names:
+        entry = zoo_catalog.ZOO[name]
+        for opset in opsets:
+            key = f"{name}-opset{opset}"
+            t_model = time.time()
+            mdir = model_dir(zoo_dir, name, opset)
+            man = load_manifest(mdir)
+            r = {"name": name, "opset": opset, "note": entry["note"],
+                 "source": entry["source"], "small": entry["small"], "manifest": man,
+                 "fw": {}}
+            results["models"][key] = r
+            print(f"zoo: {key}", flush=True)
+            if "export_error" in man:
+                print(f"  export failed: {man['export_error']}", flush=True)
+                continue
+            out_root = os.path.join(args.out_dir, "zoo", key)
+
+            def measure(col, cmd, timeout):
+                od = os.path.join(out_root, col)
+                os.makedirs(od, exist_ok=True)
+                for f in os.listdir(od):
+                    os.remove(os.path.join(od, f))
+                res = run_json(cmd(od), timeout=timeout)
+                res["out"] = od
+                r["fw"][col] = res
+                if "median_ms" in res:
+                    print(f"  {col:18s} median {res['median_ms']:9.3f} ms "
+                          f"({res['runs']} runs)  rss {res['peak_rss_mb']:.0f} MB", flush=True)
+                elif "probe_ms" in res:
+                    print(f"  {col:18s} one run {res['probe_ms']:.1f} ms", flush=True)
+                else:
+                    print(f"  {col:18s} {res.get('skipped') or res.get('error')} "
+                          f"{res.get('message', '')}"[:300], flush=True)
+                return res
+
+            kin = []
+            for k, v in man["inputs"].items():
+                kin += ["--input", f"{k}={os.path.join(mdir, v)}"]
+            for dn, dv in man.get("dims", {}).items():
+                kin += ["--dim", f"{dn}={dv}"]
+            onnx_path = os.path.join(mdir, "model.onnx")
+            protocol = ["--warmup", str(args.warmup), "--runs", str(args.runs)]
+            for t in (hi, 1):
+                measure(f"ort-{t}t", lambda od, t=t: [
+                    py, bench_py, "ort", mdir, od, "--threads", str(t),
+                    "--budget", str(args.budget)] + protocol, args.timeout)
+                if "cpu" in found:
+                    measure(f"kiln-cpu-{t}t", lambda od, t=t: [
+                        args.kiln_bench, onnx_path, "--backend", "cpu", "--output-dir", od,
+                        "--threads", str(t), "--budget-s", str(args.budget),
+                        "--over-budget", "reduce"] + protocol + kin, args.timeout)
+            for b in checks:
+                col = f"kiln-{b}"
+                if not entry["small"] and not args.check_all:
+                    why = ("one interpreter run of the others takes 25 s (ResNet-18, "
+                           "measured on 2 busy cores) to minutes"
+                           if b == "interpreter" else
+                           "PoCL's first build of a model's kernels takes 15-45 s even on "
+                           "the small ones")
+                    r["fw"][col] = {"skipped": f"not a small model ({why}; "
+                                               "--zoo-check-all checks it)"}
+                    continue
+                budget = args.interp_budget if b == "interpreter" else args.opencl_budget
+                res = measure(col, lambda od, b=b: [
+                    args.kiln_bench, onnx_path, "--backend", b, "--output-dir", od,
+                    "--threads", str(hi), "--check-only"] + kin, budget)
+                if res.get("error", "").startswith("timed out"):
+                    res["skipped"] = (f"load + compile + one run over the {budget:.0f} s "
+                                      "budget")
+                    del res["error"]
+            ref = r["fw"].get(f"ort-{hi}t", {})
+            for col, res in r["fw"].items():
+                if col == f"ort-{hi}t" or "out" not in res or "error" in ref:
+                    continue
+                if not any(f.endswith(".npy") for f in os.listdir(res["out"])):
+                    continue
+                res["check"] = compare(res["out"], ref["out"], args.rtol, args.atol)
+                if not res["check"]["ok"]:
+                    msg = (f"OUTPUT MISMATCH {key} {col} vs ORT: "
+                           + "; ".join(res["check"]["detail"]))
+                    print("  !!! " + msg, flush=True)
+                    notes.append(msg)
+            r["elapsed_s"] = time.time() - t_model
+    results["elapsed_s"] = time.time() - t_start
+    results["loadavg"] = [load_start, os.getloadavg()]
+    os.makedirs(args.out_dir, exist_ok=True)
+    rj = os.path.join(args.out_dir, "zoo-results.json")
+    with open(rj, "w") as f:
+        json.dump(results, f, indent=1)
+    text = zoo_report.write(results, args.report, args.chart)
+    print(text)
+    print(f"zoo: wrote the zoo section of {args.report}, {args.chart} and {rj} "
+          f"in {results['elapsed_s']:.0f} s")
+    bad = [n for n in notes if n.startswith("OUTPUT MISMATCH")]
+    if bad:
+        print(f"zoo: {len(bad)} OUTPUT MISMATCH(ES) - see above", file=sys.stderr)
+        sys.exit(3)
+
+
+def main():
+    p = argparse.ArgumentParser(prog="zoo.py")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    g = sub.add_parser("gen")
+    g.add_argument("dir")
+    g.add_argument("--models", default="")
+    g.add_argument("--opsets", default=",".join(str(o) for o in zoo_catalog.OPSETS))
+    g1 = sub.add_parser("gen-one")
+    g1.add_argument("name")
+    g1.add_argument("dir")
+    g1.add_argument("--opsets", default=",".join(str(o) for o in zoo_catalog.OPSETS))
+    a = sub.add_parser("run")
+    a.add_argument("--build-dir", required=True)
+    a.add_argument("--kiln-bench", required=True)
+    a.add_argument("--models-dir", required=True)
+    a.add_argument("--out-dir", required=True)
+    a.add_argument("--report", required=True)
+    a.add_argument("--chart", required=True)
+    a.add_argument("--models", default="")
+    a.add_argument("--opsets", default=",".join(str(o) for o in zoo_catalog.OPSETS))
+    a.add_argument("--threads", type=int, default=2)
+    a.add_argument("--warmup", type=int, default=3)
+    a.add_argument("--runs", type=int, default=15)
+    a.add_argument("--budget", type=float, default=15.0)
+    a.add_argument("--interp-budget", type=float, default=60.0)
+    a.add_argument("--opencl-budget", type=float, default=300.0)
+    a.add_argument("--timeout", type=float, default=600.0)
+    a.add_argument("--check-all", action="store_true",
+                   help="interpreter and opencl checks on every model, not the small ones")
+    a.add_argument("--rtol", type=float, default=1e-3)
+    a.add_argument("--atol", type=float, default=1e-4)
+    args = p.parse_args()
+    {"gen": cmd_gen, "gen-one": cmd_gen_one, "run": cmd_run}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    main()

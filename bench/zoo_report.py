@@ -1,0 +1,343 @@
+"""bench/zoo_report.py: the zoo section of bench/RESULTS.md and bench/zoo.png
+from zoo.py's results dict. The section sits between two marker comments,
+so `bench/run --zoo` replaces only it and `bench/run` (report.py) keeps it.
+Redo it from the raw numbers without measuring:
+python bench/zoo_report.py BUILD/bench-out/zoo-results.json"""
+
+import json
+import math
+import os
+import sys
+
+BEGIN = "<!-- zoo:begin - written by bench/run --zoo; bench/run keeps it -->"
+END = "<!-- zoo:end -->"
+
+
+def extract(md_path):
+    """The zoo section of md_path, markers included, or ''."""
+    try:
+        with open(md_path) as f:
+            text = f.read()
+    except OSError:
+        return ""
+    b, e = text.find(BEGIN), text.find(END)
+    return text[b:e + len(END)] if b >= 0 and e > b else ""
+
+
+def splice(md_path, block):
+    """Puts block in place of md_path's zoo section (appended if none)."""
+    try:
+        with open(md_path) as f:
+            text = f.read()
+    except OSError:
+        text = ""
+    b, e = text.find(BEGIN), text.find(END)
+    if b >= 0 and e > b:
+        text = text[:b] + block + text[e + len(END):]
+    else:
+        text = text.rstrip("\n") + ("\n\n" if text else "") + block + "\n"
+    with open(md_path, "w") as f:
+        f.write(text)
+
+
+def _esc(s):
+    return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def _ms(res):
+    return res.get("median_ms") if isinstance(res, dict) else None
+
+
+def _ok(res):
+    return isinstance(res, dict) and res.get("check", {"ok": True})["ok"]
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def _fmt_ms(res, runs_wanted):
+    if not res:
+        return "-"
+    if "median_ms" in res:
+        s = f"{res['median_ms']:.2f}"
+        if res.get("runs", 0) < runs_wanted:
+            s += f" [{res['runs']} runs]"
+        if not _ok(res):
+            s += " **WRONG**"
+        return s
+    if "skipped" in res:
+        return "skipped"
+    return "**" + _esc(res.get("error", "error").split(" (")[0]) + "**"
+
+
+def ratios(results):
+    """Per model-opset: speed_2t, speed_1t (ORT / kiln, > 1 = kiln faster),
+    compile (kiln load + compile / ORT session creation) and rss (kiln peak
+    / ORT peak), each None where a side has no number. Speed counts only
+    where kiln's outputs agree with ORT's."""
+    hi = results["threads"][0]
+    out = {}
+    for key, m in results["models"].items():
+        fw = m["fw"]
+        k2, k1 = fw.get(f"kiln-cpu-{hi}t", {}), fw.get("kiln-cpu-1t", {})
+        o2, o1 = fw.get(f"ort-{hi}t", {}), fw.get("ort-1t", {})
+        d = {}
+        d["speed_2t"] = (_ms(o2) / _ms(k2)) if _ms(o2) and _ms(k2) and _ok(k2) else None
+        d["speed_1t"] = (_ms(o1) / _ms(k1)) if _ms(o1) and _ms(k1) and _ok(k1) else None
+        kc = k2.get("load_ms", 0.0) + k2["compile_ms"] if "compile_ms" in k2 else None
+        d["compile"] = kc / o2["compile_ms"] if kc and o2.get("compile_ms") else None
+        d["rss"] = (k2["peak_rss_mb"] / o2["peak_rss_mb"]
+                    if _ms(k2) and _ms(o2) else None)
+        out[key] = d
+    return out
+
+
+RATIOS = [
+    ("speed_2t", "latency, 2 threads: ORT median / kiln-cpu median (> 1 = kiln faster)", min),
+    ("speed_1t", "latency, 1 thread: ORT median / kiln-cpu median (> 1 = kiln faster)", min),
+    ("compile", "kiln load + compile / ORT InferenceSession creation (> 1 = kiln slower)", max),
+    ("rss", "peak RSS kiln / ORT, 2-thread processes (> 1 = kiln uses more)", max),
+]
+
+
+def _check_cell(res):
+    if not res:
+        return "-"
+    if "check" in res:
+        c = res["check"]
+        s = ("ok" if c["ok"] else "**WRONG**") + f" {c['max_abs']:.1e} / {c.get('max_rel', 0):.1e}"
+        return s
+    if "skipped" in res:
+        return "skipped"
+    if "error" in res:
+        return "**" + _esc(res["error"].split(" (")[0]) + "**"
+    return "-"
+
+
+def write(results, md_path, png_path):
+    hi = results["threads"][0]
+    mi = results["machine"]
+    rs = ratios(results)
+    runs = results["runs"]
+    L = [BEGIN, "", "## Model zoo (`bench/run --zoo`)", ""]
+    n_arch = len({m["name"] for m in results["models"].values()})
+    L.append(f"{n_arch} architectures x opsets {', '.join(map(str, results['opsets']))}, "
+             "random weights, batch 1 (bench/README.md, \"The zoo\"). Numbers from one run "
+             "on one machine.\n")
+    L.append(f"- date: {mi['date']}; machine: {mi['cpu']}, {mi['cores']} cores")
+    L.append("- versions: " + "; ".join(f"{k} {mi[k]}" for k in (
+        "kiln", "llvm", "python", "numpy", "onnx", "onnxruntime", "torch", "torchvision")))
+    L.append(f"- protocol: each measurement its own process; {results['warmup']} warm-up runs "
+             f"then {runs} timed runs, median (fewer runs, flagged `[N runs]`, where "
+             f"{results['warmup'] + runs} would exceed {results['budget_s']:.0f} s); "
+             f"threads {hi} and 1 for both kiln-cpu (`kiln_compile_options.threads`) and ORT "
+             "(intra_op_num_threads, inter_op 1, ORT_ENABLE_ALL, CPUExecutionProvider)")
+    L.append("- kiln load + compile: `kiln_onnx_load` + `kiln_compile` in the timing process; "
+             "ORT: `InferenceSession(...)` creation. Peak RSS: VmHWM of the "
+             f"{hi}-thread process (kiln: load + compile + runs; ORT: Python + numpy + "
+             "onnxruntime import, session, runs; the import alone is shown in brackets)")
+    la = results.get("loadavg")
+    if la:
+        L.append(f"- load average at start {la[0][0]:.2f} {la[0][1]:.2f} {la[0][2]:.2f}, "
+                 f"at end {la[1][0]:.2f} {la[1][1]:.2f} {la[1][2]:.2f} (1, 5, 15 min; above "
+                 "~0.1 other work shared the cores)")
+    L.append(f"- whole zoo run: {results.get('elapsed_s', 0) / 60:.1f} min\n")
+
+    L.append("### Summary\n")
+    ms = list(results["models"].values())
+    exported = [m for m in ms if "export_error" not in m["manifest"]]
+    compiled = [m for m in exported if "compile_ms" in m["fw"].get(f"kiln-cpu-{hi}t", {})]
+    agree = [m for m in compiled if all(
+        _ok(m["fw"].get(c)) and "check" in m["fw"].get(c, {})
+        for c in (f"kiln-cpu-{hi}t", "kiln-cpu-1t"))]
+    L.append(f"Of {len(ms)} model-opsets: {len(exported)} exported, kiln-cpu loads and compiles "
+             f"{len(compiled)}, its outputs agree with ORT's at both thread counts on "
+             f"{len(agree)}.\n")
+    L.append("Geometric mean and worst model of each ratio, over the models with numbers on "
+             "both sides (latency: only where kiln's outputs agree with ORT's).\n")
+    L.append("| ratio | opset | geomean | worst | models |")
+    L.append("|---|---|---|---|---|")
+    summary = {}
+    for rk, label, worst_fn in RATIOS:
+        for op in results["opsets"] + ["all"]:
+            vals = [(k, d[rk]) for k, d in rs.items()
+                    if d[rk] and (op == "all" or results["models"][k]["opset"] == op)]
+            g = geomean([v for _, v in vals])
+            w = worst_fn(vals, key=lambda kv: kv[1]) if vals else None
+            summary[(rk, op)] = (g, w, len(vals))
+            L.append(f"| {label} | {op} | " + (f"{g:.2f}x" if g else "-") + " | "
+                     + (f"{w[0]} {w[1]:.2f}x" if w else "-") + f" | {len(vals)} |")
+    results["summary"] = {f"{rk}/{op}": v for (rk, op), v in summary.items()}
+
+    L.append(f"\n### Latency (ms, median) and speed ratio (ORT / kiln-cpu; > 1 = kiln faster)\n")
+    L.append(f"| model | opset | kiln-cpu {hi}T | ORT {hi}T | ORT/kiln {hi}T | kiln-cpu 1T | "
+             "ORT 1T | ORT/kiln 1T |")
+    L.append("|---" * 8 + "|")
+    for key, m in results["models"].items():
+        fw, d = m["fw"], rs[key]
+        if "export_error" in m["manifest"]:
+            L.append(f"| {m['name']} | {m['opset']} | export failed (see notes) | | | | | |")
+            continue
+        L.append(f"| {m['name']} | {m['opset']} | "
+                 + " | ".join([
+                     _fmt_ms(fw.get(f"kiln-cpu-{hi}t"), runs), _fmt_ms(fw.get(f"ort-{hi}t"), runs),
+                     f"{d['speed_2t']:.2f}x" if d["speed_2t"] else "-",
+                     _fmt_ms(fw.get("kiln-cpu-1t"), runs), _fmt_ms(fw.get("ort-1t"), runs),
+                     f"{d['speed_1t']:.2f}x" if d["speed_1t"] else "-"]) + " |")
+
+    L.append("\n### Load + compile time and peak memory\n")
+    L.append("| model | opset | ONNX MB | kiln load + compile ms | ORT session ms | kiln/ORT | "
+             "kiln peak MB | ORT peak MB (import) | kiln/ORT |")
+    L.append("|---" * 9 + "|")
+    for key, m in results["models"].items():
+        fw, d, man = m["fw"], rs[key], m["manifest"]
+        if "export_error" in man:
+            continue
+        k2, o2 = fw.get(f"kiln-cpu-{hi}t", {}), fw.get(f"ort-{hi}t", {})
+        cells = [f"{man.get('size_mb', 0):.1f}",
+                 f"{k2['load_ms']:.0f} + {k2['compile_ms']:.0f}" if "compile_ms" in k2 else "-",
+                 f"{o2['compile_ms']:.0f}" if "compile_ms" in o2 else "-",
+                 f"{d['compile']:.1f}x" if d["compile"] else "-",
+                 f"{k2['peak_rss_mb']:.0f}" if "peak_rss_mb" in k2 and _ms(k2) else "-",
+                 (f"{o2['peak_rss_mb']:.0f} ({o2.get('rss_import_mb', 0):.0f})"
+                  if _ms(o2) else "-"),
+                 f"{d['rss']:.2f}x" if d["rss"] else "-"]
+        L.append(f"| {m['name']} | {m['opset']} | " + " | ".join(cells) + " |")
+
+    L.append("\n### Agreement with ONNX Runtime\n")
+    L.append(f"Every kiln output against ORT's ({hi} threads): pass when |got - ort| <= "
+             f"{results['atol']:g} * max|ort| + {results['rtol']:g} * |ort| elementwise (the "
+             "absolute part scales with the output's range: random-weight networks put out "
+             "values from ~1e-9 to ~1e2). Cells: max abs error / max abs error over max|ort|. "
+             "The interpreter and opencl check the small models (bench/README.md), running "
+             "each once (load + compile + one run within their budgets: "
+             f"{results['interp_budget_s']:.0f} s, {results['opencl_budget_s']:.0f} s).\n")
+    L.append(f"| model | opset | kiln-cpu {hi}T | kiln-cpu 1T | interpreter (first run, ms) | "
+             f"opencl (first run, ms) | ORT 1T vs {hi}T |")
+    L.append("|---" * 7 + "|")
+    for key, m in results["models"].items():
+        fw = m["fw"]
+        if "export_error" in m["manifest"]:
+            continue
+        cells = [_check_cell(fw.get(f"kiln-cpu-{hi}t")), _check_cell(fw.get("kiln-cpu-1t"))]
+        for b in ("interpreter", "opencl"):
+            res = fw.get(f"kiln-{b}")
+            c = _check_cell(res)
+            if res and "probe_ms" in res and "check" in res:
+                c += f" ({res['probe_ms']:.0f})"
+            cells.append(c)
+        cells.append(_check_cell(fw.get("ort-1t")))
+        L.append(f"| {m['name']} | {m['opset']} | " + " | ".join(cells) + " |")
+
+    L.append("\n### Failures, skips and notes\n")
+    skips = {}  # (column, reason) -> model-opsets: one line per reason
+    for key, m in results["models"].items():
+        for col, r in m["fw"].items():
+            if "skipped" in r:
+                skips.setdefault((col, r["skipped"]), []).append(key)
+    for (col, why), keys in skips.items():
+        L.append(f"- {col} skipped on {', '.join(keys)}: {_esc(why)}")
+    for key, m in results["models"].items():
+        man = m["manifest"]
+        if "export_error" in man:
+            L.append(f"- {key}: export failed: {_esc(man['export_error'])}")
+        for col, r in m["fw"].items():
+            if "skipped" in r:
+                continue
+            elif "error" in r:
+                msg = r.get("message", "")
+                L.append(f"- {key} / {col}: {_esc(r['error'])}" + (f": {_esc(msg)}" if msg else ""))
+            elif "check" in r and not r["check"]["ok"]:
+                L.append(f"- {key} / {col}: outputs disagree with ORT: "
+                         + _esc("; ".join(r["check"]["detail"])))
+    for n in results["notes"]:
+        if not n.startswith("OUTPUT MISMATCH"):
+            L.append(f"- {_esc(n)}")
+
+    L.append("\n### Models and export settings\n")
+    L.append("All exported with `torch.onnx.export` (TorchScript exporter) of the pinned torch, "
+             "`do_constant_folding=True`, `training=TrainingMode.EVAL` (BatchNorm folded into "
+             "the convs), eval mode, batch 1, fixed seed; output named `y`. Per model: "
+             "source, inputs, symbolic dims, node kinds per opset.\n")
+    seen = {}
+    for key, m in results["models"].items():
+        seen.setdefault(m["name"], []).append(m)
+    for name, ms in seen.items():
+        man0 = ms[0]["manifest"]
+        shapes = ", ".join(f"{k}{v} {man0.get('dtypes', {}).get(k, '')}".strip()
+                           for k, v in man0.get("shapes", {}).items())
+        dyn = man0.get("export", {}).get("dynamic_axes")
+        line = (f"- **{name}** ({ms[0]['source']}; {ms[0]['note']}; "
+                f"{man0.get('params', 0) / 1e6:.2f} M parameters; {shapes}"
+                + (f"; dynamic_axes {dyn}, bound to {man0.get('dims')}" if dyn else "") + ")")
+        L.append(line)
+        for m in ms:
+            ops = m["manifest"].get("ops")
+            wk = m["manifest"].get("export", {}).get("workaround")
+            if ops:
+                L.append(f"  - opset {m['opset']}: {sum(ops.values())} nodes: "
+                         + ", ".join(f"{k} {v}" for k, v in sorted(ops.items()))
+                         + (f". Export: {wk}" if wk else ""))
+            else:
+                L.append(f"  - opset {m['opset']}: not exported")
+    L.append(f"\n![zoo chart]({os.path.basename(png_path)})\n")
+    L.append(END)
+    block = "\n".join(L)
+    splice(md_path, block)
+    chart(results, rs, png_path)
+    return block
+
+
+def chart(results, rs, png_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    names = list(dict.fromkeys(m["name"] for m in results["models"].values()))
+    opsets = results["opsets"]
+    fig, axes = plt.subplots(1, 4, figsize=(18, 1.5 + 0.32 * len(names) * len(opsets) / 2 + 1),
+                             sharey=True)
+    h = 0.8 / max(1, len(opsets))
+    colors = ["tab:blue", "tab:orange", "tab:green", "tab:red"]
+    for ax, (rk, label, _) in zip(axes, RATIOS):
+        for i, op in enumerate(opsets):
+            ys, xs = [], []
+            for j, n in enumerate(names):
+                v = rs.get(f"{n}-opset{op}", {}).get(rk)
+                if v:
+                    ys.append(j + (i - (len(opsets) - 1) / 2) * h)
+                    xs.append(v)
+            g = geomean(xs)
+            ax.barh(ys, xs, h, color=colors[i % 4],
+                    label=f"opset {op}" + (f" (geomean {g:.2f}x)" if g else ""))
+            if g:
+                ax.axvline(g, color=colors[i % 4], linestyle="--", linewidth=1)
+        ax.axvline(1.0, color="black", linewidth=1)
+        ax.set_xscale("log")
+        # Plain "0.5x" labels at 1, 2, 3 and 5 of each decade; no crowded minor labels.
+        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 3.0, 5.0)))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}x"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.tick_params(axis="x", labelsize=7)
+        ax.set_title(label.replace(" (", "\n("), fontsize=9)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.04))
+        ax.grid(axis="x", which="both", alpha=0.3)
+    axes[0].set_yticks(range(len(names)))
+    axes[0].set_yticklabels(names, fontsize=8)
+    axes[0].invert_yaxis()
+    fig.suptitle(f"kiln-cpu vs ONNX Runtime {results['machine']['onnxruntime']} on the zoo - "
+                 f"{results['machine']['cpu']}, {results['machine']['date']} (log scale; "
+                 "dashed: geometric means)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(png_path, dpi=100, bbox_inches="tight")
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    with open(sys.argv[1]) as f:
+        res = json.load(f)
+    here = os.path.dirname(os.path.abspath(__file__))
+    write(res, os.path.join(here, "RESULTS.md"), os.path.join(here, "zoo.png"))
