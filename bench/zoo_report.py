@@ -133,7 +133,7 @@ def write(results, md_path, png_path):
              f"{results['warmup'] + runs} would exceed {results['budget_s']:.0f} s); "
              f"threads {hi} and 1 for both kiln-cpu (`kiln_compile_options.threads`) and ORT "
              "(intra_op_num_threads, inter_op 1, ORT_ENABLE_ALL, CPUExecutionProvider)")
-    L.append("- kiln load + compile: `kiln_onnx_load` + `kiln_compile` in the timing process; "
+    L.append("- kiln load + compile: `kiln_onnx_load` + `kiln_compile_take` in the timing process; "
              "ORT: `InferenceSession(...)` creation. Peak RSS: VmHWM of the "
              f"{hi}-thread process (kiln: load + compile + runs; ORT: Python + numpy + "
              "onnxruntime import, session, runs; the import alone is shown in brackets)")
