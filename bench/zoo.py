@@ -56,12 +56,12 @@ def cmd_gen_one(args):
 
     name = args.name
     entry = zoo_catalog.ZOO[name]
-    todo = []
+    uncached = []  # (opset, folder, manifest) of the exports still to make
     for opset in (int(o) for o in args.opsets.split(",")):
         d = model_dir(args.dir, name, opset)
         if not _cached(d):
-            todo.append((opset, d, os.path.join(d, "manifest.json")))
-    if not todo:
+            uncached.append((opset, d, os.path.join(d, "manifest.json")))
+    if not uncached:
         return
     t0 = time.time()
     m = zoo_models.build(name)
@@ -71,7 +71,7 @@ def cmd_gen_one(args):
     params = sum(p.numel() for p in m.parameters())
     build_s = time.time() - t0
     dynamic = entry.get("dynamic") or {}
-    for opset, d, mp in todo:
+    for opset, d, mp in uncached:
         os.makedirs(d, exist_ok=True)
         for k, v in inputs.items():
             np.save(os.path.join(d, k + ".npy"), v)
