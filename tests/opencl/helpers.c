@@ -21,6 +21,16 @@ kiln_context *tg_ctx(void) {
   return g_ctx;
 }
 
+uint32_t tg_opencl_devices(void) {
+  for (uint32_t i = 0; i < kiln_context_backend_count(tg_ctx()); i++) {
+    kiln_backend_info info;
+    kiln_status_free(kiln_context_backend(tg_ctx(), i, &info));
+    if (!strcmp(info.name, "opencl"))
+      return info.device_count;
+  }
+  return 0;
+}
+
 void tg_init(tg *t) {
   OK(kiln_module_create(NULL, "t", &t->m));
   OK(kiln_module_add_function(t->m, "main", &t->f));

@@ -27,6 +27,8 @@ void tg_output(tg *t, const char *name, kiln_value *v);
 void tg_check(tg *t, const void *const *inputs, double tol, const float *expect, size_t n_expect);
 
 kiln_context *tg_ctx(void);
+/* Devices the loaded opencl plugin reports (0 when none or no plugin). */
+uint32_t tg_opencl_devices(void);
 Suite *ocl_compute_suite(void);
 Suite *ocl_cache_suite(void);
 Suite *ocl_half_suite(void);

@@ -12,18 +12,8 @@
 
 #include "../core/index_faults.h"
 
-static uint32_t ocl_device_count(void) {
-  for (uint32_t i = 0; i < kiln_context_backend_count(tg_ctx()); i++) {
-    kiln_backend_info info;
-    kiln_status_free(kiln_context_backend(tg_ctx(), i, &info));
-    if (!strcmp(info.name, "opencl"))
-      return info.device_count;
-  }
-  return 0;
-}
-
 START_TEST(index_faults_opencl) {
-  if (!ocl_device_count()) {
+  if (!tg_opencl_devices()) {
     fprintf(stderr, "index_faults_opencl: skipped, no OpenCL device\n");
     return;
   }

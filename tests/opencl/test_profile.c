@@ -9,18 +9,8 @@
 
 #include "../core/profile_check.h"
 
-static uint32_t ocl_profile_devices(void) {
-  for (uint32_t i = 0; i < kiln_context_backend_count(tg_ctx()); i++) {
-    kiln_backend_info info;
-    kiln_status_free(kiln_context_backend(tg_ctx(), i, &info));
-    if (!strcmp(info.name, "opencl"))
-      return info.device_count;
-  }
-  return 0;
-}
-
 START_TEST(profile_opencl) {
-  if (!ocl_profile_devices()) {
+  if (!tg_opencl_devices()) {
     fprintf(stderr, "profile_opencl: skipped, no OpenCL device\n");
     return;
   }
