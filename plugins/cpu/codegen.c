@@ -15,6 +15,14 @@
 
 #include "cpu.h"
 
+/* A generated helper function and its text from the parameter list on
+ * (the name left out), hashed. */
+typedef struct kcpu_helper {
+  LLVMValueRef fn;
+  char *text;
+  uint64_t hash;
+} kcpu_helper;
+
 struct kcpu_emit {
   LLVMContextRef ctx;
   LLVMModuleRef mod;
@@ -31,6 +39,8 @@ struct kcpu_emit {
   bool oom; /* the weights table could not grow */
   uint32_t *refs;   /* per buffer id: operand slots naming it, over all instructions */
   uint32_t *packed; /* per buffer id: of those, ones given a packed form instead */
+  kcpu_helper *helpers; /* generated helper functions, for kcpu_unique_function */
+  uint32_t n_helpers, cap_helpers;
 };
 
 typedef kiln_status (*kcpu_emit_fn)(kcpu_emit *e, const kiln_instr *in);
@@ -125,6 +135,49 @@ LLVMValueRef kcpu_f32_array(kcpu_emit *e, const float *v, uint32_t n) {
   return g;
 }
 
+static bool kcpu_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem) {
+  if (need <= *cap)
+    return true;
+  uint32_t nc = *cap ? *cap * 2 : 64;
+  while (nc < need)
+    nc *= 2;
+  void *p = realloc(*arr, (size_t)nc * elem);
+  if (!p)
+    return false;
+  *arr = p;
+  *cap = nc;
+  return true;
+}
+
+LLVMValueRef kcpu_unique_function(kcpu_emit *e, LLVMValueRef fn) {
+  char *full = LLVMPrintValueToString(fn);
+  const char *body = full ? strchr(full, '(') : NULL;
+  if (!body) {
+    LLVMDisposeMessage(full);
+    return fn;
+  }
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (const char *c = body; *c; c++)
+    h = (h ^ (unsigned char)*c) * 0x100000001b3ULL;
+  for (uint32_t i = 0; i < e->n_helpers; i++)
+    if (e->helpers[i].hash == h && strcmp(e->helpers[i].text, body) == 0) {
+      LLVMDisposeMessage(full);
+      LLVMDeleteFunction(fn);
+      return e->helpers[i].fn;
+    }
+  size_t n = strlen(body) + 1;
+  char *text = malloc(n);
+  if (text && kcpu_grow((void **)&e->helpers, &e->cap_helpers, e->n_helpers + 1,
+                        sizeof *e->helpers)) {
+    memcpy(text, body, n);
+    e->helpers[e->n_helpers++] = (kcpu_helper){fn, text, h};
+  } else {
+    free(text); /* without memory the helper is just not shared */
+  }
+  LLVMDisposeMessage(full);
+  return fn;
+}
+
 static LLVMValueRef kcpu_byte_gep(kcpu_emit *e, LLVMValueRef base, uint64_t offset) {
   if (offset == 0)
     return base;
@@ -143,19 +196,6 @@ void kcpu_weight_table_free(kcpu_weight_table *t) {
   memset(t, 0, sizeof *t);
 }
 
-static bool kcpu_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem) {
-  if (need <= *cap)
-    return true;
-  uint32_t nc = *cap ? *cap * 2 : 64;
-  while (nc < need)
-    nc *= 2;
-  void *p = realloc(*arr, (size_t)nc * elem);
-  if (!p)
-    return false;
-  *arr = p;
-  *cap = nc;
-  return true;
-}
 
 /* Slot index of `p` in the table, appended; UINT32_MAX when out of memory. */
 static uint32_t kcpu_table_add(kcpu_weight_table *t, const void *p) {
@@ -397,6 +437,9 @@ kiln_status kcpu_codegen(LLVMModuleRef mod, const kiln_ir *ir, const kcpu_codege
     LLVMBuildRet(e.b, kcpu_i32(&e, 0));
   LLVMDisposeBuilder(e.b);
 done:
+  for (uint32_t i = 0; i < e.n_helpers; i++)
+    free(e.helpers[i].text);
+  free(e.helpers);
   free(e.inputs);
   free(e.outputs);
   free(e.weight_slots);

@@ -32,11 +32,29 @@ kiln_status kcpu_target_machine(const kcpu_target *t, LLVMRelocMode reloc, LLVMC
                                 LLVMTargetMachineRef *out);
 /* Parse the embedded kernel library for t's architecture into ctx. */
 kiln_status kcpu_load_library(LLVMContextRef ctx, const kcpu_target *t, LLVMModuleRef *out);
+/* The machine code of the whole kernel library made at build time for the
+ * build host (mknative.c), when t is exactly that target (triple, cpu and
+ * features) and KILN_CPU_NATIVE is not 0: linked into each JIT, so that
+ * its KCPU_PREBUILT kernels (which gain nothing from a model's constants)
+ * are not optimized and compiled again per model. *obj stays valid for the
+ * life of the process. */
+bool kcpu_native_library(const kcpu_target *t, const char **obj, size_t *len);
+/* Turn the library's KCPU_PREBUILT kernels in mod into declarations (the
+ * native library object defines them); the rest stay, to be specialized
+ * with the model. `last` is LLVMGetLastFunction(mod) taken right
+ * after kcpu_load_library: functions after it are the model's own. Done
+ * after codegen, which looks at the library's definitions. */
+kiln_status kcpu_declare_library(LLVMModuleRef mod, LLVMValueRef last);
 /* Give every function t's cpu and features (replacing what clang wrote),
  * mark the math helpers always-inline, internalize every definition but
- * the `keep` names, verify and run the O3 pipeline. */
+ * the `keep` names (keep NULL: internalize nothing, as for the library
+ * object), verify and run the O3 pipeline. */
 kiln_status kcpu_finish_module(LLVMModuleRef mod, const kcpu_target *t, const char *const *keep,
                                uint32_t n_keep);
+/* mod's machine code for t as an ELF object (owned by the caller). */
+kiln_status kcpu_emit_object(LLVMModuleRef mod, const kcpu_target *t, LLVMMemoryBufferRef *out);
+/* mod as bitcode (the compile cache's key material); NULL without memory. */
+LLVMMemoryBufferRef kcpu_module_bitcode(LLVMModuleRef mod);
 /* A status from an LLVM error (consumed) or message (disposed). */
 kiln_status kcpu_status_from_error(LLVMErrorRef err, const char *what);
 kiln_status kcpu_status_from_message(char *msg, const char *what);
@@ -96,15 +114,20 @@ kiln_status kcpu_emit_elementwise(kcpu_emit *e, const kiln_instr *in, const kiln
 bool kcpu_ew_supported(kiln_elem elem, const kiln_fused_op *ops, uint32_t n_ops);
 /* Unique suffix for helper functions in the module. */
 uint32_t kcpu_next_id(kcpu_emit *e);
+/* fn, a helper just generated, or an earlier one with the same code (then
+ * fn is deleted): identical helpers are optimized and compiled once. */
+LLVMValueRef kcpu_unique_function(kcpu_emit *e, LLVMValueRef fn);
 
 /* Fusion (the rewrite_graph hook). */
 bool kcpu_supports_fused(void *state, const kiln_node *n, kiln_node_kind activation);
 
-/* JIT: take mod (made in tsc's context), look up the named symbols;
- * names[0] is required (its failure is the error); absent others get 0. */
+/* JIT: link the native library object (lib, borrowed; NULL when the
+ * model's object holds its kernels) and the model's object (obj, always
+ * consumed), look up the named symbols; names[0] is required (its failure
+ * is the error); absent others get 0. */
 typedef struct kcpu_jit kcpu_jit;
-kiln_status kcpu_jit_create(LLVMOrcThreadSafeContextRef tsc, LLVMModuleRef mod,
-                            const kcpu_target *t, const char *const *names, uint32_t n,
+kiln_status kcpu_jit_create(const kcpu_target *t, const char *lib, size_t lib_len,
+                            LLVMMemoryBufferRef obj, const char *const *names, uint32_t n,
                             uint64_t *addrs, kcpu_jit **out);
 void kcpu_jit_destroy(kcpu_jit *j);
 

@@ -712,6 +712,9 @@ kiln_status kcpu_emit_elementwise(kcpu_emit *e, const kiln_instr *in, const kiln
   g.b = LLVMCreateBuilderInContext(C);
   LLVMValueRef worker = ew_worker(&g, &sp, n_in, ops, n_ops, kcpu_next_id(e));
   LLVMDisposeBuilder(g.b);
+  /* Repeated blocks (a transformer's layers) make the same loop many
+   * times; it is optimized and compiled once. */
+  worker = kcpu_unique_function(e, worker);
 
   /* The context array lives in the entry block so it is one stack slot
    * however many loops the caller's code has. */

@@ -1,7 +1,8 @@
-/* plugins/cpu/jit.c: in-process compilation with ORC LLJIT. The JIT is made
- * for the chosen cpu and features (so the kernels' code matches what the
- * optimizer assumed), resolves libc, libm and pthreads from the process, and
- * owns the machine code until kcpu_jit_destroy. */
+/* plugins/cpu/jit.c: in-process linking with ORC LLJIT. The code arrives as
+ * objects already compiled for the chosen cpu and features (the model's,
+ * freshly made or from the compile cache, and the native kernel library's);
+ * the JIT links them, resolves libc, libm and pthreads from the process,
+ * and owns the machine code until kcpu_jit_destroy. */
 #include <stdlib.h>
 
 #include <llvm-c/LLJIT.h>
@@ -27,19 +28,19 @@ void kcpu_jit_destroy(kcpu_jit *j) {
   free(j);
 }
 
-kiln_status kcpu_jit_create(LLVMOrcThreadSafeContextRef tsc, LLVMModuleRef mod,
-                            const kcpu_target *t, const char *const *names, uint32_t n,
+kiln_status kcpu_jit_create(const kcpu_target *t, const char *lib, size_t lib_len,
+                            LLVMMemoryBufferRef obj, const char *const *names, uint32_t n,
                             uint64_t *addrs, kcpu_jit **out) {
   *out = NULL;
   kcpu_jit *j = calloc(1, sizeof *j);
   if (!j) {
-    LLVMDisposeModule(mod);
+    LLVMDisposeMemoryBuffer(obj);
     return kiln_status_make(KILN_OUT_OF_MEMORY, "cpu: no memory for a JIT");
   }
   LLVMTargetMachineRef tm = NULL;
-  kiln_status s = kcpu_target_machine(t, LLVMRelocPIC, LLVMCodeModelJITDefault, &tm);
+  kiln_status s = kcpu_target_machine(t, LLVMRelocPIC, LLVMCodeModelDefault, &tm);
   if (s) {
-    LLVMDisposeModule(mod);
+    LLVMDisposeMemoryBuffer(obj);
     free(j);
     return s;
   }
@@ -50,7 +51,7 @@ kiln_status kcpu_jit_create(LLVMOrcThreadSafeContextRef tsc, LLVMModuleRef mod,
       builder, LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(tm));
   s = kcpu_status_from_error(LLVMOrcCreateLLJIT(&j->lljit, builder), "creating the JIT");
   if (s) {
-    LLVMDisposeModule(mod);
+    LLVMDisposeMemoryBuffer(obj);
     free(j);
     return s;
   }
@@ -60,24 +61,34 @@ kiln_status kcpu_jit_create(LLVMOrcThreadSafeContextRef tsc, LLVMModuleRef mod,
                                  &gen, LLVMOrcLLJITGetGlobalPrefix(j->lljit), NULL, NULL),
                              "making the process symbol generator");
   if (s) {
-    LLVMDisposeModule(mod);
+    LLVMDisposeMemoryBuffer(obj);
     kcpu_jit_destroy(j);
     return s;
   }
   LLVMOrcJITDylibAddGenerator(jd, gen);
-  LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(mod, tsc);
-  LLVMErrorRef err = LLVMOrcLLJITAddLLVMIRModule(j->lljit, jd, tsm);
-  if (err) {
-    LLVMOrcDisposeThreadSafeModule(tsm);
+  if (lib) {
+    /* Borrowed bytes: the buffer does not copy them and they outlive the JIT. */
+    LLVMMemoryBufferRef lb = LLVMCreateMemoryBufferWithMemoryRange(lib, lib_len, "kcpu-native", 0);
+    s = kcpu_status_from_error(LLVMOrcLLJITAddObjectFile(j->lljit, jd, lb),
+                               "adding the kernel library to the JIT");
+    if (s) {
+      LLVMDisposeMemoryBuffer(obj);
+      kcpu_jit_destroy(j);
+      return s;
+    }
+  }
+  s = kcpu_status_from_error(LLVMOrcLLJITAddObjectFile(j->lljit, jd, obj),
+                             "adding the model's code to the JIT");
+  if (s) {
     kcpu_jit_destroy(j);
-    return kcpu_status_from_error(err, "adding the module to the JIT");
+    return s;
   }
   for (uint32_t i = 0; i < n; i++) {
     LLVMOrcExecutorAddress a = 0;
-    err = LLVMOrcLLJITLookup(j->lljit, &a, names[i]);
+    LLVMErrorRef err = LLVMOrcLLJITLookup(j->lljit, &a, names[i]);
     if (err && i == 0) { /* the entry: required; its failure says why code is missing */
       kcpu_jit_destroy(j);
-      return kcpu_status_from_error(err, "compiling the entry function");
+      return kcpu_status_from_error(err, "linking the entry function");
     }
     if (err) {
       /* Optional symbols (the pool) may be absent; the caller decides. */

@@ -50,7 +50,7 @@ typedef struct kcpu_exec {
   kcpu_profile_plan plan;
   kiln_profile_event *events;
   pthread_mutex_t run_lock;
-  kiln_profile_phase phases[3];
+  kiln_profile_phase phases[4];
 } kcpu_exec;
 
 _Static_assert(sizeof(kiln_profile_event) == 24 && offsetof(kiln_profile_event, start_ns) == 8 &&
@@ -127,10 +127,13 @@ static kiln_status kcpu_compile(void *state, const kiln_ir *ir, const kiln_compi
   x->threads = opts && opts->threads ? opts->threads : kcpu_default_threads();
   x->arena_bytes = kiln_ir_activation_bytes(ir);
 
-  LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
-  LLVMContextRef ctx = LLVMOrcThreadSafeContextGetContext(tsc);
+  const char *lib = NULL;
+  size_t lib_len = 0;
+  bool native = kcpu_native_library(&t, &lib, &lib_len);
+  LLVMContextRef ctx = LLVMContextCreate();
   LLVMModuleRef mod = NULL;
   kiln_status s = kcpu_load_library(ctx, &t, &mod);
+  LLVMValueRef last_lib = mod ? LLVMGetLastFunction(mod) : NULL;
   kcpu_codegen_opts co = {.entry_name = "kiln_entry",
                           .threads = x->threads,
                           .lanes = t.lanes,
@@ -145,10 +148,14 @@ static kiln_status kcpu_compile(void *state, const kiln_ir *ir, const kiln_compi
   uint64_t t0 = kcpu_now_ns();
   if (!s)
     s = kcpu_codegen(mod, ir, &co);
+  if (!s && native)
+    s = kcpu_declare_library(mod, last_lib);
   uint64_t t1 = kcpu_now_ns();
+  /* With the native library the pool functions are its; otherwise they are
+   * compiled with the model and must survive internalization. */
   static const char *const keep[] = {"kiln_entry", "kcpu_pool_create", "kcpu_pool_destroy"};
   if (!s)
-    s = kcpu_finish_module(mod, &t, keep, 3);
+    s = kcpu_finish_module(mod, &t, keep, native ? 1 : 3);
   uint64_t t2 = kcpu_now_ns();
   const char *dump = getenv("KILN_CPU_DUMP_IR"); /* a file for the optimized module */
   if (!s && dump) {
@@ -157,18 +164,21 @@ static kiln_status kcpu_compile(void *state, const kiln_ir *ir, const kiln_compi
       kiln_plugin_log("cpu", KILN_LOG_WARN, "KILN_CPU_DUMP_IR=%s: %s", dump, err ? err : "");
     LLVMDisposeMessage(err);
   }
-  uint64_t addrs[3] = {0};
-  if (!s) {
-    s = kcpu_jit_create(tsc, mod, &t, keep, 3, addrs, &x->jit);
-    mod = NULL; /* owned by the JIT now, or disposed */
-  }
+  LLVMMemoryBufferRef obj = NULL;
+  if (!s)
+    s = kcpu_emit_object(mod, &t, &obj);
   if (mod)
     LLVMDisposeModule(mod);
-  LLVMOrcDisposeThreadSafeContext(tsc);
+  LLVMContextDispose(ctx);
+  uint64_t t3 = kcpu_now_ns();
+  uint64_t addrs[3] = {0};
+  if (!s)
+    s = kcpu_jit_create(&t, native ? lib : NULL, lib_len, obj, keep, 3, addrs, &x->jit);
   kcpu_target_free(&t);
   x->phases[0] = (kiln_profile_phase){"cpu: code generation and weight packing", t1 - t0};
   x->phases[1] = (kiln_profile_phase){"cpu: LLVM optimization", t2 - t1};
-  x->phases[2] = (kiln_profile_phase){"cpu: JIT (machine code)", kcpu_now_ns() - t2};
+  x->phases[2] = (kiln_profile_phase){"cpu: machine code", t3 - t2};
+  x->phases[3] = (kiln_profile_phase){"cpu: JIT link", kcpu_now_ns() - t3};
   if (!s && x->profiling) {
     x->events = calloc(x->plan.count ? x->plan.count : 1, sizeof *x->events);
     if (!x->events)
@@ -266,7 +276,7 @@ static kiln_status kcpu_profile(void *executable, kiln_profile *out) {
   out->events = x->events;
   out->event_count = x->events ? x->plan.count : 0;
   out->phases = x->phases;
-  out->phase_count = 3;
+  out->phase_count = 4;
   return NULL;
 }
 

@@ -47,10 +47,16 @@ static char *prof_dump(uint32_t flags) {
   return text;
 }
 
+/* A clock read: inlined (the kernels compiled with the model) or a call
+ * of the native library's timer. */
+static bool reads_clock(const char *ir) {
+  return strstr(ir, "clock_gettime") || strstr(ir, "@kcpu_k_prof_now");
+}
+
 START_TEST(no_timers_unless_asked) {
   char *off = prof_dump(0), *on = prof_dump(KILN_COMPILE_PROFILE);
-  ck_assert_msg(!strstr(off, "clock_gettime"), "code compiled without profiling reads the clock");
-  ck_assert_msg(strstr(on, "clock_gettime"), "code compiled for profiling has no timers");
+  ck_assert_msg(!reads_clock(off), "code compiled without profiling reads the clock");
+  ck_assert_msg(reads_clock(on), "code compiled for profiling has no timers");
   free(off);
   free(on);
 }

@@ -257,7 +257,7 @@ static void kcpu_dw3_fn(void *ctx, int64_t b, int64_t e) {
 }
 
 /* Wpk: the filters prepacked per group (gemm_impl.h), or NULL. */
-void kcpu_k_conv2d_ex(const float *X, const float *Wt, const float *Wpk, const float *bias,
+KCPU_PREBUILT void kcpu_k_conv2d_ex(const float *X, const float *Wt, const float *Wpk, const float *bias,
                       float *Y, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH,
                       int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t dh,
                       int64_t dw, int64_t pt, int64_t pl, int64_t group, int64_t act, int64_t lanes,
@@ -283,7 +283,7 @@ void kcpu_k_conv2d_ex(const float *X, const float *Wt, const float *Wpk, const f
       kcpu_conv_one(&a, n, g, pool);
 }
 
-void kcpu_k_conv2d(const float *X, const float *Wt, const float *bias, float *Y, int64_t N,
+KCPU_PREBUILT void kcpu_k_conv2d(const float *X, const float *Wt, const float *bias, float *Y, int64_t N,
                    int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH, int64_t OW, int64_t KH,
                    int64_t KW, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t pt,
                    int64_t pl, int64_t group, int64_t act, int64_t lanes, struct kcpu_pool *pool) {

@@ -18,6 +18,16 @@
 
 struct kcpu_pool;
 
+/* Marks a kernel compiled once, at build time, for the build host
+ * (plugins/cpu/mknative.c) and linked into each JIT as it is, instead of
+ * being optimized and compiled again with every model. For kernels that
+ * gain nothing from a model's constants: fixed element types, shapes as
+ * run-time sizes, big bodies (GEMM, convolution, pooling, the pool). The
+ * others (element-type generic `elem` kernels, whose type switches fold
+ * away once specialized) stay in each model's module. The mark is a
+ * section name, which survives into the bitcode where the plugin reads it. */
+#define KCPU_PREBUILT __attribute__((section(".text.kcpu_prebuilt")))
+
 /* ---- thread pool (runtime.c) ---- */
 /* A pool of threads-1 workers; the caller of kcpu_parallel_for is the
  * remaining one. threads <= 1 gives a pool that runs everything inline.

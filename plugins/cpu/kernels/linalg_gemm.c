@@ -301,7 +301,7 @@ static int64_t kcpu_mr_of(int64_t L) {
   return kcpu_gemm_mr(L);
 }
 
-void kcpu_gemm_tile(const kcpu_gemm_desc *d, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+KCPU_PREBUILT void kcpu_gemm_tile(const kcpu_gemm_desc *d, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
   if (m0 >= m1 || n0 >= n1)
     return;
   int64_t L = kcpu_lanes_norm(d->lanes), NR = kcpu_gemm_nr(L), MR = kcpu_gemm_mr(L);
@@ -345,7 +345,7 @@ static void kcpu_gemm_task_fn(void *ctx, int64_t b, int64_t e) {
   }
 }
 
-void kcpu_gemm_run(const kcpu_gemm_desc *d, struct kcpu_pool *pool) {
+KCPU_PREBUILT void kcpu_gemm_run(const kcpu_gemm_desc *d, struct kcpu_pool *pool) {
   if (d->M <= 0 || d->N <= 0)
     return;
   int64_t T = kcpu_pool_threads(pool);
@@ -374,7 +374,7 @@ void kcpu_gemm_run(const kcpu_gemm_desc *d, struct kcpu_pool *pool) {
   kcpu_parallel_for(pool, best_tm * best_tn, kcpu_gemm_task_fn, &t);
 }
 
-void kcpu_k_sgemm(int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+KCPU_PREBUILT void kcpu_k_sgemm(int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
                   int64_t trans_a, const float *B, int64_t ldb, int64_t trans_b, float *C,
                   int64_t ldc, int64_t accumulate, const float *bias_col, const float *bias_row,
                   const float *res, int64_t ldr, int64_t act, int64_t lanes,
@@ -433,7 +433,7 @@ static void kcpu_matmul_fn(void *ctx, int64_t b, int64_t e) {
 }
 
 /* Bpk (only with one B for every batch) is op(B) prepacked. */
-void kcpu_k_matmul_ex(int64_t batch, const int64_t *a_off, const int64_t *b_off, int64_t M,
+KCPU_PREBUILT void kcpu_k_matmul_ex(int64_t batch, const int64_t *a_off, const int64_t *b_off, int64_t M,
                       int64_t N, int64_t K, const float *A, const float *B, const float *Bpk,
                       float *C, int64_t act, int64_t lanes, struct kcpu_pool *pool) {
   kcpu_matmul_ctx c = {a_off, b_off, M, N, K, act, lanes, A, B, Bpk, C};
@@ -446,13 +446,13 @@ void kcpu_k_matmul_ex(int64_t batch, const int64_t *a_off, const int64_t *b_off,
     kcpu_matmul_one(&c, b, pool);
 }
 
-void kcpu_k_matmul(int64_t batch, const int64_t *a_off, const int64_t *b_off, int64_t M, int64_t N,
+KCPU_PREBUILT void kcpu_k_matmul(int64_t batch, const int64_t *a_off, const int64_t *b_off, int64_t M, int64_t N,
                    int64_t K, const float *A, const float *B, float *C, int64_t lanes,
                    struct kcpu_pool *pool) {
   kcpu_k_matmul_ex(batch, a_off, b_off, M, N, K, A, B, NULL, C, KCPU_ACT_NONE, lanes, pool);
 }
 
-void kcpu_k_gemm_ex(int64_t M, int64_t N, int64_t K, float alpha, float beta, const float *A,
+KCPU_PREBUILT void kcpu_k_gemm_ex(int64_t M, int64_t N, int64_t K, float alpha, float beta, const float *A,
                     int64_t trans_a, const float *B, int64_t trans_b, const float *Bpk,
                     const float *Cb, int64_t c_rs, int64_t c_cs, float *Y, int64_t act,
                     int64_t lanes, struct kcpu_pool *pool) {
@@ -488,7 +488,7 @@ void kcpu_k_gemm_ex(int64_t M, int64_t N, int64_t K, float alpha, float beta, co
   kcpu_gemm_run(&d, pool);
 }
 
-void kcpu_k_gemm(int64_t M, int64_t N, int64_t K, float alpha, float beta, const float *A,
+KCPU_PREBUILT void kcpu_k_gemm(int64_t M, int64_t N, int64_t K, float alpha, float beta, const float *A,
                  int64_t trans_a, const float *B, int64_t trans_b, const float *Cb, int64_t c_rs,
                  int64_t c_cs, float *Y, int64_t lanes, struct kcpu_pool *pool) {
   kcpu_k_gemm_ex(M, N, K, alpha, beta, A, trans_a, B, trans_b, NULL, Cb, c_rs, c_cs, Y,

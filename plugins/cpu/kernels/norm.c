@@ -101,7 +101,7 @@ static void kcpu_sm_strided(void *ctx, int64_t b, int64_t e) {
   }
 }
 
-void kcpu_k_softmax(const float *x, float *y, int64_t outer, int64_t n, int64_t inner, int64_t log,
+KCPU_PREBUILT void kcpu_k_softmax(const float *x, float *y, int64_t outer, int64_t n, int64_t inner, int64_t log,
                     struct kcpu_pool *pool) {
   kcpu_sm_args a = {x, y, n, inner, log};
   if (n <= 0)
@@ -144,7 +144,7 @@ static void kcpu_ln_rows(void *ctx, int64_t b, int64_t e) {
   }
 }
 
-void kcpu_k_layernorm(const float *x, const float *scale, const float *bias, float *y,
+KCPU_PREBUILT void kcpu_k_layernorm(const float *x, const float *scale, const float *bias, float *y,
                       float *mean_out, float *rstd_out, int64_t rows, int64_t n, float eps,
                       struct kcpu_pool *pool) {
   kcpu_ln_args a = {x, scale, bias, y, mean_out, rstd_out, n, eps};
@@ -153,7 +153,7 @@ void kcpu_k_layernorm(const float *x, const float *scale, const float *bias, flo
   kcpu_parallel_for(pool, rows, kcpu_ln_rows, &a);
 }
 
-void kcpu_k_batchnorm(const float *x, const float *scale, const float *bias, const float *mean,
+KCPU_PREBUILT void kcpu_k_batchnorm(const float *x, const float *scale, const float *bias, const float *mean,
                       const float *var, float *y, int64_t N, int64_t C, int64_t inner, float eps) {
   for (int64_t c = 0; c < C; c++) {
     float s = scale[c] / sqrtf(var[c] + eps), t = bias[c] - mean[c] * s;

@@ -50,7 +50,7 @@ static void kcpu_pool_fn(void *ctx, int64_t b, int64_t e) {
   }
 }
 
-void kcpu_k_pool2d(const float *X, float *Y, int64_t NC, int64_t H, int64_t W, int64_t OH,
+KCPU_PREBUILT void kcpu_k_pool2d(const float *X, float *Y, int64_t NC, int64_t H, int64_t W, int64_t OH,
                    int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t dh,
                    int64_t dw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t mode,
                    int64_t count_include_pad, struct kcpu_pool *pool) {

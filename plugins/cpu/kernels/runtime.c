@@ -69,7 +69,7 @@ static void *kcpu_worker(void *argp) {
   }
 }
 
-struct kcpu_pool *kcpu_pool_create(int threads) {
+KCPU_PREBUILT struct kcpu_pool *kcpu_pool_create(int threads) {
   if (threads < 1)
     threads = 1;
   struct kcpu_pool *p = calloc(1, sizeof *p);
@@ -102,7 +102,7 @@ struct kcpu_pool *kcpu_pool_create(int threads) {
   return p;
 }
 
-void kcpu_pool_destroy(struct kcpu_pool *p) {
+KCPU_PREBUILT void kcpu_pool_destroy(struct kcpu_pool *p) {
   if (!p)
     return;
   if (p->tids) {
@@ -120,11 +120,11 @@ void kcpu_pool_destroy(struct kcpu_pool *p) {
   free(p);
 }
 
-int kcpu_pool_threads(const struct kcpu_pool *p) {
+KCPU_PREBUILT int kcpu_pool_threads(const struct kcpu_pool *p) {
   return p ? p->threads : 1;
 }
 
-void kcpu_parallel_for(struct kcpu_pool *p, int64_t n,
+KCPU_PREBUILT void kcpu_parallel_for(struct kcpu_pool *p, int64_t n,
                        void (*fn)(void *ctx, int64_t begin, int64_t end), void *ctx) {
   if (n <= 0)
     return;
@@ -153,24 +153,24 @@ void kcpu_parallel_for(struct kcpu_pool *p, int64_t n,
   __atomic_store_n(&p->busy, 0, __ATOMIC_RELEASE);
 }
 
-void *kcpu_alloc(int64_t bytes) {
+KCPU_PREBUILT void *kcpu_alloc(int64_t bytes) {
   if (bytes <= 0)
     bytes = 64;
   size_t sz = ((size_t)bytes + 63) & ~(size_t)63;
   return aligned_alloc(64, sz);
 }
 
-void kcpu_free(void *ptr) {
+KCPU_PREBUILT void kcpu_free(void *ptr) {
   free(ptr);
 }
 
-int64_t kcpu_k_prof_now(void) {
+KCPU_PREBUILT int64_t kcpu_k_prof_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-void kcpu_k_prof_record(void *events, int64_t index, int64_t t0) {
+KCPU_PREBUILT void kcpu_k_prof_record(void *events, int64_t index, int64_t t0) {
   int64_t now = kcpu_k_prof_now();
   char *ev = (char *)events + index * 24;
   uint64_t start = (uint64_t)t0, dur = (uint64_t)(now - t0);
