@@ -12,13 +12,21 @@ Per model and opset, `run` starts each measurement in its own process (as
 bench.py does): ONNX Runtime at 2 threads and at 1 (bench.py ort), kiln-cpu
 at 2 and at 1 (kiln_bench), and a one-run output check on the interpreter
 and on opencl (when its plugin reports a device), on the small models unless
---check-all. Every kiln output is compared with ONNX Runtime's (2 threads)."""
+--check-all. Every kiln output is compared with ONNX Runtime's (2 threads).
+It also times whole `kiln compile` processes, cold and with a filled compile
+cache (compile_process below), against ORT's session creation; --compile-only
+measures only that and ORT's session, and rewrites only the report's compile
+table."""
 
 import argparse
 import json
 import os
+import re
+import shutil
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 
@@ -186,6 +194,124 @@ def select(models):
     return [n for n in zoo_catalog.ZOO if n in want]
 
 
+# ------------------------------------------------- whole `kiln compile` processes
+
+
+def kiln_tool(build_dir):
+    return os.path.join(build_dir, "tools", "kiln")
+
+
+def has_no_cache(kiln):
+    """Whether this build's `kiln compile` takes --no-cache: before the cpu
+    compile cache lands it refuses the option as unknown, and cold is then a
+    compile into a fresh, empty KILN_CACHE_DIR."""
+    try:
+        p = subprocess.run([kiln, "compile", "--help"], capture_output=True, text=True,
+                           timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "--no-cache" in p.stdout + p.stderr
+
+
+def _compile_once(cmd, cache_dir, timeout):
+    """(whole-process ms, kiln's own compile ms or None, error or None)."""
+    env = dict(os.environ, KILN_CACHE_DIR=cache_dir)
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, None, f"timed out after {timeout:.0f} s"
+    except OSError as e:
+        return None, None, f"{type(e).__name__}: {e}"
+    ms = (time.perf_counter() - t0) * 1e3
+    if p.returncode:
+        # The last line says why; a usage error's is a pointer to --help.
+        tail = [ln for ln in (p.stderr or p.stdout).strip().splitlines()
+                if ln.strip() and not ln.startswith("see ")]
+        return None, None, f"exit {p.returncode}: " + (tail[-1] if tail else "(no output)")
+    # "compiled FILE for cpu in 974.086 ms": the compile alone, load excluded.
+    m = re.search(r" for \S+ in ([0-9.]+) ms", p.stdout)
+    return ms, (float(m.group(1)) if m else None), None
+
+
+def _tree_size(d):
+    n = size = 0
+    for root, _, files in os.walk(d):
+        for f in files:
+            n += 1
+            try:
+                size += os.path.getsize(os.path.join(root, f))
+            except OSError:
+                pass
+    return n, size
+
+
+def compile_process(kiln, onnx_path, dims, threads, no_cache, repeats, timeout):
+    """Times the whole `kiln compile MODEL --backend cpu` process, as issue
+    13's targets count it (start-up, plugin discovery, ONNX load, compile,
+    exit): cold (--no-cache where the build has it, each run in a fresh,
+    empty KILN_CACHE_DIR), then cached (one compile fills a fresh folder,
+    then `repeats` timed hits on it). Medians; the temp folders are removed."""
+    base = [kiln, "compile", onnx_path, "--backend", "cpu", "--threads", str(threads)]
+    for dn, dv in dims.items():
+        base += ["--dim", f"{dn}={dv}"]
+    res = {"repeats": repeats, "no_cache_option": no_cache,
+           "cold_cmd": " ".join(["KILN_CACHE_DIR=<fresh empty folder>"] + base
+                                + (["--no-cache"] if no_cache else [])),
+           "cold_runs": [], "cold_kiln_compile_ms": [], "cached_runs": [],
+           "cached_kiln_compile_ms": []}
+    tmps = []
+
+    def fresh():
+        tmps.append(tempfile.mkdtemp(prefix="kiln-zoo-cache-"))
+        return tmps[-1]
+
+    try:
+        for _ in range(repeats):
+            ms, own, err = _compile_once(base + (["--no-cache"] if no_cache else []),
+                                         fresh(), timeout)
+            if err:
+                res["cold_error"] = err
+                break
+            res["cold_runs"].append(ms)
+            res["cold_kiln_compile_ms"].append(own)
+        if "cold_error" in res:
+            res["cached_error"] = "not measured: the cold compile failed"
+        else:
+            cache = fresh()
+            ms, own, err = _compile_once(base, cache, timeout)
+            if err:
+                res["cached_error"] = "filling the cache: " + err
+            else:
+                res["fill_ms"] = ms
+                res["cache_files"], res["cache_bytes"] = _tree_size(cache)
+                for _ in range(repeats):
+                    ms, own, err = _compile_once(base, cache, timeout)
+                    if err:
+                        res["cached_error"] = err
+                        break
+                    res["cached_runs"].append(ms)
+                    res["cached_kiln_compile_ms"].append(own)
+    finally:
+        for d in tmps:
+            shutil.rmtree(d, ignore_errors=True)
+    for k in ("cold", "cached"):
+        if res[k + "_runs"] and k + "_error" not in res:
+            res[k + "_ms"] = statistics.median(res[k + "_runs"])
+    return res
+
+
+def _print_compile_process(cp, ort_ms):
+    def one(k):
+        if k + "_ms" in cp:
+            return f"{k} {cp[k + '_ms']:.0f} ms"
+        return f"{k} {cp.get(k + '_error', 'not measured')}"[:200]
+    ort = f"{ort_ms:.0f} ms" if ort_ms else "-"
+    print(f"  kiln compile process {one('cold')}, {one('cached')} (median of "
+          f"{cp['repeats']}; cache {cp.get('cache_files', 0)} files); ORT session {ort}",
+          flush=True)
+
+
 # ------------------------------------------------------------------ measuring
 
 
@@ -201,23 +327,36 @@ def cmd_run(args):
     subprocess.run([sys.executable, __file__, "gen", zoo_dir, "--models", ",".join(names),
                     "--opsets", args.opsets], check=True)
 
-    info = run_json([args.kiln_bench, "--list"])
-    found = {b["name"]: b for b in info.get("backends", [])}
     notes = []
-    if "error" in info:
-        notes.append(f"kiln_bench --list failed: {info['error']} {info.get('message', '')}")
-    for r in info.get("refused", []):
-        notes.append(f"kiln plugin refused: {r['path']}: {r['reason']}")
-    checks = []
-    for b in ("interpreter", "opencl"):
-        if b not in found:
-            notes.append(f"kiln backend `{b}`: no plugin found; its check column is empty")
-        elif b == "opencl" and not found[b].get("devices"):
-            notes.append("kiln backend `opencl`: plugin found but no OpenCL device; not checked")
-        else:
-            checks.append(b)
-    if "cpu" not in found:
-        notes.append("kiln backend `cpu`: no plugin found; no kiln timings")
+    found, checks = {}, []
+    if not args.compile_only:
+        info = run_json([args.kiln_bench, "--list"])
+        found = {b["name"]: b for b in info.get("backends", [])}
+        if "error" in info:
+            notes.append(f"kiln_bench --list failed: {info['error']} {info.get('message', '')}")
+        for r in info.get("refused", []):
+            notes.append(f"kiln plugin refused: {r['path']}: {r['reason']}")
+        for b in ("interpreter", "opencl"):
+            if b not in found:
+                notes.append(f"kiln backend `{b}`: no plugin found; its check column is empty")
+            elif b == "opencl" and not found[b].get("devices"):
+                notes.append("kiln backend `opencl`: plugin found but no OpenCL device; "
+                             "not checked")
+            else:
+                checks.append(b)
+        if "cpu" not in found:
+            notes.append("kiln backend `cpu`: no plugin found; no kiln timings")
+    kiln = kiln_tool(args.build_dir)
+    no_cache = False
+    if os.access(kiln, os.X_OK):
+        no_cache = has_no_cache(kiln)
+        if not no_cache:
+            notes.append("`kiln compile` of this build has no --no-cache option (no cpu "
+                         "compile cache yet): cold is a compile with KILN_CACHE_DIR at a "
+                         "fresh, empty folder")
+    else:
+        notes.append(f"{kiln} missing: no whole-process compile times")
+        kiln = None
     for n in notes:
         print("zoo: " + n, flush=True)
 
@@ -226,7 +365,14 @@ def cmd_run(args):
                "warmup": args.warmup, "runs": args.runs, "budget_s": args.budget,
                "interp_budget_s": args.interp_budget, "opencl_budget_s": args.opencl_budget,
                "rtol": args.rtol, "atol": args.atol, "opsets": opsets, "checks": checks,
+               "compile_repeats": args.compile_repeats, "no_cache_option": no_cache,
                "models": {}, "notes": notes}
+    if args.compile_only:
+        # Only what the compile table needs; zoo_report keeps every other
+        # part of the zoo section as the last full run left it.
+        results = {"compile_only": True, **{k: results[k] for k in (
+            "machine", "threads", "opsets", "compile_repeats", "no_cache_option",
+            "models", "notes")}}
     py = sys.executable
     bench_py = os.path.join(HERE, "bench.py")
     for name in names:
@@ -244,7 +390,10 @@ def cmd_run(args):
             if "export_error" in man:
                 print(f"  export failed: {man['export_error']}", flush=True)
                 continue
-            out_root = os.path.join(args.out_dir, "zoo", key)
+            # Apart from the full run's outputs, which a compile-only run
+            # leaves as they are.
+            out_root = os.path.join(args.out_dir, "zoo-compile" if args.compile_only
+                                    else "zoo", key)
 
             def measure(col, cmd, timeout):
                 od = os.path.join(out_root, col)
@@ -271,6 +420,25 @@ def cmd_run(args):
                 kin += ["--dim", f"{dn}={dv}"]
             onnx_path = os.path.join(mdir, "model.onnx")
             protocol = ["--warmup", str(args.warmup), "--runs", str(args.runs)]
+
+            def measure_compile():
+                if kiln is None:
+                    return
+                cp = compile_process(kiln, onnx_path, man.get("dims", {}), hi, no_cache,
+                                     args.compile_repeats, args.compile_timeout)
+                r["compile_process"] = cp
+                _print_compile_process(cp, r["fw"].get(f"ort-{hi}t", {}).get("compile_ms"))
+
+            if args.compile_only:
+                # One ORT process for its session creation (the runs it
+                # makes after it are one warm-up and one timed run).
+                measure(f"ort-{hi}t", lambda od: [
+                    py, bench_py, "ort", mdir, od, "--threads", str(hi),
+                    "--budget", str(args.budget), "--warmup", "0", "--runs", "1"],
+                    args.timeout)
+                measure_compile()
+                r["elapsed_s"] = time.time() - t_model
+                continue
             for t in (hi, 1):
                 measure(f"ort-{t}t", lambda od, t=t: [
                     py, bench_py, "ort", mdir, od, "--threads", str(t),
@@ -280,6 +448,7 @@ def cmd_run(args):
                         args.kiln_bench, onnx_path, "--backend", "cpu", "--output-dir", od,
                         "--threads", str(t), "--budget-s", str(args.budget),
                         "--over-budget", "reduce"] + protocol + kin, args.timeout)
+            measure_compile()
             for b in checks:
                 col = f"kiln-{b}"
                 if not entry["small"] and not args.check_all:
@@ -315,6 +484,16 @@ def cmd_run(args):
     results["elapsed_s"] = time.time() - t_start
     results["loadavg"] = [load_start, os.getloadavg()]
     os.makedirs(args.out_dir, exist_ok=True)
+    if args.compile_only:
+        # Its own file: zoo-results.json stays the last full run's, which
+        # `python bench/zoo_report.py` can still redo the whole section from.
+        rj = os.path.join(args.out_dir, "zoo-compile-results.json")
+        with open(rj, "w") as f:
+            json.dump(results, f, indent=1)
+        print(zoo_report.write_compile(results, args.report))
+        print(f"zoo: wrote the compile table of {args.report}'s zoo section and {rj} "
+              f"in {results['elapsed_s']:.0f} s")
+        return
     rj = os.path.join(args.out_dir, "zoo-results.json")
     with open(rj, "w") as f:
         json.dump(results, f, indent=1)
@@ -355,6 +534,12 @@ def main():
     a.add_argument("--interp-budget", type=float, default=60.0)
     a.add_argument("--opencl-budget", type=float, default=300.0)
     a.add_argument("--timeout", type=float, default=600.0)
+    a.add_argument("--compile-only", action="store_true",
+                   help="only whole `kiln compile` processes and ORT session creation; "
+                        "rewrites only the report's compile table")
+    a.add_argument("--compile-repeats", type=int, default=3,
+                   help="cold and cached `kiln compile` processes per model (median)")
+    a.add_argument("--compile-timeout", type=float, default=300.0)
     a.add_argument("--check-all", action="store_true",
                    help="interpreter and opencl checks on every model, not the small ones")
     a.add_argument("--rtol", type=float, default=1e-3)

@@ -1,8 +1,11 @@
 """bench/zoo_report.py: the zoo section of bench/RESULTS.md and bench/zoo.png
 from zoo.py's results dict. The section sits between two marker comments,
 so `bench/run --zoo` replaces only it and `bench/run` (report.py) keeps it.
-Redo it from the raw numbers without measuring:
-python bench/zoo_report.py BUILD/bench-out/zoo-results.json"""
+Inside it, the table of whole `kiln compile` processes has markers of its
+own, so `bench/run --zoo --zoo-compile-only` replaces only that table.
+Redo either from the raw numbers without measuring:
+python bench/zoo_report.py BUILD/bench-out/zoo-results.json (whole section)
+python bench/zoo_report.py BUILD/bench-out/zoo-compile-results.json (the table)"""
 
 import json
 import math
@@ -11,6 +14,15 @@ import sys
 
 BEGIN = "<!-- zoo:begin - written by bench/run --zoo; bench/run keeps it -->"
 END = "<!-- zoo:end -->"
+CBEGIN = ("<!-- zoo-compile:begin - written by bench/run --zoo and by "
+          "--zoo-compile-only, which keeps the rest of the zoo section -->")
+CEND = "<!-- zoo-compile:end -->"
+
+# Issue 13's targets for the whole `kiln compile MODEL --backend cpu` process
+# against ORT's InferenceSession creation on the same model.
+COLD_MAX_MS = 1000.0  # on every zoo model
+COLD_RATIO = 3.0      # geometric mean over the zoo
+CACHED_RATIO = 1.0    # geometric mean over the zoo
 
 
 def extract(md_path):
@@ -36,6 +48,46 @@ def splice(md_path, block):
         text = text[:b] + block + text[e + len(END):]
     else:
         text = text.rstrip("\n") + ("\n\n" if text else "") + block + "\n"
+    with open(md_path, "w") as f:
+        f.write(text)
+
+
+def _read(md_path):
+    try:
+        with open(md_path) as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def extract_compile(md_path):
+    """The compile table of md_path's zoo section, markers included, or ''."""
+    zoo = extract(md_path)
+    b, e = zoo.find(CBEGIN), zoo.find(CEND)
+    return zoo[b:e + len(CEND)] if b >= 0 and e > b else ""
+
+
+def splice_compile(md_path, block):
+    """Puts block in place of the compile table of md_path's zoo section;
+    into the section (before its agreement table) if it has none, and as a
+    zoo section of its own if md_path has none."""
+    text = _read(md_path)
+    b, e = text.find(BEGIN), text.find(END)
+    if b >= 0 and e > b:
+        zoo = text[b:e + len(END)]
+        cb, ce = zoo.find(CBEGIN), zoo.find(CEND)
+        if cb >= 0 and ce > cb:
+            zoo = zoo[:cb] + block + zoo[ce + len(CEND):]
+        else:
+            at = zoo.find("\n### Agreement with ONNX Runtime")
+            at = at if at >= 0 else zoo.find(END)
+            zoo = zoo[:at] + "\n" + block + "\n" + zoo[at:]
+        text = text[:b] + zoo + text[e + len(END):]
+    else:
+        zoo = "\n".join([BEGIN, "", "## Model zoo (`bench/run --zoo`)", "",
+                         "Only the compile table so far; `bench/run --zoo` measures the rest.",
+                         "", block, END])
+        text = text.rstrip("\n") + ("\n\n" if text else "") + zoo + "\n"
     with open(md_path, "w") as f:
         f.write(text)
 
@@ -113,6 +165,149 @@ def _check_cell(res):
     if "error" in res:
         return "**" + _esc(res["error"].split(" (")[0]) + "**"
     return "-"
+
+
+def compile_rows(results):
+    """Per model-opset: cold and cached whole-process `kiln compile` ms, ORT
+    session creation ms, and the two ratios to it; None where missing."""
+    hi = results["threads"][0]
+    rows = {}
+    for key, m in results["models"].items():
+        cp = m.get("compile_process") or {}
+        ort = m["fw"].get(f"ort-{hi}t", {}).get("compile_ms")
+        cold, cached = cp.get("cold_ms"), cp.get("cached_ms")
+        rows[key] = {"cold": cold, "cached": cached, "ort": ort,
+                     "cold_r": cold / ort if cold and ort else None,
+                     "cached_r": cached / ort if cached and ort else None}
+    return rows
+
+
+def _yes(ok):
+    return "-" if ok is None else ("yes" if ok else "**no**")
+
+
+def _met(ok):
+    return "**met**" if ok else "**missed**"
+
+
+def compile_block(results):
+    """The compile table, between its markers (splice_compile's unit)."""
+    hi = results["threads"][0]
+    mi = results["machine"]
+    n = results.get("compile_repeats", 3)
+    rows = compile_rows(results)
+    total = len(rows)
+    L = [CBEGIN, "", "### kiln compile (whole process) against ORT session creation", ""]
+    la = results.get("loadavg")
+    L.append("Measured " + mi["date"] + (
+        " by a compile-only run (`bench/run --zoo --zoo-compile-only`; the other tables of "
+        "this section come from the last full run)" if results.get("compile_only")
+        else " in this zoo run") + f"; kiln {mi['kiln']}; ONNX Runtime {mi['onnxruntime']}"
+        + (f"; load average {la[0][0]:.2f} at start, {la[1][0]:.2f} at end (1 min)" if la
+           else "") + ".\n")
+    cold_how = ("with `--no-cache`, each run with a fresh, empty `DIR`"
+                if results.get("no_cache_option") else
+                "this build's `kiln compile` has no `--no-cache` yet, so a compile into a "
+                "fresh, empty `DIR` each run (which may write the cache)")
+    L.append(f"Per model: the whole `KILN_CACHE_DIR=DIR kiln compile MODEL --backend cpu "
+             f"--threads {hi}` process (start-up, plugin discovery, ONNX load, compile, exit; "
+             "`--dim` for a symbolic dimension), timed by the Python driver with "
+             "`time.perf_counter` around `subprocess.run`. **Cold**: " + cold_how
+             + "; **cached**: one compile fills a fresh `DIR`, then the same command hits "
+             f"it. Median of {n} cold and {n} cached runs. **ORT session**: "
+             f"`InferenceSession(...)` creation inside ORT's {hi}-thread measuring process "
+             "(ORT_ENABLE_ALL; the Python and onnxruntime import not counted), one process. "
+             f"Targets (issue 13): cold <= {COLD_RATIO:g}x ORT as a geometric mean over the "
+             f"zoo and under {COLD_MAX_MS / 1000:g} s on every zoo model; cached <= "
+             f"{CACHED_RATIO:g}x ORT as a geometric mean. The per-model ratio columns say "
+             "whether that model alone is within the geometric-mean target.\n")
+    L.append(f"| model | opset | cold ms | cached ms | ORT session ms | cold/ORT | cached/ORT | "
+             f"cold < {COLD_MAX_MS / 1000:g} s | cold/ORT <= {COLD_RATIO:g}x | "
+             f"cached/ORT <= {CACHED_RATIO:g}x |")
+    L.append("|---" * 10 + "|")
+    problems, empty, filled = [], [], 0
+    for key, m in results["models"].items():
+        d, cp = rows[key], m.get("compile_process") or {}
+        if "export_error" in m["manifest"]:
+            L.append(f"| {m['name']} | {m['opset']} | export failed (see notes) |"
+                     + " |" * 7)
+            continue
+        for k in ("cold", "cached"):
+            if k + "_error" in cp and not cp[k + "_error"].startswith("not measured"):
+                problems.append(f"- {key}: {k} compile failed: {_esc(cp[k + '_error'])}")
+        if "fill_ms" in cp:
+            filled += 1
+            if not cp.get("cache_files"):
+                empty.append(key)
+
+        def cell(k):
+            if d[k] is not None:
+                return f"{d[k]:.0f}"
+            return "**failed**" if k + "_error" in cp else "-"
+        failed = "cold_error" in cp
+        L.append(f"| {m['name']} | {m['opset']} | " + " | ".join([
+            cell("cold"), cell("cached"), f"{d['ort']:.0f}" if d["ort"] else "-",
+            f"{d['cold_r']:.2f}x" if d["cold_r"] else "-",
+            f"{d['cached_r']:.2f}x" if d["cached_r"] else "-",
+            _yes(d["cold"] < COLD_MAX_MS if d["cold"] else (False if failed else None)),
+            _yes(d["cold_r"] <= COLD_RATIO if d["cold_r"] else None),
+            _yes(d["cached_r"] <= CACHED_RATIO if d["cached_r"] else None)]) + " |")
+
+    L.append("\nGeometric means and worst model, over the model-opsets with numbers on both "
+             "sides:\n")
+    L.append("| ratio | opset | geomean | worst | models | target |")
+    L.append("|---|---|---|---|---|---|")
+    for rk, label, limit in (("cold_r", "cold kiln compile / ORT session", COLD_RATIO),
+                             ("cached_r", "cached kiln compile / ORT session", CACHED_RATIO)):
+        for op in results["opsets"] + ["all"]:
+            vals = [(k, d[rk]) for k, d in rows.items()
+                    if d[rk] and (op == "all" or results["models"][k]["opset"] == op)]
+            g = geomean([v for _, v in vals])
+            w = max(vals, key=lambda kv: kv[1]) if vals else None
+            L.append(f"| {label} | {op} | " + (f"{g:.2f}x" if g else "-") + " | "
+                     + (f"{w[0]} {w[1]:.2f}x" if w else "-") + f" | {len(vals)} | "
+                     + (f"<= {limit:g}x: " + ("met" if g <= limit else "**missed**")
+                        if g else "-") + " |")
+
+    L.append("\nTargets, over all " + f"{total} model-opsets:\n")
+    for rk, label, limit in (("cold_r", "cold", COLD_RATIO), ("cached_r", "cached", CACHED_RATIO)):
+        vals = [(k, d[rk]) for k, d in rows.items() if d[rk]]
+        g = geomean([v for _, v in vals])
+        within = sum(1 for _, v in vals if v <= limit)
+        w = max(vals, key=lambda kv: kv[1]) if vals else None
+        L.append(f"- {label} <= {limit:g}x ORT session creation as a geometric mean: "
+                 + (f"{g:.2f}x, {_met(g <= limit)}" if g else "no numbers, **missed**")
+                 + f"; {within} model-opsets at or under {limit:g}x, {len(vals) - within} "
+                 f"over, {total - len(vals)} without a number"
+                 + (f"; worst {w[0]} {w[1]:.2f}x" if w else ""))
+    colds = [(k, d["cold"]) for k, d in rows.items() if d["cold"]]
+    under = sum(1 for _, v in colds if v < COLD_MAX_MS)
+    w = max(colds, key=lambda kv: kv[1]) if colds else None
+    L.append(f"- cold under {COLD_MAX_MS / 1000:g} s on every zoo model: "
+             f"{_met(under == total)}; {under} model-opsets under, {len(colds) - under} at "
+             f"or over, {total - len(colds)} without a number"
+             + (f"; worst {w[0]} {w[1]:.0f} ms" if w else ""))
+    if results.get("compile_only"):
+        # A full run lists its notes in the section's notes.
+        problems += [f"- {_esc(n)}" for n in results.get("notes", [])]
+    if empty:
+        problems.append("- the cache folder was still empty after the filling compile on "
+                        + (f"every model-opset measured ({filled})" if len(empty) == filled
+                           else f"{len(empty)} of {filled}: " + ", ".join(empty))
+                        + ", so cached there is a second cold compile")
+    if problems:
+        L.append("")
+        L += problems
+    L.append("")
+    L.append(CEND)
+    return "\n".join(L)
+
+
+def write_compile(results, md_path):
+    """A compile-only run: rewrites only the compile table of the zoo section."""
+    block = compile_block(results)
+    splice_compile(md_path, block)
+    return block
 
 
 def write(results, md_path, png_path):
@@ -204,6 +399,17 @@ def write(results, md_path, png_path):
                   if _ms(o2) else "-"),
                  f"{d['rss']:.2f}x" if d["rss"] else "-"]
         L.append(f"| {m['name']} | {m['opset']} | " + " | ".join(cells) + " |")
+
+    if any(m.get("compile_process") for m in results["models"].values()):
+        cblock = compile_block(results)
+    else:
+        # Results from before the whole-process measurement: the table a
+        # compile-only run left stays.
+        cblock = extract_compile(md_path) or "\n".join([
+            CBEGIN, "", "### kiln compile (whole process) against ORT session creation", "",
+            "Not measured in this run; `bench/run --zoo --zoo-compile-only` measures it.",
+            "", CEND])
+    L.append("\n" + cblock)
 
     L.append("\n### Agreement with ONNX Runtime\n")
     L.append(f"Every kiln output against ORT's ({hi} threads): pass when |got - ort| <= "
@@ -340,4 +546,7 @@ if __name__ == "__main__":
     with open(sys.argv[1]) as f:
         res = json.load(f)
     here = os.path.dirname(os.path.abspath(__file__))
-    write(res, os.path.join(here, "RESULTS.md"), os.path.join(here, "zoo.png"))
+    if res.get("compile_only"):
+        write_compile(res, os.path.join(here, "RESULTS.md"))
+    else:
+        write(res, os.path.join(here, "RESULTS.md"), os.path.join(here, "zoo.png"))
