@@ -51,7 +51,7 @@ kiln_status tool_load_module(const char *path, const tool_dims *dims, kiln_conte
                              kiln_module **out);
 
 /* Options shared by compile and run: --backend, --function, --threads,
- * --cpu, --cpu-features, --device, --dim. */
+ * --cpu, --cpu-features, --device, --dim, --no-cache. */
 typedef struct tool_compile_args {
   const char *backend, *function;
   kiln_compile_options opts;

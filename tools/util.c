@@ -135,7 +135,10 @@ const char tool_compile_args_help[] =
     "  --cpu-features F      target features, e.g. +avx2,-avx512f (default: host)\n"
     "  --device N            device index for backends with devices (default: backend's)\n"
     "  --dim NAME=VALUE      give symbolic dimension NAME of an ONNX model a value\n"
-    "                        (repeatable)\n";
+    "                        (repeatable)\n"
+    "  --no-cache            neither read nor write the compile cache (backends that\n"
+    "                        keep one: cpu, opencl; folder $KILN_CACHE_DIR, else\n"
+    "                        ~/.cache/kiln/BACKEND; KILN_CACHE_DIR=off also disables it)\n";
 
 void tool_compile_args_init(tool_compile_args *a) {
   memset(a, 0, sizeof *a);
@@ -146,6 +149,10 @@ void tool_compile_args_init(tool_compile_args *a) {
 int tool_compile_arg(const char *cmd, int argc, char **argv, int *i, tool_compile_args *a) {
   static const char *const names[] = {"--backend",      "--function", "--threads", "--cpu",
                                       "--cpu-features", "--device",   "--dim"};
+  if (strcmp(argv[*i], "--no-cache") == 0) {
+    a->opts.flags |= KILN_COMPILE_NO_CACHE;
+    return 1;
+  }
   for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
     const char *v = NULL;
     int r = tool_opt_value(argc, argv, i, names[k], &v);

@@ -49,7 +49,7 @@ extern "C" {
 #endif
 
 #define KILN_PLUGIN_ABI_MAJOR 1
-#define KILN_PLUGIN_ABI_MINOR 2 /* 1.1: emit_bundle appended; 1.2: profile, compile flags */
+#define KILN_PLUGIN_ABI_MINOR 3 /* 1.1: emit_bundle; 1.2: profile, compile flags; 1.3: cache */
 #define KILN_PLUGIN_ENTRY_SYMBOL "kiln_plugin_entry"
 
 /* Does the struct at p, whose leading struct_size says how much of `type`
@@ -83,6 +83,9 @@ typedef struct kiln_compile_options {
  * kiln_executable_profile). A backend adds timers only when asked: code
  * compiled without this bit is what it would be without profiling. */
 #define KILN_COMPILE_PROFILE 1u
+/* ABI 1.3: neither read nor write the compile cache (kiln_cache_enabled;
+ * `--no-cache`). A backend without a cache ignores it. */
+#define KILN_COMPILE_NO_CACHE 2u
 
 /* One timed piece of a run: instruction `instr` (kiln_instr_index) ran on
  * the backend's thread `thread` (0 = the thread that called run; a backend
@@ -322,6 +325,55 @@ static inline kiln_status kiln_plugin_device_check(const char *plugin, uint32_t 
  * when the level is at or above KILN_LOG_LEVEL (env; default warn). */
 void kiln_plugin_log(const char *plugin, kiln_log_level level, const char *fmt, ...)
     KILN_PRINTF(3, 4);
+
+/* Host service (ABI 1.3): the on-disk compile cache backends share, for
+ * code that is costly to make and depends only on what the backend hashes
+ * into the key. A backend hashes everything its output depends on (the
+ * generated code or IR, target, options, its own and its compiler's
+ * versions) with kiln_cache_key_add, finishes the key with
+ * kiln_sha256_final, then loads or, after compiling, stores. Entries are
+ * written to a temporary file and renamed, so concurrent compiles are safe;
+ * a damaged entry is reported (warning), removed and returned as
+ * KILN_CACHE_DAMAGED, for the caller to compile and store again; a folder
+ * that cannot be written is reported once per process and the compile goes
+ * on without it. Folder: $KILN_CACHE_DIR, else
+ * $XDG_CACHE_HOME/kiln/BACKEND, else ~/.cache/kiln/BACKEND; entries are
+ * named by the key in hex plus `ext`. KILN_CACHE_DIR=off disables the cache
+ * as KILN_COMPILE_NO_CACHE does. Thread-safe; no state but the files. */
+typedef struct kiln_sha256 {
+  uint32_t h[8];
+  uint64_t bytes;
+  unsigned char buf[64];
+} kiln_sha256;
+void kiln_sha256_init(kiln_sha256 *s);
+void kiln_sha256_update(kiln_sha256 *s, const void *data, size_t n);
+/* The digest of everything updated since init, into out. */
+void kiln_sha256_final(kiln_sha256 *s, unsigned char out[32]);
+
+typedef struct kiln_cache_key {
+  unsigned char bytes[32]; /* SHA-256 of the key material */
+} kiln_cache_key;
+/* One part of the key material, length-prefixed (so that ("ab", "c") and
+ * ("a", "bc") differ). */
+void kiln_cache_key_add(kiln_sha256 *s, const void *part, size_t n);
+/* May a compile with these options use the cache (opts may be NULL)? */
+bool kiln_cache_enabled(const kiln_compile_options *opts);
+/* The cache folder for `backend` into buf; false when none can be named. */
+bool kiln_cache_dir(const char *backend, char *buf, size_t n);
+
+typedef enum kiln_cache_result {
+  KILN_CACHE_MISS = 0,    /* no entry */
+  KILN_CACHE_HIT = 1,     /* *data (malloc'd; the caller frees it) and *len set */
+  KILN_CACHE_DAMAGED = 2, /* an entry was there but unusable; reported and removed */
+} kiln_cache_result;
+kiln_cache_result kiln_cache_load(const char *backend, const char *ext, const kiln_cache_key *k,
+                                  void **data, size_t *len);
+/* Store len bytes (borrowed for the call) as the entry for k; false when
+ * it could not be written (reported once per process). */
+bool kiln_cache_store(const char *backend, const char *ext, const kiln_cache_key *k,
+                      const void *data, size_t len);
+/* Remove k's entry, if any (a backend that found a loaded entry unusable). */
+void kiln_cache_remove(const char *backend, const char *ext, const kiln_cache_key *k);
 
 #if defined(_WIN32)
 #define KILN_PLUGIN_EXPORT __declspec(dllexport)

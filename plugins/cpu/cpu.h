@@ -131,6 +131,16 @@ kiln_status kcpu_jit_create(const kcpu_target *t, const char *lib, size_t lib_le
                             uint64_t *addrs, kcpu_jit **out);
 void kcpu_jit_destroy(kcpu_jit *j);
 
+/* The compile cache key of mod (the model's module as generated, before
+ * optimization) for target t, linking the native library `native` (NULL:
+ * none). See cache.c for what it covers. */
+kiln_status kcpu_cache_key(LLVMModuleRef mod, const kcpu_target *t, const char *native,
+                           size_t native_len, kiln_cache_key *out);
+/* Test hooks, exported: objects made by optimizing and compiling, and
+ * objects taken from the compile cache, since the plugin was loaded. */
+KILN_PLUGIN_EXPORT uint64_t kiln_cpu_object_builds(void);
+KILN_PLUGIN_EXPORT uint64_t kiln_cpu_cache_hits(void);
+
 /* Bundles (the emit_bundle hook). */
 kiln_status kcpu_emit_bundle(void *state, const kiln_ir *ir, const kiln_compile_options *opts,
                              const char *dir, const char *name);

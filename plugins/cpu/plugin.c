@@ -13,6 +13,7 @@
  * (kcpu_profile_plan) and runs are serialized so that one events array
  * serves them; without it no timer is generated. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +109,49 @@ static void kcpu_destroy(void *executable) {
   free(x);
 }
 
+static atomic_uint_fast64_t kcpu_builds, kcpu_hits;
+
+uint64_t kiln_cpu_object_builds(void) {
+  return atomic_load(&kcpu_builds);
+}
+uint64_t kiln_cpu_cache_hits(void) {
+  return atomic_load(&kcpu_hits);
+}
+
+/* The cached object for key, or NULL (a miss, or a damaged entry, which
+ * kiln_cache_load reported and removed). */
+static LLVMMemoryBufferRef kcpu_cache_fetch(const kiln_cache_key *key) {
+  void *data = NULL;
+  size_t len = 0;
+  if (kiln_cache_load("cpu", "o", key, &data, &len) != KILN_CACHE_HIT)
+    return NULL;
+  LLVMMemoryBufferRef b =
+      LLVMCreateMemoryBufferWithMemoryRangeCopy(data, len, "kcpu-cached-object");
+  free(data);
+  if (b)
+    atomic_fetch_add(&kcpu_hits, 1);
+  return b;
+}
+
+/* Optimize mod (internalizing all but keep) and make its object; the time
+ * of the optimization alone into *opt_ns. Dumps the optimized module to
+ * `dump` when given. */
+static kiln_status kcpu_machine_code(LLVMModuleRef mod, const kcpu_target *t,
+                                     const char *const *keep, uint32_t n_keep, const char *dump,
+                                     LLVMMemoryBufferRef *obj, uint64_t *opt_ns) {
+  uint64_t a = kcpu_now_ns();
+  KILN_TRY(kcpu_finish_module(mod, t, keep, n_keep));
+  *opt_ns = kcpu_now_ns() - a;
+  if (dump) {
+    char *err = NULL;
+    if (LLVMPrintModuleToFile(mod, dump, &err))
+      kiln_plugin_log("cpu", KILN_LOG_WARN, "KILN_CPU_DUMP_IR=%s: %s", dump, err ? err : "");
+    LLVMDisposeMessage(err);
+  }
+  atomic_fetch_add(&kcpu_builds, 1);
+  return kcpu_emit_object(mod, t, obj);
+}
+
 static kiln_status kcpu_compile(void *state, const kiln_ir *ir, const kiln_compile_options *opts,
                                 void **out) {
   (void)state;
@@ -154,30 +198,58 @@ static kiln_status kcpu_compile(void *state, const kiln_ir *ir, const kiln_compi
   /* With the native library the pool functions are its; otherwise they are
    * compiled with the model and must survive internalization. */
   static const char *const keep[] = {"kiln_entry", "kcpu_pool_create", "kcpu_pool_destroy"};
-  if (!s)
-    s = kcpu_finish_module(mod, &t, keep, native ? 1 : 3);
-  uint64_t t2 = kcpu_now_ns();
+  uint32_t n_keep = native ? 1 : 3;
   const char *dump = getenv("KILN_CPU_DUMP_IR"); /* a file for the optimized module */
-  if (!s && dump) {
-    char *err = NULL;
-    if (LLVMPrintModuleToFile(mod, dump, &err))
-      kiln_plugin_log("cpu", KILN_LOG_WARN, "KILN_CPU_DUMP_IR=%s: %s", dump, err ? err : "");
-    LLVMDisposeMessage(err);
+  /* A dump needs the optimized module, which a cache hit never makes. */
+  bool use_cache = !s && !dump && kiln_cache_enabled(opts);
+  kiln_cache_key key;
+  if (use_cache) {
+    kiln_status ks = kcpu_cache_key(mod, &t, native ? lib : NULL, lib_len, &key);
+    use_cache = !ks; /* no memory for the key: compile as without a cache */
+    kiln_status_free(ks);
   }
-  LLVMMemoryBufferRef obj = NULL;
-  if (!s)
-    s = kcpu_emit_object(mod, &t, &obj);
-  if (mod)
-    LLVMDisposeModule(mod);
-  LLVMContextDispose(ctx);
-  uint64_t t3 = kcpu_now_ns();
+  LLVMMemoryBufferRef obj = use_cache ? kcpu_cache_fetch(&key) : NULL;
+  bool hit = obj != NULL;
+  uint64_t t2 = kcpu_now_ns(), t3 = t2, t_opt = 0;
+  if (!s && !obj) {
+    s = kcpu_machine_code(mod, &t, keep, n_keep, dump, &obj, &t_opt);
+    t3 = kcpu_now_ns();
+    if (!s && use_cache)
+      kiln_cache_store("cpu", "o", &key, LLVMGetBufferStart(obj), LLVMGetBufferSize(obj));
+  }
   uint64_t addrs[3] = {0};
   if (!s)
     s = kcpu_jit_create(&t, native ? lib : NULL, lib_len, obj, keep, 3, addrs, &x->jit);
+  if (s && hit) {
+    /* An entry whole by its checksum but not a usable object (another
+     * build's, say): replaced by a fresh compile. */
+    kiln_plugin_log("cpu", KILN_LOG_WARN,
+                    "compile cache entry for %s did not link (%s); compiling again and "
+                    "replacing it",
+                    kiln_ir_name(ir), kiln_status_message(s));
+    kiln_status_free(s);
+    kiln_cache_remove("cpu", "o", &key);
+    hit = false;
+    t2 = kcpu_now_ns();
+    s = kcpu_machine_code(mod, &t, keep, n_keep, NULL, &obj, &t_opt);
+    t3 = kcpu_now_ns();
+    if (!s)
+      kiln_cache_store("cpu", "o", &key, LLVMGetBufferStart(obj), LLVMGetBufferSize(obj));
+    if (!s)
+      s = kcpu_jit_create(&t, native ? lib : NULL, lib_len, obj, keep, 3, addrs, &x->jit);
+  }
+  if (mod)
+    LLVMDisposeModule(mod);
+  LLVMContextDispose(ctx);
   kcpu_target_free(&t);
   x->phases[0] = (kiln_profile_phase){"cpu: code generation and weight packing", t1 - t0};
-  x->phases[1] = (kiln_profile_phase){"cpu: LLVM optimization", t2 - t1};
-  x->phases[2] = (kiln_profile_phase){"cpu: machine code", t3 - t2};
+  if (hit) {
+    x->phases[1] = (kiln_profile_phase){"cpu: compile cache hit (key and load)", t2 - t1};
+    x->phases[2] = (kiln_profile_phase){"cpu: machine code (from the cache)", 0};
+  } else {
+    x->phases[1] = (kiln_profile_phase){"cpu: LLVM optimization", (t2 - t1) + t_opt};
+    x->phases[2] = (kiln_profile_phase){"cpu: machine code", t3 - t2 - t_opt};
+  }
   x->phases[3] = (kiln_profile_phase){"cpu: JIT link", kcpu_now_ns() - t3};
   if (!s && x->profiling) {
     x->events = calloc(x->plan.count ? x->plan.count : 1, sizeof *x->events);
