@@ -153,10 +153,12 @@ static const char conf_help[] =
     "                      and NAME.INPUT.npy (default ./kiln-repro)\n"
     "Compile options passed to every backend (as in kiln compile):\n"
     "  --threads N         worker threads (0 = backend default), e.g. cpu at 1 and 2\n"
-    "  --cpu NAME, --cpu-features F, --device N\n";
+    "  --cpu NAME, --cpu-features F, --device N\n"
+    "  --no-cache          compile every case without the backends' compile cache\n";
 
 static bool conf_is_compile_opt(const char *arg) {
-  static const char *const names[] = {"--threads", "--cpu", "--cpu-features", "--device"};
+  static const char *const names[] = {"--threads", "--cpu", "--cpu-features", "--device",
+                                      "--no-cache"};
   for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
     size_t n = strlen(names[k]);
     if (!strncmp(arg, names[k], n) && (arg[n] == '\0' || arg[n] == '='))

@@ -15,11 +15,11 @@
 
 #include "cpu.h"
 
-/* A generated helper function and its text from the parameter list on
- * (the name left out), hashed. */
+/* A generated helper function and the key of what it was made from. */
 typedef struct kcpu_helper {
   LLVMValueRef fn;
-  char *text;
+  void *key;
+  size_t len;
   uint64_t hash;
 } kcpu_helper;
 
@@ -39,7 +39,7 @@ struct kcpu_emit {
   bool oom; /* the weights table could not grow */
   uint32_t *refs;   /* per buffer id: operand slots naming it, over all instructions */
   uint32_t *packed; /* per buffer id: of those, ones given a packed form instead */
-  kcpu_helper *helpers; /* generated helper functions, for kcpu_unique_function */
+  kcpu_helper *helpers; /* generated helper functions, for kcpu_helper_find */
   uint32_t n_helpers, cap_helpers;
 };
 
@@ -149,33 +149,31 @@ static bool kcpu_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem) {
   return true;
 }
 
-LLVMValueRef kcpu_unique_function(kcpu_emit *e, LLVMValueRef fn) {
-  char *full = LLVMPrintValueToString(fn);
-  const char *body = full ? strchr(full, '(') : NULL;
-  if (!body) {
-    LLVMDisposeMessage(full);
-    return fn;
-  }
+static uint64_t kcpu_key_hash(const void *key, size_t n) {
+  const unsigned char *p = key;
   uint64_t h = 0xcbf29ce484222325ULL;
-  for (const char *c = body; *c; c++)
-    h = (h ^ (unsigned char)*c) * 0x100000001b3ULL;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ p[i]) * 0x100000001b3ULL;
+  return h;
+}
+
+LLVMValueRef kcpu_helper_find(kcpu_emit *e, const void *key, size_t n) {
+  uint64_t h = kcpu_key_hash(key, n);
   for (uint32_t i = 0; i < e->n_helpers; i++)
-    if (e->helpers[i].hash == h && strcmp(e->helpers[i].text, body) == 0) {
-      LLVMDisposeMessage(full);
-      LLVMDeleteFunction(fn);
+    if (e->helpers[i].hash == h && e->helpers[i].len == n && !memcmp(e->helpers[i].key, key, n))
       return e->helpers[i].fn;
-    }
-  size_t n = strlen(body) + 1;
-  char *text = malloc(n);
-  if (text && kcpu_grow((void **)&e->helpers, &e->cap_helpers, e->n_helpers + 1,
-                        sizeof *e->helpers)) {
-    memcpy(text, body, n);
-    e->helpers[e->n_helpers++] = (kcpu_helper){fn, text, h};
-  } else {
-    free(text); /* without memory the helper is just not shared */
+  return NULL;
+}
+
+void kcpu_helper_add(kcpu_emit *e, const void *key, size_t n, LLVMValueRef fn) {
+  void *k = malloc(n ? n : 1);
+  if (!k || !kcpu_grow((void **)&e->helpers, &e->cap_helpers, e->n_helpers + 1,
+                       sizeof *e->helpers)) {
+    free(k); /* without memory the helper is just not shared */
+    return;
   }
-  LLVMDisposeMessage(full);
-  return fn;
+  memcpy(k, key, n);
+  e->helpers[e->n_helpers++] = (kcpu_helper){fn, k, n, kcpu_key_hash(key, n)};
 }
 
 static LLVMValueRef kcpu_byte_gep(kcpu_emit *e, LLVMValueRef base, uint64_t offset) {
@@ -438,7 +436,7 @@ kiln_status kcpu_codegen(LLVMModuleRef mod, const kiln_ir *ir, const kcpu_codege
   LLVMDisposeBuilder(e.b);
 done:
   for (uint32_t i = 0; i < e.n_helpers; i++)
-    free(e.helpers[i].text);
+    free(e.helpers[i].key);
   free(e.helpers);
   free(e.inputs);
   free(e.outputs);

@@ -114,9 +114,11 @@ kiln_status kcpu_emit_elementwise(kcpu_emit *e, const kiln_instr *in, const kiln
 bool kcpu_ew_supported(kiln_elem elem, const kiln_fused_op *ops, uint32_t n_ops);
 /* Unique suffix for helper functions in the module. */
 uint32_t kcpu_next_id(kcpu_emit *e);
-/* fn, a helper just generated, or an earlier one with the same code (then
- * fn is deleted): identical helpers are optimized and compiled once. */
-LLVMValueRef kcpu_unique_function(kcpu_emit *e, LLVMValueRef fn);
+/* Generated helpers by the key of everything they are made from (bytes the
+ * caller lays out), so that identical helpers are generated, optimized and
+ * compiled once: find returns NULL for a new key; add records fn. */
+LLVMValueRef kcpu_helper_find(kcpu_emit *e, const void *key, size_t n);
+void kcpu_helper_add(kcpu_emit *e, const void *key, size_t n, LLVMValueRef fn);
 
 /* Fusion (the rewrite_graph hook). */
 bool kcpu_supports_fused(void *state, const kiln_node *n, kiln_node_kind activation);

@@ -709,12 +709,28 @@ kiln_status kcpu_emit_elementwise(kcpu_emit *e, const kiln_instr *in, const kiln
               .bf16 = el == KILN_BF16,
               .elem = el == KILN_F16 || el == KILN_BF16 ? KILN_F32 : el};
   g.out_ty = to_bool ? LLVMInt8TypeInContext(C) : st;
-  g.b = LLVMCreateBuilderInContext(C);
-  LLVMValueRef worker = ew_worker(&g, &sp, n_in, ops, n_ops, kcpu_next_id(e));
-  LLVMDisposeBuilder(g.b);
-  /* Repeated blocks (a transformer's layers) make the same loop many
-   * times; it is optimized and compiled once. */
-  worker = kcpu_unique_function(e, worker);
+  /* The worker is a function of these alone. Repeated blocks (a
+   * transformer's layers) ask for the same loop many times; it is made,
+   * optimized and compiled once. */
+  unsigned char key[16 + sizeof sp.c + sizeof sp.s + KILN_FUSED_MAX_OPS * 16];
+  size_t kn = 0;
+  uint32_t head[4] = {(uint32_t)el, to_bool, n_in, sp.m};
+  memcpy(key + kn, head, sizeof head), kn += sizeof head;
+  memcpy(key + kn, sp.c, sp.m * sizeof *sp.c), kn += sp.m * sizeof *sp.c;
+  for (uint32_t j = 0; j < n_in; j++)
+    memcpy(key + kn, sp.s[j], sp.m * sizeof *sp.s[j]), kn += sp.m * sizeof *sp.s[j];
+  for (uint32_t k = 0; k < n_ops && k < KILN_FUSED_MAX_OPS; k++) {
+    int32_t ki[2] = {ops[k].kind, (int32_t)ops[k].input};
+    memcpy(key + kn, ki, sizeof ki), kn += sizeof ki;
+    memcpy(key + kn, &ops[k].value, sizeof ops[k].value), kn += sizeof ops[k].value;
+  }
+  LLVMValueRef worker = kcpu_helper_find(e, key, kn);
+  if (!worker) {
+    g.b = LLVMCreateBuilderInContext(C);
+    worker = ew_worker(&g, &sp, n_in, ops, n_ops, kcpu_next_id(e));
+    LLVMDisposeBuilder(g.b);
+    kcpu_helper_add(e, key, kn, worker);
+  }
 
   /* The context array lives in the entry block so it is one stack slot
    * however many loops the caller's code has. */

@@ -25,20 +25,42 @@ LLVMValueRef kcpu_perf_prepack(kcpu_emit *e, const kiln_buffer *w, int64_t group
     return NULL;
   int64_t RP = (R + U - 1) / U * U, one = kcpu_prepacked_size(R, K, U);
   size_t bytes = (size_t)(groups * one) * sizeof(float);
+  /* Every float of dst is written below (padding rows as zeros). */
   float *dst = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
   if (!dst)
     return NULL;
-  memset(dst, 0, bytes);
   for (int64_t g = 0; g < groups; g++) {
     const float *sg = src + g * gstride;
     float *dg = dst + g * one;
     for (int64_t k0 = 0; k0 < K; k0 += KCPU_KC) {
       int64_t kc = K - k0 < KCPU_KC ? K - k0 : KCPU_KC;
       float *blk = dg + k0 * RP;
-      for (int64_t i = 0; i < R; i++) {
-        float *panel = blk + (i / U) * U * kc + i % U;
-        for (int64_t k = 0; k < kc; k++)
-          panel[k * U] = sg[i * rs + (k0 + k) * ks];
+      /* Panel ib holds rows ib..ib+U-1, kc steps of U floats; rows past R
+       * are zero. Read along whichever index is contiguous in the source:
+       * a MatMul weight [K, N] read a column at a time strides by a whole
+       * row and runs at a tenth of the speed. */
+      for (int64_t ib = 0; ib < RP; ib += U) {
+        int64_t n = R - ib < U ? R - ib : U;
+        float *panel = blk + ib * kc;
+        if (rs <= ks) {
+          for (int64_t k = 0; k < kc; k++) {
+            const float *row = sg + (k0 + k) * ks + ib * rs;
+            float *p = panel + k * U;
+            if (rs == 1)
+              memcpy(p, row, (size_t)n * sizeof *p);
+            else
+              for (int64_t j = 0; j < n; j++)
+                p[j] = row[j * rs];
+            for (int64_t j = n; j < U; j++)
+              p[j] = 0;
+          }
+        } else {
+          for (int64_t j = 0; j < U; j++) {
+            const float *col = sg + (ib + j) * rs + k0 * ks;
+            for (int64_t k = 0; k < kc; k++)
+              panel[k * U + j] = j < n ? col[k * ks] : 0;
+          }
+        }
       }
     }
   }
