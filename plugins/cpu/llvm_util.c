@@ -209,8 +209,9 @@ static bool kcpu_kept(const char *name, const char *const *keep, uint32_t n) {
   return false;
 }
 
-kiln_status kcpu_finish_module(LLVMModuleRef mod, const kcpu_target *t, const char *const *keep,
-                               uint32_t n_keep) {
+/* finish_module's first half: retarget, always-inline, internalize. */
+static void kcpu_prepare_module(LLVMModuleRef mod, const kcpu_target *t, const char *const *keep,
+                         uint32_t n_keep) {
   LLVMContextRef ctx = LLVMGetModuleContext(mod);
   unsigned always = LLVMGetEnumAttributeKindForName("alwaysinline", 12);
   unsigned noinline = LLVMGetEnumAttributeKindForName("noinline", 8);
@@ -241,6 +242,10 @@ kiln_status kcpu_finish_module(LLVMModuleRef mod, const kcpu_target *t, const ch
       LLVMSetVisibility(g, LLVMDefaultVisibility);
     }
   }
+}
+
+/* Its second half: verify, then the pipeline. */
+static kiln_status kcpu_optimize_module(LLVMModuleRef mod, const kcpu_target *t) {
   char *msg = NULL;
   if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg))
     return kcpu_status_from_message(msg, "generated code does not verify");
@@ -259,6 +264,12 @@ kiln_status kcpu_finish_module(LLVMModuleRef mod, const kcpu_target *t, const ch
   LLVMDisposePassBuilderOptions(po);
   LLVMDisposeTargetMachine(tm);
   return kcpu_status_from_error(err, "optimizing");
+}
+
+kiln_status kcpu_finish_module(LLVMModuleRef mod, const kcpu_target *t, const char *const *keep,
+                               uint32_t n_keep) {
+  kcpu_prepare_module(mod, t, keep, n_keep);
+  return kcpu_optimize_module(mod, t);
 }
 
 bool kcpu_native_library(const kcpu_target *t, const char **obj, size_t *len) {
@@ -286,6 +297,24 @@ static bool kcpu_provided(LLVMValueRef fn) {
          strcmp(sec, ".text.kcpu_prebuilt") == 0;
 }
 
+/* Replace fn's definition by a declaration of the same name and type
+ * (external), returned; NULL without memory (fn is then unchanged). */
+static LLVMValueRef kcpu_declare_function(LLVMModuleRef mod, LLVMValueRef fn) {
+  size_t len;
+  const char *nm = LLVMGetValueName2(fn, &len);
+  char *name = malloc(len + 1);
+  if (!name)
+    return NULL;
+  memcpy(name, nm, len + 1);
+  LLVMTypeRef ft = LLVMGlobalGetValueType(fn);
+  LLVMSetValueName2(fn, "", 0);
+  LLVMValueRef decl = LLVMAddFunction(mod, name, ft);
+  free(name);
+  LLVMReplaceAllUsesWith(fn, decl);
+  LLVMDeleteFunction(fn);
+  return decl;
+}
+
 kiln_status kcpu_declare_library(LLVMModuleRef mod, LLVMValueRef last) {
   /* Each provided function is replaced by a declaration of the same name
    * and type (the C API has no "delete body"); static helpers they used
@@ -294,29 +323,12 @@ kiln_status kcpu_declare_library(LLVMModuleRef mod, LLVMValueRef last) {
   LLVMValueRef fn = last ? LLVMGetFirstFunction(mod) : NULL;
   while (fn) {
     LLVMValueRef next = fn == last ? NULL : LLVMGetNextFunction(fn);
-    if (kcpu_provided(fn)) {
-      size_t len;
-      const char *nm = LLVMGetValueName2(fn, &len);
-      char *name = malloc(len + 1);
-      if (!name)
-        return kiln_status_make(KILN_OUT_OF_MEMORY, "cpu: no memory to declare the library");
-      memcpy(name, nm, len + 1);
-      LLVMTypeRef ft = LLVMGlobalGetValueType(fn);
-      LLVMSetValueName2(fn, "", 0);
-      LLVMValueRef decl = LLVMAddFunction(mod, name, ft);
-      free(name);
-      LLVMReplaceAllUsesWith(fn, decl);
-      LLVMDeleteFunction(fn);
-    }
+    if (kcpu_provided(fn) && !kcpu_declare_function(mod, fn))
+      return kiln_status_make(KILN_OUT_OF_MEMORY, "cpu: no memory to declare the library");
     fn = next;
   }
-  for (LLVMValueRef g = LLVMGetFirstGlobal(mod); g; g = LLVMGetNextGlobal(g)) {
-    size_t len;
-    const char *name = LLVMGetValueName2(g, &len);
-    if (!LLVMIsDeclaration(g) && LLVMGetLinkage(g) == LLVMExternalLinkage &&
-        strncmp(name, "llvm.", 5) != 0)
-      LLVMSetInitializer(g, NULL); /* the object's copy is the one */
-  }
+  /* Library globals stay: the native object exports only functions, and
+   * the library has no mutable globals that two copies would split. */
   return NULL;
 }
 

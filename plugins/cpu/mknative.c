@@ -51,8 +51,28 @@ static kiln_status build(const char *obj_path, kcpu_target *t) {
   LLVMContextRef ctx = LLVMContextCreate();
   LLVMModuleRef mod = NULL;
   kiln_status s = kcpu_load_library(ctx, t, &mod);
+  /* Only the KCPU_PREBUILT kernels are the object's to export: the others
+   * are compiled with each model, whose parts may export them to each
+   * other (split.c), and must not meet a second definition here. */
+  const char **keep = NULL;
+  uint32_t n_keep = 0;
+  if (!s) {
+    uint32_t n = 0;
+    for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn; fn = LLVMGetNextFunction(fn))
+      n++;
+    keep = calloc(n ? n : 1, sizeof *keep);
+    if (!keep)
+      s = kiln_status_make(KILN_OUT_OF_MEMORY, "no memory for the kernel list");
+    for (LLVMValueRef fn = LLVMGetFirstFunction(mod); !s && fn; fn = LLVMGetNextFunction(fn)) {
+      const char *sec = LLVMGetSection(fn);
+      size_t len;
+      if (!LLVMIsDeclaration(fn) && sec && strcmp(sec, ".text.kcpu_prebuilt") == 0)
+        keep[n_keep++] = LLVMGetValueName2(fn, &len);
+    }
+  }
   if (!s)
-    s = kcpu_finish_module(mod, t, NULL, 0);
+    s = kcpu_finish_module(mod, t, keep, n_keep);
+  free(keep);
   LLVMMemoryBufferRef buf = NULL;
   if (!s)
     s = kcpu_emit_object(mod, t, &buf);
