@@ -341,7 +341,7 @@ kiln_status ocl_compile(void *state, const kiln_ir *ir, const kiln_compile_optio
       s = ocl_fail(err, "clCreateCommandQueue", "device %s", dev->name);
   }
   if (!s && e->n_steps)
-    s = ocl_program_build(e->ctx, dev, src.p, "", &e->program);
+    s = ocl_program_build(e->ctx, dev, src.p, "", kiln_cache_enabled(opts), &e->program);
   t2 = ocl_now_ns();
   if (!s)
     s = make_buffers(e, weight_off, wbytes);

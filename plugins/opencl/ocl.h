@@ -242,24 +242,19 @@ bool ocl_supports_fused(void *state, const kiln_node *node, kiln_node_kind activ
 bool ocl_gen_has(kiln_node_kind k);
 
 /* ---- programs and the cache (program.c, cache.c) ---- */
-typedef struct ocl_cache_key {
-  uint64_t h[2];
-} ocl_cache_key;
-ocl_cache_key ocl_cache_key_of(const char *source, const ocl_device *d, const char *options);
-/* The cache folder ($KILN_CACHE_DIR, $XDG_CACHE_HOME/kiln/opencl or
- * ~/.cache/kiln/opencl) into buf; false when none can be named. */
-bool ocl_cache_dir(char *buf, size_t n);
-/* Read a cached binary (malloc'd into *bin) or return false; a present but
- * damaged entry sets *damaged. */
-bool ocl_cache_load(const ocl_cache_key *k, unsigned char **bin, size_t *len, bool *damaged);
-/* Store a binary (temp file + rename); failures are only logged. */
-void ocl_cache_store(const ocl_cache_key *k, const unsigned char *bin, size_t len);
-/* Drop a damaged entry. */
-void ocl_cache_remove(const ocl_cache_key *k);
+/* The host's compile cache (kiln_cache_*, backend OCL_NAME) holds the
+ * program binaries, in files named KEY.clbin. */
+#define OCL_CACHE_EXT "clbin"
+/* The key of a program's entry: its source, the device's name, driver and
+ * version, and the build options. */
+void ocl_cache_key_of(const char *source, const ocl_device *d, const char *options,
+                      kiln_cache_key *out);
 
-/* Build (or load from the cache) one program for the device. */
+/* Build one program for the device; with use_cache, load it from the cache
+ * when an entry exists and store it after a build from source (false for
+ * a compile whose options disable the cache: kiln_cache_enabled). */
 kiln_status ocl_program_build(cl_context ctx, const ocl_device *d, const char *source,
-                              const char *options, cl_program *out);
+                              const char *options, bool use_cache, cl_program *out);
 
 /* Test hooks, exported: builds from source and cache hits since load. */
 KILN_PLUGIN_EXPORT uint64_t kiln_opencl_source_builds(void);

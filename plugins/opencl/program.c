@@ -1,10 +1,13 @@
 /* plugins/opencl/program.c: one program per model, built once at compile
- * time: from the disk cache when an entry for this exact (source, device,
- * driver, options) exists, else from source (then stored). A failed build
- * reports the compiler's log. Counters of source builds and cache hits are
+ * time: from the disk cache (the host's shared kiln_cache_*) when an entry
+ * for this exact (source, device, driver, options) exists, else from
+ * source (then stored); with the cache disabled (--no-cache,
+ * KILN_CACHE_DIR=off) it neither loads nor stores. A failed build reports
+ * the compiler's log. Counters of source builds and cache hits are
  * exported for the tests (the cache test checks that a second compile of a
  * model does not compile from source). */
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,31 +36,39 @@ static char *build_log(cl_program p, cl_device_id d) {
   return log;
 }
 
-static bool from_cache(cl_context ctx, const ocl_device *d, const ocl_cache_key *k,
+/* The key's first 16 bytes in hex: enough to find the entry's file. */
+static void key_prefix(const kiln_cache_key *k, char hex[33]) {
+  for (int i = 0; i < 16; i++)
+    snprintf(hex + 2 * i, 3, "%02x", k->bytes[i]);
+}
+
+/* A miss, or a damaged entry (kiln_cache_load reported and removed it),
+ * or one the driver refuses (reported and removed here): false, and the
+ * caller builds from source and stores the result again. */
+static bool from_cache(cl_context ctx, const ocl_device *d, const kiln_cache_key *k,
                        const char *options, cl_program *out) {
-  unsigned char *bin;
+  void *data;
   size_t len;
-  bool damaged;
-  if (!ocl_cache_load(k, &bin, &len, &damaged)) {
-    if (damaged)
-      ocl_cache_remove(k);
+  if (kiln_cache_load(OCL_NAME, OCL_CACHE_EXT, k, &data, &len) != KILN_CACHE_HIT)
     return false;
-  }
   cl_int err, st = CL_SUCCESS;
-  const unsigned char *bins[1] = {bin};
+  const unsigned char *bins[1] = {data};
   cl_program p = clCreateProgramWithBinary(ctx, 1, &d->id, &len, bins, &st, &err);
-  free(bin);
+  free(data);
   if (err == CL_SUCCESS && st == CL_SUCCESS)
     err = clBuildProgram(p, 1, &d->id, options, NULL, NULL);
   else if (err == CL_SUCCESS)
     err = st;
   if (err != CL_SUCCESS) {
+    char hex[33];
+    key_prefix(k, hex);
     kiln_plugin_log(OCL_NAME, KILN_LOG_WARN,
-                    "program cache entry %016llx%016llx did not load (%s); rebuilding it",
-                    (unsigned long long)k->h[0], (unsigned long long)k->h[1], ocl_err_name(err));
+                    "compile cache entry %s... (%s) did not load (%s); building from source "
+                    "and replacing it",
+                    hex, d->name, ocl_err_name(err));
     if (p)
       clReleaseProgram(p);
-    ocl_cache_remove(k);
+    kiln_cache_remove(OCL_NAME, OCL_CACHE_EXT, k);
     return false;
   }
   atomic_fetch_add(&g_cache_hits, 1);
@@ -65,23 +76,26 @@ static bool from_cache(cl_context ctx, const ocl_device *d, const ocl_cache_key 
   return true;
 }
 
-static void store(cl_program p, const ocl_cache_key *k) {
+static void store(cl_program p, const kiln_cache_key *k) {
   size_t len = 0;
   if (clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof len, &len, NULL) != CL_SUCCESS || !len)
     return;
   unsigned char *bin = malloc(len);
   unsigned char *bins[1] = {bin};
   if (bin && clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL) == CL_SUCCESS)
-    ocl_cache_store(k, bin, len);
+    kiln_cache_store(OCL_NAME, OCL_CACHE_EXT, k, bin, len);
   free(bin);
 }
 
 kiln_status ocl_program_build(cl_context ctx, const ocl_device *d, const char *source,
-                              const char *options, cl_program *out) {
+                              const char *options, bool use_cache, cl_program *out) {
   *out = NULL;
-  ocl_cache_key k = ocl_cache_key_of(source, d, options);
-  if (from_cache(ctx, d, &k, options, out))
-    return NULL;
+  kiln_cache_key k = {{0}};
+  if (use_cache) {
+    ocl_cache_key_of(source, d, options, &k);
+    if (from_cache(ctx, d, &k, options, out))
+      return NULL;
+  }
   cl_int err;
   size_t len = strlen(source);
   cl_program p = clCreateProgramWithSource(ctx, 1, &source, &len, &err);
@@ -102,7 +116,8 @@ kiln_status ocl_program_build(cl_context ctx, const ocl_device *d, const char *s
   if (log && strstr(log, "warning"))
     kiln_plugin_log(OCL_NAME, KILN_LOG_DEBUG, "build log:\n%.4000s", log);
   free(log);
-  store(p, &k);
+  if (use_cache)
+    store(p, &k);
   *out = p;
   return NULL;
 }

@@ -1,13 +1,18 @@
-/* tests/opencl/test_cache.c: the program cache (a second compile of a model
- * loads the binary instead of building from source; a damaged entry is
- * rebuilt with a warning), device selection, and the "no device" path (in
- * a fresh process whose ICD loader sees an empty vendor folder). */
+/* tests/opencl/test_cache.c: the program cache, which is the host's shared
+ * compile cache (a second compile of a model loads the binary instead of
+ * building from source; a damaged entry, or one the driver refuses, is
+ * rebuilt with a warning; --no-cache, KILN_CACHE_DIR=off and a folder that
+ * cannot be written compile without it), device selection, and the "no
+ * device" path (in a fresh process whose ICD loader sees an empty vendor
+ * folder). */
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -48,10 +53,10 @@ static void model(tg *t) {
   tg_output(t, "y", tg_node(t, KILN_NODE_Sqrt, &m, 1, NULL, 0));
 }
 
-/* Compile and run; y = sqrt(x*x) = |x|. */
-static void compile_run(tg *t) {
+/* Compile (with opts, which may be NULL) and run; y = sqrt(x*x) = |x|. */
+static void compile_run_opts(tg *t, const kiln_compile_options *opts) {
   kiln_executable *e;
-  OK(kiln_compile(tg_ctx(), t->m, NULL, "opencl", NULL, &e));
+  OK(kiln_compile(tg_ctx(), t->m, NULL, "opencl", opts, &e));
   float x[15], y[15];
   for (int i = 0; i < 15; i++)
     x[i] = (float)(i - 7);
@@ -61,6 +66,71 @@ static void compile_run(tg *t) {
   for (int i = 0; i < 15; i++)
     ck_assert_float_eq(y[i], (float)abs(i - 7));
   kiln_executable_destroy(e);
+}
+
+static void compile_run(tg *t) {
+  compile_run_opts(t, NULL);
+}
+
+/* compile_run, with what it wrote to stderr into log (n bytes). */
+static void compile_run_log(tg *t, char *log, size_t n) {
+  char logp[] = "/tmp/kiln-ocl-log-XXXXXX";
+  int fd = mkstemp(logp);
+  ck_assert_int_ge(fd, 0);
+  fflush(stderr);
+  int saved = dup(2);
+  dup2(fd, 2);
+  compile_run(t);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  memset(log, 0, n);
+  lseek(fd, 0, SEEK_SET);
+  ck_assert_int_ge(read(fd, log, n - 1), 0);
+  close(fd);
+  unlink(logp);
+}
+
+/* Overwrite bytes of a file at offset (negative: from the middle). */
+static void damage(const char *path, long offset, const char *bytes) {
+  FILE *f = fopen(path, "r+b");
+  ck_assert(f);
+  if (offset < 0) {
+    fseek(f, 0, SEEK_END);
+    offset = ftell(f) / 2;
+  }
+  fseek(f, offset, SEEK_SET);
+  fputs(bytes, f);
+  fclose(f);
+}
+
+static int hexval(char c) {
+  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* An entry's file is named by its 32-byte key in lowercase hex plus
+ * ".clbin"; the key out of the name (false when the name is not that). */
+static bool key_of_name(const char *path, kiln_cache_key *k) {
+  const char *name = strrchr(path, '/');
+  name = name ? name + 1 : path;
+  if (strlen(name) != 64 + strlen(".clbin") || strcmp(name + 64, ".clbin"))
+    return false;
+  for (int i = 0; i < 32; i++) {
+    int hi = hexval(name[2 * i]), lo = hexval(name[2 * i + 1]);
+    if (hi < 0 || lo < 0)
+      return false;
+    k->bytes[i] = (unsigned char)(hi * 16 + lo);
+  }
+  return true;
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+  (void)st, (void)flag, (void)ftw;
+  return remove(path);
+}
+
+static void remove_tree(const char *dir) {
+  nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 static int cache_files(const char *dir, char *one, size_t n) {
@@ -90,41 +160,188 @@ START_TEST(cache_hit_and_repair) {
   ck_assert_uint_eq(builds(), b0 + 1);
   char entry[4200];
   ck_assert_int_eq(cache_files(dir, entry, sizeof entry), 1);
+  /* the entry's name is its key; the header (8 bytes of magic, then the
+   * key) repeats it */
+  kiln_cache_key k;
+  ck_assert_msg(key_of_name(entry, &k), "entry name %s", entry);
+  unsigned char head[40];
+  FILE *f = fopen(entry, "rb");
+  ck_assert(f);
+  ck_assert_uint_eq(fread(head, 1, sizeof head, f), sizeof head);
+  fclose(f);
+  ck_assert(!memcmp(head + 8, k.bytes, 32));
   /* second compile: from the cache, no build from source */
   compile_run(&t);
   ck_assert_uint_eq(builds(), b0 + 1);
   ck_assert_uint_eq(hits(), h0 + 1);
-  /* damage the entry: flip bytes in its middle */
-  FILE *f = fopen(entry, "r+b");
-  ck_assert(f);
-  fseek(f, 0, SEEK_END);
-  long size = ftell(f);
-  fseek(f, size / 2, SEEK_SET);
-  fputs("garbage", f);
-  fclose(f);
-  char logp[] = "/tmp/kiln-ocl-log-XXXXXX";
-  int fd = mkstemp(logp);
-  ck_assert_int_ge(fd, 0);
-  fflush(stderr);
-  int saved = dup(2);
-  dup2(fd, 2);
-  compile_run(&t);
-  fflush(stderr);
-  dup2(saved, 2);
-  close(saved);
-  char log[4096] = {0};
-  lseek(fd, 0, SEEK_SET);
-  ck_assert_int_ge(read(fd, log, sizeof log - 1), 0);
-  close(fd);
-  unlink(logp);
-  ck_assert_msg(strstr(log, "damaged") && strstr(log, "rebuilding"), "no warning; stderr: %s", log);
-  ck_assert_uint_eq(builds(), b0 + 2);
-  /* the rebuilt entry is good again */
-  compile_run(&t);
-  ck_assert_uint_eq(builds(), b0 + 2);
-  ck_assert_uint_eq(hits(), h0 + 2);
+  /* damage the entry: bytes in the middle of the binary (the checksum),
+   * then bytes of the key in the header; each time the compile warns,
+   * builds from source and the rebuilt entry is good again */
+  const long where[] = {-1, 8 + 5};
+  for (int i = 0; i < 2; i++) {
+    damage(entry, where[i], "garbage");
+    char log[4096];
+    compile_run_log(&t, log, sizeof log);
+    ck_assert_msg(strstr(log, "damaged") && strstr(log, "compiling again"),
+                  "no warning (damage at %ld); stderr: %s", where[i], log);
+    ck_assert_uint_eq(builds(), b0 + 2 + (uint64_t)i);
+    ck_assert_int_eq(cache_files(dir, entry, sizeof entry), 1);
+    compile_run(&t);
+    ck_assert_uint_eq(builds(), b0 + 2 + (uint64_t)i);
+    ck_assert_uint_eq(hits(), h0 + 2 + (uint64_t)i);
+  }
   tg_free(&t);
   unlink(entry);
+  rmdir(dir);
+}
+END_TEST
+
+/* An entry whose header and checksum are right but whose binary the driver
+ * refuses: the warning names the entry (its key's first 16 bytes in hex),
+ * the program is built from source and the entry replaced. */
+START_TEST(cache_refused_binary) {
+  char dir[] = "/tmp/kiln-ocl-cache-XXXXXX";
+  ck_assert(mkdtemp(dir));
+  setenv("KILN_CACHE_DIR", dir, 1);
+  counter_fn builds, hits;
+  counters(&builds, &hits);
+  uint64_t b0 = builds(), h0 = hits();
+  tg t;
+  model(&t);
+  compile_run(&t);
+  char entry[4200];
+  ck_assert_int_eq(cache_files(dir, entry, sizeof entry), 1);
+  kiln_cache_key k;
+  ck_assert_msg(key_of_name(entry, &k), "entry name %s", entry);
+  static const char junk[] = "not a device binary, but a well-formed cache entry";
+  ck_assert(kiln_cache_store("opencl", "clbin", &k, junk, sizeof junk));
+  char log[4096];
+  compile_run_log(&t, log, sizeof log);
+  char prefix[33];
+  memcpy(prefix, strrchr(entry, '/') + 1, 32);
+  prefix[32] = 0;
+  ck_assert_msg(strstr(log, "did not load") && strstr(log, prefix),
+                "no warning naming %s; stderr: %s", prefix, log);
+  ck_assert_uint_eq(builds(), b0 + 2);
+  ck_assert_uint_eq(hits(), h0);
+  compile_run(&t);
+  ck_assert_uint_eq(builds(), b0 + 2);
+  ck_assert_uint_eq(hits(), h0 + 1);
+  tg_free(&t);
+  unlink(entry);
+  rmdir(dir);
+}
+END_TEST
+
+/* KILN_COMPILE_NO_CACHE (kiln --no-cache): no entry is written, and an
+ * entry that is there is not read. */
+START_TEST(cache_no_cache_flag) {
+  char dir[] = "/tmp/kiln-ocl-cache-XXXXXX";
+  ck_assert(mkdtemp(dir));
+  setenv("KILN_CACHE_DIR", dir, 1);
+  counter_fn builds, hits;
+  counters(&builds, &hits);
+  uint64_t b0 = builds(), h0 = hits();
+  kiln_compile_options o = {.struct_size = sizeof o, .device = -1, .flags = KILN_COMPILE_NO_CACHE};
+  tg t;
+  model(&t);
+  char entry[4200];
+  compile_run_opts(&t, &o);
+  ck_assert_uint_eq(builds(), b0 + 1);
+  ck_assert_int_eq(cache_files(dir, entry, sizeof entry), 0);
+  compile_run(&t); /* writes the entry */
+  ck_assert_uint_eq(builds(), b0 + 2);
+  ck_assert_int_eq(cache_files(dir, entry, sizeof entry), 1);
+  struct stat before, after;
+  ck_assert_int_eq(stat(entry, &before), 0);
+  compile_run_opts(&t, &o);
+  ck_assert_uint_eq(builds(), b0 + 3);
+  ck_assert_uint_eq(hits(), h0);
+  ck_assert_int_eq(cache_files(dir, entry, sizeof entry), 1);
+  ck_assert_int_eq(stat(entry, &after), 0);
+  ck_assert_uint_eq((uint64_t)after.st_ino, (uint64_t)before.st_ino); /* not replaced */
+  compile_run(&t);                                                    /* the entry is still good */
+  ck_assert_uint_eq(builds(), b0 + 3);
+  ck_assert_uint_eq(hits(), h0 + 1);
+  tg_free(&t);
+  unlink(entry);
+  rmdir(dir);
+}
+END_TEST
+
+/* KILN_CACHE_DIR=off: nothing read or written, neither in a folder named
+ * "off" nor in the XDG_CACHE_HOME / HOME fallbacks. */
+START_TEST(cache_dir_off) {
+  char home[] = "/tmp/kiln-ocl-home-XXXXXX";
+  ck_assert(mkdtemp(home));
+  char *old_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+  char *old_xdg = getenv("XDG_CACHE_HOME") ? strdup(getenv("XDG_CACHE_HOME")) : NULL;
+  setenv("HOME", home, 1);
+  setenv("XDG_CACHE_HOME", home, 1);
+  setenv("KILN_CACHE_DIR", "off", 1);
+  bool had_off = access("off", F_OK) == 0;
+  counter_fn builds, hits;
+  counters(&builds, &hits);
+  uint64_t b0 = builds(), h0 = hits();
+  tg t;
+  model(&t);
+  compile_run(&t);
+  compile_run(&t);
+  ck_assert_uint_eq(builds(), b0 + 2);
+  ck_assert_uint_eq(hits(), h0);
+  ck_assert_msg(had_off || access("off", F_OK) != 0, "a folder named off was made");
+  /* (the OpenCL driver may keep its own cache there: PoCL's "pocl") */
+  char kiln_xdg[4200], kiln_home[4200];
+  snprintf(kiln_xdg, sizeof kiln_xdg, "%s/kiln", home);
+  snprintf(kiln_home, sizeof kiln_home, "%s/.cache/kiln", home);
+  ck_assert_msg(access(kiln_xdg, F_OK) != 0, "%s was made", kiln_xdg);
+  ck_assert_msg(access(kiln_home, F_OK) != 0, "%s was made", kiln_home);
+  old_home ? setenv("HOME", old_home, 1) : unsetenv("HOME");
+  old_xdg ? setenv("XDG_CACHE_HOME", old_xdg, 1) : unsetenv("XDG_CACHE_HOME");
+  free(old_home);
+  free(old_xdg);
+  tg_free(&t);
+  remove_tree(home);
+}
+END_TEST
+
+/* A cache folder that cannot be written: compiles still build and run. A
+ * read-only folder for a user; for root, who may write anyway, a folder
+ * that cannot be made (under a regular file). */
+START_TEST(cache_unwritable) {
+  char dir[] = "/tmp/kiln-ocl-ro-XXXXXX", file[] = "/tmp/kiln-ocl-file-XXXXXX", where[4200];
+  ck_assert(mkdtemp(dir));
+  ck_assert_int_eq(chmod(dir, 0555), 0);
+  int fd = -1;
+  if (access(dir, W_OK) == 0) {
+    fd = mkstemp(file);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    snprintf(where, sizeof where, "%s/sub", file);
+  } else {
+    snprintf(where, sizeof where, "%s", dir);
+  }
+  setenv("KILN_CACHE_DIR", where, 1);
+  counter_fn builds, hits;
+  counters(&builds, &hits);
+  uint64_t b0 = builds(), h0 = hits();
+  tg t;
+  model(&t);
+  char log[4096], entry[4200];
+  compile_run_log(&t, log, sizeof log);
+  /* The host warns once per process; under CK_FORK=no an earlier test may
+   * have had the warning already. */
+  const char *fork = getenv("CK_FORK");
+  if (!fork || strcmp(fork, "no"))
+    ck_assert_msg(strstr(log, "compile cache: cannot"), "no warning; stderr: %s", log);
+  compile_run(&t);
+  ck_assert_uint_eq(builds(), b0 + 2);
+  ck_assert_uint_eq(hits(), h0);
+  ck_assert_int_eq(cache_files(dir, entry, sizeof entry), 0);
+  tg_free(&t);
+  if (fd >= 0)
+    unlink(file);
+  chmod(dir, 0755);
   rmdir(dir);
 }
 END_TEST
@@ -223,6 +440,10 @@ Suite *ocl_cache_suite(void) {
   TCase *tc = tcase_create("cache");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, cache_hit_and_repair);
+  tcase_add_test(tc, cache_refused_binary);
+  tcase_add_test(tc, cache_no_cache_flag);
+  tcase_add_test(tc, cache_dir_off);
+  tcase_add_test(tc, cache_unwritable);
   tcase_add_test(tc, device_selection);
   tcase_add_test(tc, no_device);
   suite_add_tcase(s, tc);
