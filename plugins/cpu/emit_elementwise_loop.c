@@ -540,6 +540,28 @@ static LLVMValueRef ew_to_bf16(ew_gen *g, LLVMValueRef f) {
 
 /* Build `void worker(ptr ctx, i64 begin, i64 end)`; ctx holds the output
  * pointer then the input pointers. */
+/* Word q of the i64 array at p (loaded where the builder is). */
+static LLVMValueRef ew_word(ew_gen *g, LLVMValueRef p, uint32_t q) {
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(g->ctx);
+  LLVMValueRef idx = ew_i64(g, q);
+  LLVMValueRef v = LLVMBuildLoad2(g->b, i64, LLVMBuildInBoundsGEP2(g->b, i64, p, &idx, 1, ""), "");
+  LLVMSetAlignment(v, 8);
+  return v;
+}
+
+/* The run-time words of a worker: c[0..m), then per input its nonzero
+ * outer strides s[j][0..m-1), in the order ew_worker reads them. */
+static uint32_t ew_shape_words(const ew_space *sp, uint32_t n_in, int64_t *out) {
+  uint32_t w = 0;
+  for (uint32_t k = 0; k < sp->m; k++)
+    out[w++] = sp->c[k];
+  for (uint32_t j = 0; j < n_in; j++)
+    for (uint32_t k = 0; k + 1 < sp->m; k++)
+      if (sp->s[j][k])
+        out[w++] = sp->s[j][k];
+  return w;
+}
+
 static LLVMValueRef ew_worker(ew_gen *g, const ew_space *sp, uint32_t n_in,
                               const kiln_fused_op *ops, uint32_t n_ops, uint32_t id) {
   LLVMContextRef C = g->ctx;
@@ -560,11 +582,23 @@ static LLVMValueRef ew_worker(ew_gen *g, const ew_space *sp, uint32_t n_in,
   LLVMBuilderRef b = g->b;
   LLVMPositionBuilderAtEnd(b, entry);
   LLVMValueRef ctx = LLVMGetParam(fn, 0), begin = LLVMGetParam(fn, 1), end = LLVMGetParam(fn, 2);
-  LLVMValueRef ptrs[17];
-  for (uint32_t j = 0; j <= n_in; j++) {
+  LLVMValueRef ptrs[18];
+  for (uint32_t j = 0; j <= n_in + 1; j++) {
     LLVMValueRef idx = ew_i64(g, j);
     ptrs[j] = LLVMBuildLoad2(b, ptr, LLVMBuildInBoundsGEP2(b, ptr, ctx, &idx, 1, ""), "");
   }
+  /* The sizes and strides arrive at run time (ctx slot n_in + 1, see
+   * ew_shape_words), so that one worker serves every shape with the same
+   * structure: they only index rows; the inner loop, which the vectorizer
+   * works on, depends on the structure alone. */
+  uint32_t m = sp->m;
+  LLVMValueRef dim[KILN_MAX_RANK], str[16][KILN_MAX_RANK];
+  uint32_t w = 0;
+  for (uint32_t k = 0; k < m; k++)
+    dim[k] = ew_word(g, ptrs[n_in + 1], w++);
+  for (uint32_t j = 0; j < n_in; j++)
+    for (uint32_t k = 0; k + 1 < m; k++)
+      str[j][k] = sp->s[j][k] ? ew_word(g, ptrs[n_in + 1], w++) : NULL;
   LLVMBuildBr(b, rowh);
 
   /* row: i = phi(begin, i + cnt); stop at end */
@@ -573,26 +607,25 @@ static LLVMValueRef ew_worker(ew_gen *g, const ew_space *sp, uint32_t n_in,
   LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, i, end, ""), rowb, done);
 
   LLVMPositionBuilderAtEnd(b, rowb);
-  uint32_t m = sp->m;
-  int64_t inner = sp->c[m - 1];
-  LLVMValueRef row = LLVMBuildSDiv(b, i, ew_i64(g, inner), "row");
-  LLVMValueRef col = LLVMBuildSRem(b, i, ew_i64(g, inner), "col0");
-  LLVMValueRef left_row = LLVMBuildSub(b, ew_i64(g, inner), col, "");
+  LLVMValueRef inner = dim[m - 1];
+  LLVMValueRef row = LLVMBuildSDiv(b, i, inner, "row");
+  LLVMValueRef col = LLVMBuildSRem(b, i, inner, "col0");
+  LLVMValueRef left_row = LLVMBuildSub(b, inner, col, "");
   LLVMValueRef left_all = LLVMBuildSub(b, end, i, "");
   LLVMValueRef cnt = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left_row, left_all, ""),
                                      left_row, left_all, "cnt");
   LLVMValueRef idx[KILN_MAX_RANK] = {0};
   LLVMValueRef rem = row;
   for (int k = (int)m - 2; k >= 0; k--) {
-    idx[k] = LLVMBuildSRem(b, rem, ew_i64(g, sp->c[k]), "");
-    rem = LLVMBuildSDiv(b, rem, ew_i64(g, sp->c[k]), "");
+    idx[k] = LLVMBuildSRem(b, rem, dim[k], "");
+    rem = LLVMBuildSDiv(b, rem, dim[k], "");
   }
   LLVMValueRef base[16], hoisted[16];
   for (uint32_t j = 0; j < n_in; j++) {
     LLVMValueRef off = ew_i64(g, 0);
     for (uint32_t k = 0; k + 1 < m; k++)
-      if (sp->s[j][k])
-        off = LLVMBuildAdd(b, off, LLVMBuildMul(b, idx[k], ew_i64(g, sp->s[j][k]), ""), "");
+      if (str[j][k])
+        off = LLVMBuildAdd(b, off, LLVMBuildMul(b, idx[k], str[j][k], ""), "");
     if (sp->s[j][m - 1])
       off = LLVMBuildAdd(b, off, col, "");
     base[j] = ew_gep(g, ptrs[j + 1], off);
@@ -709,16 +742,17 @@ kiln_status kcpu_emit_elementwise(kcpu_emit *e, const kiln_instr *in, const kiln
               .bf16 = el == KILN_BF16,
               .elem = el == KILN_F16 || el == KILN_BF16 ? KILN_F32 : el};
   g.out_ty = to_bool ? LLVMInt8TypeInContext(C) : st;
-  /* The worker is a function of these alone. Repeated blocks (a
-   * transformer's layers) ask for the same loop many times; it is made,
-   * optimized and compiled once. */
-  unsigned char key[16 + sizeof sp.c + sizeof sp.s + KILN_FUSED_MAX_OPS * 16];
+  /* The worker is a function of these alone (sizes and strides are its
+   * run-time words). Repeated blocks (a transformer's layers, a CNN's
+   * stages at every channel count) ask for the same loop many times; it is
+   * made, optimized and compiled once. */
+  unsigned char key[16 + 16 * KILN_MAX_RANK + KILN_FUSED_MAX_OPS * 16];
   size_t kn = 0;
   uint32_t head[4] = {(uint32_t)el, to_bool, n_in, sp.m};
   memcpy(key + kn, head, sizeof head), kn += sizeof head;
-  memcpy(key + kn, sp.c, sp.m * sizeof *sp.c), kn += sp.m * sizeof *sp.c;
   for (uint32_t j = 0; j < n_in; j++)
-    memcpy(key + kn, sp.s[j], sp.m * sizeof *sp.s[j]), kn += sp.m * sizeof *sp.s[j];
+    for (uint32_t k = 0; k < sp.m; k++)
+      key[kn++] = sp.s[j][k] != 0; /* which strides are zero: the structure */
   for (uint32_t k = 0; k < n_ops && k < KILN_FUSED_MAX_OPS; k++) {
     int32_t ki[2] = {ops[k].kind, (int32_t)ops[k].input};
     memcpy(key + kn, ki, sizeof ki), kn += sizeof ki;
@@ -735,7 +769,7 @@ kiln_status kcpu_emit_elementwise(kcpu_emit *e, const kiln_instr *in, const kiln
   /* The context array lives in the entry block so it is one stack slot
    * however many loops the caller's code has. */
   LLVMTypeRef ptr = LLVMPointerTypeInContext(C, 0);
-  LLVMTypeRef arr = LLVMArrayType2(ptr, n_in + 1);
+  LLVMTypeRef arr = LLVMArrayType2(ptr, n_in + 2);
   LLVMBuilderRef ab = LLVMCreateBuilderInContext(C);
   LLVMBasicBlockRef first = LLVMGetEntryBasicBlock(kcpu_function(e));
   LLVMValueRef fi = LLVMGetFirstInstruction(first);
@@ -751,6 +785,11 @@ kiln_status kcpu_emit_elementwise(kcpu_emit *e, const kiln_instr *in, const kiln
     LLVMValueRef slot = LLVMBuildInBoundsGEP2(eb, ptr, slots, &idx, 1, "");
     LLVMBuildStore(eb, kcpu_addr(e, kiln_instr_operand(in, j)), slot);
   }
+  int64_t words[KILN_MAX_RANK * 17];
+  uint32_t nw = ew_shape_words(&sp, n_in, words);
+  LLVMValueRef widx = kcpu_i64(e, n_in + 1);
+  LLVMBuildStore(eb, kcpu_i64_array(e, words, nw),
+                 LLVMBuildInBoundsGEP2(eb, ptr, slots, &widx, 1, ""));
   LLVMValueRef pf = LLVMGetNamedFunction(kcpu_module(e), "kcpu_parallel_for");
   if (kcpu_threads(e) > 1 && total >= KCPU_EW_PARALLEL_MIN && pf && !LLVMIsDeclaration(pf)) {
     LLVMValueRef args[4] = {kcpu_pool(e), kcpu_i64(e, total), worker, slots};
