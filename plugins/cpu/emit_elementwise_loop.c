@@ -2,11 +2,13 @@
  * instruction (a plain unary or binary kind, or a FusedElementwise body) is
  * one loop that reads each input once per element and writes the output
  * once. Shapes are static, so broadcasting is resolved here: dims are
- * collapsed, each input gets constant strides, and the innermost dim is a
- * counted loop where every input is either contiguous or loop-invariant,
- * which the O3 loop vectorizer turns into vector code of the target width
- * (the f32 math helpers are branch-free and inlined for that). Large loops
- * run on the thread pool over a flat element range. */
+ * collapsed, each input gets strides, and the innermost dim is a counted
+ * loop where every input is either contiguous or loop-invariant, which the
+ * O3 loop vectorizer turns into vector code of the target width (the f32
+ * math helpers are branch-free and inlined for that). The sizes and
+ * strides are passed at run time, so one worker function serves every
+ * instruction of the same structure. Large loops run on the thread pool
+ * over a flat element range. */
 #include <stdio.h>
 #include <string.h>
 
