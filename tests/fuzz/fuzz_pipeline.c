@@ -34,6 +34,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   /* Each pass is verified, so a pass that breaks an invariant is caught
    * where it happens, not as a crash in a later pass or backend. */
   setenv("KILN_VERIFY_EACH_PASS", "1", 1);
+  /* Every input is a new model: a compile cache would only fill the disk
+   * (and cache hits would hide the compiler from the fuzzer). */
+  setenv("KILN_CACHE_DIR", "off", 1);
   kiln_status s = kiln_context_create(&fuzz_ctx);
   if (s || !kiln_context_find_backend(fuzz_ctx, KILN_FUZZ_BACKEND)) {
     /* Without the backend every input would be refused: say so once, loudly. */
