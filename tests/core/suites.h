@@ -11,6 +11,11 @@ Suite *status_suite(void);
 Suite *npy_suite(void);
 Suite *loader_suite(void);
 Suite *runtime_suite(void);
+Suite *cache_suite(void);
+
+/* test_cache.c's check in a fresh process (main: --cache-unwritable-child
+ * DIR); 0 on success. */
+int cache_unwritable_child(const char *dir);
 
 /* Assert a status failed with `code` and a message containing `part`;
  * frees it. */

@@ -8,13 +8,18 @@
 # writes a trace that parses, names every instruction of the table and
 # counts the FLOPs and bytes worked out by hand for the CNN, on
 # each backend present (one without a device is skipped, saying so); usage
-# errors exit with 2.
+# errors exit with 2; `kiln compile`/`kiln run` on cpu with --no-cache
+# write nothing into the compile cache and without it one entry, which a
+# second run uses with the same outputs (KILN_CACHE_DIR points at a fresh
+# folder of the script's for every command, so no run reads or fills the
+# user's cache).
 # usage: tool_test.sh KILN BUILD_DIR SRC_DIR SOURCE_ROOT
 set -u
 kiln="$1"; build="$2"; src="$3"; root="$4"
 pass=0; fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+export KILN_CACHE_DIR="$tmp/cache-default"
 
 check() { # check NAME EXPECTED_RC PATTERN... (patterns are fixed strings, all must appear)
   name="$1"; want_rc="$2"; shift 2
@@ -123,6 +128,54 @@ check dump-dot 0 "digraph"
 
 out=$("$kiln" frobnicate 2>&1); rc=$?
 check unknown-command 2 "kiln: unknown command 'frobnicate'"
+
+# The compile cache on cpu (the backend that keeps object files).
+count_entries() { # count_entries DIR: entries (*.o, no temporaries) in DIR
+  find "$1" -maxdepth 1 -name '*.o' ! -name '*.tmp.*' 2>/dev/null | wc -l | tr -d ' '
+}
+out=$("$kiln" compile --help 2>&1); rc=$?
+check help-compile-no-cache 0 "--no-cache" "KILN_CACHE_DIR=off"
+out=$("$kiln" run --help 2>&1); rc=$?
+check help-run-no-cache 0 "--no-cache"
+if printf '%s\n' "$("$kiln" backends 2>&1)" | grep -q "^  cpu "; then
+  cache="$tmp/cache-cpu"
+  out=$(KILN_CACHE_DIR="$cache" "$kiln" compile "$mlp" --backend cpu --no-cache 2>&1); rc=$?
+  check cache-compile-no-cache 0 "compiled $mlp for cpu"
+  out=$(KILN_CACHE_DIR="$cache" "$kiln" run "$mlp" --backend cpu --no-cache --input "x=$x" 2>&1); rc=$?
+  check cache-run-no-cache 0 "y : f32[1,2] = [0.731059, 0.268941]"
+  if [ -e "$cache" ] && [ -n "$(ls -A "$cache")" ]; then
+    echo "FAIL cache-no-cache-writes-nothing: $cache has $(ls -A "$cache")"; fail=$((fail + 1))
+  else
+    pass=$((pass + 1))
+  fi
+  out=$(KILN_CACHE_DIR="$cache" "$kiln" compile "$mlp" --backend cpu 2>&1); rc=$?
+  check cache-compile 0 "compiled $mlp for cpu"
+  n=$(count_entries "$cache")
+  if [ "$n" = 1 ] && [ -z "$(find "$cache" -name '*.tmp.*')" ]; then
+    pass=$((pass + 1))
+  else
+    echo "FAIL cache-one-entry: $n entries in $cache: $(ls -A "$cache" 2>&1)"; fail=$((fail + 1))
+  fi
+  entry=$(find "$cache" -maxdepth 1 -name '*.o')
+  before=$(cksum < "$entry")
+  out=$(KILN_CACHE_DIR="$cache" "$kiln" run "$mlp" --backend cpu --input "x=$x" 2>&1); rc=$?
+  check cache-run-from-cache 0 "y : f32[1,2] = [0.731059, 0.268941]"
+  if [ "$(count_entries "$cache")" = 1 ] && [ "$(cksum < "$entry")" = "$before" ]; then
+    pass=$((pass + 1))
+  else
+    echo "FAIL cache-entry-kept: the run changed $cache: $(ls -A "$cache" 2>&1)"; fail=$((fail + 1))
+  fi
+  # KILN_CACHE_DIR=off: no cache, and no folder named "off".
+  out=$(cd "$tmp" && KILN_CACHE_DIR=off "$kiln" run "$mlp" --backend cpu --input "x=$x" 2>&1); rc=$?
+  check cache-off 0 "y : f32[1,2] = [0.731059, 0.268941]"
+  if [ -e "$tmp/off" ]; then
+    echo "FAIL cache-off-no-folder: KILN_CACHE_DIR=off made $tmp/off"; fail=$((fail + 1))
+  else
+    pass=$((pass + 1))
+  fi
+else
+  echo "SKIP cache-cpu: backend cpu not built"
+fi
 
 # --profile / --profile-json on the CNN example (its ONNX node names are
 # written in examples/models/make_cnn.py), on every backend present.

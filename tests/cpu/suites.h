@@ -16,6 +16,11 @@ Suite *kcpu_bundle_suite(void);
 Suite *kcpu_cover_suite(void);
 Suite *kcpu_faults_suite(void);
 Suite *kcpu_profile_suite(void);
+Suite *kcpu_cache_suite(void);
+
+/* test_cache.c's compile in a fresh process (main: --cache-compile-child
+ * FD); 0 when its outputs are right. */
+int kcpu_cache_compile_child(int start_fd);
 
 /* The shared context (made once by test_main.c). */
 kiln_context *kt_ctx(void);

@@ -1,5 +1,6 @@
 /* tests/cpu/test_main.c: runs the cpu backend's Check suites, and the
- * helpers they share. */
+ * helpers they share (with --cache-compile-child FD: one of the processes
+ * test_cache.c starts). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,7 +104,9 @@ uint32_t kt_count_instrs(const char *text, const char *backend, kiln_node_kind k
   return c;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  if (argc == 3 && strcmp(argv[1], "--cache-compile-child") == 0)
+    return kcpu_cache_compile_child(atoi(argv[2]));
   /* Always run every suite and case, whatever the environment says. */
   unsetenv("CK_RUN_SUITE");
   unsetenv("CK_RUN_CASE");
@@ -120,6 +123,7 @@ int main(void) {
   srunner_add_suite(sr, kcpu_cover_suite());
   srunner_add_suite(sr, kcpu_faults_suite());
   srunner_add_suite(sr, kcpu_profile_suite());
+  srunner_add_suite(sr, kcpu_cache_suite());
   srunner_set_fork_status(sr, CK_NOFORK);
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
