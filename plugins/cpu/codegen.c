@@ -215,8 +215,14 @@ static LLVMValueRef kcpu_table_load(kcpu_emit *e, uint32_t slot) {
   return v;
 }
 
+struct kcpu_pack_jobs *kcpu_pack_queue(kcpu_emit *e) {
+  return e->o->weights == KCPU_WEIGHTS_TABLE ? e->o->pack : NULL;
+}
+
 void kcpu_weight_packed(kcpu_emit *e, const kiln_buffer *w) {
-  if (e->o->weights != KCPU_WEIGHTS_TABLE || !w || kiln_buffer_get_kind(w) != KILN_BUFFER_WEIGHT)
+  /* Deferred packing releases after its jobs (kcpu_pack_plan). */
+  if (e->o->weights != KCPU_WEIGHTS_TABLE || e->o->pack || !w ||
+      kiln_buffer_get_kind(w) != KILN_BUFFER_WEIGHT)
     return;
   uint32_t id = kiln_buffer_id(w);
   /* Every reader has its packed form and none read the original: release

@@ -92,12 +92,35 @@ typedef struct kcpu_profile_plan {
   uint32_t count, slot;
 } kcpu_profile_plan;
 
+/* Weight packing deferred past code generation (KCPU_WEIGHTS_TABLE):
+ * codegen allocates each packed buffer and records the job; the plugin
+ * runs the jobs on a thread of their own while LLVM optimizes and compiles,
+ * releasing each original after the last job that reads it when the code
+ * never reads it unpacked. A job packs `groups` matrices as
+ * kcpu_perf_prepack documents. */
+typedef struct kcpu_pack_job {
+  const float *src;
+  float *dst;
+  int64_t groups, gstride, R, K, rs, ks, U;
+  const kiln_buffer *w;
+  bool release; /* set by kcpu_pack_plan: release w's data after this job */
+} kcpu_pack_job;
+typedef struct kcpu_pack_jobs {
+  kcpu_pack_job *v;
+  uint32_t n, cap;
+} kcpu_pack_jobs;
+void kcpu_pack_run(const kcpu_pack_job *j);
+/* After codegen: mark each weight's last job to release it, unless the
+ * code reads the weight itself (read: kcpu_weight_table.read). */
+void kcpu_pack_plan(kcpu_pack_jobs *jobs, const bool *read);
+
 typedef struct kcpu_codegen_opts {
   const char *entry_name;
   uint32_t threads, lanes;
   kcpu_weights_mode weights;
   kcpu_weight_table *table; /* KCPU_WEIGHTS_TABLE: filled by kcpu_codegen */
   kcpu_profile_plan *profile; /* NULL: no timers, the code is as without profiling */
+  kcpu_pack_jobs *pack;       /* NULL: weights are packed as codegen meets them */
 } kcpu_codegen_opts;
 /* Does any file define kcpu_emit_<k>? */
 bool kcpu_has_emitter(kiln_node_kind k);

@@ -56,6 +56,8 @@ LLVMValueRef kcpu_packed_weight(kcpu_emit *e, void *data);
  * no pointer to w itself): once every instruction naming w has said so,
  * w's data is released at once (kiln_buffer_release_data). */
 void kcpu_weight_packed(kcpu_emit *e, const kiln_buffer *w);
+/* Where packing jobs go when packing is deferred (NULL: pack now). */
+struct kcpu_pack_jobs *kcpu_pack_queue(kcpu_emit *e);
 /* The thread pool pointer (`ptr`) the entry function received. */
 LLVMValueRef kcpu_pool(kcpu_emit *e);
 /* The run's fault record (`ptr` to kcpu_fault, kernels/kcpu_runtime.h),

@@ -12,26 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu.h"
 #include "gemm_impl.h"
 
-LLVMValueRef kcpu_perf_prepack(kcpu_emit *e, const kiln_buffer *w, int64_t groups, int64_t gstride,
-                               int64_t R, int64_t K, int64_t rs, int64_t ks, int64_t U) {
-  if (!w || kiln_buffer_get_kind(w) != KILN_BUFFER_WEIGHT || R <= 0 || K <= 0 || groups <= 0 ||
-      U <= 0)
-    return NULL;
-  const float *src = kiln_buffer_data(w);
-  const kiln_type *t = kiln_buffer_type(w);
-  if (!src || t->elem != KILN_F32)
-    return NULL;
+void kcpu_pack_run(const kcpu_pack_job *j) {
+  int64_t R = j->R, K = j->K, U = j->U, rs = j->rs, ks = j->ks;
   int64_t RP = (R + U - 1) / U * U, one = kcpu_prepacked_size(R, K, U);
-  size_t bytes = (size_t)(groups * one) * sizeof(float);
-  /* Every float of dst is written below (padding rows as zeros). */
-  float *dst = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
-  if (!dst)
-    return NULL;
-  for (int64_t g = 0; g < groups; g++) {
-    const float *sg = src + g * gstride;
-    float *dg = dst + g * one;
+  for (int64_t g = 0; g < j->groups; g++) {
+    const float *sg = j->src + g * j->gstride;
+    float *dg = j->dst + g * one;
     for (int64_t k0 = 0; k0 < K; k0 += KCPU_KC) {
       int64_t kc = K - k0 < KCPU_KC ? K - k0 : KCPU_KC;
       float *blk = dg + k0 * RP;
@@ -49,24 +38,69 @@ LLVMValueRef kcpu_perf_prepack(kcpu_emit *e, const kiln_buffer *w, int64_t group
             if (rs == 1)
               memcpy(p, row, (size_t)n * sizeof *p);
             else
-              for (int64_t j = 0; j < n; j++)
-                p[j] = row[j * rs];
-            for (int64_t j = n; j < U; j++)
-              p[j] = 0;
+              for (int64_t q = 0; q < n; q++)
+                p[q] = row[q * rs];
+            for (int64_t q = n; q < U; q++)
+              p[q] = 0;
           }
         } else {
-          for (int64_t j = 0; j < U; j++) {
-            const float *col = sg + (ib + j) * rs + k0 * ks;
+          for (int64_t q = 0; q < U; q++) {
+            const float *col = sg + (ib + q) * rs + k0 * ks;
             for (int64_t k = 0; k < kc; k++)
-              panel[k * U + j] = j < n ? col[k * ks] : 0;
+              panel[k * U + q] = q < n ? col[k * ks] : 0;
           }
         }
       }
     }
   }
-  LLVMValueRef at = kcpu_packed_weight(e, dst);
-  if (at)
-    kcpu_weight_packed(e, w);
+}
+
+void kcpu_pack_plan(kcpu_pack_jobs *jobs, const bool *read) {
+  for (uint32_t i = 0; i < jobs->n; i++) {
+    const kiln_buffer *w = jobs->v[i].w;
+    bool last = true;
+    for (uint32_t k = i + 1; k < jobs->n && last; k++)
+      last = jobs->v[k].w != w;
+    jobs->v[i].release = last && !read[kiln_buffer_id(w)];
+  }
+}
+
+LLVMValueRef kcpu_perf_prepack(kcpu_emit *e, const kiln_buffer *w, int64_t groups, int64_t gstride,
+                               int64_t R, int64_t K, int64_t rs, int64_t ks, int64_t U) {
+  if (!w || kiln_buffer_get_kind(w) != KILN_BUFFER_WEIGHT || R <= 0 || K <= 0 || groups <= 0 ||
+      U <= 0)
+    return NULL;
+  const float *src = kiln_buffer_data(w);
+  const kiln_type *t = kiln_buffer_type(w);
+  if (!src || t->elem != KILN_F32)
+    return NULL;
+  int64_t one = kcpu_prepacked_size(R, K, U);
+  size_t bytes = (size_t)(groups * one) * sizeof(float);
+  /* Every float of dst is written by kcpu_pack_run (padding rows as
+   * zeros), now or in the deferred job. */
+  float *dst = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+  if (!dst)
+    return NULL;
+  kcpu_pack_job job = {src, dst, groups, gstride, R, K, rs, ks, U, w, false};
+  kcpu_pack_jobs *q = kcpu_pack_queue(e);
+  if (q && q->n == q->cap) {
+    uint32_t nc = q->cap ? q->cap * 2 : 64;
+    kcpu_pack_job *v = realloc(q->v, nc * sizeof *v);
+    if (!v) {
+      free(dst);
+      return NULL;
+    }
+    q->v = v;
+    q->cap = nc;
+  }
+  LLVMValueRef at = kcpu_packed_weight(e, dst); /* dst is the table's now */
+  if (!at)
+    return NULL;
+  if (q)
+    q->v[q->n++] = job;
+  else
+    kcpu_pack_run(&job);
+  kcpu_weight_packed(e, w);
   return at;
 }
 
