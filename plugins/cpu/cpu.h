@@ -51,6 +51,11 @@ kiln_status kcpu_declare_library(LLVMModuleRef mod, LLVMValueRef last);
  * object), verify and run the O3 pipeline. */
 kiln_status kcpu_finish_module(LLVMModuleRef mod, const kcpu_target *t, const char *const *keep,
                                uint32_t n_keep);
+/* Its cheap first steps alone (retarget, internalize, drop what nothing
+ * uses), so that the compile cache hashes only live code; finishing the
+ * module afterwards is still right. */
+kiln_status kcpu_trim_module(LLVMModuleRef mod, const kcpu_target *t, const char *const *keep,
+                             uint32_t n_keep);
 /* mod's machine code for t as an ELF object (owned by the caller). */
 kiln_status kcpu_emit_object(LLVMModuleRef mod, const kcpu_target *t, LLVMMemoryBufferRef *out);
 /* mod as bitcode (the compile cache's key material); NULL without memory. */

@@ -272,6 +272,15 @@ kiln_status kcpu_finish_module(LLVMModuleRef mod, const kcpu_target *t, const ch
   return kcpu_optimize_module(mod, t);
 }
 
+kiln_status kcpu_trim_module(LLVMModuleRef mod, const kcpu_target *t, const char *const *keep,
+                             uint32_t n_keep) {
+  kcpu_prepare_module(mod, t, keep, n_keep);
+  LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+  LLVMErrorRef err = LLVMRunPasses(mod, "globaldce", NULL, po);
+  LLVMDisposePassBuilderOptions(po);
+  return kcpu_status_from_error(err, "dropping unused code");
+}
+
 bool kcpu_native_library(const kcpu_target *t, const char **obj, size_t *len) {
   *obj = NULL;
   *len = 0;

@@ -222,6 +222,8 @@ static kiln_status kcpu_compile(void *state, const kiln_ir *ir, const kiln_compi
   static const char *const keep[] = {"kiln_entry", "kcpu_pool_create", "kcpu_pool_destroy"};
   uint32_t n_keep = native ? 1 : 3;
   const char *dump = getenv("KILN_CPU_DUMP_IR"); /* a file for the optimized module */
+  if (!s)
+    s = kcpu_trim_module(mod, &t, keep, n_keep);
   /* A dump needs the optimized module, which a cache hit never makes. */
   bool use_cache = !s && !dump && kiln_cache_enabled(opts);
   kiln_cache_key key;
