@@ -106,10 +106,12 @@ static kiln_status kcpu_rnn_emit(kcpu_emit *e, const kiln_instr *in, kiln_node_k
                          kcpu_i64(e, kiln_attrs_int_or(a, "input_forget", 0) != 0),
                          kcpu_f64(e, kiln_attrs_float_or(a, "clip", 0.0)),
                          kcpu_i64_array(e, c.act, 6),
-                         kcpu_i64_array(e, c.ab, 12)};
+                         kcpu_i64_array(e, c.ab, 12),
+                         kcpu_i64(e, kcpu_vector_lanes(e)),
+                         kcpu_pool(e)};
 #undef OPT_IN
 #undef OPT_OUT
-  return kcpu_e_call(e, in, "kcpu_k_rnn", args, 22);
+  return kcpu_e_call(e, in, "kcpu_k_rnn", args, 24);
 }
 
 bool kcpu_supports_RNN(const kiln_node *n) {

@@ -6,6 +6,7 @@
 #include "tk.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "kcpu_elem.h"
@@ -259,12 +260,91 @@ START_TEST(rnn_one_unit) {
   float X[2] = {1, -1}, W[1] = {0.5f}, R[1] = {2}, Y[2], Yh[1];
   int64_t dims[5] = {2, 1, 1, 1, 1}, act[6] = {1, 0, 0, 0, 0, 0}, ab[12] = {0};
   ck_assert_int_eq(kcpu_k_rnn(KCPU_F32, 1, X, W, R, NULL, KCPU_I32, NULL, NULL, NULL, NULL, Y, Yh,
-                              NULL, dims, 0, 0, 0, 0, 0.0, act, ab),
+                              NULL, dims, 0, 0, 0, 0, 0.0, act, ab, 4, NULL),
                    0);
   double h1 = tanh(0.5), h2 = tanh(-0.5 + 2 * h1);
   ck_assert_float_eq_tol(Y[0], (float)h1, 1e-6f);
   ck_assert_float_eq_tol(Y[1], (float)h2, 1e-6f);
   ck_assert_float_eq_tol(Yh[0], (float)h2, 1e-6f);
+}
+END_TEST
+
+/* Deterministic values in [-scale, scale). */
+static void rnn_fill(float *f, double *d, int64_t n, uint32_t seed, double scale) {
+  for (int64_t i = 0; i < n; i++) {
+    seed = seed * 1664525u + 1013904223u;
+    double v = ((double)(seed >> 8) / (double)(1u << 24) * 2 - 1) * scale;
+    f[i] = (float)v;
+    d[i] = (double)f[i];
+  }
+}
+
+/* The f32 path (GEMM + matrix-vector steps) against the generic f64 path
+ * on the same values: every kind, both directions, batch 2 with
+ * sequence_lens, initial states, biases, peepholes, both layouts and GRU's
+ * linear_before_reset. */
+static void rnn_compare(int64_t gates, int64_t layout1, int64_t lbr, int64_t input_forget,
+                        double clip) {
+  enum { S = 5, B = 2, I = 3, H = 4, D = 2 };
+  int64_t G = gates, GH = G * H;
+  static float xf[S * B * I], wf[D * 4 * H * I], rf[D * 4 * H * H], bf[D * 8 * H], h0f[D * B * H],
+      c0f[D * B * H], pf[D * 3 * H], y32[S * D * B * H], yh32[D * B * H], yc32[D * B * H];
+  static double xd[S * B * I], wd[D * 4 * H * I], rd[D * 4 * H * H], bd[D * 8 * H],
+      h0d[D * B * H], c0d[D * B * H], pd[D * 3 * H], y64[S * D * B * H], yh64[D * B * H],
+      yc64[D * B * H];
+  rnn_fill(xf, xd, S * B * I, 1, 1.0);
+  rnn_fill(wf, wd, D * GH * I, 2, 0.7);
+  rnn_fill(rf, rd, D * GH * H, 3, 0.7);
+  rnn_fill(bf, bd, D * 2 * GH, 4, 0.3);
+  rnn_fill(h0f, h0d, D * B * H, 5, 0.5);
+  rnn_fill(c0f, c0d, D * B * H, 6, 0.5);
+  rnn_fill(pf, pd, D * 3 * H, 7, 0.4);
+  int32_t lens[B] = {S, 3};
+  int64_t dims[5] = {S, B, I, H, D};
+  /* default activations: RNN tanh; GRU sigmoid, tanh; LSTM sigmoid, tanh, tanh */
+  int64_t act[6] = {0}, ab[12] = {0};
+  int64_t per = G == 1 ? 1 : G == 3 ? 2 : 3;
+  for (int64_t d = 0; d < D; d++)
+    for (int64_t i = 0; i < per; i++)
+      act[d * per + i] = i == 0 && G != 1 ? 2 : 1; /* KCPU_A_SIGMOID = 2, KCPU_A_TANH = 1 */
+  bool lstm = G == 4;
+  ck_assert_int_eq(kcpu_k_rnn(KCPU_F32, G, xf, wf, rf, bf, KCPU_I32, lens, h0f, lstm ? c0f : NULL,
+                              lstm ? pf : NULL, y32, yh32, lstm ? yc32 : NULL, dims, 0, layout1,
+                              lbr, input_forget, clip, act, ab, 8, NULL),
+                   0);
+  ck_assert_int_eq(kcpu_k_rnn(KCPU_F64, G, xd, wd, rd, bd, KCPU_I32, lens, h0d, lstm ? c0d : NULL,
+                              lstm ? pd : NULL, y64, yh64, lstm ? yc64 : NULL, dims, 0, layout1,
+                              lbr, input_forget, clip, act, ab, 8, NULL),
+                   0);
+  for (int64_t i = 0; i < S * D * B * H; i++)
+    ck_assert_msg(fabs(y32[i] - y64[i]) < 2e-5, "G=%lld layout=%lld lbr=%lld Y[%lld]: %g vs %g",
+                  (long long)G, (long long)layout1, (long long)lbr, (long long)i, (double)y32[i],
+                  y64[i]);
+  for (int64_t i = 0; i < D * B * H; i++) {
+    ck_assert_msg(fabs(yh32[i] - yh64[i]) < 2e-5, "G=%lld Y_h[%lld]: %g vs %g", (long long)G,
+                  (long long)i, (double)yh32[i], yh64[i]);
+    if (lstm)
+      ck_assert_msg(fabs(yc32[i] - yc64[i]) < 2e-5, "Y_c[%lld]: %g vs %g", (long long)i,
+                    (double)yc32[i], yc64[i]);
+  }
+  /* Steps past a row's length leave Y zero (row 1 has 3 of 5 steps). */
+  for (int64_t t = 3; t < S; t++)
+    for (int64_t d = 0; d < D; d++)
+      for (int64_t j = 0; j < H; j++) {
+        int64_t yi = (layout1 ? (1 * S + t) * D + d : (t * D + d) * B + 1) * H + j;
+        ck_assert_float_eq(y32[yi], 0.0f);
+      }
+}
+
+START_TEST(rnn_f32_path_matches_generic) {
+  for (int64_t layout1 = 0; layout1 < 2; layout1++) {
+    rnn_compare(1, layout1, 0, 0, 0.0);
+    rnn_compare(3, layout1, 0, 0, 0.0);
+    rnn_compare(3, layout1, 1, 0, 0.0);
+    rnn_compare(4, layout1, 0, 0, 0.0);
+    rnn_compare(4, layout1, 0, 1, 0.0);
+    rnn_compare(4, layout1, 0, 0, 0.25);
+  }
 }
 END_TEST
 
@@ -279,6 +359,7 @@ Suite *tk_generic_suite(void) {
   tcase_add_test(tc, topk_scatter);
   tcase_add_test(tc, pow_einsum_resize);
   tcase_add_test(tc, rnn_one_unit);
+  tcase_add_test(tc, rnn_f32_path_matches_generic);
   suite_add_tcase(s, tc);
   return s;
 }

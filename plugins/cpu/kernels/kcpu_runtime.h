@@ -302,12 +302,14 @@ void kcpu_k_resize(int64_t elem, const void *x, void *y, int64_t rank, const int
  * single direction runs backwards (D = 2 is forward then backward);
  * act[6] activation codes per direction in the kind's order and ab[12]
  * their alphas then betas (bits of doubles); lens (lens_elem I32/I64),
- * Bias, h0, c0, P and every result may be NULL. */
+ * Bias, h0, c0, P and every result may be NULL. f32 with the default
+ * activations takes the GEMM + matrix-vector path (lanes as for the GEMM;
+ * pool may be NULL). Returns -1 without scratch memory. */
 int kcpu_k_rnn(int64_t elem, int64_t gates, const void *X, const void *W, const void *R,
                const void *Bias, int64_t lens_elem, const void *lens, const void *h0,
                const void *c0, const void *P, void *Y, void *Yh, void *Yc, const int64_t *dims,
                int64_t reverse, int64_t layout1, int64_t lbr, int64_t input_forget, double clip,
-               const int64_t *act, const int64_t *ab);
+               const int64_t *act, const int64_t *ab, int64_t lanes, struct kcpu_pool *pool);
 
 /* ---- norm_generic.c (Gemm: linalg.c): f64 / f16 / bf16
  * LayerNormalization, BatchNormalization, Softmax and Gemm, in double ---- */
