@@ -25,8 +25,10 @@ struct kcpu_pool;
  * run-time sizes, big bodies (GEMM, convolution, pooling, the pool). The
  * others (element-type generic `elem` kernels, whose type switches fold
  * away once specialized) stay in each model's module. The mark is a
- * section name, which survives into the bitcode where the plugin reads it. */
-#define KCPU_PREBUILT __attribute__((section(".text.kcpu_prebuilt")))
+ * section name, which survives into the bitcode where the plugin reads it,
+ * and noinline, so that clang never copies a prebuilt body into a caller
+ * of its own file (which would then be compiled with every model). */
+#define KCPU_PREBUILT __attribute__((section(".text.kcpu_prebuilt"), noinline))
 
 /* ---- thread pool (runtime.c) ---- */
 /* A pool of threads-1 workers; the caller of kcpu_parallel_for is the

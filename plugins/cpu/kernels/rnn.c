@@ -284,6 +284,25 @@ static void kcpu_rnn32_task(void *ctx, int64_t begin, int64_t end) {
     a->rc[d] = kcpu_rnn32_dir(a, d, NULL);
 }
 
+/* The f32 path, whole: compiled once (KCPU_PREBUILT), since it takes its
+ * shapes at run time and its loops gain nothing from a model's constants;
+ * kcpu_k_rnn, specialized per model, only dispatches to it. */
+KCPU_PREBUILT int kcpu_rnn_f32(const kcpu_rnn *r, int64_t reverse, int64_t lens_elem,
+                               const void *lens, void *Yh, void *Yc, int64_t lanes,
+                               struct kcpu_pool *pool);
+KCPU_PREBUILT int kcpu_rnn_f32(const kcpu_rnn *r, int64_t reverse, int64_t lens_elem,
+                               const void *lens, void *Yh, void *Yc, int64_t lanes,
+                               struct kcpu_pool *pool) {
+  if (r->Y)
+    memset(r->Y, 0, (size_t)(r->S * r->D * r->B * r->H) * sizeof(float));
+  kcpu_rnn32 a = {r, reverse, lens_elem, lanes, lens, Yh, Yc, pool, {0, 0}};
+  if (r->D == 2)
+    kcpu_parallel_for(pool, 2, kcpu_rnn32_task, &a);
+  else
+    a.rc[0] = kcpu_rnn32_dir(&a, 0, pool);
+  return a.rc[0] || a.rc[1] ? -1 : 0;
+}
+
 /* gates 1 (RNN), 3 (GRU), 4 (LSTM); dims: S, B, I, H, D (directions);
  * reverse: a single direction running backwards (D = 2 is forward then
  * backward). act[6]/ab[12] (alpha then beta, bits of doubles): each
@@ -320,16 +339,8 @@ int kcpu_k_rnn(int64_t elem, int64_t gates, const void *X, const void *W, const 
     memcpy(&r.be[i], &ab[6 + i], sizeof(double));
   }
   int64_t H = r.H, S = r.S, Bt = r.B, D = r.D;
-  if (kcpu_rnn32_ok(&r) && D <= 2) {
-    if (Y)
-      memset(Y, 0, (size_t)(S * D * Bt * H) * sizeof(float));
-    kcpu_rnn32 a = {&r, reverse, lens_elem, lanes, lens, Yh, Yc, pool, {0, 0}};
-    if (D == 2)
-      kcpu_parallel_for(pool, 2, kcpu_rnn32_task, &a);
-    else
-      a.rc[0] = kcpu_rnn32_dir(&a, 0, pool);
-    return a.rc[0] || a.rc[1] ? -1 : 0;
-  }
+  if (kcpu_rnn32_ok(&r) && D <= 2)
+    return kcpu_rnn_f32(&r, reverse, lens_elem, lens, Yh, Yc, lanes, pool);
   double *mem = kcpu_alloc((H * (2 + 3 * gates) + 1) * (int64_t)sizeof(double));
   if (!mem)
     return -1;
