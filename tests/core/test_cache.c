@@ -19,6 +19,7 @@
 #include <kiln/plugin.h>
 
 #include "suites.h"
+#include "test_files.h"
 
 #define HDR 56 /* magic 8, key 32, size 8, checksum 8 */
 
@@ -74,27 +75,6 @@ static bool exists(const char *path) {
 static long file_size(const char *path) {
   struct stat st;
   return stat(path, &st) == 0 ? (long)st.st_size : -1;
-}
-
-static unsigned char *slurp(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  ck_assert_msg(f != NULL, "cannot open %s", path);
-  fseek(f, 0, SEEK_END);
-  long sz = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  unsigned char *b = malloc((size_t)sz + 1);
-  ck_assert_ptr_nonnull(b);
-  ck_assert_uint_eq(fread(b, 1, (size_t)sz, f), (size_t)sz);
-  fclose(f);
-  *n = (size_t)sz;
-  return b;
-}
-
-static void spill(const char *path, const void *p, size_t n) {
-  FILE *f = fopen(path, "wb");
-  ck_assert_msg(f != NULL, "cannot write %s", path);
-  ck_assert_uint_eq(fwrite(p, 1, n, f), n);
-  ck_assert_int_eq(fclose(f), 0);
 }
 
 /* Names in dir: how many, and how many contain ".tmp." */
@@ -154,33 +134,6 @@ static void cache_teardown(void) {
   }
 }
 
-/* stderr into a temporary file while a piece of a test runs. */
-typedef struct capture {
-  int saved, fd;
-  char path[64];
-} capture;
-
-static void cap_begin(capture *c) {
-  snprintf(c->path, sizeof c->path, "/tmp/kiln-cache-log-XXXXXX");
-  c->fd = mkstemp(c->path);
-  ck_assert_int_ge(c->fd, 0);
-  fflush(stderr);
-  c->saved = dup(2);
-  dup2(c->fd, 2);
-}
-
-/* What was written (malloc'd). */
-static char *cap_end(capture *c) {
-  fflush(stderr);
-  dup2(c->saved, 2);
-  close(c->saved);
-  close(c->fd);
-  size_t n;
-  char *t = (char *)slurp(c->path, &n);
-  t[n] = 0;
-  unlink(c->path);
-  return t;
-}
 
 /* ---- SHA-256 ---- */
 

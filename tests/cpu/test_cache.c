@@ -24,6 +24,7 @@
 #include <kiln/plugin.h>
 
 #include "suites.h"
+#include "../core/test_files.h"
 
 #define HDR 56 /* magic 8, key 32, size 8, checksum 8 */
 
@@ -229,27 +230,6 @@ static int n_entries(void) {
   return entries(NULL, 0, NULL);
 }
 
-static unsigned char *slurp(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  ck_assert_msg(f != NULL, "cannot open %s", path);
-  fseek(f, 0, SEEK_END);
-  long sz = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  unsigned char *b = malloc((size_t)sz + 1);
-  ck_assert_ptr_nonnull(b);
-  ck_assert_uint_eq(fread(b, 1, (size_t)sz, f), (size_t)sz);
-  fclose(f);
-  *n = (size_t)sz;
-  return b;
-}
-
-static void spill(const char *path, const void *p, size_t n) {
-  FILE *f = fopen(path, "wb");
-  ck_assert_msg(f != NULL, "cannot write %s", path);
-  ck_assert_uint_eq(fwrite(p, 1, n, f), n);
-  ck_assert_int_eq(fclose(f), 0);
-}
-
 static uint64_t fnv1a(const unsigned char *p, size_t n) {
   uint64_t h = 0xcbf29ce484222325ULL;
   for (size_t i = 0; i < n; i++)
@@ -279,32 +259,6 @@ static void assert_valid_entry(const char *path) {
   free(raw);
 }
 
-/* stderr into a file around a piece of a test. */
-typedef struct capture {
-  int saved, fd;
-  char path[64];
-} capture;
-
-static void cap_begin(capture *c) {
-  snprintf(c->path, sizeof c->path, "/tmp/kiln-cpu-cache-log-XXXXXX");
-  c->fd = mkstemp(c->path);
-  ck_assert_int_ge(c->fd, 0);
-  fflush(stderr);
-  c->saved = dup(2);
-  dup2(c->fd, 2);
-}
-
-static char *cap_end(capture *c) {
-  fflush(stderr);
-  dup2(c->saved, 2);
-  close(c->saved);
-  close(c->fd);
-  size_t n;
-  char *t = (char *)slurp(c->path, &n);
-  t[n] = 0;
-  unlink(c->path);
-  return t;
-}
 
 /* Expect the counters to have moved by builds/hits since b0/h0. */
 #define EXPECT_COUNTS(b0, h0, db, dh, what)                                                        \
