@@ -23,6 +23,16 @@
 #include "cpu.h"
 #include "kcpu_runtime.h"
 
+/* Calls into JIT'd code are not checked by UBSan's function sanitizer
+ * (clang's -fsanitize=function, part of undefined): it reads a type
+ * signature just before the callee, which LLVM's JIT code does not carry,
+ * and when the callee starts its mapping that read faults. */
+#if defined(__clang__)
+#define KCPU_JIT_CALLER __attribute__((no_sanitize("function")))
+#else
+#define KCPU_JIT_CALLER
+#endif
+
 typedef int32_t (*kcpu_entry_fn)(const void *weights, void *arena, const void *const *inputs,
                                  void *const *outputs, void *pool, kcpu_fault *fault);
 typedef void *(*kcpu_pool_create_fn)(int threads);
@@ -84,7 +94,7 @@ static uint32_t kcpu_default_threads(void) {
   return n > 0 ? (uint32_t)n : 1;
 }
 
-static void kcpu_frame_free(kcpu_exec *x, kcpu_frame *f) {
+KCPU_JIT_CALLER static void kcpu_frame_free(kcpu_exec *x, kcpu_frame *f) {
   if (f->pool && x->pool_destroy)
     x->pool_destroy(f->pool);
   free(f->arena);
@@ -306,7 +316,7 @@ static kiln_status kcpu_compile(void *state, const kiln_ir *ir, const kiln_compi
   return NULL;
 }
 
-static kiln_status kcpu_take_frame(kcpu_exec *x, kcpu_frame **out) {
+KCPU_JIT_CALLER static kiln_status kcpu_take_frame(kcpu_exec *x, kcpu_frame **out) {
   pthread_mutex_lock(&x->lock);
   kcpu_frame *f = x->free_frames;
   if (f)
@@ -345,7 +355,8 @@ static kiln_status kcpu_fault_status(const kcpu_exec *x, const kcpu_fault *ft) {
                           (long long)ft->bound, (long long)ft->at);
 }
 
-static kiln_status kcpu_run(void *executable, const void *const *inputs, void *const *outputs) {
+KCPU_JIT_CALLER static kiln_status kcpu_run(void *executable, const void *const *inputs,
+                                          void *const *outputs) {
   kcpu_exec *x = executable;
   kcpu_frame *f = NULL;
   KILN_TRY(kcpu_take_frame(x, &f));
