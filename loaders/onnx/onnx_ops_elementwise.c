@@ -1,6 +1,7 @@
 /* onnx_ops_elementwise.c: importers of elementwise kinds that need more
- * than the plain row: Cast (the `to` type attribute), Dropout (training
- * mode is refused, inference is the identity), and the older opsets of
+ * than the plain row: Cast (the `to` type attribute), Dropout (inference,
+ * or training with a constant ratio of 0, is the identity; other training
+ * is refused), and the older opsets of
  * Clip (< 11: bounds as attributes) and PRelu (< 7: per-channel slope). */
 #include <float.h>
 
@@ -10,6 +11,24 @@ kiln_status onnx_imp_cast(onnx_loader *L, const Onnx__NodeProto *n, const onnx_o
   return onnx_emit_with_type_attr(L, n, op, "to", true);
 }
 
+/* Dropout's ratio (input 1 since opset 12, else the attribute; default
+ * 0.5); *known false when it is an input that is not a constant. */
+static void dropout_ratio(onnx_loader *L, const Onnx__NodeProto *n, bool *known, double *ratio) {
+  *known = true;
+  *ratio = onnx_attr_float_or(n, "ratio", 0.5);
+  if (!onnx_input_present(n, 1))
+    return;
+  onnx_cval c;
+  kiln_status s = onnx_const_input(L, n, 1, "ratio", &c);
+  if (s) {
+    kiln_status_free(s); /* computed at run time: not known to be 0 */
+    *known = false;
+    return;
+  }
+  *ratio = kiln_type_numel(&c.t.type) > 0 ? kiln_elem_load_f64(c.t.type.elem, c.t.data, 0) : 0.5;
+  onnx_cval_release(&c);
+}
+
 kiln_status onnx_imp_dropout(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op) {
   if (onnx_input_present(n, 2)) {
     onnx_cval c;
@@ -17,9 +36,17 @@ kiln_status onnx_imp_dropout(onnx_loader *L, const Onnx__NodeProto *n, const onn
     bool training =
         kiln_type_numel(&c.t.type) > 0 && kiln_elem_load_f64(c.t.type.elem, c.t.data, 0);
     onnx_cval_release(&c);
+    /* Training with a drop ratio of exactly 0 keeps every element (mask
+     * all true, scale 1 / (1 - 0)): the identity, as in inference. torch
+     * exports it this way (Swin-T under torch 1.13). */
+    bool known = false;
+    double ratio = 0.5;
     if (training)
+      dropout_ratio(L, n, &known, &ratio);
+    if (training && !(known && ratio == 0))
       return kiln_status_make(KILN_UNIMPLEMENTED,
-                              "%s: node %s: training-mode Dropout (random masks) is not supported",
+                              "%s: node %s: training-mode Dropout (random masks) is not supported "
+                              "(only a constant ratio of 0, which is the identity)",
                               L->file, onnx_node_desc(n));
   }
   if (onnx_attr_int_or(n, "is_test", 1) == 0 && L->opset < 7)

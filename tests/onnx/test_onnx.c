@@ -441,6 +441,56 @@ START_TEST(batchnorm_training) {
 }
 END_TEST
 
+/* x -> Dropout(ratio, training_mode = true) -> y, ratio an initializer. */
+static void dropout_training_model(tb *b, float ratio) {
+  tb_init(b, 13);
+  tb_input(b, "x", FLOAT, 2, d23, NULL);
+  Onnx__TensorProto *r = tb_initializer(b, "ratio", FLOAT, 0, NULL);
+  tb_raw(b, r, &ratio, sizeof ratio);
+  Onnx__TensorProto *t = tb_initializer(b, "train", 9 /* BOOL */, 0, NULL);
+  uint8_t one = 1;
+  tb_raw(b, t, &one, 1);
+  tb_node(b, "Dropout", "drop", (const char *[]){"x", "ratio", "train", NULL},
+          (const char *[]){"y", NULL});
+  tb_output(b, "y");
+}
+
+START_TEST(dropout_training_with_ratio) {
+  tb b;
+  dropout_training_model(&b, 0.25f);
+  EXPECT(&b, KILN_UNIMPLEMENTED, "'drop' (Dropout)", "training-mode Dropout",
+         "constant ratio of 0");
+  tb_free(&b);
+}
+END_TEST
+
+/* Training mode with ratio 0 drops nothing: the model loads, and the
+ * Dropout is the identity (y = x). */
+START_TEST(dropout_training_ratio_zero_is_identity) {
+  tb b;
+  dropout_training_model(&b, 0.0f);
+  kiln_module *m = NULL;
+  kiln_status s = load_tb(&b, NULL, NULL, &m);
+  ck_assert_msg(!s, "load: %s", kiln_status_message(s));
+  kiln_context *ctx = NULL;
+  ck_assert_ptr_null(kiln_context_create(&ctx));
+  kiln_executable *e = NULL;
+  s = kiln_compile(ctx, m, NULL, "interpreter", NULL, &e);
+  ck_assert_msg(!s, "compile: %s", kiln_status_message(s));
+  float x[6] = {1, -2, 3, -4, 5, -6}, y[6] = {0};
+  const void *in[] = {x};
+  void *out[] = {y};
+  s = kiln_run(e, in, out);
+  ck_assert_msg(!s, "run: %s", kiln_status_message(s));
+  for (int i = 0; i < 6; i++)
+    ck_assert_float_eq(y[i], x[i]);
+  kiln_executable_destroy(e);
+  kiln_module_destroy(m);
+  kiln_context_destroy(ctx);
+  tb_free(&b);
+}
+END_TEST
+
 START_TEST(no_op_type) {
   tb b;
   relu_model(&b);
@@ -855,6 +905,8 @@ static Suite *onnx_suite(void) {
   tcase_add_test(broken, constant_without_value);
   tcase_add_test(broken, cast_to_string);
   tcase_add_test(broken, batchnorm_training);
+  tcase_add_test(broken, dropout_training_with_ratio);
+  tcase_add_test(broken, dropout_training_ratio_zero_is_identity);
   tcase_add_test(broken, no_op_type);
   tcase_add_test(broken, deep_nesting);
   suite_add_tcase(s, broken);
