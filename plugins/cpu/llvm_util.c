@@ -200,6 +200,20 @@ static void kcpu_set_fn_target(LLVMContextRef ctx, LLVMValueRef fn, const kcpu_t
     LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
                             LLVMCreateStringAttribute(ctx, "target-features", 15, t->features,
                                                       (unsigned)strlen(t->features)));
+  /* LLVM tunes Intel's AVX-512 server cores (skylake-avx512 to
+   * sapphirerapids) to prefer 256-bit vectors and then splits every 512-bit
+   * operation, the GEMM micro-kernel's included, in two: half the FMA rate.
+   * Where kiln chose 16 lanes it wants the full width. */
+  if (!t->aarch64 && t->lanes == 16) {
+    static const char *const width[] = {"prefer-vector-width", "min-legal-vector-width"};
+    for (size_t i = 0; i < 2; i++) {
+      LLVMRemoveStringAttributeAtIndex(fn, LLVMAttributeFunctionIndex, width[i],
+                                       (unsigned)strlen(width[i]));
+      LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                              LLVMCreateStringAttribute(ctx, width[i], (unsigned)strlen(width[i]),
+                                                        "512", 3));
+    }
+  }
 }
 
 static bool kcpu_kept(const char *name, const char *const *keep, uint32_t n) {
