@@ -1,5 +1,5 @@
 /* plugins/cpu/emit_norm.c: Softmax / LogSoftmax along any axis,
- * LayerNormalization and inference BatchNormalization, as calls to the
+ * LayerNormalization, RMSNormalization and inference BatchNormalization, as calls to the
  * kernel library: f32 to kernels/norm.c, f64 / f16 / bf16 to
  * kernels/norm_generic.c. */
 #include "emit_util.h"
@@ -110,6 +110,31 @@ kiln_status kcpu_emit_LayerNormalization(kcpu_emit *e, const kiln_instr *in) {
                          kcpu_f32(e, (float)kiln_attrs_float_or(a, "epsilon", 1e-5)),
                          kcpu_pool(e)};
   return kcpu_e_call(e, in, "kcpu_k_layernorm", args, 10);
+}
+
+bool kcpu_supports_RMSNormalization(const kiln_node *n) {
+  const kiln_type *x = kcpu_n_in(n, 0), *s = kcpu_n_in(n, 1);
+  int64_t ax;
+  if (!x || !s || x->rank == 0 || !kcpu_n_all_elem(n, KILN_F32) ||
+      !kcpu_e_axis(kiln_attrs_int_or(kiln_node_attrs(n), "axis", -1), x->rank, &ax))
+    return false;
+  return kiln_type_numel(s) == kcpu_e_prod(x->dims, (uint32_t)ax, x->rank);
+}
+
+kiln_status kcpu_emit_RMSNormalization(kcpu_emit *e, const kiln_instr *in) {
+  const kiln_type *x = kcpu_i_in_type(in, 0);
+  const kiln_attrs *a = kiln_instr_attrs(in);
+  int64_t ax;
+  if (!kcpu_e_axis(kiln_attrs_int_or(a, "axis", -1), x->rank, &ax))
+    return kcpu_e_fail(in, "axis out of range");
+  LLVMValueRef args[] = {kcpu_addr(e, kcpu_i_in(in, 0)),
+                         kcpu_addr(e, kcpu_i_in(in, 1)),
+                         kcpu_addr(e, kcpu_i_out(in, 0)),
+                         kcpu_i64(e, kcpu_e_prod(x->dims, 0, (uint32_t)ax)),
+                         kcpu_i64(e, kcpu_e_prod(x->dims, (uint32_t)ax, x->rank)),
+                         kcpu_f32(e, (float)kiln_attrs_float_or(a, "epsilon", 1e-5)),
+                         kcpu_pool(e)};
+  return kcpu_e_call(e, in, "kcpu_k_rmsnorm", args, 7);
 }
 
 bool kcpu_supports_BatchNormalization(const kiln_node *n) {

@@ -105,6 +105,13 @@ START_TEST(layernorm) {
   ck_assert_double_eq_tol(r, rs, 1e-6);
   ck_assert_double_eq_tol(y[0], -1.5 * rs, 1e-6);
   ck_assert_double_eq_tol(y[3], 1.5 * rs * 2 + 1, 1e-6);
+  /* RMSNorm of two rows [3, 4] and [0, 0]: mean squares 12.5 and 0 */
+  float rx[4] = {3, 4, 0, 0}, rsc[2] = {1, 2}, ry[4];
+  kcpu_k_rmsnorm(rx, rsc, ry, 2, 2, 0.5f, NULL);
+  ck_assert_double_eq_tol(ry[0], 3 / sqrt(13.0), 1e-6);
+  ck_assert_double_eq_tol(ry[1], 8 / sqrt(13.0), 1e-6);
+  ck_assert_float_eq(ry[2], 0);
+  ck_assert_float_eq(ry[3], 0);
   float bx[4] = {1, 2, 3, 4}, s2[2] = {2, 1}, b2[2] = {1, 0}, mu[2] = {1, 3}, v[2] = {4, 1};
   kcpu_k_batchnorm(bx, s2, b2, mu, v, y, 1, 2, 2, 0.0f);
   ck_assert_float_eq(y[0], 1); /* (1-1)/2*2+1 */

@@ -170,6 +170,10 @@ void kcpu_k_softmax(const float *x, float *y, int64_t outer, int64_t n, int64_t 
 void kcpu_k_layernorm(const float *x, const float *scale, const float *bias, float *y,
                       float *mean_out, float *rstd_out, int64_t rows, int64_t n, float eps,
                       struct kcpu_pool *pool);
+/* RMSNormalization over rows of n: y = x / sqrt(mean(x^2) + eps) * scale;
+ * scale has n entries. */
+void kcpu_k_rmsnorm(const float *x, const float *scale, float *y, int64_t rows, int64_t n,
+                    float eps, struct kcpu_pool *pool);
 /* BatchNormalization (inference) on [N, C, inner]. */
 void kcpu_k_batchnorm(const float *x, const float *scale, const float *bias, const float *mean,
                       const float *var, float *y, int64_t N, int64_t C, int64_t inner, float eps);

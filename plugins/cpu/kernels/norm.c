@@ -1,10 +1,13 @@
 /* plugins/cpu/kernels/norm.c: Softmax / LogSoftmax along any axis (viewed
  * as [outer, n, inner]), LayerNormalization over trailing rows and
  * inference BatchNormalization, all f32. Row sums use 16 partial
- * accumulators combined in a fixed order: vectorized and deterministic. */
+ * accumulators combined in a fixed order: vectorized and deterministic.
+ * Exponentials are kcpu_m_exp (rt/kcpu_math.c), so they vectorize too. */
 #include "kcpu_runtime.h"
 
 #include <math.h>
+
+#include "kcpu_math.h"
 
 #define KCPU_NP 16
 
@@ -51,8 +54,9 @@ static void kcpu_sm_rows(void *ctx, int64_t b, int64_t e) {
     const float *x = a->x + r * n;
     float *y = a->y + r * n;
     float m = kcpu_row_max(x, n);
+    /* kcpu_m_exp, not libm's: it inlines and the loop vectorizes */
     for (int64_t i = 0; i < n; i++)
-      y[i] = expf(x[i] - m);
+      y[i] = kcpu_m_exp(x[i] - m);
     float s = kcpu_row_sum(y, n);
     if (a->log) {
       float ls = logf(s);
@@ -88,7 +92,7 @@ static void kcpu_sm_strided(void *ctx, int64_t b, int64_t e) {
       }
       for (int64_t k = 0; k < n; k++)
         for (int64_t i = 0; i < w; i++) {
-          float v = expf(x[k * inner + i0 + i] - mx[i]);
+          float v = kcpu_m_exp(x[k * inner + i0 + i] - mx[i]);
           y[k * inner + i0 + i] = v;
           sum[i] += v;
         }
@@ -151,6 +155,36 @@ KCPU_PREBUILT void kcpu_k_layernorm(const float *x, const float *scale, const fl
   if (n <= 0)
     return;
   kcpu_parallel_for(pool, rows, kcpu_ln_rows, &a);
+}
+
+typedef struct kcpu_rms_args {
+  const float *x, *scale;
+  float *y;
+  int64_t n;
+  float eps;
+} kcpu_rms_args;
+
+static void kcpu_rms_rows(void *ctx, int64_t b, int64_t e) {
+  const kcpu_rms_args *a = ctx;
+  int64_t n = a->n;
+  for (int64_t r = b; r < e; r++) {
+    const float *x = a->x + r * n;
+    float *y = a->y + r * n;
+    /* the squares go through y as scratch, for kcpu_row_sum's order */
+    for (int64_t i = 0; i < n; i++)
+      y[i] = x[i] * x[i];
+    float rs = 1.0f / sqrtf(kcpu_row_sum(y, n) / (float)n + a->eps);
+    for (int64_t i = 0; i < n; i++)
+      y[i] = x[i] * rs * a->scale[i];
+  }
+}
+
+KCPU_PREBUILT void kcpu_k_rmsnorm(const float *x, const float *scale, float *y, int64_t rows,
+                                  int64_t n, float eps, struct kcpu_pool *pool) {
+  kcpu_rms_args a = {x, scale, y, n, eps};
+  if (n <= 0)
+    return;
+  kcpu_parallel_for(pool, rows, kcpu_rms_rows, &a);
 }
 
 KCPU_PREBUILT void kcpu_k_batchnorm(const float *x, const float *scale, const float *bias, const float *mean,
