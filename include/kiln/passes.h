@@ -140,6 +140,14 @@ KILN_NODISCARD kiln_status kiln_pass_sink(kiln_function *f, const kiln_pass_opti
 KILN_NODISCARD kiln_status kiln_pass_fold_bn(kiln_function *f, const kiln_pass_options *o,
                                              uint32_t *changes);
 
+/* Pattern recognition: chains of primitives that compute LayerNorm,
+ * RMSNorm, Gelu (erf and tanh forms), Swish (x * sigmoid(x)) or Softmax
+ * exactly become that one node, where o->supports_node (when set) accepts
+ * it. A chain that starts like a norm but does not match is noted on
+ * opts->log with the reason (docs/passes.md lists the forms). */
+KILN_NODISCARD kiln_status kiln_pass_recognize(kiln_function *f, const kiln_pass_options *o,
+                                               uint32_t *changes);
+
 /* Elementwise fusion: trees of elementwise nodes (of the fused-body
  * language, kiln_fused_parse) whose members o->supports_fused(node,
  * KILN_NODE_FusedElementwise) accepts become FusedElementwise nodes that
