@@ -39,6 +39,11 @@ static const kiln_pass_entry table[] = {
       "elementwise trees into FusedElementwise nodes, where the backend declares it"},
      kiln_pass_fuse,
      NULL},
+    {{"fusebias", KILN_PASS_GRAPH,
+      "fold a bias or residual Add into the MatMul before it (as a Gemm), where the backend "
+      "declares it"},
+     kiln_pass_fuse_bias,
+     NULL},
     {{"fuseact", KILN_PASS_GRAPH,
       "fold Relu/LeakyRelu/Sigmoid/Tanh into a preceding Conv/MatMul/Gemm, where the backend "
       "declares it"},

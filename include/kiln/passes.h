@@ -155,6 +155,14 @@ KILN_NODISCARD kiln_status kiln_pass_recognize(kiln_function *f, const kiln_pass
 KILN_NODISCARD kiln_status kiln_pass_fuse(kiln_function *f, const kiln_pass_options *o,
                                           uint32_t *changes);
 
+/* Bias fusion: an Add of a per-column bias [N] (or of a tensor of the
+ * product's shape) to the single use of a MatMul result with a 2-D B
+ * becomes a Gemm with it as C on 2-D views (Reshape) of A and the result,
+ * where o->supports_fused(MatMul node, KILN_NODE_Add) and then
+ * o->supports_node(Gemm) accept it. */
+KILN_NODISCARD kiln_status kiln_pass_fuse_bias(kiln_function *f, const kiln_pass_options *o,
+                                               uint32_t *changes);
+
 /* Activation fusion: a Relu / LeakyRelu / Sigmoid / Tanh applied to the
  * single use of a Conv / MatMul / Gemm result becomes that node's
  * `activation` attribute (node_kinds.def), where o->supports_fused(node,

@@ -4,7 +4,9 @@
  * so a node may join when it is a float elementwise node the generator
  * can emit in a body), and "may this activation ride on this Conv /
  * MatMul / Gemm?" (the `fuseact` pass): yes for Relu on the f32 kernels,
- * whose GEMM epilogue applies it while the tile is still in registers. */
+ * whose GEMM epilogue applies it while the tile is still in registers; and
+ * "may this Add ride on this MatMul as Gemm's C?" (`fusebias`): yes for
+ * f32, for the same reason. */
 #include "cpu.h"
 
 /* The producers whose f32 emitters honour activation = "Relu" (the same
@@ -33,6 +35,9 @@ bool kcpu_supports_fused(void *state, const kiln_node *n, kiln_node_kind activat
   (void)state;
   if (activation == KILN_NODE_Relu)
     return kcpu_fuse_relu_ok(n);
+  /* fusebias: the f32 GEMM adds Gemm's C in its epilogue */
+  if (activation == KILN_NODE_Add)
+    return kiln_node_get_kind(n) == KILN_NODE_MatMul && kcpu_fuse_relu_ok(n);
   if (activation != KILN_NODE_FusedElementwise)
     return false;
   /* The fuse pass has already checked the node itself (a kind of

@@ -457,10 +457,12 @@ KCPU_PREBUILT void kcpu_k_gemm_ex(int64_t M, int64_t N, int64_t K, float alpha, 
                     const float *Cb, int64_t c_rs, int64_t c_cs, float *Y, int64_t act,
                     int64_t lanes, struct kcpu_pool *pool) {
   int64_t acc = 0;
-  const float *bias_col = NULL;
+  const float *bias_col = NULL, *res = NULL;
   if (Cb && beta != 0.0f) {
     if (beta == 1.0f && c_rs == 0 && c_cs == 1) {
       bias_col = Cb;
+    } else if (beta == 1.0f && c_rs == N && c_cs == 1) {
+      res = Cb; /* a full C (a residual): added in the epilogue too */
     } else {
       for (int64_t m = 0; m < M; m++)
         for (int64_t n = 0; n < N; n++)
@@ -483,6 +485,8 @@ KCPU_PREBUILT void kcpu_k_gemm_ex(int64_t M, int64_t N, int64_t K, float alpha, 
                       .ldc = N,
                       .accumulate = acc,
                       .bias_col = bias_col,
+                      .res = res,
+                      .ldr = N,
                       .act = act,
                       .lanes = lanes};
   kcpu_gemm_run(&d, pool);
