@@ -135,6 +135,34 @@ START_TEST(copy_transpose_slice) {
       for (int j = 0; j < 3; j++)
         ck_assert_int_eq(memcmp(dst + (i * 3 + j) * E, src + (j * 5 + i) * E, (size_t)E), 0);
   }
+  /* tiled transposes: y[a, c, d, b] = x[a, b, c, d] (torch's K^T in
+   * attention) for shapes whose sides are not multiples of the tile, one
+   * plane or several, small (one thread) and large (the pool), 4- and
+   * 2-byte elements, against the index formula */
+  static const int64_t shp[][4] = {
+      {2, 17, 3, 33}, {1, 40, 5, 16}, {3, 16, 1, 17}, {1, 128, 6, 64}};
+  for (int c = 0; c < 4; c++)
+    for (int e = 0; e < 2; e++) {
+      int64_t A = shp[c][0], B = shp[c][1], C = shp[c][2], D = shp[c][3], E = e ? 2 : 4;
+      int64_t n = A * B * C * D;
+      uint8_t *xs8 = malloc((size_t)(n * E)), *ys8 = malloc((size_t)(n * E));
+      for (int64_t i = 0; i < n * E; i++)
+        xs8[i] = (uint8_t)(i * 13 + 5);
+      int64_t yd[4] = {A, C, D, B}, ys[4] = {C * D * B, D * B, B, 1},
+              xs[4] = {B * C * D, D, 1, C * D};
+      kcpu_k_copy_strided(ys8, ys, xs8, xs, 4, yd, E, p2);
+      for (int64_t a = 0; a < A; a++)
+        for (int64_t b = 0; b < B; b++)
+          for (int64_t cc = 0; cc < C; cc++)
+            for (int64_t d = 0; d < D; d++) {
+              int64_t xi = ((a * B + b) * C + cc) * D + d, yi = ((a * C + cc) * D + d) * B + b;
+              ck_assert_msg(memcmp(ys8 + yi * E, xs8 + xi * E, (size_t)E) == 0,
+                            "shape %d esize %d at (%d,%d,%d,%d)", c, (int)E, (int)a, (int)b,
+                            (int)cc, (int)d);
+            }
+      free(xs8);
+      free(ys8);
+    }
   /* slice x[0..10) step -3 from 9: 9, 6, 3, 0 */
   int32_t x[10], y[4];
   for (int i = 0; i < 10; i++)

@@ -1,7 +1,8 @@
 /* plugins/cpu/kernels/movement.c: type-agnostic data movement. One strided
  * copy serves Transpose, Slice, Concat, Split, Expand, Tile, constant Pad,
  * DepthToSpace and plain copies (the emitters express each as strides);
- * index-mapped Pad has its own loop, and so does Where (elementwise), kept
+ * a transpose goes in tiles (kcpu_tp_tiles); index-mapped Pad has its own
+ * loop, and so does Where (elementwise), kept
  * here because it moves elements with the same byte-unit mover. Elements are
  * moved as esize-byte units. */
 #include "kcpu_runtime.h"
@@ -72,6 +73,50 @@ static void kcpu_cs_rows(void *ctx, int64_t b, int64_t e) {
   }
 }
 
+/* A transpose: the destination is contiguous along the last dim, the
+ * source along dim j instead. Row by row that reads one element per cache
+ * line; here each plane (the index of the other dims) is copied in square
+ * tiles of KCPU_TT x KCPU_TT elements, so that every line read and
+ * written is used whole while the tile stays in L1. */
+#define KCPU_TT 16
+
+typedef struct kcpu_tp {
+  const kcpu_cs *c;
+  int64_t j, tiles_r, tiles_c; /* tiles along dim j and along the last dim */
+} kcpu_tp;
+
+static void kcpu_tp_tiles(void *ctx, int64_t b, int64_t e) {
+  const kcpu_tp *t = ctx;
+  const kcpu_cs *c = t->c;
+  int64_t nd = c->nd, j = t->j, es = c->esize, per_plane = t->tiles_r * t->tiles_c;
+  int64_t R = c->dims[j], C = c->dims[nd - 1], dsr = c->ds[j], ssc = c->ss[nd - 1];
+  for (int64_t w = b; w < e; w++) {
+    int64_t plane = w / per_plane, tile = w % per_plane;
+    int64_t r0 = tile / t->tiles_c * KCPU_TT, c0 = tile % t->tiles_c * KCPU_TT;
+    char *dp = c->dst;
+    const char *sp = c->src;
+    int64_t rem = plane;
+    for (int64_t d = nd - 2; d >= 0; d--) {
+      if (d == j)
+        continue;
+      int64_t i = rem % c->dims[d];
+      rem /= c->dims[d];
+      dp += i * c->ds[d];
+      sp += i * c->ss[d];
+    }
+    int64_t r1 = r0 + KCPU_TT < R ? r0 + KCPU_TT : R, c1 = c0 + KCPU_TT < C ? c0 + KCPU_TT : C;
+    if (es == 4) {
+      for (int64_t r = r0; r < r1; r++)
+        for (int64_t q = c0; q < c1; q++)
+          memcpy(dp + r * dsr + q * 4, sp + r * 4 + q * ssc, 4);
+    } else {
+      for (int64_t r = r0; r < r1; r++)
+        for (int64_t q = c0; q < c1; q++)
+          kcpu_mov(dp + r * dsr + q * es, sp + r * es + q * ssc, es);
+    }
+  }
+}
+
 void kcpu_k_copy_strided(void *dst, const int64_t *dst_st, const void *src, const int64_t *src_st,
                          int64_t rank, const int64_t *dims, int64_t esize, struct kcpu_pool *pool) {
   kcpu_cs c = {.dst = dst, .src = src, .esize = esize};
@@ -101,6 +146,19 @@ void kcpu_k_copy_strided(void *dst, const int64_t *dst_st, const void *src, cons
     c.ds[0] = c.ss[0] = esize;
   }
   int64_t rows = total / c.dims[c.nd - 1];
+  int64_t nd = c.nd, inner = c.dims[nd - 1];
+  if (nd >= 2 && c.ds[nd - 1] == esize && c.ss[nd - 1] != esize && inner >= KCPU_TT) {
+    for (int64_t j = nd - 2; j >= 0; j--)
+      if (c.ss[j] == esize && c.dims[j] >= KCPU_TT) {
+        kcpu_tp t = {&c, j, (c.dims[j] + KCPU_TT - 1) / KCPU_TT, (inner + KCPU_TT - 1) / KCPU_TT};
+        int64_t work = total / (c.dims[j] * inner) * t.tiles_r * t.tiles_c;
+        if (total * esize < (1 << 16))
+          kcpu_tp_tiles(&t, 0, work);
+        else
+          kcpu_parallel_for(pool, work, kcpu_tp_tiles, &t);
+        return;
+      }
+  }
   if (total * esize < (1 << 16))
     kcpu_cs_rows(&c, 0, rows);
   else
