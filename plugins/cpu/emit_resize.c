@@ -2,8 +2,10 @@
  * static (the loader makes them attributes), so the emitter computes each
  * axis's (input index, weight) taps for every result index here, from the
  * taps kiln_resize_taps gives the reference interpreter (kiln/ops.h), and
- * the kernel (kernels/resize.c) only sums over their products. */
+ * the kernel (kernels/resize.c) only sums over their products; f32 image
+ * resizes (last two axes) go to its separable kernel on the thread pool. */
 #include "emit_util.h"
+#include "kcpu_runtime.h" /* KCPU_RS2_MAX_W */
 
 #include <kiln/ops.h>
 #include <stdlib.h>
@@ -77,6 +79,36 @@ kiln_status kcpu_emit_Resize(kcpu_emit *e, const kiln_instr *in) {
       for (int64_t t = 0; t < ntaps[d]; t++)
         memcpy(&tb[t], &w[t], sizeof w[t]);
     }
+  /* f32 with only the last two axes resized and every tap inside the
+   * input: the separable kernel on the pool */
+  bool sep = x->elem == KILN_F32 && rank >= 2 && y->dims[rank - 1] > 0 &&
+             x->dims[rank - 1] <= KCPU_RS2_MAX_W;
+  for (uint32_t d = 0; sep && d + 2 < rank; d++)
+    sep = rs_identity(&r, d);
+  for (int64_t k = toff[rank - 2]; sep && k < total; k++)
+    sep = tidx[k] >= 0;
+  if (sep) {
+    int64_t planes = kcpu_e_prod(x->dims, 0, rank - 2), oh = y->dims[rank - 2];
+    int64_t ow = y->dims[rank - 1];
+    const int64_t *hi = tidx + toff[rank - 2], *hw = tw + toff[rank - 2];
+    const int64_t *wi = tidx + toff[rank - 1], *ww = tw + toff[rank - 1];
+    LLVMValueRef sargs[] = {kcpu_addr(e, kcpu_i_in(in, 0)),
+                            kcpu_addr(e, kcpu_i_out(in, 0)),
+                            kcpu_i64(e, planes),
+                            kcpu_i64(e, x->dims[rank - 2]),
+                            kcpu_i64(e, x->dims[rank - 1]),
+                            kcpu_i64(e, oh),
+                            kcpu_i64(e, ow),
+                            kcpu_i64(e, ntaps[rank - 2]),
+                            kcpu_i64(e, ntaps[rank - 1]),
+                            kcpu_i64_array(e, hi, (uint32_t)(oh * ntaps[rank - 2])),
+                            kcpu_i64_array(e, hw, (uint32_t)(oh * ntaps[rank - 2])),
+                            kcpu_i64_array(e, wi, (uint32_t)(ow * ntaps[rank - 1])),
+                            kcpu_i64_array(e, ww, (uint32_t)(ow * ntaps[rank - 1])),
+                            kcpu_pool(e)};
+    free(tidx), free(tw);
+    return kcpu_e_call(e, in, "kcpu_k_resize2d_f32", sargs, 14);
+  }
   LLVMValueRef xv = kcpu_e_ptr(e, kcpu_i_in(in, 0));
   LLVMValueRef args[] = {kcpu_i64(e, x->elem),
                          xv,

@@ -294,6 +294,15 @@ void kcpu_k_quant(int64_t dequant, int64_t xt, const void *x, int64_t st, const 
 void kcpu_k_einsum(int64_t elem, int64_t n_in, const void *x0, const void *x1, const void *x2,
                    void *y, int64_t n_lab, int64_t n_out, const int64_t *ldims, const int64_t *st);
 
+/* f32 Resize of the last two axes of [planes, IH, IW] to [planes, OH, OW],
+ * separably: nth taps per output row (hidx, weights hw as double bits),
+ * ntw per output column; every tap inside the input; IW at most
+ * KCPU_RS2_MAX_W. */
+#define KCPU_RS2_MAX_W 8192
+void kcpu_k_resize2d_f32(const float *x, float *y, int64_t planes, int64_t IH, int64_t IW,
+                         int64_t OH, int64_t OW, int64_t nth, int64_t ntw, const int64_t *hidx,
+                         const int64_t *hw, const int64_t *widx, const int64_t *ww,
+                         struct kcpu_pool *pool);
 /* ---- resize.c ---- */
 /* Resize by per-axis tap tables: for axis d and result index o, taps
  * t < ntaps[d] at toff[d] + o*ntaps[d] + t in tidx (input index, -1 =

@@ -1,7 +1,9 @@
 /* plugins/cpu/kernels/resize.c: Resize driven by per-axis tap tables that
  * the emitter computes at compile time (shapes and scales are static): a
  * result cell is the weighted sum over the product of its axes' taps, so
- * every mode and coordinate transformation is only a different table. */
+ * every mode and coordinate transformation is only a different table.
+ * f32 resizes of the last two axes only (images, NCHW) take a separable
+ * path on the pool instead: rows blended first, then columns. */
 #include <math.h>
 
 #include "kcpu_elem.h"
@@ -66,4 +68,62 @@ void kcpu_k_resize(int64_t elem, const void *x, void *y, int64_t rank, const int
     }
     kcpu_e_stf(elem, y, o, fl ? acc : nearbyint(acc));
   }
+}
+
+/* The separable f32 path: y[p, oh, ow] = sum_j ww[ow, j] * (sum_i wh[oh, i]
+ * * x[p, hidx[oh, i], widx[ow, j]]), each output row from one blended input
+ * row (contiguous, vectorized). Zero weights are skipped, as the generic
+ * path skips them, so an inf or NaN outside the taps stays out. Taps must
+ * all be inside the input (no extrapolation). */
+typedef struct kcpu_rs2 {
+  const float *x;
+  float *y;
+  int64_t IH, IW, OH, OW, nth, ntw;
+  const int64_t *hidx, *widx, *hw, *ww;
+} kcpu_rs2;
+
+static double kcpu_rs2_w(const int64_t *bits, int64_t k) {
+  double w;
+  memcpy(&w, &bits[k], sizeof w);
+  return w;
+}
+
+static void kcpu_rs2_rows(void *ctx, int64_t b, int64_t e) {
+  const kcpu_rs2 *a = ctx;
+  int64_t IW = a->IW, OW = a->OW;
+  float tmp[KCPU_RS2_MAX_W];
+  for (int64_t r = b; r < e; r++) {
+    int64_t plane = r / a->OH, oh = r % a->OH;
+    const float *xp = a->x + plane * a->IH * IW;
+    float *yp = a->y + plane * a->OH * OW + oh * OW;
+    for (int64_t w = 0; w < IW; w++)
+      tmp[w] = 0.0f;
+    for (int64_t t = 0; t < a->nth; t++) {
+      float wt = (float)kcpu_rs2_w(a->hw, oh * a->nth + t);
+      const float *row = xp + a->hidx[oh * a->nth + t] * IW;
+      if (wt != 0.0f)
+        for (int64_t w = 0; w < IW; w++)
+          tmp[w] += wt * row[w];
+    }
+    for (int64_t ow = 0; ow < OW; ow++) {
+      float acc = 0.0f;
+      for (int64_t t = 0; t < a->ntw; t++) {
+        float wt = (float)kcpu_rs2_w(a->ww, ow * a->ntw + t);
+        if (wt != 0.0f)
+          acc += wt * tmp[a->widx[ow * a->ntw + t]];
+      }
+      yp[ow] = acc;
+    }
+  }
+}
+
+KCPU_PREBUILT void kcpu_k_resize2d_f32(const float *x, float *y, int64_t planes, int64_t IH,
+                                       int64_t IW, int64_t OH, int64_t OW, int64_t nth,
+                                       int64_t ntw, const int64_t *hidx, const int64_t *hw,
+                                       const int64_t *widx, const int64_t *ww,
+                                       struct kcpu_pool *pool) {
+  kcpu_rs2 a = {x, y, IH, IW, OH, OW, nth, ntw, hidx, widx, hw, ww};
+  if (IW > KCPU_RS2_MAX_W)
+    return; /* the emitter never sends these */
+  kcpu_parallel_for(pool, planes * OH, kcpu_rs2_rows, &a);
 }
