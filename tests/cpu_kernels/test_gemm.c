@@ -3,6 +3,8 @@
  * register-blocking variant, and bit-identical across 1 and 2 threads. */
 #include "tk.h"
 
+#include "gemm_impl.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -121,6 +123,42 @@ START_TEST(matmul_batched) {
 }
 END_TEST
 
+/* One row of A against a prepacked B (the matrix-vector path): op(B)
+ * packed by hand in the layout gemm_impl.h documents (unit NR), bias [N]
+ * and ReLU in the epilogue, N and K off every block size, 1 and 2 threads
+ * bit-identical. */
+START_TEST(gemv_prepacked) {
+  static const int64_t ns[] = {1, 50, 1000}, ks[] = {3, 300};
+  struct kcpu_pool *p2 = kcpu_pool_create(2);
+  for (int ni = 0; ni < 3; ni++)
+    for (int ki = 0; ki < 2; ki++) {
+      int64_t N = ns[ni], K = ks[ki], U = kcpu_gemm_nr(16), RP = (N + U - 1) / U * U;
+      float *A = tk_alloc(K), *B = tk_alloc(K * N), *bias = tk_alloc(N), *R = tk_alloc(N);
+      float *Y1 = tk_alloc(N), *Y2 = tk_alloc(N), *Bpk = tk_alloc(kcpu_prepacked_size(N, K, U));
+      tk_fill(A, K, 11);
+      tk_fill(B, K * N, 12);
+      tk_fill(bias, N, 13);
+      memset(Bpk, 0, (size_t)kcpu_prepacked_size(N, K, U) * sizeof *Bpk);
+      for (int64_t n = 0; n < N; n++)
+        for (int64_t k = 0; k < K; k++) {
+          int64_t k0 = k / KCPU_KC * KCPU_KC, kc = K - k0 < KCPU_KC ? K - k0 : KCPU_KC;
+          Bpk[k0 * RP + n / U * U * kc + (k - k0) * U + n % U] = B[k * N + n];
+        }
+      kcpu_k_gemm_ex(1, N, K, 0.5f, 1.0f, A, 0, NULL, 0, Bpk, bias, 0, 1, Y1, KCPU_ACT_RELU, 16,
+                     NULL);
+      kcpu_k_gemm_ex(1, N, K, 0.5f, 1.0f, A, 0, NULL, 0, Bpk, bias, 0, 1, Y2, KCPU_ACT_RELU, 16,
+                     p2);
+      ref_gemm(1, N, K, 0.5f, A, 0, B, 0, NULL, R, bias, NULL, NULL, 1);
+      char what[64];
+      snprintf(what, sizeof what, "gemv N%lld K%lld", (long long)N, (long long)K);
+      check_close(Y1, R, N, K, what);
+      ck_assert_msg(memcmp(Y1, Y2, (size_t)N * sizeof *Y1) == 0, "%s: 2 threads differ", what);
+      free(A), free(B), free(bias), free(R), free(Y1), free(Y2), free(Bpk);
+    }
+  kcpu_pool_destroy(p2);
+}
+END_TEST
+
 START_TEST(gemm_onnx) {
   /* Y = 2 * A^T * B + 0.5 * C, C broadcast as a row [N] */
   float A[6] = {1, 2, 3, 4, 5, 6}; /* A^T is [2,3]: [[1,3,5],[2,4,6]] */
@@ -144,6 +182,7 @@ Suite *tk_gemm_suite(void) {
   tcase_add_test(tc, gemm_blocks);
   tcase_add_test(tc, matmul_batched);
   tcase_add_test(tc, gemm_onnx);
+  tcase_add_test(tc, gemv_prepacked);
   suite_add_tcase(s, tc);
   return s;
 }

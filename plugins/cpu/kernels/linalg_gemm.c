@@ -345,11 +345,67 @@ static void kcpu_gemm_task_fn(void *ctx, int64_t b, int64_t e) {
   }
 }
 
+/* One row of A (M = 1, a classifier head, a decoder step): a matrix-vector
+ * product that streams B once. With B prepacked, panel p holds columns
+ * [p*NR, p*NR + NR) as kc rows of NR floats per k block, so a panel's
+ * columns accumulate in NR lanes; a dense row-major B is read a row at a
+ * time the same way. Panels are split over the pool. The sum, C (when
+ * accumulating) and the epilogue come in the tiled engine's order. */
+typedef struct kcpu_gemv_ctx {
+  const kcpu_gemm_desc *d;
+  int64_t NR, NP; /* NP: N rounded up to NR (the prepacked width) */
+} kcpu_gemv_ctx;
+
+static void kcpu_gemv_fn(void *ctx, int64_t b, int64_t e) {
+  const kcpu_gemv_ctx *g = ctx;
+  const kcpu_gemm_desc *d = g->d;
+  int64_t NR = g->NR, K = d->K, N = d->N;
+  const float *a = d->A;
+  int64_t as = d->trans_a ? d->lda : 1; /* A(0, k) = a[k * as] */
+  for (int64_t p = b; p < e; p++) {
+    float acc[KCPU_NR_MAX] = {0};
+    int64_t n0 = p * NR, w = N - n0 < NR ? N - n0 : NR;
+    for (int64_t k0 = 0; k0 < K; k0 += KCPU_KC) {
+      int64_t kc = K - k0 < KCPU_KC ? K - k0 : KCPU_KC;
+      if (d->Bpk) {
+        const float *panel = d->Bpk + k0 * g->NP + p * NR * kc;
+        for (int64_t k = 0; k < kc; k++) {
+          float av = d->alpha * a[(k0 + k) * as];
+          for (int64_t j = 0; j < NR; j++)
+            acc[j] += av * panel[k * NR + j];
+        }
+      } else {
+        for (int64_t k = 0; k < kc; k++) {
+          float av = d->alpha * a[(k0 + k) * as];
+          const float *row = d->B + (k0 + k) * d->ldb + n0;
+          for (int64_t j = 0; j < w; j++)
+            acc[j] += av * row[j];
+        }
+      }
+    }
+    for (int64_t j = 0; j < w; j++) {
+      float v = acc[j];
+      if (d->accumulate)
+        v += d->C[n0 + j];
+      d->C[n0 + j] = kcpu_epi1(d, v, 0, n0 + j);
+    }
+  }
+}
+
 KCPU_PREBUILT void kcpu_gemm_run(const kcpu_gemm_desc *d, struct kcpu_pool *pool) {
   if (d->M <= 0 || d->N <= 0)
     return;
   int64_t T = kcpu_pool_threads(pool);
   int64_t L = kcpu_lanes_norm(d->lanes), MR = kcpu_mr_of(L), NR = kcpu_gemm_nr(L);
+  if (d->M == 1 && d->K > 0 && !d->pack_b && !d->Apk && (d->Bpk || !d->trans_b)) {
+    kcpu_gemv_ctx g = {d, NR, (d->N + NR - 1) / NR * NR};
+    int64_t panels = (d->N + NR - 1) / NR;
+    if (T <= 1 || d->N * d->K < 65536)
+      kcpu_gemv_fn(&g, 0, panels);
+    else
+      kcpu_parallel_for(pool, panels, kcpu_gemv_fn, &g);
+    return;
+  }
   if (T <= 1 || d->M * d->N * (d->K + 1) < 65536) {
     kcpu_gemm_tile(d, 0, d->M, 0, d->N);
     return;
