@@ -80,6 +80,11 @@ END_TEST
 START_TEST(conv_depthwise) {
   conv_case((cv){2, 6, 13, 10, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6}, 1);
   conv_case((cv){1, 5, 9, 9, 5, 5, 3, 2, 2, 1, 1, 2, 1, 2, 1, 5}, 0);
+  /* 3x3 stride 2 and stride 1 on the vector-row kernel: rows of 9, 16 and
+   * 40 outputs (under, at and over a multiple of its 16), uneven pads */
+  conv_case((cv){1, 4, 17, 17, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 4}, 1);
+  conv_case((cv){2, 3, 34, 33, 3, 3, 3, 2, 2, 1, 1, 0, 1, 1, 0, 3}, 0);
+  conv_case((cv){1, 3, 7, 40, 3, 3, 3, 1, 1, 1, 1, 1, 0, 1, 2, 3}, 1);
 }
 END_TEST
 

@@ -10,6 +10,7 @@
 
 typedef float kcpu_v16u __attribute__((vector_size(64), aligned(4), may_alias));
 typedef float kcpu_v4u __attribute__((vector_size(16), aligned(4), may_alias));
+typedef int32_t kcpu_v16m __attribute__((vector_size(64))); /* comparison masks */
 
 typedef struct kcpu_conv_geo {
   const float *x; /* image of this (n, group) at its first channel */
@@ -192,24 +193,42 @@ static void kcpu_dw_fn(void *ctx, int64_t b, int64_t e) {
   }
 }
 
-/* Depthwise 3x3, dilation 1 (the caller uses it for stride 1; the code
- * also handles stride 2): each channel is first copied into a
- * zero-bordered plane (stride 2: split into even and odd columns), so that
- * every output row is nine contiguous, unconditional multiply-adds per
- * element, which vectorize along the row. Taps are
- * summed in (kh, kw) order and the bias added last, as in kcpu_dw_fn. */
-static void kcpu_dw3_fn(void *ctx, int64_t b, int64_t e) {
+/* Depthwise 3x3, dilation 1, stride 1 or 2: each channel is first copied
+ * into a zero-bordered plane (stride 2: split into even and odd columns),
+ * so that every output row is nine contiguous, unconditional multiply-adds
+ * per element. Rows are computed 16 outputs at a time in vector registers
+ * over a plane padded to a multiple of 16 columns, so a 7, 14 or 28 wide
+ * row runs in vector code rather than in a scalar remainder loop; the
+ * border is zeroed once per task and each channel copies only its valid
+ * ranges. Taps are summed in (kh, kw) order and the
+ * bias added last, as in kcpu_dw_fn. */
+#define KCPU_DW_V 16
+/* The row copies below are a few dozen floats: as memmove / memset calls
+ * (clang's loop idioms) the calls cost more than the copies. */
+#ifdef __clang__
+#define KCPU_NO_MEM_CALLS __attribute__((no_builtin("memcpy", "memmove", "memset")))
+#else
+#define KCPU_NO_MEM_CALLS
+#endif
+KCPU_NO_MEM_CALLS static void kcpu_dw3_fn(void *ctx, int64_t b, int64_t e) {
   const kcpu_conv_args *a = ctx;
-  int64_t s = a->sh, OW = a->OW, OH = a->OH;
-  int64_t Hp = (OH - 1) * s + 3, Wh = OW + 2 / s; /* rows, and columns per phase */
-  float *buf = kcpu_alloc(Hp * 2 * Wh * (int64_t)sizeof(float));
+  int64_t s = a->sh, OW = a->OW, OH = a->OH, W = a->W;
+  int64_t OWp = (OW + KCPU_DW_V - 1) / KCPU_DW_V * KCPU_DW_V;
+  /* rows of the padded plane, and columns per phase (the widest read is
+   * column OWp - 1 + 2 / s) */
+  int64_t Hp = (OH - 1) * s + 3, Wh = OWp + 2 / s;
+  float *buf = kcpu_alloc((Hp * s * Wh + OWp) * (int64_t)sizeof(float));
   if (!buf) {
     kcpu_dw_fn(ctx, b, e);
     return;
   }
+  float *row_out = buf + Hp * s * Wh;
+  /* the border is the same for every channel: zero it once */
+  for (int64_t j = 0; j < Hp * s * Wh; j++)
+    buf[j] = 0.0f;
   for (int64_t i = b; i < e; i++) {
     int64_t c = i % a->C;
-    const float *x = a->X + i * a->H * a->W, *w = a->Wt + c * 9;
+    const float *x = a->X + i * a->H * W, *w = a->Wt + c * 9;
     float *y = a->Y + i * OH * OW;
     float b0 = a->bias ? a->bias[c] : 0.0f;
     /* phase p of padded row r: column j holds input column (j*s + p) - pl */
@@ -217,9 +236,22 @@ static void kcpu_dw3_fn(void *ctx, int64_t b, int64_t e) {
       int64_t ih = r - a->pt;
       for (int64_t p = 0; p < s; p++) {
         float *dst = buf + (r * s + p) * Wh;
-        for (int64_t j = 0; j < Wh; j++) {
-          int64_t iw = j * s + p - a->pl;
-          dst[j] = (ih >= 0 && ih < a->H && iw >= 0 && iw < a->W) ? x[ih * a->W + iw] : 0.0f;
+        if (ih < 0 || ih >= a->H)
+          continue; /* a zero row */
+        /* valid j: 0 <= j*s + p - pl < W */
+        int64_t q = a->pl - p, lo = q <= 0 ? 0 : (q + s - 1) / s;
+        int64_t hi = W + q <= 0 ? 0 : (W + q - 1) / s + 1;
+        if (hi > Wh)
+          hi = Wh;
+        if (lo > hi)
+          lo = hi;
+        const float *xr = x + ih * W - q;
+        if (s == 1) {
+          for (int64_t j = lo; j < hi; j++)
+            dst[j] = xr[j];
+        } else {
+          for (int64_t j = lo; j < hi; j++)
+            dst[j] = xr[j * 2];
         }
       }
     }
@@ -228,29 +260,36 @@ static void kcpu_dw3_fn(void *ctx, int64_t b, int64_t e) {
     int relu = a->act == KCPU_ACT_RELU;
     for (int64_t oh = 0; oh < OH; oh++) {
       /* rK_J[ow] = padded (oh*s+K, ow*s+J) */
-      const float *restrict r0_0 = buf + ((oh * s + 0) * s + 0 % s) * Wh + 0 / s;
-      const float *restrict r0_1 = buf + ((oh * s + 0) * s + 1 % s) * Wh + 1 / s;
-      const float *restrict r0_2 = buf + ((oh * s + 0) * s + 2 % s) * Wh + 2 / s;
-      const float *restrict r1_0 = buf + ((oh * s + 1) * s + 0 % s) * Wh + 0 / s;
-      const float *restrict r1_1 = buf + ((oh * s + 1) * s + 1 % s) * Wh + 1 / s;
-      const float *restrict r1_2 = buf + ((oh * s + 1) * s + 2 % s) * Wh + 2 / s;
-      const float *restrict r2_0 = buf + ((oh * s + 2) * s + 0 % s) * Wh + 0 / s;
-      const float *restrict r2_1 = buf + ((oh * s + 2) * s + 1 % s) * Wh + 1 / s;
-      const float *restrict r2_2 = buf + ((oh * s + 2) * s + 2 % s) * Wh + 2 / s;
-      float *restrict yr = y + oh * OW;
-      for (int64_t ow = 0; ow < OW; ow++) {
-        float v = w0 * r0_0[ow];
-        v += w1 * r0_1[ow];
-        v += w2 * r0_2[ow];
-        v += w3 * r1_0[ow];
-        v += w4 * r1_1[ow];
-        v += w5 * r1_2[ow];
-        v += w6 * r2_0[ow];
-        v += w7 * r2_1[ow];
-        v += w8 * r2_2[ow];
+      const float *r0_0 = buf + ((oh * s + 0) * s + 0 % s) * Wh + 0 / s;
+      const float *r0_1 = buf + ((oh * s + 0) * s + 1 % s) * Wh + 1 / s;
+      const float *r0_2 = buf + ((oh * s + 0) * s + 2 % s) * Wh + 2 / s;
+      const float *r1_0 = buf + ((oh * s + 1) * s + 0 % s) * Wh + 0 / s;
+      const float *r1_1 = buf + ((oh * s + 1) * s + 1 % s) * Wh + 1 / s;
+      const float *r1_2 = buf + ((oh * s + 1) * s + 2 % s) * Wh + 2 / s;
+      const float *r2_0 = buf + ((oh * s + 2) * s + 0 % s) * Wh + 0 / s;
+      const float *r2_1 = buf + ((oh * s + 2) * s + 1 % s) * Wh + 1 / s;
+      const float *r2_2 = buf + ((oh * s + 2) * s + 2 % s) * Wh + 2 / s;
+      float *yr = OWp == OW ? y + oh * OW : row_out;
+      for (int64_t o = 0; o < OWp; o += KCPU_DW_V) {
+#define KCPU_DW_L(p) (*(const kcpu_v16u *)((p) + o))
+        kcpu_v16u v = w0 * KCPU_DW_L(r0_0);
+        v += w1 * KCPU_DW_L(r0_1);
+        v += w2 * KCPU_DW_L(r0_2);
+        v += w3 * KCPU_DW_L(r1_0);
+        v += w4 * KCPU_DW_L(r1_1);
+        v += w5 * KCPU_DW_L(r1_2);
+        v += w6 * KCPU_DW_L(r2_0);
+        v += w7 * KCPU_DW_L(r2_1);
+        v += w8 * KCPU_DW_L(r2_2);
+#undef KCPU_DW_L
         v += b0;
-        yr[ow] = relu && v < 0.0f ? 0.0f : v;
+        if (relu) /* keep what is not below 0 (NaN and -0 included), as kcpu_dw_fn */
+          v = (kcpu_v16u)((kcpu_v16m)v & ~(kcpu_v16m)(v < 0.0f));
+        *(kcpu_v16u *)(yr + o) = v;
       }
+      if (yr == row_out)
+        for (int64_t j = 0; j < OW; j++)
+          y[oh * OW + j] = row_out[j];
     }
   }
   kcpu_free(buf);
@@ -267,9 +306,7 @@ KCPU_PREBUILT void kcpu_k_conv2d_ex(const float *X, const float *Wt, const float
   if (N <= 0 || M <= 0 || OH <= 0 || OW <= 0)
     return;
   if (group == C && M == C && group > 1) {
-    /* stride 2 stays on the row kernel: splitting the phases cost more
-     * than the strided reads it saves (measured) */
-    int dw3 = KH == 3 && KW == 3 && dh == 1 && dw == 1 && sh == 1 && sw == 1;
+    int dw3 = KH == 3 && KW == 3 && dh == 1 && dw == 1 && sh == sw && (sh == 1 || sh == 2);
     kcpu_parallel_for(pool, N * C, dw3 ? kcpu_dw3_fn : kcpu_dw_fn, &a);
     return;
   }
