@@ -59,8 +59,26 @@ static kiln_status rule_transpose(kiln_function *f, kiln_node *n, kiln_value **o
     return s;
   }
   kiln_node *inner = kiln_value_producer(x, NULL);
-  if (!inner || kiln_node_get_kind(inner) != KILN_NODE_Transpose)
-    return NULL;
+  if (!inner || kiln_node_get_kind(inner) != KILN_NODE_Transpose) {
+    /* Moving only axes of size 1 moves no data: the axes of other sizes
+     * keep their order, so the result is a Reshape (a view after IRGen).
+     * Exporters write these around batch-1 tensors ([1, T, E] -> [T, 1,
+     * E]). */
+    const kiln_type *yt = kiln_value_type(kiln_node_result(n, 0));
+    int64_t last = -1;
+    for (uint32_t j = 0; j < r; j++) {
+      if (yt->dims[j] == 1)
+        continue;
+      if (p2[j] < last)
+        return NULL;
+      last = p2[j];
+    }
+    kiln_attr_desc a[2] = {KILN_ATTR_I("allowzero", 0), KILN_ATTR_IS("shape", yt->dims, yt->rank)};
+    for (uint32_t j = 0; j < yt->rank; j++)
+      if (yt->dims[j] == 0)
+        a[0].i = 1;
+    return kiln_pass_emit(f, n, KILN_NODE_Reshape, &x, 1, a, 2, out);
+  }
   kiln_value *src = kiln_node_input(inner, 0);
   int64_t p1[KILN_MAX_RANK], pc[KILN_MAX_RANK];
   kiln_pass_transpose_perm(inner, r, p1);
