@@ -464,6 +464,7 @@ typedef struct ew_space {
   uint32_t m;
   int64_t c[KILN_MAX_RANK];
   int64_t s[16][KILN_MAX_RANK];
+  uint32_t same; /* inputs held in the output's buffer, read through it */
 } ew_space;
 
 static void ew_collapse(const kiln_type *out, const kiln_type *const *ins, uint32_t n_in,
@@ -601,17 +602,23 @@ static LLVMValueRef ew_worker(ew_gen *g, const ew_space *sp, uint32_t n_in,
   for (uint32_t j = 0; j < n_in; j++)
     for (uint32_t k = 0; k + 1 < m; k++)
       str[j][k] = sp->s[j][k] ? ew_word(g, ptrs[n_in + 1], w++) : NULL;
+  /* The first row and column come from one division; after that each row
+   * starts at column 0 of the next (a 64-bit division per row cost more
+   * than a short row's vector loop). */
+  LLVMValueRef inner = dim[m - 1];
+  LLVMValueRef row0 = LLVMBuildSDiv(b, begin, inner, "row0");
+  LLVMValueRef col0 = LLVMBuildSRem(b, begin, inner, "col0");
   LLVMBuildBr(b, rowh);
 
-  /* row: i = phi(begin, i + cnt); stop at end */
+  /* row: i = phi(begin, i + cnt), row = phi(row0, row + 1), col =
+   * phi(col0, 0); stop at end */
   LLVMPositionBuilderAtEnd(b, rowh);
   LLVMValueRef i = LLVMBuildPhi(b, i64, "i");
+  LLVMValueRef row = LLVMBuildPhi(b, i64, "row");
+  LLVMValueRef col = LLVMBuildPhi(b, i64, "col");
   LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, i, end, ""), rowb, done);
 
   LLVMPositionBuilderAtEnd(b, rowb);
-  LLVMValueRef inner = dim[m - 1];
-  LLVMValueRef row = LLVMBuildSDiv(b, i, inner, "row");
-  LLVMValueRef col = LLVMBuildSRem(b, i, inner, "col0");
   LLVMValueRef left_row = LLVMBuildSub(b, inner, col, "");
   LLVMValueRef left_all = LLVMBuildSub(b, end, i, "");
   LLVMValueRef cnt = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left_row, left_all, ""),
@@ -619,6 +626,10 @@ static LLVMValueRef ew_worker(ew_gen *g, const ew_space *sp, uint32_t n_in,
   LLVMValueRef idx[KILN_MAX_RANK] = {0};
   LLVMValueRef rem = row;
   for (int k = (int)m - 2; k >= 0; k--) {
+    if (k == 0) { /* row < the product of the outer dims: no wrap left */
+      idx[0] = rem;
+      break;
+    }
     idx[k] = LLVMBuildSRem(b, rem, dim[k], "");
     rem = LLVMBuildSDiv(b, rem, dim[k], "");
   }
@@ -635,6 +646,9 @@ static LLVMValueRef ew_worker(ew_gen *g, const ew_space *sp, uint32_t n_in,
     hoisted[j] = sp->s[j][m - 1] ? NULL : ew_load(g, base[j]);
   }
   LLVMValueRef obase = LLVMBuildInBoundsGEP2(b, g->out_ty, ptrs[0], &i, 1, "");
+  for (uint32_t j = 0; j < n_in; j++)
+    if (sp->same & (1u << j))
+      base[j] = obase; /* its offset is i, as the output's */
   LLVMBuildBr(b, colh);
 
   LLVMPositionBuilderAtEnd(b, colh);
@@ -672,10 +686,13 @@ static LLVMValueRef ew_worker(ew_gen *g, const ew_space *sp, uint32_t n_in,
 
   LLVMPositionBuilderAtEnd(b, rowe);
   LLVMValueRef i1 = LLVMBuildAdd(b, i, cnt, "");
+  LLVMValueRef row1 = LLVMBuildAdd(b, row, ew_i64(g, 1), "");
   LLVMBuildBr(b, rowh);
-  LLVMValueRef iv[2] = {begin, i1};
+  LLVMValueRef iv[2] = {begin, i1}, rv[2] = {row0, row1}, cv[2] = {col0, ew_i64(g, 0)};
   LLVMBasicBlockRef ib[2] = {entry, rowe};
   LLVMAddIncoming(i, iv, ib, 2);
+  LLVMAddIncoming(row, rv, ib, 2);
+  LLVMAddIncoming(col, cv, ib, 2);
 
   LLVMPositionBuilderAtEnd(b, done);
   LLVMBuildRetVoid(b);
@@ -716,6 +733,16 @@ kiln_status kcpu_emit_elementwise(kcpu_emit *e, const kiln_instr *in, const kiln
     return NULL;
   ew_space sp;
   ew_collapse(ot, its, n_in, &sp);
+  /* Inputs the inplace pass put in the output's own buffer (same shape):
+   * the worker reads them through the output pointer, so LLVM sees that
+   * each element is read before it is written at the same address and
+   * vectorizes without a run-time overlap check (which such a loop always
+   * failed, running the scalar fallback). */
+  uint32_t same = 0;
+  for (uint32_t j = 0; j < n_in; j++)
+    if (kiln_instr_operand(in, 1 + j) == out && kiln_type_equal(its[j], ot) && !to_bool)
+      same |= 1u << j;
+  sp.same = same;
 
   LLVMContextRef C = kcpu_context(e);
   LLVMTypeRef ty, st;
@@ -750,7 +777,7 @@ kiln_status kcpu_emit_elementwise(kcpu_emit *e, const kiln_instr *in, const kiln
    * made, optimized and compiled once. */
   unsigned char key[16 + 16 * KILN_MAX_RANK + KILN_FUSED_MAX_OPS * 16];
   size_t kn = 0;
-  uint32_t head[4] = {(uint32_t)el, to_bool, n_in, sp.m};
+  uint32_t head[5] = {(uint32_t)el, to_bool, n_in, sp.m, sp.same};
   memcpy(key + kn, head, sizeof head), kn += sizeof head;
   for (uint32_t j = 0; j < n_in; j++)
     for (uint32_t k = 0; k < sp.m; k++)
