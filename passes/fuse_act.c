@@ -1,7 +1,8 @@
-/* passes/fuse_act.c: activation fusion. A Relu, LeakyRelu, Sigmoid or Tanh
- * (kiln/ops.h's fusable activations) whose input is the only use of a
- * Conv, MatMul or Gemm result folds into that node as its `activation`
- * attribute (with `activation_alpha` for LeakyRelu), so a backend can
+/* passes/fuse_act.c: activation fusion. A Relu, LeakyRelu, Sigmoid, Tanh or
+ * exact Gelu (kiln/ops.h's fusable activations) whose input is the only
+ * use of a Conv, MatMul or Gemm result (directly or through a Reshape used
+ * once) folds into that node as its `activation` attribute (with
+ * `activation_alpha` for LeakyRelu), so a backend can
  * apply it in the producer's epilogue while the result is still in
  * registers. Only where the backend says so:
  * o->supports_fused(producer, activation kind), then o->supports_node on
@@ -24,7 +25,7 @@ static bool fuse_act_kind(kiln_node_kind k) {
 /* Rebuild producer p with the activation of node a; *done false when the
  * backend declines the fused node. */
 static kiln_status fuse_act_one(kiln_function *f, const kiln_pass_options *o, kiln_node *p,
-                                kiln_node *a, bool *done) {
+                                kiln_node *view, kiln_node *a, bool *done) {
   *done = false;
   kiln_attr_desc *descs = NULL;
   uint32_t n_descs = 0;
@@ -52,7 +53,17 @@ static kiln_status fuse_act_one(kiln_function *f, const kiln_pass_options *o, ki
   if (o->supports_node && !o->supports_node(o->backend_user, fused))
     return kiln_function_remove_node(f, fused);
   kiln_value *repl = kiln_node_result(fused, 0);
+  if (view) { /* the view again, now of the fused result */
+    kiln_attr_desc *vd = NULL;
+    uint32_t nvd = 0;
+    KILN_TRY(kiln_pass_attrs_descs(kiln_node_attrs(view), 0, &vd, &nvd));
+    kiln_status vs = kiln_pass_emit(f, a, KILN_NODE_Reshape, &repl, 1, vd, nvd, &repl);
+    free(vd);
+    KILN_TRY(vs);
+  }
   KILN_TRY(kiln_pass_replace_node(f, a, &repl));
+  if (view)
+    KILN_TRY(kiln_function_remove_node(f, view));
   KILN_TRY(kiln_function_remove_node(f, p));
   *done = true;
   return NULL;
@@ -64,14 +75,25 @@ static kiln_status fuse_act_node(kiln_function *f, kiln_node *a, const kiln_pass
   if (!fuse_act_kind(kiln_node_get_kind(a)))
     return NULL;
   kiln_value *x = kiln_node_input(a, 0);
-  kiln_node *p = kiln_value_producer(x, NULL);
+  kiln_node *p = kiln_value_producer(x, NULL), *view = NULL;
+  /* through a Reshape used once (fusebias leaves Gemm results behind one):
+   * an elementwise activation commutes with it */
+  if (p && kiln_node_get_kind(p) == KILN_NODE_Reshape && kiln_value_use_count(x) == 1) {
+    view = p;
+    x = kiln_node_input(view, 0);
+    p = kiln_value_producer(x, NULL);
+  }
+  /* Gelu rides only in its exact form, the one the activation names */
+  if (kiln_node_get_kind(a) == KILN_NODE_Gelu &&
+      strcmp(kiln_attrs_string_or(kiln_node_attrs(a), "approximate", "none"), "none") != 0)
+    return NULL;
   if (!p || !fuse_act_producer_kind(kiln_node_get_kind(p)) || kiln_value_use_count(x) != 1 ||
       kiln_attrs_find(kiln_node_attrs(p), "activation") ||
       !o->supports_fused(o->backend_user, p, kiln_node_get_kind(a)))
     return NULL;
   /* p comes before a in the snapshot; once fused it is gone, so no later
    * step looks at it (only activations are visited). */
-  return fuse_act_one(f, o, p, a, done);
+  return fuse_act_one(f, o, p, view, a, done);
 }
 
 kiln_status kiln_pass_fuse_activation(kiln_function *f, const kiln_pass_options *o,

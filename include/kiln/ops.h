@@ -157,9 +157,10 @@ typedef enum kiln_fused_act_kind {
   KILN_FUSED_ACT_RELU = 1,
   KILN_FUSED_ACT_LEAKY_RELU = 2,
   KILN_FUSED_ACT_SIGMOID = 3,
-  KILN_FUSED_ACT_TANH = 4
+  KILN_FUSED_ACT_TANH = 4,
+  KILN_FUSED_ACT_GELU = 5 /* the exact (erf) form: 0.5 x (1 + erf(x / sqrt 2)) */
 } kiln_fused_act_kind;
-#define KILN_FUSED_ACT_KIND_COUNT 5
+#define KILN_FUSED_ACT_KIND_COUNT 6
 
 typedef struct kiln_fused_act {
   kiln_fused_act_kind kind;

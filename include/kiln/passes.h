@@ -163,8 +163,9 @@ KILN_NODISCARD kiln_status kiln_pass_fuse(kiln_function *f, const kiln_pass_opti
 KILN_NODISCARD kiln_status kiln_pass_fuse_bias(kiln_function *f, const kiln_pass_options *o,
                                                uint32_t *changes);
 
-/* Activation fusion: a Relu / LeakyRelu / Sigmoid / Tanh applied to the
- * single use of a Conv / MatMul / Gemm result becomes that node's
+/* Activation fusion: a Relu / LeakyRelu / Sigmoid / Tanh / exact Gelu
+ * applied to the single use of a Conv / MatMul / Gemm result (directly or
+ * through a Reshape used once) becomes that node's
  * `activation` attribute (node_kinds.def), where o->supports_fused(node,
  * activation kind) and then o->supports_node(fused node) accept it. */
 KILN_NODISCARD kiln_status kiln_pass_fuse_activation(kiln_function *f, const kiln_pass_options *o,

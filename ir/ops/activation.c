@@ -12,6 +12,7 @@ static const kiln_node_kind fused_act_kinds[KILN_FUSED_ACT_KIND_COUNT] = {
     [KILN_FUSED_ACT_LEAKY_RELU] = KILN_NODE_LeakyRelu,
     [KILN_FUSED_ACT_SIGMOID] = KILN_NODE_Sigmoid,
     [KILN_FUSED_ACT_TANH] = KILN_NODE_Tanh,
+    [KILN_FUSED_ACT_GELU] = KILN_NODE_Gelu,
 };
 
 kiln_node_kind kiln_fused_act_node_kind(kiln_fused_act_kind k) {
@@ -36,7 +37,7 @@ kiln_status kiln_fused_act_decode(const char *kind, const kiln_attrs *attrs, kil
       kiln_node_kind_from_name(s, &nk) ? kiln_fused_act_of_node_kind(nk) : KILN_FUSED_ACT_NONE;
   if (k == KILN_FUSED_ACT_NONE)
     return kiln_status_make(KILN_INVALID_ARGUMENT,
-                            "%s: unknown activation '%s' (Relu, LeakyRelu, Sigmoid or Tanh)", kind,
+                            "%s: unknown activation '%s' (Relu, LeakyRelu, Sigmoid, Tanh or Gelu)", kind,
                             s);
   out->kind = k;
   if (k == KILN_FUSED_ACT_LEAKY_RELU)

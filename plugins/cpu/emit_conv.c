@@ -77,7 +77,7 @@ kiln_status kcpu_emit_Conv(kcpu_emit *e, const kiln_instr *in) {
   if (group < 1 || x->dims[1] % group || y->dims[1] % group)
     return kcpu_e_fail(in, "group %lld does not divide the channels", (long long)group);
   int64_t act;
-  if (!kcpu_perf_act(a, &act))
+  if (!kcpu_perf_act(a, &act) || act == KCPU_ACT_GELU) /* the depthwise kernels apply Relu only */
     return kcpu_e_fail(in, "activation '%s' is not supported",
                        kiln_attrs_string_or(a, "activation", ""));
   int64_t C = x->dims[1], M = y->dims[1], lanes = kcpu_vector_lanes(e);

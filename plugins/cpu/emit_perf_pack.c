@@ -114,5 +114,8 @@ bool kcpu_perf_act(const kiln_attrs *a, int64_t *act) {
   }
   if (fa.kind == KILN_FUSED_ACT_RELU)
     *act = KCPU_ACT_RELU;
-  return fa.kind == KILN_FUSED_ACT_NONE || fa.kind == KILN_FUSED_ACT_RELU;
+  if (fa.kind == KILN_FUSED_ACT_GELU)
+    *act = KCPU_ACT_GELU;
+  return fa.kind == KILN_FUSED_ACT_NONE || fa.kind == KILN_FUSED_ACT_RELU ||
+         fa.kind == KILN_FUSED_ACT_GELU;
 }

@@ -6,7 +6,8 @@
  * MatMul / Gemm?" (the `fuseact` pass): yes for Relu on the f32 kernels,
  * whose GEMM epilogue applies it while the tile is still in registers; and
  * "may this Add ride on this MatMul as Gemm's C?" (`fusebias`): yes for
- * f32, for the same reason. */
+ * f32, for the same reason. An exact Gelu may ride on f32 MatMul / Gemm
+ * (applied over each finished C tile). */
 #include "cpu.h"
 
 /* The producers whose f32 emitters honour activation = "Relu" (the same
@@ -35,6 +36,10 @@ bool kcpu_supports_fused(void *state, const kiln_node *n, kiln_node_kind activat
   (void)state;
   if (activation == KILN_NODE_Relu)
     return kcpu_fuse_relu_ok(n);
+  /* Gelu (exact): over each finished GEMM tile; not on Conv, whose
+   * depthwise kernels apply Relu only */
+  if (activation == KILN_NODE_Gelu)
+    return kiln_node_get_kind(n) != KILN_NODE_Conv && kcpu_fuse_relu_ok(n);
   /* fusebias: the f32 GEMM adds Gemm's C in its epilogue */
   if (activation == KILN_NODE_Add)
     return kiln_node_get_kind(n) == KILN_NODE_MatMul && kcpu_fuse_relu_ok(n);

@@ -297,6 +297,9 @@ kiln_status interp_apply_activation(const char *kernel, const kiln_attrs *attrs,
     case KILN_FUSED_ACT_SIGMOID:
       r = x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
       break;
+    case KILN_FUSED_ACT_GELU: /* as the Gelu kernel's exact form */
+      r = 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
+      break;
     default:
       r = tanh(x);
       break;

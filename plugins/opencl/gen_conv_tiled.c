@@ -62,6 +62,10 @@ bool ocl_gen_activation(ocl_sb *b, const kiln_attrs *a, kiln_elem e, const char 
   case KILN_FUSED_ACT_TANH:
     ocl_sb_printf(b, "%s%s = tanh(%s);\n", indent, var, var);
     break;
+  case KILN_FUSED_ACT_GELU:
+    ocl_sb_printf(b, "%s%s = (%s)0.5 * %s * ((%s)1 + erf(%s * (%s)0.70710678118654752440));\n",
+                  indent, var, t, var, t, var, t);
+    break;
   }
   return true;
 }

@@ -108,6 +108,37 @@ START_TEST(activation_fuses_into_conv_and_matmul) {
 }
 END_TEST
 
+START_TEST(bias_residual_and_gelu_fuse_into_gemm) {
+  /* torch's Linear on 3-D input + exact Gelu: MatMul + Add(bias) + Gelu
+   * becomes one Gemm (fusebias, then fuseact) on a [6, 13] view; a product
+   * plus a residual of its own shape too; and a single row (the
+   * matrix-vector path) with bias and Gelu. Results match the interpreter
+   * running the unfused graph. */
+  char v[2048];
+  size_t n = 0;
+  for (int i = 0; i < 13 * 6; i++)
+    n += (size_t)snprintf(v + n, sizeof v - n, "%s%g", i ? ", " : "", 0.05 * (i % 11) - 0.25);
+  char text[8192];
+  snprintf(text, sizeof text,
+           "module @t\ninput %%x : f32[2,3,13]\ninput %%x2 : f32[2,3,13]\ninput %%r : f32[2,3,6]\n"
+           "input %%o : f32[1,13]\n"
+           "const %%v : f32[13,6] = [%s]\nconst %%b : f32[6] = [0.5, -1, 0.25, 2, -0.5, 0]\n"
+           "func @main {\n"
+           "  %%p : f32[2,3,6] = MatMul(%%x, %%v)\n  %%q : f32[2,3,6] = Add(%%p, %%b)\n"
+           "  %%g : f32[2,3,6] = Gelu(%%q)\n"
+           "  %%p2 : f32[2,3,6] = MatMul(%%x2, %%v)\n  %%q2 : f32[2,3,6] = Add(%%r, %%p2)\n"
+           "  %%p3 : f32[1,6] = MatMul(%%o, %%v)\n  %%q3 : f32[1,6] = Add(%%b, %%p3)\n"
+           "  %%g3 : f32[1,6] = Gelu(%%q3)\n"
+           "  output %%y = %%g\n  output %%y2 = %%q2\n  output %%y3 = %%g3\n}\n",
+           v);
+  ck_assert_uint_eq(kt_count_instrs(text, "cpu", KILN_NODE_Gelu), 0);
+  ck_assert_uint_eq(kt_count_instrs(text, "cpu", KILN_NODE_Add), 0);
+  ck_assert_uint_eq(kt_count_instrs(text, "cpu", KILN_NODE_MatMul), 0);
+  ck_assert_uint_eq(kt_count_instrs(text, "cpu", KILN_NODE_Gemm), 3);
+  kt_vs_interp(text, 1e-5, 1e-6);
+}
+END_TEST
+
 Suite *kcpu_fuse_suite(void) {
   Suite *s = suite_create("cpu-fuse");
   TCase *tc = tcase_create("fuse");
@@ -118,6 +149,7 @@ Suite *kcpu_fuse_suite(void) {
   tcase_add_test(tc, lowered_activations_fuse);
   tcase_add_test(tc, explicit_fused_node);
   tcase_add_test(tc, activation_fuses_into_conv_and_matmul);
+  tcase_add_test(tc, bias_residual_and_gelu_fuse_into_gemm);
   suite_add_tcase(s, tc);
   return s;
 }

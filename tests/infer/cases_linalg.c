@@ -7,7 +7,8 @@ void cases_linalg(void) {
   OK(MatMul, "f32[2,3] f32[3,4]", "f32[2,4]");
   OK(MatMul, "f32[2,3] f32[3,4]", "f32[2,4]", KILN_ATTR_S("activation", "Relu"));
   ERR(MatMul, "i32[2,3] i32[3,4]", "needs a float result", KILN_ATTR_S("activation", "Relu"));
-  ERR(Gemm, "f32[2,3] f32[3,4]", "attribute 'activation'", KILN_ATTR_S("activation", "Gelu"));
+  OK(Gemm, "f32[2,3] f32[3,4]", "f32[2,4]", KILN_ATTR_S("activation", "Gelu"));
+  ERR(Gemm, "f32[2,3] f32[3,4]", "attribute 'activation'", KILN_ATTR_S("activation", "Elu"));
   OK(MatMul, "f32[5,2,3] f32[3]", "f32[5,2]");
   OK(MatMul, "f32[3] f32[3,7]", "f32[7]");
   OK(MatMul, "f32[3] f32[3]", "f32[]");

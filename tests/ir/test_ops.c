@@ -282,8 +282,12 @@ START_TEST(fused_activations) {
   ck_assert_double_eq(a.alpha, 0.2);
   kiln_attrs_destroy(NULL, at);
   at = mk(ATTRS(KILN_ATTR_S("activation", "Gelu")));
+  ck_assert_ptr_null(kiln_fused_act_decode("MatMul", at, &a));
+  ck_assert_int_eq(a.kind, KILN_FUSED_ACT_GELU);
+  kiln_attrs_destroy(NULL, at);
+  at = mk(ATTRS(KILN_ATTR_S("activation", "Elu")));
   expect_fail(kiln_fused_act_decode("MatMul", at, &a),
-              "MatMul: unknown activation 'Gelu' (Relu, LeakyRelu, Sigmoid or Tanh)");
+              "MatMul: unknown activation 'Elu' (Relu, LeakyRelu, Sigmoid, Tanh or Gelu)");
   kiln_attrs_destroy(NULL, at);
   ck_assert_int_eq(kiln_fused_act_node_kind(KILN_FUSED_ACT_TANH), KILN_NODE_Tanh);
   ck_assert_int_eq(kiln_fused_act_node_kind(KILN_FUSED_ACT_NONE), KILN_NODE_KIND_COUNT);

@@ -78,7 +78,9 @@ typedef struct kcpu_fault {
 void kcpu_fault_index(kcpu_fault *f, int64_t site, int64_t value, int64_t bound, int64_t at);
 
 /* ---- GEMM (linalg_gemm.c) ---- */
-enum { KCPU_ACT_NONE = 0, KCPU_ACT_RELU = 1 };
+/* GELU (the exact form) is applied over each finished C tile after the
+ * micro-kernels, not in their register epilogue. */
+enum { KCPU_ACT_NONE = 0, KCPU_ACT_RELU = 1, KCPU_ACT_GELU = 2 };
 
 /* C[M,N] (=|+=) alpha * op(A)[M,K] * op(B)[K,N], then the epilogue in this
  * order: + bias_col[n], + bias_row[m], + res[m*ldr+n], activation.

@@ -7,6 +7,7 @@
  * within a block) whatever the tile it falls in, so results are identical
  * for any thread count. */
 #include "gemm_impl.h"
+#include "kcpu_math.h"
 
 #include <string.h>
 
@@ -317,6 +318,15 @@ KCPU_PREBUILT void kcpu_gemm_tile(const kcpu_gemm_desc *d, int64_t m0, int64_t m
       kcpu_gemm_blocked_8(d, m0, m1, n0, n1, Ap, Bp);
     else
       kcpu_gemm_blocked_4(d, m0, m1, n0, n1, Ap, Bp);
+    /* GELU over the finished tile, while it is still in cache: a loop of
+     * the inlined erf that vectorizes, which the register epilogue's
+     * explicit vectors would not */
+    if (d->act == KCPU_ACT_GELU)
+      for (int64_t m = m0; m < m1; m++) {
+        float *cr = d->C + m * d->ldc;
+        for (int64_t n = n0; n < n1; n++)
+          cr[n] = kcpu_m_gelu(cr[n]);
+      }
   }
   kcpu_free(Ap);
   kcpu_free(Bp);
@@ -387,7 +397,8 @@ static void kcpu_gemv_fn(void *ctx, int64_t b, int64_t e) {
       float v = acc[j];
       if (d->accumulate)
         v += d->C[n0 + j];
-      d->C[n0 + j] = kcpu_epi1(d, v, 0, n0 + j);
+      v = kcpu_epi1(d, v, 0, n0 + j);
+      d->C[n0 + j] = d->act == KCPU_ACT_GELU ? kcpu_m_gelu(v) : v;
     }
   }
 }
