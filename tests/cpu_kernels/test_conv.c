@@ -85,6 +85,10 @@ START_TEST(conv_depthwise) {
   conv_case((cv){1, 4, 17, 17, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 4}, 1);
   conv_case((cv){2, 3, 34, 33, 3, 3, 3, 2, 2, 1, 1, 0, 1, 1, 0, 3}, 0);
   conv_case((cv){1, 3, 7, 40, 3, 3, 3, 1, 1, 1, 1, 1, 0, 1, 2, 3}, 1);
+  /* 5x5 (MobileNetV3, EfficientNet) at stride 1 and 2, and a 1x7 */
+  conv_case((cv){1, 4, 12, 20, 4, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 4}, 1);
+  conv_case((cv){2, 3, 31, 31, 3, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2, 3}, 0);
+  conv_case((cv){1, 2, 5, 19, 2, 1, 7, 1, 1, 1, 1, 0, 3, 0, 3, 2}, 1);
 }
 END_TEST
 

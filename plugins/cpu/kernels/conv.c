@@ -193,16 +193,18 @@ static void kcpu_dw_fn(void *ctx, int64_t b, int64_t e) {
   }
 }
 
-/* Depthwise 3x3, dilation 1, stride 1 or 2: each channel is first copied
- * into a zero-bordered plane (stride 2: split into even and odd columns),
- * so that every output row is nine contiguous, unconditional multiply-adds
- * per element. Rows are computed 16 outputs at a time in vector registers
+/* Depthwise KH x KW (up to 7 x 7; MobileNetV3 and EfficientNet use 5 x 5),
+ * dilation 1, stride 1 or 2: each channel is first copied into a
+ * zero-bordered plane (stride 2: split into even and odd columns), so that
+ * every output row is KH*KW contiguous, unconditional multiply-adds per
+ * element. Rows are computed 16 outputs at a time in vector registers
  * over a plane padded to a multiple of 16 columns, so a 7, 14 or 28 wide
  * row runs in vector code rather than in a scalar remainder loop; the
  * border is zeroed once per task and each channel copies only its valid
- * ranges. Taps are summed in (kh, kw) order and the
- * bias added last, as in kcpu_dw_fn. */
+ * ranges. Taps are summed in (kh, kw) order and the bias added last, as in
+ * kcpu_dw_fn. */
 #define KCPU_DW_V 16
+#define KCPU_DW_MAXK 7
 /* The row copies below are a few dozen floats: as memmove / memset calls
  * (clang's loop idioms) the calls cost more than the copies. */
 #ifdef __clang__
@@ -210,34 +212,27 @@ static void kcpu_dw_fn(void *ctx, int64_t b, int64_t e) {
 #else
 #define KCPU_NO_MEM_CALLS
 #endif
-KCPU_NO_MEM_CALLS static void kcpu_dw3_fn(void *ctx, int64_t b, int64_t e) {
-  const kcpu_conv_args *a = ctx;
+KCPU_NO_MEM_CALLS static inline void kcpu_dwk_body(const kcpu_conv_args *a, int64_t b, int64_t e,
+                                                   int64_t KH, int64_t KW, float *buf) {
   int64_t s = a->sh, OW = a->OW, OH = a->OH, W = a->W;
   int64_t OWp = (OW + KCPU_DW_V - 1) / KCPU_DW_V * KCPU_DW_V;
-  /* rows of the padded plane, and columns per phase (the widest read is
-   * column OWp - 1 + 2 / s) */
-  int64_t Hp = (OH - 1) * s + 3, Wh = OWp + 2 / s;
-  float *buf = kcpu_alloc((Hp * s * Wh + OWp) * (int64_t)sizeof(float));
-  if (!buf) {
-    kcpu_dw_fn(ctx, b, e);
-    return;
-  }
+  int64_t Hp = (OH - 1) * s + KH, Wh = OWp + (KW - 1) / s;
   float *row_out = buf + Hp * s * Wh;
   /* the border is the same for every channel: zero it once */
   for (int64_t j = 0; j < Hp * s * Wh; j++)
     buf[j] = 0.0f;
   for (int64_t i = b; i < e; i++) {
     int64_t c = i % a->C;
-    const float *x = a->X + i * a->H * W, *w = a->Wt + c * 9;
+    const float *x = a->X + i * a->H * W, *w = a->Wt + c * KH * KW;
     float *y = a->Y + i * OH * OW;
     float b0 = a->bias ? a->bias[c] : 0.0f;
     /* phase p of padded row r: column j holds input column (j*s + p) - pl */
     for (int64_t r = 0; r < Hp; r++) {
       int64_t ih = r - a->pt;
+      if (ih < 0 || ih >= a->H)
+        continue; /* a zero row */
       for (int64_t p = 0; p < s; p++) {
         float *dst = buf + (r * s + p) * Wh;
-        if (ih < 0 || ih >= a->H)
-          continue; /* a zero row */
         /* valid j: 0 <= j*s + p - pl < W */
         int64_t q = a->pl - p, lo = q <= 0 ? 0 : (q + s - 1) / s;
         int64_t hi = W + q <= 0 ? 0 : (W + q - 1) / s + 1;
@@ -255,33 +250,19 @@ KCPU_NO_MEM_CALLS static void kcpu_dw3_fn(void *ctx, int64_t b, int64_t e) {
         }
       }
     }
-    float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6], w7 = w[7],
-          w8 = w[8];
     int relu = a->act == KCPU_ACT_RELU;
     for (int64_t oh = 0; oh < OH; oh++) {
-      /* rK_J[ow] = padded (oh*s+K, ow*s+J) */
-      const float *r0_0 = buf + ((oh * s + 0) * s + 0 % s) * Wh + 0 / s;
-      const float *r0_1 = buf + ((oh * s + 0) * s + 1 % s) * Wh + 1 / s;
-      const float *r0_2 = buf + ((oh * s + 0) * s + 2 % s) * Wh + 2 / s;
-      const float *r1_0 = buf + ((oh * s + 1) * s + 0 % s) * Wh + 0 / s;
-      const float *r1_1 = buf + ((oh * s + 1) * s + 1 % s) * Wh + 1 / s;
-      const float *r1_2 = buf + ((oh * s + 1) * s + 2 % s) * Wh + 2 / s;
-      const float *r2_0 = buf + ((oh * s + 2) * s + 0 % s) * Wh + 0 / s;
-      const float *r2_1 = buf + ((oh * s + 2) * s + 1 % s) * Wh + 1 / s;
-      const float *r2_2 = buf + ((oh * s + 2) * s + 2 % s) * Wh + 2 / s;
+      /* tap (kh, kw) of output ow is padded (oh*s+kh, ow*s+kw): phase kw % s,
+       * column ow + kw / s */
+      const float *tap[KCPU_DW_MAXK * KCPU_DW_MAXK];
+      for (int64_t kh = 0; kh < KH; kh++)
+        for (int64_t kw = 0; kw < KW; kw++)
+          tap[kh * KW + kw] = buf + ((oh * s + kh) * s + kw % s) * Wh + kw / s;
       float *yr = OWp == OW ? y + oh * OW : row_out;
       for (int64_t o = 0; o < OWp; o += KCPU_DW_V) {
-#define KCPU_DW_L(p) (*(const kcpu_v16u *)((p) + o))
-        kcpu_v16u v = w0 * KCPU_DW_L(r0_0);
-        v += w1 * KCPU_DW_L(r0_1);
-        v += w2 * KCPU_DW_L(r0_2);
-        v += w3 * KCPU_DW_L(r1_0);
-        v += w4 * KCPU_DW_L(r1_1);
-        v += w5 * KCPU_DW_L(r1_2);
-        v += w6 * KCPU_DW_L(r2_0);
-        v += w7 * KCPU_DW_L(r2_1);
-        v += w8 * KCPU_DW_L(r2_2);
-#undef KCPU_DW_L
+        kcpu_v16u v = w[0] * *(const kcpu_v16u *)(tap[0] + o);
+        for (int64_t t = 1; t < KH * KW; t++)
+          v += w[t] * *(const kcpu_v16u *)(tap[t] + o);
         v += b0;
         if (relu) /* keep what is not below 0 (NaN and -0 included), as kcpu_dw_fn */
           v = (kcpu_v16u)((kcpu_v16m)v & ~(kcpu_v16m)(v < 0.0f));
@@ -292,6 +273,24 @@ KCPU_NO_MEM_CALLS static void kcpu_dw3_fn(void *ctx, int64_t b, int64_t e) {
           y[oh * OW + j] = row_out[j];
     }
   }
+}
+
+static void kcpu_dwk_fn(void *ctx, int64_t b, int64_t e) {
+  const kcpu_conv_args *a = ctx;
+  int64_t s = a->sh, OWp = (a->OW + KCPU_DW_V - 1) / KCPU_DW_V * KCPU_DW_V;
+  int64_t Hp = (a->OH - 1) * s + a->KH, Wh = OWp + (a->KW - 1) / s;
+  float *buf = kcpu_alloc((Hp * s * Wh + OWp) * (int64_t)sizeof(float));
+  if (!buf) {
+    kcpu_dw_fn(ctx, b, e);
+    return;
+  }
+  /* the common sizes with constant trip counts, so the tap loop unrolls */
+  if (a->KH == 3 && a->KW == 3)
+    kcpu_dwk_body(a, b, e, 3, 3, buf);
+  else if (a->KH == 5 && a->KW == 5)
+    kcpu_dwk_body(a, b, e, 5, 5, buf);
+  else
+    kcpu_dwk_body(a, b, e, a->KH, a->KW, buf);
   kcpu_free(buf);
 }
 
@@ -306,8 +305,9 @@ KCPU_PREBUILT void kcpu_k_conv2d_ex(const float *X, const float *Wt, const float
   if (N <= 0 || M <= 0 || OH <= 0 || OW <= 0)
     return;
   if (group == C && M == C && group > 1) {
-    int dw3 = KH == 3 && KW == 3 && dh == 1 && dw == 1 && sh == sw && (sh == 1 || sh == 2);
-    kcpu_parallel_for(pool, N * C, dw3 ? kcpu_dw3_fn : kcpu_dw_fn, &a);
+    int dwk = KH <= KCPU_DW_MAXK && KW <= KCPU_DW_MAXK && dh == 1 && dw == 1 && sh == sw &&
+              (sh == 1 || sh == 2);
+    kcpu_parallel_for(pool, N * C, dwk ? kcpu_dwk_fn : kcpu_dw_fn, &a);
     return;
   }
   int64_t T = kcpu_pool_threads(pool), jobs = N * group;
