@@ -85,7 +85,7 @@ kiln_status kcpu_emit_Resize(kcpu_emit *e, const kiln_instr *in) {
              x->dims[rank - 1] <= KCPU_RS2_MAX_W;
   for (uint32_t d = 0; sep && d + 2 < rank; d++)
     sep = rs_identity(&r, d);
-  for (int64_t k = toff[rank - 2]; sep && k < total; k++)
+  for (int64_t k = sep ? toff[rank - 2] : total; k < total && sep; k++)
     sep = tidx[k] >= 0;
   if (sep) {
     int64_t planes = kcpu_e_prod(x->dims, 0, rank - 2), oh = y->dims[rank - 2];
