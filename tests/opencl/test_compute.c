@@ -251,6 +251,8 @@ START_TEST(conv_tiled) {
   conv_tiled_case("tiled", "Relu");
   conv_tiled_case("direct", "Relu");
   conv_tiled_case("tiled", "Sigmoid");
+  conv_tiled_case("tiled", "Gelu");
+  conv_tiled_case("direct", "Gelu");
 }
 END_TEST
 
@@ -268,6 +270,14 @@ START_TEST(matmul_activation) {
   const void *ins[] = {av, bv};
   const float want[] = {1, 0, 3, 4};
   tg_check(&t, ins, 0, want, 4);
+  tg_free(&t);
+  /* exact Gelu on a [5, 7] x [7, 3] product, against the interpreter */
+  tg_init(&t);
+  static const int64_t d57[] = {5, 7}, d73[] = {7, 3};
+  kiln_value *g[] = {tg_input(&t, "a", KILN_F32, 2, d57), tg_input(&t, "b", KILN_F32, 2, d73)};
+  kiln_attr_desc gt[] = {KILN_ATTR_S("activation", "Gelu")};
+  tg_output(&t, "y", tg_node(&t, KILN_NODE_MatMul, g, 2, gt, 1));
+  tg_check(&t, NULL, 1e-5, NULL, 0);
   tg_free(&t);
 }
 END_TEST
