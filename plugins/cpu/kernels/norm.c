@@ -1,6 +1,7 @@
 /* plugins/cpu/kernels/norm.c: Softmax / LogSoftmax along any axis (viewed
- * as [outer, n, inner]), LayerNormalization over trailing rows and
- * inference BatchNormalization, all f32. Row sums use 16 partial
+ * as [outer, n, inner]), LayerNormalization and RMSNormalization over
+ * trailing rows (one row kernel: RMSNorm is LayerNorm without the mean)
+ * and inference BatchNormalization, all f32. Row sums use 16 partial
  * accumulators combined in a fixed order: vectorized and deterministic.
  * Exponentials are kcpu_m_exp (rt/kcpu_math.c), so they vectorize too. */
 #include "kcpu_runtime.h"
@@ -121,6 +122,7 @@ typedef struct kcpu_ln_args {
   float *y, *mean, *rstd;
   int64_t n;
   float eps;
+  int centre; /* 0: RMSNorm (no mean subtracted) */
 } kcpu_ln_args;
 
 static void kcpu_ln_rows(void *ctx, int64_t b, int64_t e) {
@@ -129,7 +131,7 @@ static void kcpu_ln_rows(void *ctx, int64_t b, int64_t e) {
   for (int64_t r = b; r < e; r++) {
     const float *x = a->x + r * n;
     float *y = a->y + r * n;
-    float mean = kcpu_row_sum(x, n) / (float)n;
+    float mean = a->centre ? kcpu_row_sum(x, n) / (float)n : 0.0f;
     /* two passes: the centred squares go through y as scratch */
     for (int64_t i = 0; i < n; i++) {
       float d = x[i] - mean;
@@ -151,40 +153,20 @@ static void kcpu_ln_rows(void *ctx, int64_t b, int64_t e) {
 KCPU_PREBUILT void kcpu_k_layernorm(const float *x, const float *scale, const float *bias, float *y,
                       float *mean_out, float *rstd_out, int64_t rows, int64_t n, float eps,
                       struct kcpu_pool *pool) {
-  kcpu_ln_args a = {x, scale, bias, y, mean_out, rstd_out, n, eps};
+  kcpu_ln_args a = {x, scale, bias, y, mean_out, rstd_out, n, eps, 1};
   if (n <= 0)
     return;
   kcpu_parallel_for(pool, rows, kcpu_ln_rows, &a);
 }
 
-typedef struct kcpu_rms_args {
-  const float *x, *scale;
-  float *y;
-  int64_t n;
-  float eps;
-} kcpu_rms_args;
-
-static void kcpu_rms_rows(void *ctx, int64_t b, int64_t e) {
-  const kcpu_rms_args *a = ctx;
-  int64_t n = a->n;
-  for (int64_t r = b; r < e; r++) {
-    const float *x = a->x + r * n;
-    float *y = a->y + r * n;
-    /* the squares go through y as scratch, for kcpu_row_sum's order */
-    for (int64_t i = 0; i < n; i++)
-      y[i] = x[i] * x[i];
-    float rs = 1.0f / sqrtf(kcpu_row_sum(y, n) / (float)n + a->eps);
-    for (int64_t i = 0; i < n; i++)
-      y[i] = x[i] * rs * a->scale[i];
-  }
-}
-
 KCPU_PREBUILT void kcpu_k_rmsnorm(const float *x, const float *scale, float *y, int64_t rows,
                                   int64_t n, float eps, struct kcpu_pool *pool) {
-  kcpu_rms_args a = {x, scale, y, n, eps};
+  /* LayerNorm's rows with the mean held at 0 and no bias: x - 0 is x, so
+   * the squares, their sum and the products are RMSNorm's exactly */
+  kcpu_ln_args a = {x, scale, NULL, y, NULL, NULL, n, eps, 0};
   if (n <= 0)
     return;
-  kcpu_parallel_for(pool, rows, kcpu_rms_rows, &a);
+  kcpu_parallel_for(pool, rows, kcpu_ln_rows, &a);
 }
 
 KCPU_PREBUILT void kcpu_k_batchnorm(const float *x, const float *scale, const float *bias, const float *mean,
