@@ -1,6 +1,9 @@
 /* tests/cpu_kernels/test_conv.c: convolution (pointwise, general im2col,
- * grouped, depthwise) and pooling against naive loops. */
+ * direct on a padded plane, grouped, depthwise) and pooling against naive
+ * loops. */
 #include "tk.h"
+
+#include "gemm_impl.h"
 
 #include <math.h>
 #include <string.h>
@@ -63,6 +66,83 @@ static void conv_case(cv c, int relu) {
   kcpu_pool_destroy(p2);
   free(X), free(Wt), free(b), free(Y), free(Y2), free(R);
 }
+
+/* Filters in the engine's prepacked layout (gemm_impl.h: element (i, k)
+ * of each group's Mg x Kg matrix at k0*RP + (i/U)*U*kc + (k-k0)*U + i%U),
+ * groups one after another, as the compiler hands them to the kernel. */
+static float *pack_filters(const float *Wt, int64_t g, int64_t Mg, int64_t Kg, int64_t U) {
+  int64_t RP = (Mg + U - 1) / U * U, per = kcpu_prepacked_size(Mg, Kg, U);
+  float *p = tk_alloc(g * per);
+  for (int64_t gi = 0; gi < g; gi++)
+    for (int64_t i = 0; i < Mg; i++)
+      for (int64_t k = 0; k < Kg; k++) {
+        int64_t k0 = k / KCPU_KC * KCPU_KC, kc = Kg - k0 < KCPU_KC ? Kg - k0 : KCPU_KC;
+        p[gi * per + k0 * RP + (i / U) * U * kc + (k - k0) * U + i % U] =
+            Wt[(gi * Mg + i) * Kg + k];
+      }
+  return p;
+}
+
+/* Prepacked filters with 16 lanes, as a JIT'd model on an AVX-512 host
+ * calls it: filters wider than 1x1 take the direct kernel (conv_direct.c),
+ * on 1 and on 2 threads; both must give the same bits. */
+static void conv_case_packed(cv c, int relu) {
+  int64_t OH = cv_oh(&c), OW = cv_ow(&c), Mg = c.M / c.g, Kg = c.C / c.g * c.KH * c.KW;
+  int64_t xn = c.N * c.C * c.H * c.W, wn = c.M * Kg, yn = c.N * c.M * OH * OW;
+  float *X = tk_alloc(xn), *Wt = tk_alloc(wn), *b = tk_alloc(c.M), *Y = tk_alloc(yn);
+  float *Y2 = tk_alloc(yn), *R = tk_alloc(yn);
+  tk_fill(X, xn, 21);
+  tk_fill(Wt, wn, 22);
+  tk_fill(b, c.M, 23);
+  float *Wpk = pack_filters(Wt, c.g, Mg, Kg, kcpu_gemm_mr(16));
+  struct kcpu_pool *p2 = kcpu_pool_create(2);
+  kcpu_k_conv2d_ex(X, NULL, Wpk, b, Y, c.N, c.C, c.H, c.W, c.M, OH, OW, c.KH, c.KW, c.sh, c.sw,
+                   c.dh, c.dw, c.pt, c.pl, c.g, relu, 16, NULL);
+  kcpu_k_conv2d_ex(X, NULL, Wpk, b, Y2, c.N, c.C, c.H, c.W, c.M, OH, OW, c.KH, c.KW, c.sh, c.sw,
+                   c.dh, c.dw, c.pt, c.pl, c.g, relu, 16, p2);
+  ref_conv(&c, X, Wt, b, R, relu);
+  double tol = 2e-6 * (double)Kg + 1e-5;
+  for (int64_t i = 0; i < yn; i++) {
+    ck_assert_msg(fabs(Y[i] - R[i]) < tol, "packed conv C%lld M%lld H%lld W%lld k%lldx%lld g%lld: %lld got %g want %g",
+                  (long long)c.C, (long long)c.M, (long long)c.H, (long long)c.W,
+                  (long long)c.KH, (long long)c.KW, (long long)c.g, (long long)i, Y[i], R[i]);
+    ck_assert_msg(Y2[i] == Y[i], "packed conv: 2 threads differ from 1 at %lld", (long long)i);
+  }
+  kcpu_pool_destroy(p2);
+  free(X), free(Wt), free(b), free(Y), free(Y2), free(R), free(Wpk);
+}
+
+START_TEST(conv_direct) {
+  /* odd channel counts (1, 3, 7, 17, 24, 40), 3x3 pad 1 at 7, 14 and
+   * 56 wide (the zoo's stages), tiles of 1 to 48 columns and 1 to 8 rows */
+  conv_case_packed((cv){1, 1, 7, 7, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 1);
+  conv_case_packed((cv){1, 3, 14, 14, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 0);
+  conv_case_packed((cv){1, 17, 7, 7, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 1);
+  conv_case_packed((cv){2, 24, 9, 56, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 0);
+  conv_case_packed((cv){1, 40, 14, 14, 17, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 1);
+  /* K over one KC block (C 40 x 5x5 = 1000), no pad, uneven pads,
+   * dilation 2 (DeepLab-style), 1x7 and 7x1, a 2-row image */
+  conv_case_packed((cv){1, 40, 11, 13, 9, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 1}, 0);
+  conv_case_packed((cv){1, 7, 10, 12, 8, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1}, 1);
+  conv_case_packed((cv){1, 5, 9, 8, 6, 3, 3, 1, 1, 1, 1, 0, 2, 1, 0, 1}, 0);
+  conv_case_packed((cv){1, 6, 12, 12, 10, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1}, 1);
+  conv_case_packed((cv){1, 8, 9, 17, 16, 1, 7, 1, 1, 1, 1, 0, 3, 0, 3, 1}, 0);
+  conv_case_packed((cv){1, 8, 17, 9, 16, 7, 1, 1, 1, 1, 1, 3, 0, 3, 0, 1}, 0);
+  conv_case_packed((cv){1, 4, 2, 30, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 1);
+  /* grouped (ResNeXt, RegNet): 4 groups of 8 -> 8 */
+  conv_case_packed((cv){1, 32, 14, 14, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4}, 1);
+  /* strides: 3x3 stride 2 (ResNet's downsampling), the 7x7 stride-2 stem
+   * on 3 channels with odd sizes, stride 2 x 1 with dilation, a 4x4
+   * stride-4 patch embedding */
+  conv_case_packed((cv){1, 5, 15, 15, 9, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1}, 0);
+  conv_case_packed((cv){1, 16, 14, 14, 24, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1}, 1);
+  conv_case_packed((cv){1, 3, 37, 29, 8, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 1}, 1);
+  conv_case_packed((cv){1, 4, 13, 12, 5, 3, 3, 2, 1, 2, 1, 2, 1, 1, 2, 1}, 0);
+  conv_case_packed((cv){1, 3, 16, 20, 7, 4, 4, 4, 4, 1, 1, 0, 0, 0, 0, 1}, 0);
+  /* what stays on the GEMM path with packed filters: 1x1 */
+  conv_case_packed((cv){1, 9, 7, 7, 17, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1}, 1);
+}
+END_TEST
 
 START_TEST(conv_pointwise) {
   conv_case((cv){2, 7, 5, 6, 17, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1}, 0);
@@ -130,6 +210,7 @@ Suite *tk_conv_suite(void) {
   tcase_add_test(tc, conv_hand);
   tcase_add_test(tc, conv_pointwise);
   tcase_add_test(tc, conv_general);
+  tcase_add_test(tc, conv_direct);
   tcase_add_test(tc, conv_depthwise);
   tcase_add_test(tc, pool_hand);
   suite_add_tcase(s, tc);

@@ -1,8 +1,9 @@
 /* plugins/cpu/kernels/conv.c: 2-D convolution (NCHW, f32). Pointwise
  * convolutions are plain GEMMs on the image; general ones are GEMMs whose B
  * matrix (im2col) is packed straight from the image by a custom packer, so
- * no column buffer is ever materialized; depthwise convolutions use a direct
- * loop vectorized along output rows. Bias and activation ride on the GEMM
+ * no column buffer is ever materialized (on AVX-512, with prepacked
+ * filters, they skip even that: conv_direct.c); depthwise convolutions use a direct loop
+ * vectorized along output rows. Bias and activation ride on the GEMM
  * epilogue. */
 #include "gemm_impl.h"
 
@@ -11,11 +12,6 @@
 typedef float kcpu_v16u __attribute__((vector_size(64), aligned(4), may_alias));
 typedef float kcpu_v4u __attribute__((vector_size(16), aligned(4), may_alias));
 typedef int32_t kcpu_v16m __attribute__((vector_size(64))); /* comparison masks */
-
-typedef struct kcpu_conv_geo {
-  const float *x; /* image of this (n, group) at its first channel */
-  int64_t H, W, OW, KH, KW, sh, sw, dh, dw, pt, pl;
-} kcpu_conv_geo;
 
 /* B(k, p) with k = (c, kh, kw) and p = (oh, ow): the input pixel under
  * filter tap k for output pixel p, zero in the padding. Everything that
@@ -138,6 +134,8 @@ static void kcpu_conv_one(const kcpu_conv_args *a, int64_t n, int64_t g, struct 
       .bias_row = a->bias ? a->bias + g * Mg : NULL,
       .act = a->act,
       .lanes = a->lanes};
+  if (!pointwise && kcpu_conv_direct(&d, &geo, pool))
+    return;
   kcpu_gemm_run(&d, pool);
 }
 

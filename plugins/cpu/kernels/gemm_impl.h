@@ -57,10 +57,50 @@ struct kcpu_gemm_desc {
   int64_t ldr, act, lanes;
 };
 
+/* The epilogue of one element C(m, n), in the order documented above:
+ * bias per column, bias per row, residual, activation. The register
+ * epilogues of the micro-kernels do the same operations in the same
+ * order; this scalar form serves edge tiles and kernels that store C
+ * element by element. */
+static inline float kcpu_gemm_epi1(const kcpu_gemm_desc *d, float v, int64_t m, int64_t n) {
+  if (d->bias_col)
+    v += d->bias_col[n];
+  if (d->bias_row)
+    v += d->bias_row[m];
+  if (d->res)
+    v += d->res[m * d->ldr + n];
+  if (d->act == KCPU_ACT_RELU)
+    v = v > 0.0f ? v : 0.0f;
+  return v;
+}
+
 /* Compute the tile C[m0:m1, n0:n1] on the calling thread. */
 void kcpu_gemm_tile(const kcpu_gemm_desc *d, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 /* Whole GEMM, split over the pool's threads. */
 void kcpu_gemm_run(const kcpu_gemm_desc *d, struct kcpu_pool *pool);
+
+/* Splitting work over threads: the start of part i of `parts` of
+ * [0, total) in whole units; and the tm x tn grid of T tiles of an M x N
+ * output in MR x NR micro-tiles that gives the busiest thread the least
+ * work (a_packed: A needs no packing). */
+int64_t kcpu_split(int64_t total, int64_t parts, int64_t i, int64_t unit);
+void kcpu_gemm_grid(int64_t M, int64_t N, int64_t MR, int64_t NR, int64_t L, int a_packed,
+                    int64_t T, int64_t *out_tm, int64_t *out_tn);
+
+/* The geometry of one (image, group) of a 2-D convolution, for the B
+ * operand: the GEMM's K runs over (channel, kh, kw), N over output pixels. */
+typedef struct kcpu_conv_geo {
+  const float *x; /* image of this (n, group) at its first channel */
+  int64_t H, W, OW, KH, KW, sh, sw, dh, dw, pt, pl;
+} kcpu_conv_geo;
+
+/* The convolution of one (image, group) as GEMM d (A = its prepacked
+ * filters, C = its output rows, N = OH * OW pixels) computed directly on a
+ * padded copy of the image (conv_direct.c). Returns 0, having done
+ * nothing, where that kernel does not apply (a 1x1 filter, no prepacked A,
+ * narrower vectors than 16 lanes, Gelu, out of memory): the caller then
+ * runs d as a GEMM. */
+int kcpu_conv_direct(const kcpu_gemm_desc *d, const kcpu_conv_geo *g, struct kcpu_pool *pool);
 
 /* Entry points beyond kcpu_runtime.h (called by name from the emitters in
  * emit_linalg.c / emit_conv.c). Bpk / Wpk: prepacked op(B) / filters (per

@@ -78,20 +78,6 @@ static void kcpu_pack_b_dense(const kcpu_gemm_desc *d, float *dst, int64_t k0, i
   }
 }
 
-/* The epilogue, in the order the header documents; scalar form for edge
- * tiles (same operations, same order as the vector form). */
-static inline float kcpu_epi1(const kcpu_gemm_desc *d, float v, int64_t m, int64_t n) {
-  if (d->bias_col)
-    v += d->bias_col[n];
-  if (d->bias_row)
-    v += d->bias_row[m];
-  if (d->res)
-    v += d->res[m * d->ldr + n];
-  if (d->act == KCPU_ACT_RELU)
-    v = v > 0.0f ? v : 0.0f;
-  return v;
-}
-
 /* The micro-kernel's rows are spelled out by these macros rather than
  * looped over: the library is compiled with -fno-unroll-loops, which marks
  * every loop unroll-disabled, and a rolled row loop would keep the
@@ -164,7 +150,7 @@ static inline float kcpu_epi1(const kcpu_gemm_desc *d, float v, int64_t m, int64
           if (load_c)                                                                              \
             v += c[r * ldc + j];                                                                   \
           if (ep)                                                                                  \
-            v = kcpu_epi1(ep, v, m0 + r, n0 + j);                                                  \
+            v = kcpu_gemm_epi1(ep, v, m0 + r, n0 + j);                                                  \
           c[r * ldc + j] = v;                                                                      \
         }                                                                                          \
     }                                                                                              \
@@ -288,7 +274,7 @@ static void kcpu_ukr_16(int64_t kc, const float *restrict a, const float *restri
         if (load_c)
           v += c[r * ldc + j];
         if (ep)
-          v = kcpu_epi1(ep, v, m0 + r, n0 + j);
+          v = kcpu_gemm_epi1(ep, v, m0 + r, n0 + j);
         c[r * ldc + j] = v;
       }
   }
@@ -332,18 +318,54 @@ KCPU_PREBUILT void kcpu_gemm_tile(const kcpu_gemm_desc *d, int64_t m0, int64_t m
   kcpu_free(Bp);
 }
 
-typedef struct kcpu_gemm_task {
-  const kcpu_gemm_desc *d;
-  int64_t tm, tn, MR, NR;
-} kcpu_gemm_task;
-
 /* Tile boundaries are multiples of MR / NR so that tiles do not split
  * micro-tiles (not needed for correctness, only for speed). */
-static int64_t kcpu_split(int64_t total, int64_t parts, int64_t i, int64_t unit) {
+int64_t kcpu_split(int64_t total, int64_t parts, int64_t i, int64_t unit) {
   int64_t units = (total + unit - 1) / unit;
   int64_t u = units * i / parts * unit;
   return u < total ? u : total;
 }
+
+/* The T = tm * tn grid whose busiest thread has the least work: its rows
+ * (whole micro-tiles) times its columns as the micro-kernel runs them
+ * (whole NR panels, a narrow last panel in vectors of L lanes on
+ * AVX-512), plus the packing it does (its B columns, and its A rows unless
+ * A is prepacked). Tiles follow kcpu_split, so a 49-column conv output on
+ * 2 threads would be 48 + 1 columns: that grid loses to splitting the
+ * rows. Ties go to splitting N, where each thread packs only its own B
+ * columns. */
+void kcpu_gemm_grid(int64_t M, int64_t N, int64_t MR, int64_t NR, int64_t L, int a_packed,
+                    int64_t T, int64_t *out_tm, int64_t *out_tn) {
+  int64_t best_tm = 1, best_tn = T, best_cost = -1;
+  for (int64_t tn = T; tn >= 1; tn--) {
+    if (T % tn)
+      continue;
+    int64_t tm = T / tn, cost = 0;
+    for (int64_t im = 0; im < tm; im++) {
+      int64_t rows = kcpu_split(M, tm, im + 1, MR) - kcpu_split(M, tm, im, MR);
+      rows = (rows + MR - 1) / MR * MR;
+      for (int64_t in = 0; in < tn; in++) {
+        int64_t cols = kcpu_split(N, tn, in + 1, NR) - kcpu_split(N, tn, in, NR);
+        int64_t rem = cols % NR, step = L == 16 ? L : NR;
+        int64_t eff = cols - rem + (rem + step - 1) / step * step;
+        int64_t c = rows * eff + 8 * (eff + (a_packed ? 0 : rows));
+        cost = c > cost ? c : cost;
+      }
+    }
+    if (best_cost < 0 || cost < best_cost) {
+      best_cost = cost;
+      best_tm = tm;
+      best_tn = tn;
+    }
+  }
+  *out_tm = best_tm;
+  *out_tn = best_tn;
+}
+
+typedef struct kcpu_gemm_task {
+  const kcpu_gemm_desc *d;
+  int64_t tm, tn, MR, NR;
+} kcpu_gemm_task;
 
 static void kcpu_gemm_task_fn(void *ctx, int64_t b, int64_t e) {
   const kcpu_gemm_task *t = ctx;
@@ -397,7 +419,7 @@ static void kcpu_gemv_fn(void *ctx, int64_t b, int64_t e) {
       float v = acc[j];
       if (d->accumulate)
         v += d->C[n0 + j];
-      v = kcpu_epi1(d, v, 0, n0 + j);
+      v = kcpu_gemm_epi1(d, v, 0, n0 + j);
       d->C[n0 + j] = d->act == KCPU_ACT_GELU ? kcpu_m_gelu(v) : v;
     }
   }
@@ -421,22 +443,8 @@ KCPU_PREBUILT void kcpu_gemm_run(const kcpu_gemm_desc *d, struct kcpu_pool *pool
     kcpu_gemm_tile(d, 0, d->M, 0, d->N);
     return;
   }
-  /* Pick the T = tm * tn grid with the smallest (padded) tile; ties go to
-   * splitting N, where each thread packs only its own B columns. */
-  int64_t best_tm = 1, best_tn = T, best_cost = -1;
-  for (int64_t tn = T; tn >= 1; tn--) {
-    if (T % tn)
-      continue;
-    int64_t tm = T / tn;
-    int64_t rm = ((d->M + MR - 1) / MR + tm - 1) / tm * MR;
-    int64_t rn = ((d->N + NR - 1) / NR + tn - 1) / tn * NR;
-    int64_t cost = rm * rn + (rm + rn) * 8;
-    if (best_cost < 0 || cost < best_cost) {
-      best_cost = cost;
-      best_tm = tm;
-      best_tn = tn;
-    }
-  }
+  int64_t best_tm, best_tn;
+  kcpu_gemm_grid(d->M, d->N, MR, NR, L, d->Apk != NULL, T, &best_tm, &best_tn);
   kcpu_gemm_task t = {d, best_tm, best_tn, MR, NR};
   kcpu_parallel_for(pool, best_tm * best_tn, kcpu_gemm_task_fn, &t);
 }
