@@ -5,6 +5,9 @@
 
 #include <string.h>
 
+#include "emit_perf.h"
+#include "gemm_impl.h"
+
 _Static_assert(KILN_RNN_ACT_RELU == 0 && KILN_RNN_ACT_SOFTPLUS == 10,
                "kernels/rnn.c numbers its activations as kiln_rnn_act_kind");
 
@@ -68,6 +71,21 @@ static bool kcpu_rnn_ok(const kiln_node *n) {
   return w->dims[0] == c.dirs;
 }
 
+/* The condition under which kcpu_k_rnn takes its f32 path (kernels/rnn.c,
+ * kcpu_rnn32_ok): f32, at most two directions, each with the kind's
+ * default activations. Only then are packed weights of use to it. */
+static bool kcpu_rnn_fast(const kcpu_rnn_cfg *c, kiln_elem el) {
+  if (el != KILN_F32 || c->dirs > 2)
+    return false;
+  for (int64_t d = 0; d < c->dirs; d++)
+    for (int64_t i = 0; i < c->per_dir; i++) {
+      int64_t want = i == 0 && c->gates != 1 ? KILN_RNN_ACT_SIGMOID : KILN_RNN_ACT_TANH;
+      if (c->act[d * c->per_dir + i] != want)
+        return false;
+    }
+  return true;
+}
+
 static kiln_status kcpu_rnn_emit(kcpu_emit *e, const kiln_instr *in, kiln_node_kind k) {
   const kiln_attrs *a = kiln_instr_attrs(in);
   kcpu_rnn_cfg c;
@@ -83,13 +101,26 @@ static kiln_status kcpu_rnn_emit(kcpu_emit *e, const kiln_instr *in, kiln_node_k
   int64_t dims[5] = {x->dims[layout1 ? 1 : 0], x->dims[layout1 ? 0 : 1], x->dims[2], r->dims[2],
                      c.dirs};
   uint32_t ni = kcpu_i_inputs(in), nr = kiln_instr_result_count(in);
+  /* Constant W and R are packed once here into the layouts the f32 path
+   * reads (kcpu_k_rnn), instead of at every run; the kernel packs them
+   * itself when they are not constants or the weights live in a bundle. */
+  int64_t lanes = kcpu_vector_lanes(e);
+  LLVMValueRef wpk = NULL, rpk = NULL;
+  if (kcpu_rnn_fast(&c, x->elem)) {
+    int64_t D = c.dirs, GH = c.gates * dims[3], I = dims[2], H = dims[3];
+    wpk = kcpu_perf_prepack(e, kcpu_i_in(in, 1), D, GH * I, GH, I, I, 1, kcpu_gemm_nr(lanes));
+    rpk = kcpu_perf_prepack(e, kcpu_i_in(in, 2), D * c.gates, H * H, H, H, H, 1,
+                            kcpu_rnn_unit(lanes));
+  }
 #define OPT_IN(i) (ni > (i) ? kcpu_e_ptr(e, kcpu_i_in(in, i)) : kcpu_e_null(e))
 #define OPT_OUT(i) (nr > (i) ? kcpu_e_ptr(e, kcpu_i_out(in, i)) : kcpu_e_null(e))
   LLVMValueRef args[] = {kcpu_i64(e, x->elem),
                          kcpu_i64(e, c.gates),
                          kcpu_addr(e, kcpu_i_in(in, 0)),
-                         kcpu_addr(e, kcpu_i_in(in, 1)),
-                         kcpu_addr(e, kcpu_i_in(in, 2)),
+                         wpk ? kcpu_e_null(e) : kcpu_addr(e, kcpu_i_in(in, 1)),
+                         rpk ? kcpu_e_null(e) : kcpu_addr(e, kcpu_i_in(in, 2)),
+                         wpk ? wpk : kcpu_e_null(e),
+                         rpk ? rpk : kcpu_e_null(e),
                          OPT_IN(3),
                          kcpu_i64(e, lt ? lt->elem : KILN_I32),
                          OPT_IN(4),
@@ -107,11 +138,11 @@ static kiln_status kcpu_rnn_emit(kcpu_emit *e, const kiln_instr *in, kiln_node_k
                          kcpu_f64(e, kiln_attrs_float_or(a, "clip", 0.0)),
                          kcpu_i64_array(e, c.act, 6),
                          kcpu_i64_array(e, c.ab, 12),
-                         kcpu_i64(e, kcpu_vector_lanes(e)),
+                         kcpu_i64(e, lanes),
                          kcpu_pool(e)};
 #undef OPT_IN
 #undef OPT_OUT
-  return kcpu_e_call(e, in, "kcpu_k_rnn", args, 24);
+  return kcpu_e_call(e, in, "kcpu_k_rnn", args, 26);
 }
 
 bool kcpu_supports_RNN(const kiln_node *n) {

@@ -259,7 +259,7 @@ START_TEST(rnn_one_unit) {
    * h2 = tanh(0.5*(-1) + 2*h1) */
   float X[2] = {1, -1}, W[1] = {0.5f}, R[1] = {2}, Y[2], Yh[1];
   int64_t dims[5] = {2, 1, 1, 1, 1}, act[6] = {1, 0, 0, 0, 0, 0}, ab[12] = {0};
-  ck_assert_int_eq(kcpu_k_rnn(KCPU_F32, 1, X, W, R, NULL, KCPU_I32, NULL, NULL, NULL, NULL, Y, Yh,
+  ck_assert_int_eq(kcpu_k_rnn(KCPU_F32, 1, X, W, R, NULL, NULL, NULL, KCPU_I32, NULL, NULL, NULL, NULL, Y, Yh,
                               NULL, dims, 0, 0, 0, 0, 0.0, act, ab, 4, NULL),
                    0);
   double h1 = tanh(0.5), h2 = tanh(-0.5 + 2 * h1);
@@ -308,11 +308,11 @@ static void rnn_compare(int64_t gates, int64_t layout1, int64_t lbr, int64_t inp
     for (int64_t i = 0; i < per; i++)
       act[d * per + i] = i == 0 && G != 1 ? 2 : 1; /* KCPU_A_SIGMOID = 2, KCPU_A_TANH = 1 */
   bool lstm = G == 4;
-  ck_assert_int_eq(kcpu_k_rnn(KCPU_F32, G, xf, wf, rf, bf, KCPU_I32, lens, h0f, lstm ? c0f : NULL,
+  ck_assert_int_eq(kcpu_k_rnn(KCPU_F32, G, xf, wf, rf, NULL, NULL, bf, KCPU_I32, lens, h0f, lstm ? c0f : NULL,
                               lstm ? pf : NULL, y32, yh32, lstm ? yc32 : NULL, dims, 0, layout1,
                               lbr, input_forget, clip, act, ab, 8, NULL),
                    0);
-  ck_assert_int_eq(kcpu_k_rnn(KCPU_F64, G, xd, wd, rd, bd, KCPU_I32, lens, h0d, lstm ? c0d : NULL,
+  ck_assert_int_eq(kcpu_k_rnn(KCPU_F64, G, xd, wd, rd, NULL, NULL, bd, KCPU_I32, lens, h0d, lstm ? c0d : NULL,
                               lstm ? pd : NULL, y64, yh64, lstm ? yc64 : NULL, dims, 0, layout1,
                               lbr, input_forget, clip, act, ab, 8, NULL),
                    0);

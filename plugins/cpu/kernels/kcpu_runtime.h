@@ -320,13 +320,25 @@ void kcpu_k_resize(int64_t elem, const void *x, void *y, int64_t rank, const int
  * act[6] activation codes per direction in the kind's order and ab[12]
  * their alphas then betas (bits of doubles); lens (lens_elem I32/I64),
  * Bias, h0, c0, P and every result may be NULL. f32 with the default
- * activations takes the GEMM + matrix-vector path (lanes as for the GEMM;
- * pool may be NULL). Returns -1 without scratch memory. */
+ * activations and D <= 2 takes the GEMM + matrix-vector path (lanes as for
+ * the GEMM; pool may be NULL), which reads Wpk and Rpk instead of W and R
+ * when they are given (W or R is then not read and may be NULL):
+ *   Wpk: per direction d, op(B)[k, n] = W[d][n][k] prepacked (gemm_impl.h)
+ *        with unit kcpu_gemm_nr(lanes): D groups of (R = G*H, K = I);
+ *   Rpk: per direction and gate (group d*G + g), the matrix (i, k) =
+ *        R[d][g*H + i][k] prepacked with unit kcpu_rnn_unit(lanes): D*G
+ *        groups of (R = H, K = H).
+ * The other paths never read them. Returns -1 without scratch memory. */
 int kcpu_k_rnn(int64_t elem, int64_t gates, const void *X, const void *W, const void *R,
-               const void *Bias, int64_t lens_elem, const void *lens, const void *h0,
-               const void *c0, const void *P, void *Y, void *Yh, void *Yc, const int64_t *dims,
-               int64_t reverse, int64_t layout1, int64_t lbr, int64_t input_forget, double clip,
-               const int64_t *act, const int64_t *ab, int64_t lanes, struct kcpu_pool *pool);
+               const float *Wpk, const float *Rpk, const void *Bias, int64_t lens_elem,
+               const void *lens, const void *h0, const void *c0, const void *P, void *Y, void *Yh,
+               void *Yc, const int64_t *dims, int64_t reverse, int64_t layout1, int64_t lbr,
+               int64_t input_forget, double clip, const int64_t *act, const int64_t *ab,
+               int64_t lanes, struct kcpu_pool *pool);
+/* Hidden units per block of the recurrence product: two vectors. */
+static inline int64_t kcpu_rnn_unit(int64_t lanes) {
+  return lanes >= 16 ? 32 : lanes >= 8 ? 16 : 8;
+}
 
 /* ---- norm_generic.c (Gemm: linalg.c): f64 / f16 / bf16
  * LayerNormalization, BatchNormalization, Softmax and Gemm, in double ---- */

@@ -4,13 +4,13 @@
  * double; each (direction, batch) row runs its time steps in order on the
  * calling thread. The f32 path (the default activations, what exporters
  * write) projects the inputs of all time steps with one GEMM per
- * direction, then runs each step as a matrix-vector product against the
- * transposed recurrence weights (unit-stride, so it vectorizes) with the
- * gate nonlinearities fused after it; directions run on the pool's
- * threads. */
+ * direction, then runs each step as one register-blocked matrix-vector
+ * product over the packed recurrence weights of all gates, followed by
+ * the gate nonlinearities; directions run on the pool's threads. */
 #include <math.h>
 #include <stdbool.h>
 
+#include "gemm_impl.h"
 #include "kcpu_elem.h"
 #include "kcpu_math.h"
 
@@ -161,10 +161,107 @@ static inline float kcpu_clip32(float x, float c) {
   return c > 0 ? (x < -c ? -c : x > c ? c : x) : x;
 }
 
+/* ---- the recurrence as a matrix-vector product ----
+ * R of one direction is G matrices [H, H] (one per gate), each in the
+ * prepacked layout of gemm_impl.h with unit U = kcpu_rnn_unit(lanes): for a
+ * block of U hidden units, every k holds U consecutive floats, so the
+ * product keeps 2 vectors per gate in registers over the whole k loop and
+ * reads each weight once per step, as one contiguous stream per gate: sums
+ * kept in memory instead cost a load and a store per multiply-add. A
+ * constant R is packed at compile time (emit_rnn.c); transposing it at
+ * every call cost more than the 32 steps of the zoo's LSTM. */
+typedef float kcpu_rv16 __attribute__((vector_size(64)));
+typedef float kcpu_rv16u __attribute__((vector_size(64), aligned(4), may_alias));
+typedef float kcpu_rv8 __attribute__((vector_size(32)));
+typedef float kcpu_rv8u __attribute__((vector_size(32), aligned(4), may_alias));
+typedef float kcpu_rv4 __attribute__((vector_size(16)));
+typedef float kcpu_rv4u __attribute__((vector_size(16), aligned(4), may_alias));
+
+/* out[g*RP + i] = sum_k h[k] * M_g(i, k) for g < NG, i < RP (rows past H
+ * are the packing's zeros); pk: gate 0's matrix, the others `one` floats
+ * apart. NG is a constant at every call, so the tests on it fold away; the
+ * accumulators are named variables, not an array indexed by gate, which
+ * LLVM kept on the stack. */
+#define KCPU_RNN_ACC(VU, g)                                                                        \
+  if (NG > (g)) {                                                                                  \
+    a##g##0 += hk * *(const VU *)(p + (g)*one);                                                    \
+    a##g##1 += hk * *(const VU *)(p + (g)*one + L);                                                \
+  }
+#define KCPU_RNN_OUT(VU, g)                                                                        \
+  if (NG > (g)) {                                                                                  \
+    *(VU *)(out + (g)*RP + ib) = a##g##0;                                                          \
+    *(VU *)(out + (g)*RP + ib + L) = a##g##1;                                                      \
+  }
+#define KCPU_RNN_MV(SUF, VT, VU, L_)                                                               \
+  static inline __attribute__((always_inline)) void kcpu_rnn_mv_##SUF(                             \
+      int NG, const float *restrict pk, int64_t one, int64_t H, int64_t RP,                        \
+      const float *restrict h, float *restrict out) {                                              \
+    enum { L = L_ };                                                                               \
+    for (int64_t ib = 0; ib < RP; ib += 2 * L) {                                                   \
+      VT a00 = {0}, a01 = {0}, a10 = {0}, a11 = {0}, a20 = {0}, a21 = {0}, a30 = {0}, a31 = {0};   \
+      for (int64_t k0 = 0; k0 < H; k0 += KCPU_KC) {                                                \
+        int64_t kc = H - k0 < KCPU_KC ? H - k0 : KCPU_KC;                                          \
+        const float *p = pk + k0 * RP + ib * kc;                                                   \
+        for (int64_t k = 0; k < kc; k++, p += 2 * L) {                                             \
+          float hk = h[k0 + k];                                                                    \
+          KCPU_RNN_ACC(VU, 0) KCPU_RNN_ACC(VU, 1) KCPU_RNN_ACC(VU, 2) KCPU_RNN_ACC(VU, 3)          \
+        }                                                                                          \
+      }                                                                                            \
+      KCPU_RNN_OUT(VU, 0) KCPU_RNN_OUT(VU, 1) KCPU_RNN_OUT(VU, 2) KCPU_RNN_OUT(VU, 3)              \
+    }                                                                                              \
+  }
+KCPU_RNN_MV(16, kcpu_rv16, kcpu_rv16u, 16)
+KCPU_RNN_MV(8, kcpu_rv8, kcpu_rv8u, 8)
+KCPU_RNN_MV(4, kcpu_rv4, kcpu_rv4u, 4)
+
+#define KCPU_RNN_MV_NG(SUF)                                                                        \
+  switch (ng) {                                                                                    \
+  case 1:                                                                                          \
+    kcpu_rnn_mv_##SUF(1, pk, one, H, RP, h, out);                                                  \
+    break;                                                                                         \
+  case 2:                                                                                          \
+    kcpu_rnn_mv_##SUF(2, pk, one, H, RP, h, out);                                                  \
+    break;                                                                                         \
+  case 3:                                                                                          \
+    kcpu_rnn_mv_##SUF(3, pk, one, H, RP, h, out);                                                  \
+    break;                                                                                         \
+  default:                                                                                         \
+    kcpu_rnn_mv_##SUF(4, pk, one, H, RP, h, out);                                                  \
+  }
+
+static void kcpu_rnn_mv(int64_t U, int64_t ng, const float *pk, int64_t one, int64_t H, int64_t RP,
+                        const float *h, float *out) {
+  if (U == 32)
+    KCPU_RNN_MV_NG(16)
+  else if (U == 16)
+    KCPU_RNN_MV_NG(8)
+  else
+    KCPU_RNN_MV_NG(4)
+}
+
+/* R of one direction ([G*H, H], row g*H+i of gate g) into the layout above,
+ * when it is not a constant packed at compile time. */
+static void kcpu_rnn_pack_r(const float *R, int64_t G, int64_t H, int64_t U, float *dst) {
+  int64_t RP = (H + U - 1) / U * U, one = H * RP;
+  for (int64_t g = 0; g < G; g++)
+    for (int64_t k0 = 0; k0 < H; k0 += KCPU_KC) {
+      int64_t kc = H - k0 < KCPU_KC ? H - k0 : KCPU_KC;
+      for (int64_t ib = 0; ib < RP; ib += U) {
+        float *panel = dst + g * one + k0 * RP + ib * kc;
+        for (int64_t q = 0; q < U; q++) {
+          const float *row = R + (g * H + ib + q) * H + k0;
+          for (int64_t k = 0; k < kc; k++)
+            panel[k * U + q] = ib + q < H ? row[k] : 0;
+        }
+      }
+    }
+}
+
 typedef struct kcpu_rnn32 {
   const kcpu_rnn *r;
   int64_t reverse, lens_elem, lanes;
   const void *lens;
+  const float *Wpk, *Rpk;
   void *Yh, *Yc;
   struct kcpu_pool *pool; /* for the GEMM of a single direction */
   int rc[2];
@@ -173,32 +270,51 @@ typedef struct kcpu_rnn32 {
 static int kcpu_rnn32_dir(const kcpu_rnn32 *a, int64_t d, struct kcpu_pool *pool) {
   const kcpu_rnn *r = a->r;
   int64_t G = r->G, H = r->H, I = r->I, S = r->S, B = r->B, D = r->D, GH = G * H;
+  int64_t U = kcpu_rnn_unit(a->lanes), RP = (H + U - 1) / U * U, one = H * RP;
   float clip = (float)r->clip;
   bool lbr = r->lbr, back = a->reverse || d == 1;
-  const float *W = (const float *)r->W + d * GH * I, *R = (const float *)r->R + d * GH * H;
   const float *Wb = r->Bias ? (const float *)r->Bias + d * 2 * GH : NULL;
   const float *Rb = Wb ? Wb + GH : NULL;
-  const float *P = r->P ? (const float *)r->P + d * 3 * H : NULL;
-  float *xw = kcpu_alloc((S * B * GH + 1) * (int64_t)sizeof(float));
-  float *rt = kcpu_alloc((H * GH + 1) * (int64_t)sizeof(float));
-  float *st = kcpu_alloc((GH + 5 * H) * (int64_t)sizeof(float));
-  if (!xw || !rt || !st) {
-    kcpu_free(xw);
-    kcpu_free(rt);
-    kcpu_free(st);
+  int64_t nxw = S * B * GH, nst = GH + G * RP + 9 * RP, npk = a->Rpk ? 0 : G * one;
+  float *mem = kcpu_alloc((nxw + nst + npk + 1) * (int64_t)sizeof(float));
+  if (!mem)
     return -1;
-  }
-  /* X is [S*B, I] in either layout (only the row order differs). */
-  if (S * B > 0)
-    kcpu_k_sgemm(S * B, GH, I, 1.0f, (const float *)r->X, I, 0, W, I, 1, xw, GH, 0, Wb, NULL,
-                 NULL, 0, 0, a->lanes, pool);
+  float *xw = mem, *bias = xw + nxw, *hr = bias + GH, *h = hr + G * RP, *c = h + RP, *u = c + RP,
+        *v = u + RP, *q = v + RP, *P = q + RP, *rbh = P + 3 * RP;
+  /* Absent peepholes and biases are zeros read like present ones: the
+   * vectorized gate loops would otherwise load under a mask from a null
+   * pointer, which on Zen costs a microcode assist per vector (it was a
+   * third of the LSTM's time). */
+  for (int64_t j = 0; j < 3 * H; j++)
+    P[j] = r->P ? ((const float *)r->P)[d * 3 * H + j] : 0;
+  for (int64_t j = 0; j < H; j++)
+    rbh[j] = Rb && G == 3 ? Rb[2 * H + j] : 0;
+  const float *Rp = a->Rpk ? a->Rpk + d * G * one : mem + nxw + nst;
+  if (!a->Rpk)
+    kcpu_rnn_pack_r((const float *)r->R + d * GH * H, G, H, U, mem + nxw + nst);
+  /* Both biases go into the GEMM's epilogue, except the GRU h gate's Rb
+   * under linear_before_reset, which the reset gate multiplies. */
+  int64_t fold = G == 3 && lbr ? 2 * H : GH;
   for (int64_t j = 0; j < GH; j++)
-    for (int64_t k = 0; k < H; k++)
-      rt[k * GH + j] = R[j * H + k];
-  float *hr = st, *h = st + GH, *c = h + H, *u = c + H, *v = u + H, *q = v + H;
-  /* GRU without linear_before_reset multiplies the reset gate in before
-   * the h gate's recurrence product, so that part waits for it. */
-  int64_t gr = G == 3 && !lbr ? 2 * H : GH;
+    bias[j] = Wb ? Wb[j] + (j < fold ? Rb[j] : 0) : 0;
+  /* X is [S*B, I] in either layout (only the row order differs). */
+  int64_t NR = kcpu_gemm_nr(a->lanes);
+  kcpu_gemm_desc gd = {.M = S * B,
+                       .N = GH,
+                       .K = I,
+                       .alpha = 1.0f,
+                       .A = (const float *)r->X,
+                       .lda = I,
+                       .B = a->Wpk ? NULL : (const float *)r->W + d * GH * I,
+                       .ldb = I,
+                       .trans_b = 1,
+                       .Bpk = a->Wpk ? a->Wpk + d * kcpu_prepacked_size(GH, I, NR) : NULL,
+                       .C = xw,
+                       .ldc = GH,
+                       .bias_col = Wb ? bias : NULL,
+                       .act = KCPU_ACT_NONE,
+                       .lanes = a->lanes};
+  kcpu_gemm_run(&gd, pool);
   for (int64_t b = 0; b < B; b++) {
     int64_t hi = (r->layout1 ? b * D + d : d * B + b) * H;
     for (int64_t j = 0; j < H; j++) {
@@ -210,53 +326,45 @@ static int kcpu_rnn32_dir(const kcpu_rnn32 *a, int64_t d, struct kcpu_pool *pool
     for (int64_t s = 0; s < len; s++) {
       int64_t t = back ? len - 1 - s : s;
       const float *x = xw + (r->layout1 ? b * S + t : t * B + b) * GH;
-      for (int64_t j = 0; j < GH; j++)
-        hr[j] = Rb ? Rb[j] : 0;
-      for (int64_t k = 0; k < H; k++) {
-        float hk = h[k];
-        const float *row = rt + k * GH;
-        for (int64_t j = 0; j < gr; j++)
-          hr[j] += hk * row[j];
-      }
       if (G == 1) {
+        kcpu_rnn_mv(U, 1, Rp, one, H, RP, h, hr);
         for (int64_t j = 0; j < H; j++)
           h[j] = kcpu_m_tanh(kcpu_clip32(x[j] + hr[j], clip));
       } else if (G == 3) {
+        /* Without linear_before_reset the h gate multiplies R by r ⊙ h,
+         * so its product waits for the reset gate. */
+        kcpu_rnn_mv(U, lbr ? 3 : 2, Rp, one, H, RP, h, hr);
+        const float *hz = hr, *hrg = hr + RP, *hh = hr + 2 * RP;
         float *z = u, *rg = v;
         for (int64_t j = 0; j < H; j++) {
-          z[j] = kcpu_m_sigmoid(kcpu_clip32(x[j] + hr[j], clip));
-          rg[j] = kcpu_m_sigmoid(kcpu_clip32(x[H + j] + hr[H + j], clip));
+          z[j] = kcpu_m_sigmoid(kcpu_clip32(x[j] + hz[j], clip));
+          rg[j] = kcpu_m_sigmoid(kcpu_clip32(x[H + j] + hrg[j], clip));
         }
         if (!lbr) {
           for (int64_t j = 0; j < H; j++)
-            q[j] = 0;
-          for (int64_t k = 0; k < H; k++) {
-            float rh = rg[k] * h[k];
-            const float *row = rt + k * GH + 2 * H;
-            for (int64_t j = 0; j < H; j++)
-              q[j] += rh * row[j];
-          }
+            q[j] = rg[j] * h[j];
+          kcpu_rnn_mv(U, 1, Rp + 2 * one, one, H, RP, q, hr + 2 * RP);
         }
         for (int64_t j = 0; j < H; j++) {
-          float pre = lbr ? x[2 * H + j] + rg[j] * hr[2 * H + j] : x[2 * H + j] + q[j] + hr[2 * H + j];
-          float hh = kcpu_m_tanh(kcpu_clip32(pre, clip));
-          h[j] = (1 - z[j]) * hh + z[j] * h[j];
+          float pre = lbr ? x[2 * H + j] + rg[j] * (hh[j] + rbh[j]) : x[2 * H + j] + hh[j];
+          float hn = kcpu_m_tanh(kcpu_clip32(pre, clip));
+          h[j] = (1 - z[j]) * hn + z[j] * h[j];
         }
       } else {
+        kcpu_rnn_mv(U, 4, Rp, one, H, RP, h, hr);
+        const float *hi_ = hr, *ho = hr + RP, *hf = hr + 2 * RP, *hc = hr + 3 * RP;
         for (int64_t j = 0; j < H; j++) {
-          float pi = P ? P[j] : 0, po = P ? P[H + j] : 0, pf = P ? P[2 * H + j] : 0;
-          float ig = kcpu_m_sigmoid(kcpu_clip32(x[j] + hr[j] + pi * c[j], clip));
+          float pi = P[j], po = P[H + j], pf = P[2 * H + j];
+          float ig = kcpu_m_sigmoid(kcpu_clip32(x[j] + hi_[j] + pi * c[j], clip));
           float fg = r->input_forget
                          ? 1 - ig
-                         : kcpu_m_sigmoid(kcpu_clip32(x[2 * H + j] + hr[2 * H + j] + pf * c[j], clip));
-          float cc = kcpu_m_tanh(kcpu_clip32(x[3 * H + j] + hr[3 * H + j], clip));
+                         : kcpu_m_sigmoid(kcpu_clip32(x[2 * H + j] + hf[j] + pf * c[j], clip));
+          float cc = kcpu_m_tanh(kcpu_clip32(x[3 * H + j] + hc[j], clip));
           float cn = fg * c[j] + ig * cc;
-          float og = kcpu_m_sigmoid(kcpu_clip32(x[H + j] + hr[H + j] + po * cn, clip));
+          float og = kcpu_m_sigmoid(kcpu_clip32(x[H + j] + ho[j] + po * cn, clip));
           c[j] = cn;
-          u[j] = og * kcpu_m_tanh(kcpu_clip32(cn, clip));
+          h[j] = og * kcpu_m_tanh(kcpu_clip32(cn, clip));
         }
-        for (int64_t j = 0; j < H; j++)
-          h[j] = u[j];
       }
       if (r->Y) {
         float *y = (float *)r->Y + (r->layout1 ? (b * S + t) * D + d : (t * D + d) * B + b) * H;
@@ -271,9 +379,7 @@ static int kcpu_rnn32_dir(const kcpu_rnn32 *a, int64_t d, struct kcpu_pool *pool
         ((float *)a->Yc)[hi + j] = c[j];
     }
   }
-  kcpu_free(xw);
-  kcpu_free(rt);
-  kcpu_free(st);
+  kcpu_free(mem);
   return 0;
 }
 
@@ -287,15 +393,16 @@ static void kcpu_rnn32_task(void *ctx, int64_t begin, int64_t end) {
 /* The f32 path, whole: compiled once (KCPU_PREBUILT), since it takes its
  * shapes at run time and its loops gain nothing from a model's constants;
  * kcpu_k_rnn, specialized per model, only dispatches to it. */
-KCPU_PREBUILT int kcpu_rnn_f32(const kcpu_rnn *r, int64_t reverse, int64_t lens_elem,
-                               const void *lens, void *Yh, void *Yc, int64_t lanes,
-                               struct kcpu_pool *pool);
-KCPU_PREBUILT int kcpu_rnn_f32(const kcpu_rnn *r, int64_t reverse, int64_t lens_elem,
-                               const void *lens, void *Yh, void *Yc, int64_t lanes,
-                               struct kcpu_pool *pool) {
-  if (r->Y)
+KCPU_PREBUILT int kcpu_rnn_f32(const kcpu_rnn *r, const float *Wpk, const float *Rpk,
+                               int64_t reverse, int64_t lens_elem, const void *lens, void *Yh,
+                               void *Yc, int64_t lanes, struct kcpu_pool *pool);
+KCPU_PREBUILT int kcpu_rnn_f32(const kcpu_rnn *r, const float *Wpk, const float *Rpk,
+                               int64_t reverse, int64_t lens_elem, const void *lens, void *Yh,
+                               void *Yc, int64_t lanes, struct kcpu_pool *pool) {
+  /* Only steps past a row's length are left unwritten. */
+  if (r->Y && lens)
     memset(r->Y, 0, (size_t)(r->S * r->D * r->B * r->H) * sizeof(float));
-  kcpu_rnn32 a = {r, reverse, lens_elem, lanes, lens, Yh, Yc, pool, {0, 0}};
+  kcpu_rnn32 a = {r, reverse, lens_elem, lanes, lens, Wpk, Rpk, Yh, Yc, pool, {0, 0}};
   if (r->D == 2)
     kcpu_parallel_for(pool, 2, kcpu_rnn32_task, &a);
   else
@@ -310,10 +417,11 @@ KCPU_PREBUILT int kcpu_rnn_f32(const kcpu_rnn *r, int64_t reverse, int64_t lens_
  * lens_elem) may be NULL; steps past a row's length leave Y zero. Any of
  * Y, Yh, Yc may be NULL. Returns -1 without scratch memory. */
 int kcpu_k_rnn(int64_t elem, int64_t gates, const void *X, const void *W, const void *R,
-               const void *Bias, int64_t lens_elem, const void *lens, const void *h0,
-               const void *c0, const void *P, void *Y, void *Yh, void *Yc, const int64_t *dims,
-               int64_t reverse, int64_t layout1, int64_t lbr, int64_t input_forget, double clip,
-               const int64_t *act, const int64_t *ab, int64_t lanes, struct kcpu_pool *pool) {
+               const float *Wpk, const float *Rpk, const void *Bias, int64_t lens_elem,
+               const void *lens, const void *h0, const void *c0, const void *P, void *Y, void *Yh,
+               void *Yc, const int64_t *dims, int64_t reverse, int64_t layout1, int64_t lbr,
+               int64_t input_forget, double clip, const int64_t *act, const int64_t *ab,
+               int64_t lanes, struct kcpu_pool *pool) {
   kcpu_rnn r = {.elem = elem,
                 .G = gates,
                 .S = dims[0],
@@ -340,7 +448,7 @@ int kcpu_k_rnn(int64_t elem, int64_t gates, const void *X, const void *W, const 
   }
   int64_t H = r.H, S = r.S, Bt = r.B, D = r.D;
   if (kcpu_rnn32_ok(&r) && D <= 2)
-    return kcpu_rnn_f32(&r, reverse, lens_elem, lens, Yh, Yc, lanes, pool);
+    return kcpu_rnn_f32(&r, Wpk, Rpk, reverse, lens_elem, lens, Yh, Yc, lanes, pool);
   double *mem = kcpu_alloc((H * (2 + 3 * gates) + 1) * (int64_t)sizeof(double));
   if (!mem)
     return -1;
