@@ -7,8 +7,10 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "gemm_impl.h"
 #include "kcpu_elem.h"
 
 START_TEST(half_conversions) {
@@ -259,8 +261,8 @@ START_TEST(rnn_one_unit) {
    * h2 = tanh(0.5*(-1) + 2*h1) */
   float X[2] = {1, -1}, W[1] = {0.5f}, R[1] = {2}, Y[2], Yh[1];
   int64_t dims[5] = {2, 1, 1, 1, 1}, act[6] = {1, 0, 0, 0, 0, 0}, ab[12] = {0};
-  ck_assert_int_eq(kcpu_k_rnn(KCPU_F32, 1, X, W, R, NULL, NULL, NULL, KCPU_I32, NULL, NULL, NULL, NULL, Y, Yh,
-                              NULL, dims, 0, 0, 0, 0, 0.0, act, ab, 4, NULL),
+  ck_assert_int_eq(kcpu_k_rnn(KCPU_F32, 1, X, W, R, NULL, NULL, NULL, KCPU_I32, NULL, NULL, NULL,
+                              NULL, Y, Yh, NULL, dims, 0, 0, 0, 0, 0.0, act, ab, 4, NULL),
                    0);
   double h1 = tanh(0.5), h2 = tanh(-0.5 + 2 * h1);
   ck_assert_float_eq_tol(Y[0], (float)h1, 1e-6f);
@@ -279,27 +281,53 @@ static void rnn_fill(float *f, double *d, int64_t n, uint32_t seed, double scale
   }
 }
 
+/* Prepacks, as the emitter does at compile time, following the layout
+ * kcpu_runtime.h documents for kcpu_k_rnn (gemm_impl.h's formula): group g
+ * element (i, k) = src[g*gstride + i*rs + k] for i < R, k < K. */
+static float *rnn_prepack(const float *src, int64_t groups, int64_t gstride, int64_t R, int64_t K,
+                          int64_t rs, int64_t U) {
+  int64_t RP = (R + U - 1) / U * U, one = kcpu_prepacked_size(R, K, U);
+  float *dst = calloc((size_t)(groups * one), sizeof(float));
+  for (int64_t g = 0; g < groups; g++)
+    for (int64_t i = 0; i < R; i++)
+      for (int64_t k = 0; k < K; k++) {
+        int64_t k0 = k / KCPU_KC * KCPU_KC, kc = K - k0 < KCPU_KC ? K - k0 : KCPU_KC;
+        dst[g * one + k0 * RP + i / U * U * kc + (k - k0) * U + i % U] =
+            src[g * gstride + i * rs + k];
+      }
+  return dst;
+}
+
+typedef struct rnn_case {
+  int64_t G, S, B, I, H, D, reverse, layout1, lbr, input_forget, peep, lens;
+  double clip;
+} rnn_case;
+
 /* The f32 path (GEMM + matrix-vector steps) against the generic f64 path
- * on the same values: every kind, both directions, batch 2 with
- * sequence_lens, initial states, biases, peepholes, both layouts and GRU's
- * linear_before_reset. */
-static void rnn_compare(int64_t gates, int64_t layout1, int64_t lbr, int64_t input_forget,
-                        double clip) {
-  enum { S = 5, B = 2, I = 3, H = 4, D = 2 };
-  int64_t G = gates, GH = G * H;
-  static float xf[S * B * I], wf[D * 4 * H * I], rf[D * 4 * H * H], bf[D * 8 * H], h0f[D * B * H],
-      c0f[D * B * H], pf[D * 3 * H], y32[S * D * B * H], yh32[D * B * H], yc32[D * B * H];
-  static double xd[S * B * I], wd[D * 4 * H * I], rd[D * 4 * H * H], bd[D * 8 * H],
-      h0d[D * B * H], c0d[D * B * H], pd[D * 3 * H], y64[S * D * B * H], yh64[D * B * H],
-      yc64[D * B * H];
-  rnn_fill(xf, xd, S * B * I, 1, 1.0);
-  rnn_fill(wf, wd, D * GH * I, 2, 0.7);
-  rnn_fill(rf, rd, D * GH * H, 3, 0.7);
-  rnn_fill(bf, bd, D * 2 * GH, 4, 0.3);
-  rnn_fill(h0f, h0d, D * B * H, 5, 0.5);
-  rnn_fill(c0f, c0d, D * B * H, 6, 0.5);
-  rnn_fill(pf, pd, D * 3 * H, 7, 0.4);
-  int32_t lens[B] = {S, 3};
+ * on the same values, with W and R as given and as prepacked at compile
+ * time (which must give the same bits), at every vector width and on 1
+ * and 2 threads: initial states, biases, peepholes, sequence_lens (row 1
+ * shorter), both layouts and GRU's linear_before_reset. */
+static void rnn_compare(rnn_case c) {
+  int64_t G = c.G, S = c.S, B = c.B, I = c.I, H = c.H, D = c.D, GH = G * H;
+  int64_t nx = S * B * I, nw = D * GH * I, nr = D * GH * H, nb = D * 2 * GH, nh = D * B * H,
+          np = D * 3 * H, ny = S * D * B * H;
+  float *f = calloc((size_t)(nx + nw + nr + nb + 2 * nh + np + 3 * ny + 6 * nh), sizeof(float));
+  double *dd = calloc((size_t)(nx + nw + nr + nb + 2 * nh + np + ny + 2 * nh), sizeof(double));
+  float *xf = f, *wf = xf + nx, *rf = wf + nw, *bf = rf + nr, *h0f = bf + nb, *c0f = h0f + nh,
+        *pf = c0f + nh, *y32 = pf + np, *yp = y32 + ny, *ypk = yp + ny, *yh32 = ypk + ny,
+        *yc32 = yh32 + nh, *yhp = yc32 + nh, *ycp = yhp + nh, *yhpk = ycp + nh, *ycpk = yhpk + nh;
+  double *xd = dd, *wd = xd + nx, *rd = wd + nw, *bd = rd + nr, *h0d = bd + nb, *c0d = h0d + nh,
+         *pd = c0d + nh, *y64 = pd + np, *yh64 = y64 + ny, *yc64 = yh64 + nh;
+  rnn_fill(xf, xd, nx, 1, 1.0);
+  rnn_fill(wf, wd, nw, 2, 0.7);
+  rnn_fill(rf, rd, nr, 3, 0.7);
+  rnn_fill(bf, bd, nb, 4, 0.3);
+  rnn_fill(h0f, h0d, nh, 5, 0.5);
+  rnn_fill(c0f, c0d, nh, 6, 0.5);
+  rnn_fill(pf, pd, np, 7, 0.4);
+  int32_t lens[3] = {(int32_t)S, (int32_t)(S + 1) / 2, (int32_t)S};
+  const int32_t *ln = c.lens ? lens : NULL;
   int64_t dims[5] = {S, B, I, H, D};
   /* default activations: RNN tanh; GRU sigmoid, tanh; LSTM sigmoid, tanh, tanh */
   int64_t act[6] = {0}, ab[12] = {0};
@@ -308,43 +336,118 @@ static void rnn_compare(int64_t gates, int64_t layout1, int64_t lbr, int64_t inp
     for (int64_t i = 0; i < per; i++)
       act[d * per + i] = i == 0 && G != 1 ? 2 : 1; /* KCPU_A_SIGMOID = 2, KCPU_A_TANH = 1 */
   bool lstm = G == 4;
-  ck_assert_int_eq(kcpu_k_rnn(KCPU_F32, G, xf, wf, rf, NULL, NULL, bf, KCPU_I32, lens, h0f, lstm ? c0f : NULL,
-                              lstm ? pf : NULL, y32, yh32, lstm ? yc32 : NULL, dims, 0, layout1,
-                              lbr, input_forget, clip, act, ab, 8, NULL),
+  const float *P32 = lstm && c.peep ? pf : NULL;
+  const double *P64 = lstm && c.peep ? pd : NULL;
+  ck_assert_int_eq(kcpu_k_rnn(KCPU_F64, G, xd, wd, rd, NULL, NULL, bd, KCPU_I32, ln, h0d,
+                              lstm ? c0d : NULL, P64, y64, yh64, lstm ? yc64 : NULL, dims,
+                              c.reverse, c.layout1, c.lbr, c.input_forget, c.clip, act, ab, 8,
+                              NULL),
                    0);
-  ck_assert_int_eq(kcpu_k_rnn(KCPU_F64, G, xd, wd, rd, NULL, NULL, bd, KCPU_I32, lens, h0d, lstm ? c0d : NULL,
-                              lstm ? pd : NULL, y64, yh64, lstm ? yc64 : NULL, dims, 0, layout1,
-                              lbr, input_forget, clip, act, ab, 8, NULL),
-                   0);
-  for (int64_t i = 0; i < S * D * B * H; i++)
-    ck_assert_msg(fabs(y32[i] - y64[i]) < 2e-5, "G=%lld layout=%lld lbr=%lld Y[%lld]: %g vs %g",
-                  (long long)G, (long long)layout1, (long long)lbr, (long long)i, (double)y32[i],
-                  y64[i]);
-  for (int64_t i = 0; i < D * B * H; i++) {
-    ck_assert_msg(fabs(yh32[i] - yh64[i]) < 2e-5, "G=%lld Y_h[%lld]: %g vs %g", (long long)G,
-                  (long long)i, (double)yh32[i], yh64[i]);
-    if (lstm)
-      ck_assert_msg(fabs(yc32[i] - yc64[i]) < 2e-5, "Y_c[%lld]: %g vs %g", (long long)i,
-                    (double)yc32[i], yc64[i]);
-  }
-  /* Steps past a row's length leave Y zero (row 1 has 3 of 5 steps). */
-  for (int64_t t = 3; t < S; t++)
-    for (int64_t d = 0; d < D; d++)
-      for (int64_t j = 0; j < H; j++) {
-        int64_t yi = (layout1 ? (1 * S + t) * D + d : (t * D + d) * B + 1) * H + j;
-        ck_assert_float_eq(y32[yi], 0.0f);
+  char what[160];
+  snprintf(what, sizeof what, "G=%lld S=%lld B=%lld H=%lld D=%lld rev=%lld layout=%lld lbr=%lld",
+           (long long)G, (long long)S, (long long)B, (long long)H, (long long)D,
+           (long long)c.reverse, (long long)c.layout1, (long long)c.lbr);
+  static const int64_t lanes_of[3] = {4, 8, 16};
+  for (int li = 0; li < 3; li++) {
+    int64_t lanes = lanes_of[li];
+    float *wpk = rnn_prepack(wf, D, GH * I, GH, I, I, kcpu_gemm_nr(lanes));
+    float *rpk = rnn_prepack(rf, D * G, H * H, H, H, H, kcpu_rnn_unit(lanes));
+    for (int threads = 1; threads <= 2; threads++) {
+      struct kcpu_pool *pool = threads > 1 ? kcpu_pool_create(threads) : NULL;
+      /* Garbage where the kernel must write (Y past a row's length too). */
+      for (int64_t i = 0; i < ny; i++)
+        y32[i] = ypk[i] = 7;
+      ck_assert_int_eq(kcpu_k_rnn(KCPU_F32, G, xf, wf, rf, NULL, NULL, bf, KCPU_I32, ln, h0f,
+                                  lstm ? c0f : NULL, P32, y32, yh32, lstm ? yc32 : NULL, dims,
+                                  c.reverse, c.layout1, c.lbr, c.input_forget, c.clip, act, ab,
+                                  lanes, pool),
+                       0);
+      /* packed: W and R are not read */
+      ck_assert_int_eq(kcpu_k_rnn(KCPU_F32, G, xf, NULL, NULL, wpk, rpk, bf, KCPU_I32, ln, h0f,
+                                  lstm ? c0f : NULL, P32, ypk, yhpk, lstm ? ycpk : NULL, dims,
+                                  c.reverse, c.layout1, c.lbr, c.input_forget, c.clip, act, ab,
+                                  lanes, pool),
+                       0);
+      kcpu_pool_destroy(pool);
+      if (li == 0 && threads == 1) {
+        memcpy(yp, y32, (size_t)ny * sizeof *yp);
+        memcpy(yhp, yh32, (size_t)nh * sizeof *yhp);
+        memcpy(ycp, yc32, (size_t)nh * sizeof *ycp);
       }
+      for (int64_t i = 0; i < ny; i++) {
+        ck_assert_msg(fabs(y32[i] - y64[i]) < 2e-5, "%s lanes=%lld Y[%lld]: %g vs %g", what,
+                      (long long)lanes, (long long)i, (double)y32[i], y64[i]);
+        ck_assert_msg(ypk[i] == y32[i], "%s lanes=%lld packed Y[%lld]: %g vs %g", what,
+                      (long long)lanes, (long long)i, (double)ypk[i], (double)y32[i]);
+        /* the vector width and thread count pick blocking, never results */
+        ck_assert_msg(y32[i] == yp[i], "%s lanes=%lld threads=%d Y[%lld] differs", what,
+                      (long long)lanes, threads, (long long)i);
+      }
+      for (int64_t i = 0; i < nh; i++) {
+        ck_assert_msg(fabs(yh32[i] - yh64[i]) < 2e-5, "%s Y_h[%lld]: %g vs %g", what, (long long)i,
+                      (double)yh32[i], yh64[i]);
+        ck_assert_msg(yhpk[i] == yh32[i] && yh32[i] == yhp[i], "%s packed Y_h[%lld]", what,
+                      (long long)i);
+        if (lstm) {
+          ck_assert_msg(fabs(yc32[i] - yc64[i]) < 2e-5, "%s Y_c[%lld]: %g vs %g", what,
+                        (long long)i, (double)yc32[i], yc64[i]);
+          ck_assert_msg(ycpk[i] == yc32[i] && yc32[i] == ycp[i], "%s packed Y_c[%lld]", what,
+                        (long long)i);
+        }
+      }
+      /* Steps past a row's length leave Y zero (row 1 is shorter). */
+      if (ln && B > 1)
+        for (int64_t t = lens[1]; t < S; t++)
+          for (int64_t d = 0; d < D; d++)
+            for (int64_t j = 0; j < H; j++) {
+              int64_t yi = (c.layout1 ? (1 * S + t) * D + d : (t * D + d) * B + 1) * H + j;
+              ck_assert_float_eq(y32[yi], 0.0f);
+              ck_assert_float_eq(ypk[yi], 0.0f);
+            }
+    }
+    free(wpk);
+    free(rpk);
+  }
+  free(f);
+  free(dd);
 }
 
 START_TEST(rnn_f32_path_matches_generic) {
   for (int64_t layout1 = 0; layout1 < 2; layout1++) {
-    rnn_compare(1, layout1, 0, 0, 0.0);
-    rnn_compare(3, layout1, 0, 0, 0.0);
-    rnn_compare(3, layout1, 1, 0, 0.0);
-    rnn_compare(4, layout1, 0, 0, 0.0);
-    rnn_compare(4, layout1, 0, 1, 0.0);
-    rnn_compare(4, layout1, 0, 0, 0.25);
+    /* G S B I H D rev layout lbr if peep lens clip */
+    rnn_compare((rnn_case){1, 5, 2, 3, 4, 2, 0, layout1, 0, 0, 1, 1, 0.0});
+    rnn_compare((rnn_case){3, 5, 2, 3, 4, 2, 0, layout1, 0, 0, 1, 1, 0.0});
+    rnn_compare((rnn_case){3, 5, 2, 3, 4, 2, 0, layout1, 1, 0, 1, 1, 0.0});
+    rnn_compare((rnn_case){4, 5, 2, 3, 4, 2, 0, layout1, 0, 0, 1, 1, 0.0});
+    rnn_compare((rnn_case){4, 5, 2, 3, 4, 2, 0, layout1, 0, 1, 1, 1, 0.0});
+    rnn_compare((rnn_case){4, 5, 2, 3, 4, 2, 0, layout1, 0, 0, 1, 1, 0.25});
   }
+}
+END_TEST
+
+/* Hidden sizes around the product's block of units (8, 16 or 32 by the
+ * vector width: padding rows, several blocks, a partial last one), one
+ * step and several, batch 1 and 3, one direction either way. */
+START_TEST(rnn_f32_path_shapes) {
+  static const int64_t Hs[] = {1, 7, 17, 33};
+  for (size_t hi = 0; hi < sizeof Hs / sizeof *Hs; hi++)
+    for (int64_t G = 1; G <= 4; G += G == 1 ? 2 : 1) {
+      int64_t H = Hs[hi];
+      /* G S B I H D rev layout lbr if peep lens clip */
+      rnn_compare((rnn_case){G, 5, 3, 6, H, 2, 0, 0, G == 3, 0, 1, 1, 0.0});
+      rnn_compare((rnn_case){G, 1, 1, 6, H, 1, 0, 1, 0, 0, 0, 0, 0.0});
+      rnn_compare((rnn_case){G, 5, 1, 6, H, 1, 1, 0, 0, 0, 0, 1, 0.0});
+      rnn_compare((rnn_case){G, 5, 3, 6, H, 1, 0, 1, G == 3, 0, 1, 0, 0.0});
+    }
+}
+END_TEST
+
+/* H past the GEMM's K block (256), where the packed recurrence weights
+ * hold two blocks of k per matrix. */
+START_TEST(rnn_f32_path_two_k_blocks) {
+  /* G S B I H D rev layout lbr if peep lens clip */
+  rnn_compare((rnn_case){4, 2, 1, 3, 260, 1, 0, 0, 0, 0, 1, 0, 0.0});
+  rnn_compare((rnn_case){3, 2, 1, 3, 260, 1, 1, 0, 0, 0, 0, 0, 0.0});
 }
 END_TEST
 
@@ -360,6 +463,8 @@ Suite *tk_generic_suite(void) {
   tcase_add_test(tc, pow_einsum_resize);
   tcase_add_test(tc, rnn_one_unit);
   tcase_add_test(tc, rnn_f32_path_matches_generic);
+  tcase_add_test(tc, rnn_f32_path_shapes);
+  tcase_add_test(tc, rnn_f32_path_two_k_blocks);
   suite_add_tcase(s, tc);
   return s;
 }
