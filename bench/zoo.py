@@ -197,6 +197,61 @@ def select(models):
 # ------------------------------------------------- whole `kiln compile` processes
 
 
+def matmul_flops(path, dims):
+    """FLOPs of one run in Conv, ConvTranspose, Gemm and MatMul nodes (a multiply-add
+    counts 2), from ONNX shape inference with the manifest's dimension values; None
+    when a shape stays unknown. Elementwise work is not counted: this is the work
+    the FMA peak bounds."""
+    import numpy as np
+    import onnx
+    from onnx import shape_inference
+
+    m = onnx.load(path, load_external_data=False)
+    for i in m.graph.input:
+        for d in i.type.tensor_type.shape.dim:
+            if d.dim_param and d.dim_param in dims:
+                d.dim_value = int(dims[d.dim_param])
+    m = shape_inference.infer_shapes(m)
+    shapes = {}
+    for vi in list(m.graph.value_info) + list(m.graph.input) + list(m.graph.output):
+        dd = [d.dim_value if d.HasField("dim_value") else None
+              for d in vi.type.tensor_type.shape.dim]
+        shapes[vi.name] = dd
+    for t in m.graph.initializer:
+        shapes[t.name] = list(t.dims)
+    total = 0
+    for n in m.graph.node:
+        if n.op_type not in ("Conv", "ConvTranspose", "Gemm", "MatMul"):
+            continue
+        ins = [shapes.get(x) for x in n.input[:2]]
+        out = shapes.get(n.output[0])
+        if any(s is None or None in s for s in ins + [out]):
+            return None
+        if n.op_type == "Conv":
+            total += 2 * int(np.prod(out)) * int(np.prod(ins[1][1:]))
+        elif n.op_type == "ConvTranspose":
+            total += 2 * int(np.prod(ins[0])) * int(np.prod(ins[1][1:]))
+        elif n.op_type == "Gemm":
+            ta = next((a.i for a in n.attribute if a.name == "transA"), 0)
+            total += 2 * int(np.prod(out)) * int(ins[0][0 if ta else 1])
+        else:
+            total += 2 * int(np.prod(out)) * int(ins[0][-1])
+    return total
+
+
+def peak_gflops(peak, threads):
+    """The FMA peak probe's GFLOP/s per thread count 1..threads, or {} without it."""
+    if not peak or not os.access(peak, os.X_OK):
+        return {}
+    try:
+        out = subprocess.run([peak, "--threads", str(threads), "--json"], capture_output=True,
+                             text=True, timeout=120, check=True).stdout
+        return {int(k): v for k, v in json.loads(out)["gflops"].items()}
+    except (subprocess.SubprocessError, ValueError, KeyError) as e:
+        print(f"zoo: peak probe failed: {e}", flush=True)
+        return {}
+
+
 def kiln_tool(build_dir):
     return os.path.join(build_dir, "tools", "kiln")
 
@@ -361,6 +416,7 @@ def cmd_run(args):
         print("zoo: " + n, flush=True)
 
     hi = args.threads
+    peak_start = {} if args.compile_only else peak_gflops(args.peak, hi)
     results = {"machine": machine_info(args.build_dir), "threads": [hi, 1],
                "warmup": args.warmup, "runs": args.runs, "budget_s": args.budget,
                "interp_budget_s": args.interp_budget, "opencl_budget_s": args.opencl_budget,
@@ -390,6 +446,12 @@ def cmd_run(args):
             if "export_error" in man:
                 print(f"  export failed: {man['export_error']}", flush=True)
                 continue
+            if not args.compile_only:
+                try:
+                    r["flops"] = matmul_flops(os.path.join(mdir, "model.onnx"),
+                                              man.get("dims", {}))
+                except Exception as e:  # noqa: BLE001 - a count is optional
+                    print(f"  FLOP count failed: {e}", flush=True)
             # Apart from the full run's outputs, which a compile-only run
             # leaves as they are.
             out_root = os.path.join(args.out_dir, "zoo-compile" if args.compile_only
@@ -483,6 +545,8 @@ def cmd_run(args):
             r["elapsed_s"] = time.time() - t_model
     results["elapsed_s"] = time.time() - t_start
     results["loadavg"] = [load_start, os.getloadavg()]
+    if not args.compile_only:
+        results["peak"] = {"start": peak_start, "end": peak_gflops(args.peak, hi)}
     os.makedirs(args.out_dir, exist_ok=True)
     if args.compile_only:
         # Its own file: zoo-results.json stays the last full run's, which
@@ -542,6 +606,8 @@ def main():
     a.add_argument("--compile-timeout", type=float, default=300.0)
     a.add_argument("--check-all", action="store_true",
                    help="interpreter and opencl checks on every model, not the small ones")
+    a.add_argument("--peak", default="",
+                   help="the FMA peak probe (bench/peak.c), run at the start and the end")
     a.add_argument("--rtol", type=float, default=1e-3)
     a.add_argument("--atol", type=float, default=1e-4)
     args = p.parse_args()

@@ -303,6 +303,49 @@ def compile_block(results):
     return "\n".join(L)
 
 
+def rate_block(results):
+    """The achieved FLOP rate of Conv/Gemm/MatMul work against the FMA peak
+    measured in the same run (bench/peak.c, best of its start and end
+    probes, per thread count)."""
+    hi = results["threads"][0]
+    pk = results.get("peak") or {}
+    best = {}
+    for side in ("start", "end"):
+        for t, g in (pk.get(side) or {}).items():
+            best[int(t)] = max(best.get(int(t), 0), g)
+    L = ["\n### FLOP rate against the machine's FMA peak\n"]
+    if not best.get(hi) or not best.get(1):
+        L.append("Not measured in this run (no peak probe: bench/run builds bench/peak.c).")
+        return L
+    L.append(f"f32 FMA peak measured by bench/peak.c at the start and the end of this run "
+             f"(best of each): {best[1]:.0f} GFLOP/s on 1 thread, {best[hi]:.0f} on {hi} "
+             f"(start {pk['start'].get(1, 0):.0f} / {pk['start'].get(hi, 0):.0f}, end "
+             f"{pk['end'].get(1, 0):.0f} / {pk['end'].get(hi, 0):.0f}). Work: the "
+             "multiply-adds of Conv, ConvTranspose, Gemm and MatMul nodes (2 FLOP each) from "
+             "ONNX shape inference; elementwise work is not counted, so models dominated by "
+             "it show low rates on both sides. Cells: GFLOP/s (% of the peak at that thread "
+             "count).\n")
+    L.append(f"| model | opset | GFLOP per run | kiln-cpu {hi}T | ORT {hi}T | kiln-cpu 1T | "
+             "ORT 1T |")
+    L.append("|---" * 7 + "|")
+    for key, m in results["models"].items():
+        fl, fw = m.get("flops"), m["fw"]
+        if not fl:
+            continue
+
+        def cell(col, t):
+            res = fw.get(col)
+            ms = _ms(res)
+            if not ms or not _ok(res):
+                return "-"
+            g = fl / ms * 1e-6
+            return f"{g:.0f} ({100 * g / best[t]:.0f}%)"
+        L.append(f"| {m['name']} | {m['opset']} | {fl * 1e-9:.2f} | "
+                 + " | ".join([cell(f"kiln-cpu-{hi}t", hi), cell(f"ort-{hi}t", hi),
+                               cell("kiln-cpu-1t", 1), cell("ort-1t", 1)]) + " |")
+    return L
+
+
 def write_compile(results, md_path):
     """A compile-only run: rewrites only the compile table of the zoo section."""
     block = compile_block(results)
@@ -380,6 +423,8 @@ def write(results, md_path, png_path):
                      f"{d['speed_2t']:.2f}x" if d["speed_2t"] else "-",
                      _fmt_ms(fw.get("kiln-cpu-1t"), runs), _fmt_ms(fw.get("ort-1t"), runs),
                      f"{d['speed_1t']:.2f}x" if d["speed_1t"] else "-"]) + " |")
+
+    L.extend(rate_block(results))
 
     L.append("\n### Load + compile time and peak memory\n")
     L.append("| model | opset | ONNX MB | kiln load + compile ms | ORT session ms | kiln/ORT | "
