@@ -169,6 +169,16 @@ START_TEST(conv_depthwise) {
   conv_case((cv){1, 4, 12, 20, 4, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 4}, 1);
   conv_case((cv){2, 3, 31, 31, 3, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2, 3}, 0);
   conv_case((cv){1, 2, 5, 19, 2, 1, 7, 1, 1, 1, 1, 0, 3, 0, 3, 2}, 1);
+  /* planes narrower than 16 outputs, 16 channels to a vector: 7x7 with
+   * 3x3 and 5x5 (MobileNets', EfficientNet's last stage) at channel
+   * counts 1, 17, 24, 40 (blocks of 16 with a tail), stride 2 down to 7,
+   * dilation 2, a 1x1 plane, two images */
+  conv_case((cv){1, 17, 7, 7, 17, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 17}, 1);
+  conv_case((cv){2, 24, 7, 7, 24, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 24}, 0);
+  conv_case((cv){1, 40, 14, 14, 40, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 40}, 1);
+  conv_case((cv){1, 1, 9, 11, 1, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1}, 0);
+  conv_case((cv){1, 16, 1, 1, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16}, 1);
+  conv_case((cv){1, 33, 10, 9, 33, 5, 5, 2, 2, 1, 1, 2, 1, 2, 2, 33}, 0);
 }
 END_TEST
 

@@ -2,9 +2,10 @@
  * convolutions are plain GEMMs on the image; general ones are GEMMs whose B
  * matrix (im2col) is packed straight from the image by a custom packer, so
  * no column buffer is ever materialized (on AVX-512, with prepacked
- * filters, they skip even that: conv_direct.c); depthwise convolutions use a direct loop
- * vectorized along output rows. Bias and activation ride on the GEMM
- * epilogue. */
+ * filters, they skip even that: conv_direct.c); depthwise convolutions use
+ * a direct loop vectorized along output rows (planes narrower than a
+ * vector: across channels, conv_depthwise.c). Bias and activation ride on
+ * the GEMM epilogue. */
 #include "gemm_impl.h"
 
 #include <string.h>
@@ -303,6 +304,9 @@ KCPU_PREBUILT void kcpu_k_conv2d_ex(const float *X, const float *Wt, const float
   if (N <= 0 || M <= 0 || OH <= 0 || OW <= 0)
     return;
   if (group == C && M == C && group > 1) {
+    if (kcpu_dw_small(X, Wt, bias, Y, N, C, H, W, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl, act,
+                      pool))
+      return;
     int dwk = KH <= KCPU_DW_MAXK && KW <= KCPU_DW_MAXK && dh == 1 && dw == 1 && sh == sw &&
               (sh == 1 || sh == 2);
     kcpu_parallel_for(pool, N * C, dwk ? kcpu_dwk_fn : kcpu_dw_fn, &a);

@@ -102,6 +102,16 @@ typedef struct kcpu_conv_geo {
  * runs d as a GEMM. */
 int kcpu_conv_direct(const kcpu_gemm_desc *d, const kcpu_conv_geo *g, struct kcpu_pool *pool);
 
+/* Depthwise convolution (group = C = M) of planes narrower than 16
+ * outputs, 16 channels to a vector (conv_depthwise.c). Returns 0, having
+ * done nothing, where it does not apply (wider planes, filters over 7x7
+ * taps, an activation other than Relu, a buffer over 4 MiB): the caller
+ * then runs its row kernels. */
+int kcpu_dw_small(const float *X, const float *Wt, const float *bias, float *Y, int64_t N,
+                  int64_t C, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t KH, int64_t KW,
+                  int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t pt, int64_t pl,
+                  int64_t act, struct kcpu_pool *pool);
+
 /* Entry points beyond kcpu_runtime.h (called by name from the emitters in
  * emit_linalg.c / emit_conv.c). Bpk / Wpk: prepacked op(B) / filters (per
  * group, each kcpu_prepacked_size(M/group, K, MR) floats) or NULL; act as

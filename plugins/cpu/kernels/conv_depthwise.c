@@ -1,0 +1,199 @@
+/* plugins/cpu/kernels/conv_depthwise.c: depthwise 2-D convolution of small
+ * planes (f32, NCHW), vectorized across channels.
+ *
+ * The row kernels of conv.c put 16 outputs of one row in a vector; a 7x7
+ * plane (the last stage of MobileNets and EfficientNet) fills 7 of the 16
+ * lanes and spends the rest of its time copying rows in and out. Here 16
+ * channels share a vector instead: their planes are interleaved into a
+ * zero-bordered [Hp][Wp][16] buffer, every output pixel is then KH*KW full
+ * vector multiply-adds against the 16 channels' taps, and the [OH*OW][16]
+ * result is written back plane by plane. No lane is wasted whatever the
+ * plane's size, strides, dilations or pads. Taps are summed in (kh, kw)
+ * order and the bias added last, as in the row kernels. */
+#include "gemm_impl.h"
+
+typedef float kdw_v16 __attribute__((vector_size(64)));
+typedef int32_t kdw_v16i __attribute__((vector_size(64)));
+
+#define KDW_L 16
+#define KDW_MAXK 49 /* taps per filter: up to 7 x 7 */
+
+typedef struct kcpu_dws {
+  const float *X, *Wt, *bias;
+  float *Y;
+  int64_t C, H, W, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl, act, Hp, Wp, nb;
+} kcpu_dws;
+
+typedef float kdw_v16u __attribute__((vector_size(64), aligned(4), may_alias));
+
+/* One butterfly stage of a 16 x 16 transpose: rows i and i+B (i & B == 0)
+ * exchange their B-wide blocks, so that after the stages for B = 8, 4, 2,
+ * 1, element (i, j) is at (j, i). The masks spell out, for the low row,
+ * j < B-block ? row i's j : row i+B's j - B; for the high row, row i's
+ * j + B : row i+B's j. */
+#define KDW_LO8 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23
+#define KDW_HI8 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31
+#define KDW_LO4 0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27
+#define KDW_HI4 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31
+#define KDW_LO2 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29
+#define KDW_HI2 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31
+#define KDW_LO1 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30
+#define KDW_HI1 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31
+#define KDW_STAGE(r, B)                                                                            \
+  for (int i_ = 0; i_ < 16; i_++)                                                                  \
+    if (!(i_ & (B))) {                                                                             \
+      kdw_v16 lo_ = __builtin_shufflevector(r[i_], r[i_ + (B)], KDW_LO##B);                        \
+      kdw_v16 hi_ = __builtin_shufflevector(r[i_], r[i_ + (B)], KDW_HI##B);                        \
+      r[i_] = lo_;                                                                                 \
+      r[i_ + (B)] = hi_;                                                                           \
+    }
+static inline void kdw_transpose(kdw_v16 *r) {
+  KDW_STAGE(r, 8)
+  KDW_STAGE(r, 4)
+  KDW_STAGE(r, 2)
+  KDW_STAGE(r, 1)
+}
+
+/* Four output pixels at a time share each tap's weight vector. */
+static void kcpu_dws_row(const kcpu_dws *a, const kdw_v16 *P, const kdw_v16 *wv, kdw_v16 bv,
+                         int64_t oh, kdw_v16 *O) {
+  int64_t OW = a->OW, KH = a->KH, KW = a->KW, sw = a->sw;
+  kdw_v16 z = {0};
+  for (int64_t ow = 0; ow < OW; ow += 4) {
+    int64_t n = OW - ow < 4 ? OW - ow : 4;
+    kdw_v16 c0 = z, c1 = z, c2 = z, c3 = z;
+    for (int64_t kh = 0; kh < KH; kh++) {
+      const kdw_v16 *pr = P + (oh * a->sh + kh * a->dh) * a->Wp + ow * sw;
+      for (int64_t kw = 0; kw < KW; kw++) {
+        kdw_v16 w = wv[kh * KW + kw];
+        const kdw_v16 *p = pr + kw * a->dw;
+        /* pixels past OW read the zero border or the next pixels: in the buffer, dropped */
+        c0 += p[0] * w;
+        c1 += p[sw] * w;
+        c2 += p[2 * sw] * w;
+        c3 += p[3 * sw] * w;
+      }
+    }
+    kdw_v16 r[4] = {c0 + bv, c1 + bv, c2 + bv, c3 + bv};
+    for (int64_t i = 0; i < n; i++) {
+      kdw_v16 v = r[i];
+      if (a->act == KCPU_ACT_RELU) /* keep what is not below 0 (NaN and -0 included) */
+        v = (kdw_v16)((kdw_v16i)v & ~(kdw_v16i)(v < z));
+      O[oh * OW + ow + i] = v;
+    }
+  }
+}
+
+/* Without memory for the buffers: the same sums, one output at a time. */
+static void kcpu_dws_plain(const kcpu_dws *a, int64_t b, int64_t e) {
+  for (int64_t t = b; t < e; t++) {
+    int64_t n = t / a->nb, c0 = t % a->nb * KDW_L;
+    for (int64_t c = c0; c < a->C && c < c0 + KDW_L; c++) {
+      const float *x = a->X + (n * a->C + c) * a->H * a->W, *w = a->Wt + c * a->KH * a->KW;
+      float *y = a->Y + (n * a->C + c) * a->OH * a->OW;
+      for (int64_t oh = 0; oh < a->OH; oh++)
+        for (int64_t ow = 0; ow < a->OW; ow++) {
+          float v = 0.0f;
+          for (int64_t kh = 0; kh < a->KH; kh++)
+            for (int64_t kw = 0; kw < a->KW; kw++) {
+              int64_t ih = oh * a->sh + kh * a->dh - a->pt, iw = ow * a->sw + kw * a->dw - a->pl;
+              float xv = ih >= 0 && ih < a->H && iw >= 0 && iw < a->W ? x[ih * a->W + iw] : 0.0f;
+              v += xv * w[kh * a->KW + kw];
+            }
+          v += a->bias ? a->bias[c] : 0.0f;
+          if (a->act == KCPU_ACT_RELU && v < 0.0f)
+            v = 0.0f;
+          y[oh * a->OW + ow] = v;
+        }
+    }
+  }
+}
+
+/* Tasks [b, e): (image, block of 16 channels). */
+static void kcpu_dws_fn(void *ctx, int64_t b, int64_t e) {
+  const kcpu_dws *a = ctx;
+  int64_t H = a->H, W = a->W, Wp = a->Wp, khw = a->KH * a->KW, OHW = a->OH * a->OW;
+  /* the buffer holds 3 more pixels past the last row: kcpu_dws_row's 4-wide steps */
+  int64_t np = a->Hp * Wp + 3 * a->sw;
+  kdw_v16 *P = kcpu_alloc((np + OHW + khw) * (int64_t)sizeof(kdw_v16));
+  if (!P) {
+    kcpu_dws_plain(a, b, e);
+    return;
+  }
+  kdw_v16 *O = P + np, *wv = O + OHW;
+  float *Pf = (float *)P;
+  for (int64_t i = 0; i < np * KDW_L; i++)
+    Pf[i] = 0.0f;
+  for (int64_t t = b; t < e; t++) {
+    int64_t n = t / a->nb, c0 = t % a->nb * KDW_L;
+    int64_t nl = a->C - c0 < KDW_L ? a->C - c0 : KDW_L;
+    float *wf = (float *)wv, bias[KDW_L] = {0};
+    for (int64_t k = 0; k < khw; k++)
+      for (int64_t l = 0; l < KDW_L; l++)
+        wf[k * KDW_L + l] = l < nl ? a->Wt[(c0 + l) * khw + k] : 0.0f;
+    for (int64_t l = 0; l < nl && a->bias; l++)
+      bias[l] = a->bias[c0 + l];
+    kdw_v16 bv;
+    __builtin_memcpy(&bv, bias, sizeof bv);
+    /* interleave the block's planes, 16 pixels of 16 channels at a time
+     * through a register transpose; the border stays zero from the start
+     * (every task writes the same interior pixels). A last group of fewer
+     * than 16 pixels goes element by element, so nothing past a plane is
+     * read. */
+    const float *xb = a->X + (n * a->C + c0) * H * W;
+    int64_t HW = H * W, p = 0;
+    for (; p + KDW_L <= HW; p += KDW_L) {
+      kdw_v16 r[KDW_L];
+      for (int64_t l = 0; l < KDW_L; l++)
+        r[l] = l < nl ? (kdw_v16) * (const kdw_v16u *)(xb + l * HW + p) : (kdw_v16){0};
+      kdw_transpose(r);
+      for (int64_t j = 0; j < KDW_L; j++) {
+        int64_t ih = (p + j) / W, iw = (p + j) % W, pr = ih + a->pt, pc = iw + a->pl;
+        if (pr < a->Hp && pc < Wp)
+          P[pr * Wp + pc] = r[j];
+      }
+    }
+    for (; p < HW; p++) {
+      int64_t pr = p / W + a->pt, pc = p % W + a->pl;
+      if (pr < a->Hp && pc < Wp)
+        for (int64_t l = 0; l < KDW_L; l++)
+          Pf[(pr * Wp + pc) * KDW_L + l] = l < nl ? xb[l * HW + p] : 0.0f;
+    }
+    for (int64_t oh = 0; oh < a->OH; oh++)
+      kcpu_dws_row(a, P, wv, bv, oh, O);
+    /* and back to planes, 16 pixels at a time likewise */
+    float *yb = a->Y + (n * a->C + c0) * OHW;
+    for (p = 0; p + KDW_L <= OHW; p += KDW_L) {
+      kdw_v16 r[KDW_L];
+      for (int64_t j = 0; j < KDW_L; j++)
+        r[j] = O[p + j];
+      kdw_transpose(r);
+      for (int64_t l = 0; l < nl; l++)
+        *(kdw_v16u *)(yb + l * OHW + p) = r[l];
+    }
+    const float *Of = (const float *)O;
+    for (; p < OHW; p++)
+      for (int64_t l = 0; l < nl; l++)
+        yb[l * OHW + p] = Of[p * KDW_L + l];
+  }
+  kcpu_free(P);
+}
+
+int kcpu_dw_small(const float *X, const float *Wt, const float *bias, float *Y, int64_t N,
+                  int64_t C, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t KH, int64_t KW,
+                  int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t pt, int64_t pl,
+                  int64_t act, struct kcpu_pool *pool) {
+  if (OW >= KDW_L || KH * KW > KDW_MAXK || (act != KCPU_ACT_NONE && act != KCPU_ACT_RELU) ||
+      pt < 0 || pl < 0)
+    return 0;
+  kcpu_dws a = {X,  Wt, bias, Y,  C,  H,  W,  OH,  OW, KH,
+                KW, sh, sw,   dh, dw, pt, pl, act, 0,  0, (C + KDW_L - 1) / KDW_L};
+  /* the padded extent the windows reach (the input beyond it is unused) */
+  a.Hp = (OH - 1) * sh + (KH - 1) * dh + 1;
+  a.Wp = (OW - 1) * sw + (KW - 1) * dw + 1;
+  /* too large a buffer: the row kernels (this is for small planes) */
+  if ((a.Hp * a.Wp + 3 * sw + OH * OW + KH * KW) * KDW_L > (1 << 20))
+    return 0;
+  kcpu_parallel_for(pool, N * a.nb, kcpu_dws_fn, &a);
+  return 1;
+}
