@@ -228,6 +228,23 @@ START_TEST(resize_modes) {
                up ? "8,9" : "2,3", modes[m], up ? "2.0, 1.5" : "0.5, 0.5");
       kc_vs_interp(text, 1e-5, 1e-5);
     }
+  /* the separable kernel's two orders over several blocks of output rows:
+   * a segmentation head's 8x upsampling and a cubic growth in height
+   * (columns first), a shrink by 3 (rows first) */
+  static const char *const big[] = {
+      "f32[1,3,28,28]", "f32[1,3,224,224]", "mode = \"linear\", scales = [1.0, 1.0, 8.0, 8.0]",
+      "f32[2,1,7,40]", "f32[2,1,49,41]",
+      "mode = \"cubic\", scales = [1.0, 1.0, 7.0, 1.025]",
+      "f32[1,2,60,45]", "f32[1,2,20,15]",
+      "mode = \"linear\", scales = [1.0, 1.0, 0.33333334, 0.33333334]"};
+  for (size_t c = 0; c < sizeof big / sizeof *big; c += 3) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "module @t\ninput %%x : %s\nfunc @main {\n"
+             "  %%y : %s = Resize(%%x) {%s}\n  output %%o = %%y\n}\n",
+             big[c], big[c + 1], big[c + 2]);
+    kc_vs_interp(text, 1e-5, 1e-5);
+  }
 }
 END_TEST
 

@@ -70,51 +70,97 @@ void kcpu_k_resize(int64_t elem, const void *x, void *y, int64_t rank, const int
   }
 }
 
-/* The separable f32 path: y[p, oh, ow] = sum_j ww[ow, j] * (sum_i wh[oh, i]
- * * x[p, hidx[oh, i], widx[ow, j]]), each output row from one blended input
- * row (contiguous, vectorized). Zero weights are skipped, as the generic
- * path skips them, so an inf or NaN outside the taps stays out. Taps must
- * all be inside the input (no extrapolation). */
+/* The separable f32 path: y[p, oh, ow] = sum over the taps i of oh and j
+ * of ow of wh[oh, i] * ww[ow, j] * x[p, hidx[oh, i], widx[ow, j]], in one
+ * of two orders, whichever touches fewer elements through the column taps
+ * (a gather, one element at a time, where the row blend is contiguous and
+ * vectorizes):
+ * - rows first (shrinking): each output row blends its input rows into
+ *   one input-wide row, whose columns are then gathered;
+ * - columns first (growing, as segmentation heads do 8x): the input rows
+ *   an output row block needs are gathered to output width once, then each
+ *   output row blends those rows.
+ * The weights are converted to float and the indices narrowed once per
+ * call. Zero weights are skipped, as the generic path skips them, so an
+ * inf or NaN outside the taps stays out. Taps must all be inside the input
+ * (no extrapolation). Tasks are (plane, block of output rows); the result
+ * of a cell does not depend on the split. */
 typedef struct kcpu_rs2 {
   const float *x;
   float *y;
-  int64_t IH, IW, OH, OW, nth, ntw;
-  const int64_t *hidx, *widx, *hw, *ww;
+  int64_t IH, IW, OH, OW, nth, ntw, rb, nrb, cols_first, maxrows;
+  const int32_t *hidx, *widx;
+  const float *hw, *ww;
 } kcpu_rs2;
 
-static double kcpu_rs2_w(const int64_t *bits, int64_t k) {
-  double w;
-  memcpy(&w, &bits[k], sizeof w);
-  return w;
+/* dst[0..n) = the taps of each column j of src (one input row). */
+static inline void kcpu_rs2_cols(const kcpu_rs2 *a, const float *src, float *dst, int64_t n) {
+  int64_t ntw = a->ntw;
+  for (int64_t j = 0; j < n; j++) {
+    float acc = 0.0f;
+    for (int64_t t = 0; t < ntw; t++) {
+      float wt = a->ww[j * ntw + t];
+      if (wt != 0.0f)
+        acc += wt * src[a->widx[j * ntw + t]];
+    }
+    dst[j] = acc;
+  }
 }
 
-static void kcpu_rs2_rows(void *ctx, int64_t b, int64_t e) {
+/* dst[0..n) = the taps of output row oh over rows row(i) of n floats. */
+#define KCPU_RS2_BLEND(a, oh, dst, n, ROW)                                                         \
+  do {                                                                                             \
+    for (int64_t j_ = 0; j_ < (n); j_++)                                                           \
+      (dst)[j_] = 0.0f;                                                                            \
+    for (int64_t t_ = 0; t_ < (a)->nth; t_++) {                                                    \
+      float wt_ = (a)->hw[(oh) * (a)->nth + t_];                                                   \
+      const float *row_ = ROW((a)->hidx[(oh) * (a)->nth + t_]);                                    \
+      if (wt_ != 0.0f)                                                                             \
+        for (int64_t j_ = 0; j_ < (n); j_++)                                                       \
+          (dst)[j_] += wt_ * row_[j_];                                                             \
+    }                                                                                              \
+  } while (0)
+
+/* The input rows that output rows [oh0, oh1) reach: [*lo, *hi]. */
+static void kcpu_rs2_reach(const kcpu_rs2 *a, int64_t oh0, int64_t oh1, int64_t *lo, int64_t *hi) {
+  *lo = a->IH;
+  *hi = -1;
+  for (int64_t k = oh0 * a->nth; k < oh1 * a->nth; k++) {
+    *lo = a->hidx[k] < *lo ? a->hidx[k] : *lo;
+    *hi = a->hidx[k] > *hi ? a->hidx[k] : *hi;
+  }
+}
+
+static void kcpu_rs2_task(void *ctx, int64_t b, int64_t e) {
   const kcpu_rs2 *a = ctx;
   int64_t IW = a->IW, OW = a->OW;
-  float tmp[KCPU_RS2_MAX_W];
-  for (int64_t r = b; r < e; r++) {
-    int64_t plane = r / a->OH, oh = r % a->OH;
+  /* one buffer for the range's tasks (columns first), of the most rows a
+   * block reaches */
+  float *rows = a->cols_first ? kcpu_alloc(a->maxrows * OW * (int64_t)sizeof(float)) : NULL;
+  for (int64_t task = b; task < e; task++) {
+    int64_t plane = task / a->nrb, oh0 = task % a->nrb * a->rb;
+    int64_t oh1 = oh0 + a->rb < a->OH ? oh0 + a->rb : a->OH;
     const float *xp = a->x + plane * a->IH * IW;
-    float *yp = a->y + plane * a->OH * OW + oh * OW;
-    for (int64_t w = 0; w < IW; w++)
-      tmp[w] = 0.0f;
-    for (int64_t t = 0; t < a->nth; t++) {
-      float wt = (float)kcpu_rs2_w(a->hw, oh * a->nth + t);
-      const float *row = xp + a->hidx[oh * a->nth + t] * IW;
-      if (wt != 0.0f)
-        for (int64_t w = 0; w < IW; w++)
-          tmp[w] += wt * row[w];
-    }
-    for (int64_t ow = 0; ow < OW; ow++) {
-      float acc = 0.0f;
-      for (int64_t t = 0; t < a->ntw; t++) {
-        float wt = (float)kcpu_rs2_w(a->ww, ow * a->ntw + t);
-        if (wt != 0.0f)
-          acc += wt * tmp[a->widx[ow * a->ntw + t]];
+    float *yp = a->y + plane * a->OH * OW;
+    if (!rows) { /* rows first, or no memory for the other order's buffer */
+      float tmp[KCPU_RS2_MAX_W];
+#define KCPU_RS2_IN_ROW(i) (xp + (int64_t)(i) * IW)
+      for (int64_t oh = oh0; oh < oh1; oh++) {
+        KCPU_RS2_BLEND(a, oh, tmp, IW, KCPU_RS2_IN_ROW);
+        kcpu_rs2_cols(a, tmp, yp + oh * OW, OW);
       }
-      yp[ow] = acc;
+      continue;
     }
+    /* the input rows this block's taps reach, each gathered to width OW */
+    int64_t lo, hi;
+    kcpu_rs2_reach(a, oh0, oh1, &lo, &hi);
+    for (int64_t i = lo; i <= hi; i++)
+      kcpu_rs2_cols(a, xp + i * IW, rows + (i - lo) * OW, OW);
+#define KCPU_RS2_OUT_ROW(i) (rows + ((int64_t)(i)-lo) * OW)
+    for (int64_t oh = oh0; oh < oh1; oh++)
+      KCPU_RS2_BLEND(a, oh, yp + oh * OW, OW, KCPU_RS2_OUT_ROW);
   }
+  kcpu_free(rows);
 }
 
 KCPU_PREBUILT void kcpu_k_resize2d_f32(const float *x, float *y, int64_t planes, int64_t IH,
@@ -122,8 +168,40 @@ KCPU_PREBUILT void kcpu_k_resize2d_f32(const float *x, float *y, int64_t planes,
                                        int64_t ntw, const int64_t *hidx, const int64_t *hw,
                                        const int64_t *widx, const int64_t *ww,
                                        struct kcpu_pool *pool) {
-  kcpu_rs2 a = {x, y, IH, IW, OH, OW, nth, ntw, hidx, widx, hw, ww};
-  if (IW > KCPU_RS2_MAX_W)
+  if (IW > KCPU_RS2_MAX_W || planes <= 0 || OH <= 0 || OW <= 0)
     return; /* the emitter never sends these */
-  kcpu_parallel_for(pool, planes * OH, kcpu_rs2_rows, &a);
+  int64_t nh = OH * nth, nw = OW * ntw;
+  float *wf = kcpu_alloc((nh + nw) * (int64_t)(sizeof(float) + sizeof(int32_t)));
+  if (!wf)
+    return; /* out of memory: the output is left unwritten, like any failed allocation here */
+  int32_t *ix = (int32_t *)(wf + nh + nw);
+  for (int64_t k = 0; k < nh; k++) {
+    double w;
+    memcpy(&w, &hw[k], sizeof w);
+    wf[k] = (float)w;
+    ix[k] = (int32_t)hidx[k];
+  }
+  for (int64_t k = 0; k < nw; k++) {
+    double w;
+    memcpy(&w, &ww[k], sizeof w);
+    wf[nh + k] = (float)w;
+    ix[nh + k] = (int32_t)widx[k];
+  }
+  kcpu_rs2 a = {.x = x, .y = y, .IH = IH, .IW = IW, .OH = OH, .OW = OW, .nth = nth, .ntw = ntw,
+                .hidx = ix, .widx = ix + nh, .hw = wf, .ww = wf + nh};
+  /* gathered elements (weighted 8: one at a time) plus blended ones */
+  int64_t rows_first = OH * IW * nth + 8 * OH * OW * ntw;
+  int64_t cols_first = 8 * IH * OW * ntw + OH * OW * nth;
+  a.cols_first = cols_first < rows_first;
+  /* blocks of output rows: about 16 tasks per plane on big planes, at
+   * least 8 rows a block so the gathered rows are shared */
+  a.rb = OH / 16 > 8 ? OH / 16 : 8;
+  a.nrb = (OH + a.rb - 1) / a.rb;
+  for (int64_t oh0 = 0; oh0 < OH; oh0 += a.rb) {
+    int64_t lo, hi;
+    kcpu_rs2_reach(&a, oh0, oh0 + a.rb < OH ? oh0 + a.rb : OH, &lo, &hi);
+    a.maxrows = hi - lo + 1 > a.maxrows ? hi - lo + 1 : a.maxrows;
+  }
+  kcpu_parallel_for(pool, planes * a.nrb, kcpu_rs2_task, &a);
+  kcpu_free(wf);
 }
