@@ -41,7 +41,7 @@ typedef struct {
   pthread_barrier_t *start;
 } peak_job;
 
-/* Multipliers and addends near 1 keep the values finite for any count. */
+/* The 24 accumulators, by name. */
 #define PEAK_EACH(X)                                                                            \
   X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16) X(17) \
       X(18) X(19) X(20) X(21) X(22) X(23)

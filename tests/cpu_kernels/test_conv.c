@@ -103,9 +103,10 @@ static void conv_case_packed(cv c, int relu) {
   ref_conv(&c, X, Wt, b, R, relu);
   double tol = 2e-6 * (double)Kg + 1e-5;
   for (int64_t i = 0; i < yn; i++) {
-    ck_assert_msg(fabs(Y[i] - R[i]) < tol, "packed conv C%lld M%lld H%lld W%lld k%lldx%lld g%lld: %lld got %g want %g",
-                  (long long)c.C, (long long)c.M, (long long)c.H, (long long)c.W,
-                  (long long)c.KH, (long long)c.KW, (long long)c.g, (long long)i, Y[i], R[i]);
+    ck_assert_msg(fabs(Y[i] - R[i]) < tol,
+                  "packed conv C%lld M%lld H%lld W%lld k%lldx%lld g%lld: %lld got %g want %g",
+                  (long long)c.C, (long long)c.M, (long long)c.H, (long long)c.W, (long long)c.KH,
+                  (long long)c.KW, (long long)c.g, (long long)i, Y[i], R[i]);
     ck_assert_msg(Y2[i] == Y[i], "packed conv: 2 threads differ from 1 at %lld", (long long)i);
   }
   kcpu_pool_destroy(p2);

@@ -55,8 +55,8 @@ static inline void kdw_transpose(kdw_v16 *r) {
 }
 
 /* Four output pixels at a time share each tap's weight vector. */
-static void kcpu_dws_row(const kcpu_dws *a, const kdw_v16 *P, const kdw_v16 *wv, kdw_v16 bv,
-                         int64_t oh, kdw_v16 *O) {
+static void kcpu_dws_row(const kcpu_dws *a, const kdw_v16 *P, const kdw_v16 *wv,
+                         const kdw_v16 *bias, int64_t oh, kdw_v16 *O) {
   int64_t OW = a->OW, KH = a->KH, KW = a->KW, sw = a->sw;
   kdw_v16 z = {0};
   for (int64_t ow = 0; ow < OW; ow += 4) {
@@ -74,7 +74,7 @@ static void kcpu_dws_row(const kcpu_dws *a, const kdw_v16 *P, const kdw_v16 *wv,
         c3 += p[3 * sw] * w;
       }
     }
-    kdw_v16 r[4] = {c0 + bv, c1 + bv, c2 + bv, c3 + bv};
+    kdw_v16 bv = *bias, r[4] = {c0 + bv, c1 + bv, c2 + bv, c3 + bv};
     for (int64_t i = 0; i < n; i++) {
       kdw_v16 v = r[i];
       if (a->act == KCPU_ACT_RELU) /* keep what is not below 0 (NaN and -0 included) */
@@ -160,7 +160,7 @@ static void kcpu_dws_fn(void *ctx, int64_t b, int64_t e) {
           Pf[(pr * Wp + pc) * KDW_L + l] = l < nl ? xb[l * HW + p] : 0.0f;
     }
     for (int64_t oh = 0; oh < a->OH; oh++)
-      kcpu_dws_row(a, P, wv, bv, oh, O);
+      kcpu_dws_row(a, P, wv, &bv, oh, O);
     /* and back to planes, 16 pixels at a time likewise */
     float *yb = a->Y + (n * a->C + c0) * OHW;
     for (p = 0; p + KDW_L <= OHW; p += KDW_L) {
@@ -186,8 +186,9 @@ int kcpu_dw_small(const float *X, const float *Wt, const float *bias, float *Y, 
   if (OW >= KDW_L || KH * KW > KDW_MAXK || (act != KCPU_ACT_NONE && act != KCPU_ACT_RELU) ||
       pt < 0 || pl < 0)
     return 0;
-  kcpu_dws a = {X,  Wt, bias, Y,  C,  H,  W,  OH,  OW, KH,
-                KW, sh, sw,   dh, dw, pt, pl, act, 0,  0, (C + KDW_L - 1) / KDW_L};
+  kcpu_dws a = {X,  Wt, bias, Y,   C,  H,  W,
+                OH, OW, KH,   KW,  sh, sw, dh,
+                dw, pt, pl,   act, 0,  0,  (C + KDW_L - 1) / KDW_L};
   /* the padded extent the windows reach (the input beyond it is unused) */
   a.Hp = (OH - 1) * sh + (KH - 1) * dh + 1;
   a.Wp = (OW - 1) * sw + (KW - 1) * dw + 1;

@@ -35,8 +35,8 @@ typedef float kd_v16u __attribute__((vector_size(64), aligned(4), may_alias));
 typedef struct kcpu_dconv {
   const kcpu_gemm_desc *d;
   const kcpu_conv_geo *g;
-  float *xp;          /* per channel sh*sw phase planes of Hq x Wq, then KD_NR zeros */
-  const int64_t *bo;  /* B row offsets into xp, one per k */
+  float *xp;         /* per channel sh*sw phase planes of Hq x Wq, then KD_NR zeros */
+  const int64_t *bo; /* B row offsets into xp, one per k */
   int64_t Cg, OH, Hq, Wq, NQ, RP, tm, tn;
 } kcpu_dconv;
 
@@ -59,9 +59,9 @@ typedef struct kcpu_dconv {
   }
 #define KD_FMA1(r) c0_##r += a[k * KD_MR + (r)] * b0;
 #define KD_SPILL(r)                                                                                \
-  *(kd_v16 *)(t + (r) * KD_NR) = c0_##r;                                                           \
-  *(kd_v16 *)(t + (r) * KD_NR + 16) = c1_##r;                                                      \
-  *(kd_v16 *)(t + (r) * KD_NR + 32) = c2_##r;
+  *(kd_v16 *)(t + (r)*KD_NR) = c0_##r;                                                             \
+  *(kd_v16 *)(t + (r)*KD_NR + 16) = c1_##r;                                                        \
+  *(kd_v16 *)(t + (r)*KD_NR + 32) = c2_##r;
 
 /* t[8][48] = A rows [i0, i0+8) x B columns [q0, q0+48) over all of K.
  * Columns past nq are computed from the plane's zero tail or the next

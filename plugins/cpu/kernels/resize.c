@@ -144,7 +144,7 @@ static void kcpu_rs2_task(void *ctx, int64_t b, int64_t e) {
     float *yp = a->y + plane * a->OH * OW;
     if (!rows) { /* rows first, or no memory for the other order's buffer */
       float tmp[KCPU_RS2_MAX_W];
-#define KCPU_RS2_IN_ROW(i) (xp + (int64_t)(i) * IW)
+#define KCPU_RS2_IN_ROW(i) (xp + (int64_t)(i)*IW)
       for (int64_t oh = oh0; oh < oh1; oh++) {
         KCPU_RS2_BLEND(a, oh, tmp, IW, KCPU_RS2_IN_ROW);
         kcpu_rs2_cols(a, tmp, yp + oh * OW, OW);
@@ -164,10 +164,9 @@ static void kcpu_rs2_task(void *ctx, int64_t b, int64_t e) {
 }
 
 KCPU_PREBUILT void kcpu_k_resize2d_f32(const float *x, float *y, int64_t planes, int64_t IH,
-                                       int64_t IW, int64_t OH, int64_t OW, int64_t nth,
-                                       int64_t ntw, const int64_t *hidx, const int64_t *hw,
-                                       const int64_t *widx, const int64_t *ww,
-                                       struct kcpu_pool *pool) {
+                                       int64_t IW, int64_t OH, int64_t OW, int64_t nth, int64_t ntw,
+                                       const int64_t *hidx, const int64_t *hw, const int64_t *widx,
+                                       const int64_t *ww, struct kcpu_pool *pool) {
   if (IW > KCPU_RS2_MAX_W || planes <= 0 || OH <= 0 || OW <= 0)
     return; /* the emitter never sends these */
   int64_t nh = OH * nth, nw = OW * ntw;
@@ -187,8 +186,18 @@ KCPU_PREBUILT void kcpu_k_resize2d_f32(const float *x, float *y, int64_t planes,
     wf[nh + k] = (float)w;
     ix[nh + k] = (int32_t)widx[k];
   }
-  kcpu_rs2 a = {.x = x, .y = y, .IH = IH, .IW = IW, .OH = OH, .OW = OW, .nth = nth, .ntw = ntw,
-                .hidx = ix, .widx = ix + nh, .hw = wf, .ww = wf + nh};
+  kcpu_rs2 a = {.x = x,
+                .y = y,
+                .IH = IH,
+                .IW = IW,
+                .OH = OH,
+                .OW = OW,
+                .nth = nth,
+                .ntw = ntw,
+                .hidx = ix,
+                .widx = ix + nh,
+                .hw = wf,
+                .ww = wf + nh};
   /* gathered elements (weighted 8: one at a time) plus blended ones */
   int64_t rows_first = OH * IW * nth + 8 * OH * OW * ntw;
   int64_t cols_first = 8 * IH * OW * ntw + OH * OW * nth;
