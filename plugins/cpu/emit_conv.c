@@ -1,7 +1,7 @@
 /* plugins/cpu/emit_conv.c: Conv and ConvTranspose. f32 Conv of 1-D and
  * 2-D (groups, pads, strides, dilations, auto_pad) goes to the GEMM-based
  * kernels of kernels/conv.c: constant filters are packed here, once, and a
- * fused Relu (`activation`) rides on the GEMM epilogue. Other spatial ranks
+ * fused activation (`activation`) rides on the GEMM epilogue. Other spatial ranks
  * and float types, and every ConvTranspose, go to the type-generic kernels
  * of kernels/conv_nd.c. Window geometry: emit_window.c. */
 #include "emit_window.h"
@@ -77,7 +77,8 @@ kiln_status kcpu_emit_Conv(kcpu_emit *e, const kiln_instr *in) {
   if (group < 1 || x->dims[1] % group || y->dims[1] % group)
     return kcpu_e_fail(in, "group %lld does not divide the channels", (long long)group);
   int64_t act;
-  if (!kcpu_perf_act(a, &act) || act == KCPU_ACT_GELU) /* the depthwise kernels apply Relu only */
+  float act_a, act_b;
+  if (!kcpu_perf_act(a, &act, &act_a, &act_b))
     return kcpu_e_fail(in, "activation '%s' is not supported",
                        kiln_attrs_string_or(a, "activation", ""));
   int64_t C = x->dims[1], M = y->dims[1], lanes = kcpu_vector_lanes(e);
@@ -87,7 +88,7 @@ kiln_status kcpu_emit_Conv(kcpu_emit *e, const kiln_instr *in) {
     wpk =
         kcpu_perf_prepack(e, kcpu_i_in(in, 1), group, Mg * Kg, Mg, Kg, Kg, 1, kcpu_gemm_mr(lanes));
   }
-  LLVMValueRef args[24] = {kcpu_addr(e, kcpu_i_in(in, 0)),
+  LLVMValueRef args[26] = {kcpu_addr(e, kcpu_i_in(in, 0)),
                            wpk ? kcpu_e_null(e) : kcpu_addr(e, kcpu_i_in(in, 1)),
                            wpk ? wpk : kcpu_e_null(e),
                            kcpu_e_ptr(e, kcpu_i_in(in, 2)),
@@ -102,7 +103,9 @@ kiln_status kcpu_emit_Conv(kcpu_emit *e, const kiln_instr *in) {
   kcpu_win_args(e, &w, args + 12);
   args[12 + KCPU_WIN_ARGS] = kcpu_i64(e, group);
   args[13 + KCPU_WIN_ARGS] = kcpu_i64(e, act);
-  args[14 + KCPU_WIN_ARGS] = kcpu_i64(e, lanes);
-  args[15 + KCPU_WIN_ARGS] = kcpu_pool(e);
-  return kcpu_e_call(e, in, "kcpu_k_conv2d_ex", args, 24);
+  args[14 + KCPU_WIN_ARGS] = kcpu_f32(e, act_a);
+  args[15 + KCPU_WIN_ARGS] = kcpu_f32(e, act_b);
+  args[16 + KCPU_WIN_ARGS] = kcpu_i64(e, lanes);
+  args[17 + KCPU_WIN_ARGS] = kcpu_pool(e);
+  return kcpu_e_call(e, in, "kcpu_k_conv2d_ex", args, 26);
 }

@@ -3,8 +3,9 @@
  * matrix (im2col) is packed straight from the image by a custom packer, so
  * no column buffer is ever materialized; depthwise convolutions use a direct
  * loop vectorized along output rows. Bias and activation ride on the GEMM
- * epilogue. */
+ * epilogue, and on the depthwise kernels' last step over each row. */
 #include "gemm_impl.h"
+#include "kcpu_act.h"
 
 #include <string.h>
 
@@ -102,6 +103,7 @@ typedef struct kcpu_conv_args {
   const float *X, *Wt, *Wpk, *bias;
   float *Y;
   int64_t N, C, H, W, M, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl, group, act, lanes;
+  float act_a, act_b;
 } kcpu_conv_args;
 
 static void kcpu_conv_one(const kcpu_conv_args *a, int64_t n, int64_t g, struct kcpu_pool *pool) {
@@ -137,6 +139,8 @@ static void kcpu_conv_one(const kcpu_conv_args *a, int64_t n, int64_t g, struct 
       .ldc = P,
       .bias_row = a->bias ? a->bias + g * Mg : NULL,
       .act = a->act,
+      .act_a = a->act_a,
+      .act_b = a->act_b,
       .lanes = a->lanes};
   kcpu_gemm_run(&d, pool);
 }
@@ -145,6 +149,16 @@ static void kcpu_conv_fn(void *ctx, int64_t b, int64_t e) {
   const kcpu_conv_args *a = ctx;
   for (int64_t i = b; i < e; i++)
     kcpu_conv_one(a, i / a->group, i % a->group, NULL);
+}
+
+/* The depthwise kernels' activations that need a math function, over a
+ * finished output row (kcpu_act1 and the vector form do the rest). */
+static inline void kcpu_dw_act_row(const kcpu_conv_args *a, float *y, int64_t n) {
+  if (a->act == KCPU_ACT_SWISH)
+    kcpu_act_swish_row(a->act_a, y, n);
+  else if (a->act == KCPU_ACT_GELU)
+    for (int64_t i = 0; i < n; i++)
+      y[i] = kcpu_m_gelu(y[i]);
 }
 
 /* Depthwise: one filter per channel; each output row accumulates the taps
@@ -183,12 +197,9 @@ static void kcpu_dw_fn(void *ctx, int64_t b, int64_t e) {
           }
         }
       }
-      for (int64_t ow = 0; ow < a->OW; ow++) {
-        float v = yr[ow] + b0;
-        if (a->act == KCPU_ACT_RELU)
-          v = v > 0.0f ? v : 0.0f;
-        yr[ow] = v;
-      }
+      for (int64_t ow = 0; ow < a->OW; ow++)
+        yr[ow] = kcpu_act1(a->act, a->act_a, a->act_b, yr[ow] + b0);
+      kcpu_dw_act_row(a, yr, a->OW);
     }
   }
 }
@@ -266,11 +277,13 @@ KCPU_NO_MEM_CALLS static inline void kcpu_dwk_body(const kcpu_conv_args *a, int6
         v += b0;
         if (relu) /* keep what is not below 0 (NaN and -0 included), as kcpu_dw_fn */
           v = (kcpu_v16u)((kcpu_v16m)v & ~(kcpu_v16m)(v < 0.0f));
+        KCPU_ACT_VEC_HARD(kcpu_v16u, kcpu_v16m, v, a->act, a->act_a, a->act_b);
         *(kcpu_v16u *)(yr + o) = v;
       }
       if (yr == row_out)
         for (int64_t j = 0; j < OW; j++)
           y[oh * OW + j] = row_out[j];
+      kcpu_dw_act_row(a, y + oh * OW, OW);
     }
   }
 }
@@ -298,10 +311,10 @@ static void kcpu_dwk_fn(void *ctx, int64_t b, int64_t e) {
 KCPU_PREBUILT void kcpu_k_conv2d_ex(const float *X, const float *Wt, const float *Wpk, const float *bias,
                       float *Y, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH,
                       int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t dh,
-                      int64_t dw, int64_t pt, int64_t pl, int64_t group, int64_t act, int64_t lanes,
-                      struct kcpu_pool *pool) {
-  kcpu_conv_args a = {X,  Wt, Wpk, bias, Y,  N,  C,  H,  W,     M,   OH,   OW,
-                      KH, KW, sh,  sw,   dh, dw, pt, pl, group, act, lanes};
+                      int64_t dw, int64_t pt, int64_t pl, int64_t group, int64_t act, float act_a,
+                      float act_b, int64_t lanes, struct kcpu_pool *pool) {
+  kcpu_conv_args a = {X,  Wt, Wpk, bias, Y,  N,  C,     H,     W,     M,     OH,   OW,
+                      KH, KW, sh,  sw,   dh, dw, pt, pl, group, act, lanes, act_a, act_b};
   if (N <= 0 || M <= 0 || OH <= 0 || OW <= 0)
     return;
   if (group == C && M == C && group > 1) {
@@ -325,5 +338,5 @@ KCPU_PREBUILT void kcpu_k_conv2d(const float *X, const float *Wt, const float *b
                    int64_t KW, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t pt,
                    int64_t pl, int64_t group, int64_t act, int64_t lanes, struct kcpu_pool *pool) {
   kcpu_k_conv2d_ex(X, Wt, NULL, bias, Y, N, C, H, W, M, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl,
-                   group, act, lanes, pool);
+                   group, act, 0, 0, lanes, pool);
 }
