@@ -8,7 +8,8 @@
  * for Relu, Clip, HardSigmoid, HardSwish, Swish and exact Gelu on the f32
  * kernels, whose GEMM epilogue and depthwise kernels apply them
  * (kernels/kcpu_act.h); and "may this Add ride on this MatMul as Gemm's
- * C?" (`fusebias`): yes for f32, for the same reason. */
+ * C, or on this Conv as its residual?" (`fusebias`): yes for f32, for the
+ * same reason. */
 #include "cpu.h"
 
 /* The producers whose f32 emitters honour the `activation` attribute (the
@@ -60,8 +61,10 @@ bool kcpu_supports_fused(void *state, const kiln_node *n, kiln_node_kind activat
   case KILN_NODE_Swish:
   case KILN_NODE_Gelu: /* exact; over each finished GEMM tile or depthwise row */
     return kcpu_fuse_relu_ok(n);
-  case KILN_NODE_Add: /* fusebias: the f32 GEMM adds Gemm's C in its epilogue */
-    return kiln_node_get_kind(n) == KILN_NODE_MatMul && kcpu_fuse_relu_ok(n);
+  case KILN_NODE_Add: /* fusebias: the f32 GEMM adds Gemm's C or Conv's residual in its
+                       * epilogue, the depthwise kernels a residual per row */
+    return (kiln_node_get_kind(n) == KILN_NODE_MatMul || kiln_node_get_kind(n) == KILN_NODE_Conv) &&
+           kcpu_fuse_relu_ok(n);
   case KILN_NODE_FusedElementwise:
     break;
   default:

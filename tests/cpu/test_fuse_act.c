@@ -4,7 +4,8 @@
  * kernel path (dense 3x3, pointwise, grouped, depthwise 3x3 / 5x5 at
  * strides 1 and 2, one channel) and after products (tiled, matrix-vector,
  * Gemm with a bias), at channel counts and spatial sizes that leave edge
- * tiles. The activation node must be gone from the compiled program, the
+ * tiles; and a residual Add between a Conv and its activation, which rides
+ * on the Conv too. The activation node must be gone from the compiled program, the
  * results must match the interpreter running the unfused graph, and 1 and
  * 2 threads must give the same bits. */
 #include <stdarg.h>
@@ -158,6 +159,8 @@ static void check_act_part(const char *act, kiln_node_kind kind, double lo, doub
   ck_assert_msg(kt_count_instrs(text, "cpu", kind) == 0, "%s stayed a node of its own", act);
   if (part == 0)
     ck_assert_uint_eq(kt_count_instrs(text, "cpu", KILN_NODE_Conv), N_CONVS);
+  if (residual)
+    ck_assert_msg(kt_count_instrs(text, "cpu", KILN_NODE_Add) == 0, "an Add stayed");
   kt_run a, a1, b;
   kt_run_text(text, "cpu", 2, &a);
   kt_run_text(text, "cpu", 1, &a1);
@@ -198,6 +201,17 @@ START_TEST(swish_and_gelu_fuse) {
 }
 END_TEST
 
+START_TEST(residual_fuses_into_conv) {
+  /* Conv -> Add(residual) -> activation: one Conv with the residual
+   * added before the activation, on every kernel path */
+  check_act_part("Relu", KILN_NODE_Relu, 0, 0, true, 0);
+  check_act_part("Clip", KILN_NODE_Clip, 0, 6, true, 0);
+  check_act_part("HardSwish", KILN_NODE_HardSwish, 0, 0, true, 0);
+  check_act_part("Swish", KILN_NODE_Swish, 0, 0, true, 0);
+  check_act_part("Identity", KILN_NODE_Identity, 0, 0, true, 0); /* residual alone */
+}
+END_TEST
+
 START_TEST(standalone_activations_are_one_loop) {
   /* Not after a Conv / MatMul / Gemm: each is one elementwise loop of its
    * own kind (not lowered into several), and next to other elementwise
@@ -232,6 +246,7 @@ Suite *kcpu_fuse_act_suite(void) {
   tcase_add_test(tc, clip_fuses);
   tcase_add_test(tc, hard_activations_fuse);
   tcase_add_test(tc, swish_and_gelu_fuse);
+  tcase_add_test(tc, residual_fuses_into_conv);
   tcase_add_test(tc, standalone_activations_are_one_loop);
   suite_add_tcase(s, tc);
   return s;

@@ -42,25 +42,28 @@ static void ref_conv(const cv *c, const float *X, const float *Wt, const float *
         }
 }
 
-/* Conv with fused activation act (parameters a, b) at 16 lanes on 1
- * thread and 8 lanes on 2, against ref_conv then the activation. */
-static void conv_case_act(cv c, int64_t act, float a, float pb) {
+/* Conv with fused activation act (parameters a, b), and a residual when
+ * `res`, at 16 lanes on 1 thread and 8 lanes on 2, against ref_conv then
+ * the residual and the activation. */
+static void conv_case_act(cv c, int64_t act, float a, float pb, int res) {
   int64_t OH = cv_oh(&c), OW = cv_ow(&c);
   int64_t xn = c.N * c.C * c.H * c.W, wn = c.M * (c.C / c.g) * c.KH * c.KW,
           yn = c.N * c.M * OH * OW;
   float *X = tk_alloc(xn), *Wt = tk_alloc(wn), *b = tk_alloc(c.M), *Y = tk_alloc(yn);
-  float *Y2 = tk_alloc(yn), *R = tk_alloc(yn);
+  float *Y2 = tk_alloc(yn), *R = tk_alloc(yn), *Z = res ? tk_alloc(yn) : NULL;
+  if (Z)
+    tk_fill(Z, yn, 14);
   tk_fill(X, xn, 11);
   tk_fill(Wt, wn, 12);
   tk_fill(b, c.M, 13);
   struct kcpu_pool *p2 = kcpu_pool_create(2);
-  kcpu_k_conv2d_ex(X, Wt, NULL, b, Y, c.N, c.C, c.H, c.W, c.M, OH, OW, c.KH, c.KW, c.sh, c.sw, c.dh,
-                   c.dw, c.pt, c.pl, c.g, act, a, pb, 16, NULL);
-  kcpu_k_conv2d_ex(X, Wt, NULL, b, Y2, c.N, c.C, c.H, c.W, c.M, OH, OW, c.KH, c.KW, c.sh, c.sw,
+  kcpu_k_conv2d_ex(X, Wt, NULL, b, Z, Y, c.N, c.C, c.H, c.W, c.M, OH, OW, c.KH, c.KW, c.sh, c.sw,
+                   c.dh, c.dw, c.pt, c.pl, c.g, act, a, pb, 16, NULL);
+  kcpu_k_conv2d_ex(X, Wt, NULL, b, Z, Y2, c.N, c.C, c.H, c.W, c.M, OH, OW, c.KH, c.KW, c.sh, c.sw,
                    c.dh, c.dw, c.pt, c.pl, c.g, act, a, pb, 8, p2);
   ref_conv(&c, X, Wt, b, R, 0);
   for (int64_t i = 0; i < yn; i++)
-    R[i] = (float)tk_ref_act(act, a, pb, R[i]);
+    R[i] = (float)tk_ref_act(act, a, pb, (double)R[i] + (Z ? Z[i] : 0));
   for (int64_t i = 0; i < yn; i++) {
     ck_assert_msg(fabsf(Y[i] - R[i]) < 1e-4f,
                   "conv C%lld M%lld g%lld K%lldx%lld s%lld act %lld: %lld got %g want %g",
@@ -69,21 +72,24 @@ static void conv_case_act(cv c, int64_t act, float a, float pb) {
     ck_assert_msg(fabsf(Y2[i] - R[i]) < 1e-4f, "conv (2 threads, 8 lanes) %lld", (long long)i);
   }
   kcpu_pool_destroy(p2);
-  free(X), free(Wt), free(b), free(Y), free(Y2), free(R);
+  free(X), free(Wt), free(b), free(Y), free(Y2), free(R), free(Z);
 }
 
 static void conv_case(cv c, int relu) {
-  conv_case_act(c, relu ? KCPU_ACT_RELU : KCPU_ACT_NONE, 0, 0);
+  conv_case_act(c, relu ? KCPU_ACT_RELU : KCPU_ACT_NONE, 0, 0, 0);
 }
 
 /* Each fused activation on the GEMM paths (pointwise, im2col, grouped)
  * and on both depthwise kernels (3x3 and 5x5 at strides 1 and 2 on the
- * vector-row kernel, dilated on the plain one), odd channel counts. */
+ * vector-row kernel, dilated on the plain one), odd channel counts, with
+ * and without a residual. */
 START_TEST(conv_activations) {
   static const struct {
     int64_t act;
     float a, b;
-  } acts[] = {{KCPU_ACT_CLIP, 0.0f, 0.5f},
+  } acts[] = {{KCPU_ACT_NONE, 0, 0},
+              {KCPU_ACT_RELU, 0, 0},
+              {KCPU_ACT_CLIP, 0.0f, 0.5f},
               {KCPU_ACT_CLIP, -INFINITY, 0.25f},
               {KCPU_ACT_HARD_SIGMOID, 0.4f, 0.25f},
               {KCPU_ACT_HARD_SWISH, 1.0f / 6, 0.5f},
@@ -100,7 +106,8 @@ START_TEST(conv_activations) {
                           {1, 3, 9, 9, 3, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 3}}; /* dilated depthwise */
   for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ai++)
     for (size_t ci = 0; ci < sizeof cs / sizeof cs[0]; ci++)
-      conv_case_act(cs[ci], acts[ai].act, acts[ai].a, acts[ai].b);
+      for (int res = 0; res < 2; res++)
+        conv_case_act(cs[ci], acts[ai].act, acts[ai].a, acts[ai].b, res);
 }
 END_TEST
 

@@ -67,7 +67,8 @@ void kcpu_gemm_run(const kcpu_gemm_desc *d, struct kcpu_pool *pool);
  * emit_linalg.c / emit_conv.c). Bpk / Wpk: prepacked op(B) / filters (per
  * group, each kcpu_prepacked_size(M/group, K, MR) floats) or NULL; act as
  * in kcpu_k_sgemm, with its parameters act_a, act_b (KCPU_ACT_* in
- * kcpu_runtime.h; 0 where the activation has none). */
+ * kcpu_runtime.h; 0 where the activation has none). Conv's res: a residual
+ * of Y's shape added after the bias, before the activation, or NULL. */
 void kcpu_k_matmul_ex(int64_t batch, const int64_t *a_off, const int64_t *b_off, int64_t M,
                       int64_t N, int64_t K, const float *A, const float *B, const float *Bpk,
                       float *C, int64_t act, float act_a, float act_b, int64_t lanes,
@@ -77,7 +78,7 @@ void kcpu_k_gemm_ex(int64_t M, int64_t N, int64_t K, float alpha, float beta, co
                     const float *Cb, int64_t c_rs, int64_t c_cs, float *Y, int64_t act, float act_a,
                     float act_b, int64_t lanes, struct kcpu_pool *pool);
 void kcpu_k_conv2d_ex(const float *X, const float *Wt, const float *Wpk, const float *bias,
-                      float *Y, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH,
+                      const float *res, float *Y, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH,
                       int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t dh,
                       int64_t dw, int64_t pt, int64_t pl, int64_t group, int64_t act, float act_a,
                       float act_b, int64_t lanes, struct kcpu_pool *pool);
