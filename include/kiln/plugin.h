@@ -190,7 +190,12 @@ typedef struct kiln_plugin {
    * `activation` (fused conv+relu, matmul+gelu...)? Default: false.
    * Asked with activation == KILN_NODE_FusedElementwise, it means: may this
    * elementwise node become part of a FusedElementwise body? (The fuse
-   * pass then also asks supports_node about the fused node it made.) */
+   * pass then also asks supports_node about the fused node it made.)
+   * Asked with KILN_NODE_Add about a MatMul or (ABI 1.4) a Conv: may an
+   * Add after it ride on it, as Gemm's C or as the Conv's residual (its
+   * fourth input, kiln/node_kinds.def)? Clip, HardSigmoid, HardSwish and
+   * Swish (ABI 1.4) are asked about only as activations and as members
+   * of a FusedElementwise body (which they join as their expansion). */
   bool (*supports_fused)(void *state, const kiln_node *node, kiln_node_kind activation);
 
   /* Required: compile the instruction IR (with its memory plan) into an

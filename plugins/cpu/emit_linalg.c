@@ -5,7 +5,7 @@
  * kiln_einsum_decode, becomes per-label strides here). Batch broadcasting
  * is resolved here into per-batch offset tables; a batched A against an
  * unbatched B becomes one tall GEMM. A constant B is packed here, once (emit_perf_pack.c), and a
- * fused Relu (`activation`) rides on the GEMM epilogue. */
+ * fused activation (`activation`) rides on the GEMM epilogue. */
 #include "emit_util.h"
 
 #include <kiln/ops.h>
