@@ -4,9 +4,14 @@
  * as C, on [M', K] x [K, N] views of A and Y (Reshape is a view after
  * IRGen: nothing is copied). A GEMM adds C in its epilogue while the tile
  * is still in registers, so the Add's pass over the result goes away;
- * torch writes every Linear on a 3-D input as MatMul + Add. Only where the
- * backend says so: o->supports_fused(MatMul, KILN_NODE_Add), then
- * o->supports_node on the Gemm. Without the hook nothing changes. */
+ * torch writes every Linear on a 3-D input as MatMul + Add. Likewise an Add
+ * of a tensor of exactly a Conv result's type to the only use of that
+ * result (a residual connection: ResNet, MobileNetV2, EfficientNet blocks)
+ * becomes the Conv's fourth input, which the backend adds in the Conv's
+ * epilogue before any activation (the fuseact pass, which runs after this
+ * one, can then still fuse the Relu that follows). Only where the backend
+ * says so: o->supports_fused(MatMul or Conv, KILN_NODE_Add), then
+ * o->supports_node on the Gemm or Conv. Without the hook nothing changes. */
 #include <stdlib.h>
 
 #include "pass_util.h"
@@ -39,9 +44,50 @@ static kiln_status fb_operand_c(kiln_function *f, kiln_node *add, kiln_value *c,
   return kiln_pass_emit(f, add, KILN_NODE_Reshape, &c, 1, &shape, 1, out);
 }
 
+/* Add(y, z) or Add(z, y) with y the only use of Conv cv's result and z of
+ * y's exact type (no broadcasting): Conv(x, w, b, z) in the Add's place. */
+static kiln_status fb_conv(kiln_function *f, kiln_node *add, const kiln_pass_options *o,
+                           bool *done) {
+  for (uint32_t i = 0; i < 2; i++) {
+    kiln_value *y = kiln_node_input(add, i), *z = kiln_node_input(add, 1 - i);
+    kiln_node *cv = y ? kiln_value_producer(y, NULL) : NULL;
+    if (!cv || kiln_node_get_kind(cv) != KILN_NODE_Conv || kiln_value_use_count(y) != 1 || z == y ||
+        kiln_node_input_count(cv) > 3 || kiln_attrs_find(kiln_node_attrs(cv), "activation") ||
+        !kiln_type_equal(kiln_value_type(z), kiln_value_type(y)) ||
+        !kiln_type_equal(kiln_value_type(kiln_node_result(add, 0)), kiln_value_type(y)) ||
+        !o->supports_fused(o->backend_user, cv, KILN_NODE_Add))
+      continue;
+    kiln_attr_desc *d = NULL;
+    uint32_t nd = 0;
+    KILN_TRY(kiln_pass_attrs_descs(kiln_node_attrs(cv), 0, &d, &nd));
+    kiln_value *ins[4] = {kiln_node_input(cv, 0), kiln_node_input(cv, 1),
+                          kiln_node_input_count(cv) > 2 ? kiln_node_input(cv, 2) : NULL, z};
+    kiln_value *r = NULL;
+    char nm[256];
+    kiln_status s = kiln_pass_emit_named(f, add, kiln_pass_merged_name(cv, 1, nm, sizeof nm),
+                                         KILN_NODE_Conv, ins, 4, d, nd, &r);
+    free(d);
+    KILN_TRY(s);
+    kiln_node *rn = kiln_value_producer(r, NULL);
+    if (o->supports_node && !o->supports_node(o->backend_user, rn)) {
+      KILN_TRY(kiln_function_remove_node(f, rn));
+      continue;
+    }
+    KILN_TRY(kiln_pass_replace_node(f, add, &r));
+    /* cv comes before add in the snapshot and was visited already */
+    KILN_TRY(kiln_function_remove_node(f, cv));
+    *done = true;
+    return NULL;
+  }
+  return NULL;
+}
+
 static kiln_status fb_node(kiln_function *f, kiln_node *add, const kiln_pass_options *o,
                            bool *done) {
   if (kiln_node_get_kind(add) != KILN_NODE_Add || kiln_node_input_count(add) != 2)
+    return NULL;
+  KILN_TRY(fb_conv(f, add, o, done));
+  if (*done)
     return NULL;
   for (uint32_t i = 0; i < 2; i++) {
     kiln_value *y = kiln_node_input(add, i), *c = kiln_node_input(add, 1 - i);

@@ -31,8 +31,9 @@ bool kiln_pass_node_is_primitive(const kiln_node *n) {
   case KILN_NODE_Max:
   case KILN_NODE_Min:
     return kiln_node_input_count(n) == 2;
-  case KILN_NODE_Conv:
-    return kiln_attrs_int_or(kiln_node_attrs(n), "group", 1) == 1;
+  case KILN_NODE_Conv: /* ungrouped, without kiln's fused residual (input 3) */
+    return kiln_attrs_int_or(kiln_node_attrs(n), "group", 1) == 1 &&
+           (kiln_node_input_count(n) < 4 || !kiln_node_input(n, 3));
   default:
     return true;
   }

@@ -1,9 +1,13 @@
 /* passes/lower_conv.c: lowering rules for the convolutions: Conv with
- * groups (one Conv per group, concatenated) and Col2Im (a ScatterND with
+ * groups (one Conv per group, concatenated), Conv with kiln's fused
+ * residual (Conv, Add, activation) and Col2Im (a ScatterND with
  * addition, the primitive set's only data-dependent write, through an index
  * table computed here at compile time from its static shapes). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "kiln/ops.h"
 
 #include "lower_rules.h"
 
@@ -28,7 +32,52 @@ static kiln_attr_desc *attrs_with(kiln_lower_ctx *c, const char *name, int64_t v
   return d;
 }
 
+/* A Conv carrying the fused residual (input 3) for a backend that does not
+ * take it: the Conv without residual and activation, the Add, then the
+ * activation as a node of its own. */
+static bool lower_conv_residual(kiln_lower_ctx *c, kiln_value **r) {
+  const kiln_attrs *at = kiln_node_attrs(c->n);
+  kiln_fused_act_params act;
+  c->s = kiln_fused_act_decode_params("Conv", at, &act);
+  if (c->s)
+    return true;
+  kiln_attr_desc *d = NULL;
+  uint32_t n = 0;
+  c->s = kiln_pass_attrs_descs(at, 0, &d, &n);
+  if (c->s)
+    return true;
+  uint32_t k = 0; /* the attributes without activation* */
+  for (uint32_t i = 0; i < n; i++)
+    if (strncmp(d[i].name, "activation", 10) != 0)
+      d[k++] = d[i];
+  kiln_value *in[3] = {X0, kiln_node_input(c->n, 1), lower_in(c, 2)};
+  kiln_value *y = lower_emit(c, KILN_NODE_Conv, in, in[2] ? 3 : 2, d, k);
+  free(d);
+  y = lower_bin(c, KILN_NODE_Add, y, kiln_node_input(c->n, 3));
+  kiln_node_kind ak = kiln_fused_act_node_kind(act.kind);
+  if (act.kind == KILN_FUSED_ACT_NONE) {
+    r[0] = y;
+  } else if (act.kind == KILN_FUSED_ACT_CLIP) {
+    kiln_value *lo = isinf(act.alpha) ? NULL : lower_sc(c, act.alpha);
+    kiln_value *hi = isinf(act.beta) ? NULL : lower_sc(c, act.beta);
+    kiln_value *ci[3] = {y, lo, hi};
+    r[0] = lower_emit(c, KILN_NODE_Clip, ci, 3, NULL, 0);
+  } else {
+    kiln_attr_desc ad[2];
+    uint32_t na = 0;
+    if (act.kind == KILN_FUSED_ACT_LEAKY_RELU || act.kind == KILN_FUSED_ACT_SWISH ||
+        act.kind == KILN_FUSED_ACT_HARD_SIGMOID)
+      ad[na++] = KILN_ATTR_F("alpha", act.alpha);
+    if (act.kind == KILN_FUSED_ACT_HARD_SIGMOID)
+      ad[na++] = KILN_ATTR_F("beta", act.beta);
+    r[0] = lower_emit(c, ak, &y, 1, ad, na);
+  }
+  return true;
+}
+
 bool kiln_lower_Conv(kiln_lower_ctx *c, kiln_value **r) {
+  if (kiln_node_input_count(c->n) > 3 && kiln_node_input(c->n, 3))
+    return lower_conv_residual(c, r);
   int64_t g = lower_iattr(c, "group", 1);
   const kiln_type *xt = lower_tin(c, 0), *wt = lower_tin(c, 1);
   if (g <= 1 || g > 64 || xt->rank < 3 || xt->dims[1] % g || wt->dims[0] % g)

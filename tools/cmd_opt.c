@@ -26,7 +26,7 @@ static void help(FILE *out) {
           "  --stop-after=N       stop after step N (1-based) and print what there is\n"
           "  --time-passes        print a table to stderr: pass, runs, changes, ms\n"
           "  --no-verify          do not run the verifier after each pass\n"
-          "  --backend=NAME       lower for this backend's declared support (default:\n"
+          "  --backend=NAME       lower and fuse for this backend's declared support (default:\n"
           "                       the primitive set); fold evaluates on the interpreter\n"
           "  --function=NAME      the function IRGen lowers (default: the first)\n"
           "  -o OUT               write the result to OUT instead of stdout\n"
@@ -52,6 +52,10 @@ static bool supports(void *user, const kiln_node *n) {
 static bool keeps(void *user, const kiln_node *n) {
   const backend_ref *b = user;
   return b->plugin->keep_node && b->plugin->keep_node(b->plugin->state, n);
+}
+static bool fuses(void *user, const kiln_node *n, kiln_node_kind act) {
+  const backend_ref *b = user;
+  return b->plugin->supports_fused(b->plugin->state, n, act);
 }
 static kiln_status evaluate(void *user, const kiln_module *m, const kiln_value *v,
                             kiln_tensor *out) {
@@ -148,6 +152,9 @@ int kiln_cmd_opt(int argc, char **argv) {
     }
     o.supports_node = supports;
     o.keep_node = keeps;
+    /* so that fuse, fuseact and fusebias show what they do for it */
+    if (ref.plugin->supports_fused)
+      o.supports_fused = fuses;
     o.backend_user = &ref;
     o.backend_name = backend;
   }

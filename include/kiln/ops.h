@@ -158,19 +158,41 @@ typedef enum kiln_fused_act_kind {
   KILN_FUSED_ACT_LEAKY_RELU = 2,
   KILN_FUSED_ACT_SIGMOID = 3,
   KILN_FUSED_ACT_TANH = 4,
-  KILN_FUSED_ACT_GELU = 5 /* the exact (erf) form: 0.5 x (1 + erf(x / sqrt 2)) */
+  KILN_FUSED_ACT_GELU = 5, /* the exact (erf) form: 0.5 x (1 + erf(x / sqrt 2)) */
+  /* Since plugin ABI 1.4; parameters in kiln_fused_act_params: */
+  KILN_FUSED_ACT_CLIP = 6,         /* x < alpha ? alpha : x, then > beta ? beta (NaN stays) */
+  KILN_FUSED_ACT_HARD_SIGMOID = 7, /* max(0, min(1, alpha x + beta)) */
+  KILN_FUSED_ACT_HARD_SWISH = 8,   /* x max(0, min(1, x / 6 + 1/2)) */
+  KILN_FUSED_ACT_SWISH = 9         /* x sigmoid(alpha x); SiLU is alpha 1 */
 } kiln_fused_act_kind;
-#define KILN_FUSED_ACT_KIND_COUNT 6
+#define KILN_FUSED_ACT_KIND_COUNT 10
 
 typedef struct kiln_fused_act {
   kiln_fused_act_kind kind;
-  double alpha; /* LeakyRelu's slope (activation_alpha, default 0.01); else 0 */
+  double alpha; /* as in kiln_fused_act_params; 0 where that has none */
 } kiln_fused_act;
 
 /* The activation of a node's attributes (KILN_FUSED_ACT_NONE without one).
- * Fails, naming `kind`, on a name outside the list. */
+ * Fails, naming `kind`, on a name outside the list. Yields no beta: a
+ * backend that fuses Clip or HardSigmoid reads kiln_fused_act_decode_params. */
 KILN_NODISCARD kiln_status kiln_fused_act_decode(const char *kind, const kiln_attrs *attrs,
                                                  kiln_fused_act *out);
+
+/* ABI 1.4: an activation with both of its parameters, from `activation`,
+ * `activation_alpha` and `activation_beta`:
+ *   LeakyRelu    alpha: slope (default 0.01)
+ *   Clip         alpha: min, beta: max (absent: -inf / +inf)
+ *   HardSigmoid  alpha, beta (defaults 0.2, 0.5, as the ONNX operator)
+ *   HardSwish    alpha 1/6, beta 0.5 (fixed: x * HardSigmoid(x))
+ *   Swish        alpha (default 1)
+ * and 0 for a parameter the kind does not have. */
+typedef struct kiln_fused_act_params {
+  kiln_fused_act_kind kind;
+  double alpha, beta;
+} kiln_fused_act_params;
+
+KILN_NODISCARD kiln_status kiln_fused_act_decode_params(const char *kind, const kiln_attrs *attrs,
+                                                        kiln_fused_act_params *out);
 
 /* The node kind an activation stands for ("Relu"...), KILN_NODE_KIND_COUNT
  * for NONE; and the activation of a node kind, NONE when it has none. */

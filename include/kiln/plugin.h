@@ -49,7 +49,8 @@ extern "C" {
 #endif
 
 #define KILN_PLUGIN_ABI_MAJOR 1
-#define KILN_PLUGIN_ABI_MINOR 3 /* 1.1: emit_bundle; 1.2: profile, compile flags; 1.3: cache */
+#define KILN_PLUGIN_ABI_MINOR 4 /* 1.1: emit_bundle; 1.2: profile, compile flags; 1.3: cache;
+                                   1.4: more fused activations (kiln/ops.h) */
 #define KILN_PLUGIN_ENTRY_SYMBOL "kiln_plugin_entry"
 
 /* Does the struct at p, whose leading struct_size says how much of `type`
@@ -189,7 +190,12 @@ typedef struct kiln_plugin {
    * `activation` (fused conv+relu, matmul+gelu...)? Default: false.
    * Asked with activation == KILN_NODE_FusedElementwise, it means: may this
    * elementwise node become part of a FusedElementwise body? (The fuse
-   * pass then also asks supports_node about the fused node it made.) */
+   * pass then also asks supports_node about the fused node it made.)
+   * Asked with KILN_NODE_Add about a MatMul or (ABI 1.4) a Conv: may an
+   * Add after it ride on it, as Gemm's C or as the Conv's residual (its
+   * fourth input, kiln/node_kinds.def)? Clip, HardSigmoid, HardSwish and
+   * Swish (ABI 1.4) are asked about only as activations and as members
+   * of a FusedElementwise body (which they join as their expansion). */
   bool (*supports_fused)(void *state, const kiln_node *node, kiln_node_kind activation);
 
   /* Required: compile the instruction IR (with its memory plan) into an

@@ -130,6 +130,10 @@ kiln_status kiln_infer_Conv(const kiln_type *const *in, uint32_t n_in, const kil
     KILN_TRY(check_bias("Conv", in[2], w->dims[0]));
   }
   KILN_TRY(kiln_infer_make("Conv", x->elem, x->rank, dims, out));
+  /* input 3, the fused residual: added to the result, so exactly its type */
+  if (n_in > 3 && in[3] && !kiln_type_equal(in[3], out))
+    return kiln_infer_fail("Conv", "input 3 (residual) is %s; expected the result's type %s",
+                           KILN_INFER_TS(in[3]), KILN_INFER_TS(out));
   return kiln_infer_activation("Conv", attrs, out);
 }
 

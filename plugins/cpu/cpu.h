@@ -138,6 +138,10 @@ uint64_t kcpu_weight_layout(const kiln_ir *ir, uint64_t *offsets);
 /* Elementwise loops: out = body(inputs) with broadcasting, one pass. */
 kiln_status kcpu_emit_elementwise(kcpu_emit *e, const kiln_instr *in, const kiln_fused_op *ops,
                                   uint32_t n_ops);
+/* The same over the instruction's first n_in inputs only (those after are
+ * absent or folded into the body as numbers: Clip's bounds). */
+kiln_status kcpu_emit_elementwise_first(kcpu_emit *e, const kiln_instr *in, uint32_t n_in,
+                                        const kiln_fused_op *ops, uint32_t n_ops);
 /* Is elem usable by the elementwise generator for this body? */
 bool kcpu_ew_supported(kiln_elem elem, const kiln_fused_op *ops, uint32_t n_ops);
 /* Unique suffix for helper functions in the module. */

@@ -1,7 +1,8 @@
 /* plugins/cpu/emit_conv.c: Conv and ConvTranspose. f32 Conv of 1-D and
  * 2-D (groups, pads, strides, dilations, auto_pad) goes to the GEMM-based
  * kernels of kernels/conv.c: constant filters are packed here, once, and a
- * fused Relu (`activation`) rides on the GEMM epilogue. Other spatial ranks
+ * fused activation (`activation`) and residual (input 3) ride on the GEMM
+ * epilogue. Other spatial ranks
  * and float types, and every ConvTranspose, go to the type-generic kernels
  * of kernels/conv_nd.c. Window geometry: emit_window.c. */
 #include "emit_window.h"
@@ -58,9 +59,12 @@ static bool kcpu_conv_fast(const kiln_type *x, const kiln_type *w, const kiln_ty
 
 bool kcpu_supports_Conv(const kiln_node *n) {
   const kiln_type *x = kcpu_n_in(n, 0), *w = kcpu_n_in(n, 1);
-  return (x && w && (x->rank == 3 || x->rank == 4) && w->rank == x->rank &&
-          kcpu_n_all_elem(n, KILN_F32)) ||
-         kcpu_nd_conv_ok(n);
+  bool fast = x && w && (x->rank == 3 || x->rank == 4) && w->rank == x->rank &&
+              kcpu_n_all_elem(n, KILN_F32);
+  /* the fused residual (input 3) is added by the f32 kernels only */
+  if (kiln_node_input_count(n) > 3 && kiln_node_input(n, 3))
+    return fast;
+  return fast || kcpu_nd_conv_ok(n);
 }
 
 kiln_status kcpu_emit_Conv(kcpu_emit *e, const kiln_instr *in) {
@@ -77,7 +81,8 @@ kiln_status kcpu_emit_Conv(kcpu_emit *e, const kiln_instr *in) {
   if (group < 1 || x->dims[1] % group || y->dims[1] % group)
     return kcpu_e_fail(in, "group %lld does not divide the channels", (long long)group);
   int64_t act;
-  if (!kcpu_perf_act(a, &act) || act == KCPU_ACT_GELU) /* the depthwise kernels apply Relu only */
+  float act_a, act_b;
+  if (!kcpu_perf_act(a, &act, &act_a, &act_b))
     return kcpu_e_fail(in, "activation '%s' is not supported",
                        kiln_attrs_string_or(a, "activation", ""));
   int64_t C = x->dims[1], M = y->dims[1], lanes = kcpu_vector_lanes(e);
@@ -87,10 +92,11 @@ kiln_status kcpu_emit_Conv(kcpu_emit *e, const kiln_instr *in) {
     wpk =
         kcpu_perf_prepack(e, kcpu_i_in(in, 1), group, Mg * Kg, Mg, Kg, Kg, 1, kcpu_gemm_mr(lanes));
   }
-  LLVMValueRef args[24] = {kcpu_addr(e, kcpu_i_in(in, 0)),
+  LLVMValueRef args[27] = {kcpu_addr(e, kcpu_i_in(in, 0)),
                            wpk ? kcpu_e_null(e) : kcpu_addr(e, kcpu_i_in(in, 1)),
                            wpk ? wpk : kcpu_e_null(e),
                            kcpu_e_ptr(e, kcpu_i_in(in, 2)),
+                           kcpu_e_ptr(e, kcpu_i_in(in, 3)),
                            kcpu_addr(e, kcpu_i_out(in, 0)),
                            kcpu_i64(e, x->dims[0]),
                            kcpu_i64(e, x->dims[1]),
@@ -99,10 +105,12 @@ kiln_status kcpu_emit_Conv(kcpu_emit *e, const kiln_instr *in) {
                            kcpu_i64(e, y->dims[1]),
                            kcpu_i64(e, w.out[0]),
                            kcpu_i64(e, w.out[1])};
-  kcpu_win_args(e, &w, args + 12);
-  args[12 + KCPU_WIN_ARGS] = kcpu_i64(e, group);
-  args[13 + KCPU_WIN_ARGS] = kcpu_i64(e, act);
-  args[14 + KCPU_WIN_ARGS] = kcpu_i64(e, lanes);
-  args[15 + KCPU_WIN_ARGS] = kcpu_pool(e);
-  return kcpu_e_call(e, in, "kcpu_k_conv2d_ex", args, 24);
+  kcpu_win_args(e, &w, args + 13);
+  args[13 + KCPU_WIN_ARGS] = kcpu_i64(e, group);
+  args[14 + KCPU_WIN_ARGS] = kcpu_i64(e, act);
+  args[15 + KCPU_WIN_ARGS] = kcpu_f32(e, act_a);
+  args[16 + KCPU_WIN_ARGS] = kcpu_f32(e, act_b);
+  args[17 + KCPU_WIN_ARGS] = kcpu_i64(e, lanes);
+  args[18 + KCPU_WIN_ARGS] = kcpu_pool(e);
+  return kcpu_e_call(e, in, "kcpu_k_conv2d_ex", args, 27);
 }

@@ -299,6 +299,131 @@ kiln_status kcpu_emit_HardSigmoid(kcpu_emit *e, const kiln_instr *in) {
   return kcpu_emit_elementwise(e, in, ops, 9);
 }
 
+/* ---- Clip, HardSwish, Swish (f32) ----
+ * Kept as nodes (each one loop, as its lowered form became once fused) so
+ * that the fuseact pass, which runs after lowering, still sees them and can
+ * move them into a Conv / MatMul / Gemm epilogue. */
+
+/* Clip's body: x, then Max with the min and Min with the max where given.
+ * Bounds are inputs of the loop (scalars, hoisted), except a max after an
+ * absent min, which the loop cannot take as its third input: that one must
+ * be a constant and becomes a number. *n_in: the inputs the body reads. */
+static bool ew_clip_body(const kiln_value *const *b, const kiln_buffer *const *bb, uint32_t n,
+                         kiln_fused_op *ops, uint32_t *n_ops, uint32_t *n_in) {
+  uint32_t k = 0;
+  ops[k++] = (kiln_fused_op){.kind = KILN_FUSED_INPUT, .input = 0};
+  *n_in = 1;
+  bool lo = n > 1 && (b ? b[1] != NULL : bb[1] != NULL);
+  bool hi = n > 2 && (b ? b[2] != NULL : bb[2] != NULL);
+  if (lo) {
+    ops[k++] = (kiln_fused_op){.kind = KILN_FUSED_INPUT, .input = 1};
+    ops[k++] = (kiln_fused_op){.kind = KILN_NODE_Max};
+    *n_in = 2;
+  }
+  if (hi && lo) {
+    ops[k++] = (kiln_fused_op){.kind = KILN_FUSED_INPUT, .input = 2};
+    *n_in = 3;
+  } else if (hi) {
+    const kiln_type *t = b ? kiln_value_type(b[2]) : kiln_buffer_type(bb[2]);
+    const void *d =
+        b ? (kiln_value_get_kind(b[2]) == KILN_VALUE_CONSTANT ? kiln_value_data(b[2]) : NULL)
+          : (kiln_buffer_get_kind(bb[2]) == KILN_BUFFER_WEIGHT ? kiln_buffer_data(bb[2]) : NULL);
+    if (!d || t->elem != KILN_F32)
+      return false;
+    ops[k++] =
+        (kiln_fused_op){.kind = KILN_FUSED_CONST, .value = kiln_elem_load_f64(t->elem, d, 0)};
+  }
+  if (hi)
+    ops[k++] = (kiln_fused_op){.kind = KILN_NODE_Min};
+  if (!lo && !hi)
+    ops[k++] = (kiln_fused_op){.kind = KILN_NODE_Identity};
+  *n_ops = k;
+  return true;
+}
+
+bool kcpu_supports_Clip(const kiln_node *n) {
+  uint32_t n_in = kiln_node_input_count(n), used;
+  if (n_in < 1 || n_in > 3 || kiln_node_result_count(n) != 1 || !kcpu_n_all_elem(n, KILN_F32))
+    return false;
+  const kiln_value *b[3] = {NULL, NULL, NULL};
+  for (uint32_t i = 0; i < n_in; i++) {
+    b[i] = kiln_node_input(n, i);
+    if (i > 0 && b[i] && kiln_type_numel(kiln_value_type(b[i])) != 1)
+      return false;
+  }
+  kiln_fused_op ops[6];
+  uint32_t n_ops;
+  return ew_clip_body(b, NULL, n_in, ops, &n_ops, &used) && kcpu_ew_supported(KILN_F32, ops, n_ops);
+}
+
+kiln_status kcpu_emit_Clip(kcpu_emit *e, const kiln_instr *in) {
+  uint32_t n_in = kiln_instr_operand_count(in) - kiln_instr_result_count(in), used;
+  const kiln_buffer *bb[3] = {NULL, NULL, NULL};
+  for (uint32_t i = 0; i < n_in && i < 3; i++)
+    bb[i] = kiln_instr_operand(in, kiln_instr_result_count(in) + i);
+  kiln_fused_op ops[6];
+  uint32_t n_ops;
+  if (n_in < 1 || n_in > 3 || !ew_clip_body(NULL, bb, n_in, ops, &n_ops, &used))
+    return kiln_status_make(KILN_INVALID_ARGUMENT,
+                            "cpu: instruction %u (Clip): a max after an absent min must be an f32 "
+                            "constant",
+                            kiln_instr_index(in));
+  return kcpu_emit_elementwise_first(e, in, used, ops, n_ops);
+}
+
+/* HardSwish = x * min(1, max(0, x/6 + 1/2)); Swish = x * sigmoid(alpha x):
+ * bodies of one input read twice. */
+static uint32_t ew_swish_body(kiln_node_kind k, const kiln_attrs *a, kiln_fused_op *ops) {
+  uint32_t n = 0;
+  ops[n++] = (kiln_fused_op){.kind = KILN_FUSED_INPUT, .input = 0};
+  ops[n++] = (kiln_fused_op){.kind = KILN_FUSED_INPUT, .input = 0};
+  if (k == KILN_NODE_HardSwish) {
+    ops[n++] = (kiln_fused_op){.kind = KILN_FUSED_CONST, .value = 1.0 / 6.0};
+    ops[n++] = (kiln_fused_op){.kind = KILN_NODE_Mul};
+    ops[n++] = (kiln_fused_op){.kind = KILN_FUSED_CONST, .value = 0.5};
+    ops[n++] = (kiln_fused_op){.kind = KILN_NODE_Add};
+    ops[n++] = (kiln_fused_op){.kind = KILN_FUSED_CONST, .value = 0.0};
+    ops[n++] = (kiln_fused_op){.kind = KILN_NODE_Max};
+    ops[n++] = (kiln_fused_op){.kind = KILN_FUSED_CONST, .value = 1.0};
+    ops[n++] = (kiln_fused_op){.kind = KILN_NODE_Min};
+  } else {
+    double alpha = kiln_attrs_float_or(a, "alpha", 1.0);
+    if (alpha != 1.0) {
+      ops[n++] = (kiln_fused_op){.kind = KILN_FUSED_CONST, .value = alpha};
+      ops[n++] = (kiln_fused_op){.kind = KILN_NODE_Mul};
+    }
+    ops[n++] = (kiln_fused_op){.kind = KILN_NODE_Sigmoid};
+  }
+  ops[n++] = (kiln_fused_op){.kind = KILN_NODE_Mul};
+  return n;
+}
+
+static bool ew_swish_ok(const kiln_node *n, kiln_node_kind k) {
+  kiln_fused_op ops[12];
+  uint32_t n_ops = ew_swish_body(k, kiln_node_attrs(n), ops);
+  return kiln_node_input_count(n) == 1 && kiln_node_result_count(n) == 1 &&
+         kcpu_n_all_elem(n, KILN_F32) && kcpu_ew_supported(KILN_F32, ops, n_ops);
+}
+
+static kiln_status ew_swish_emit(kcpu_emit *e, const kiln_instr *in, kiln_node_kind k) {
+  kiln_fused_op ops[12];
+  uint32_t n_ops = ew_swish_body(k, kiln_instr_attrs(in), ops);
+  return kcpu_emit_elementwise(e, in, ops, n_ops);
+}
+
+bool kcpu_supports_HardSwish(const kiln_node *n) {
+  return ew_swish_ok(n, KILN_NODE_HardSwish);
+}
+kiln_status kcpu_emit_HardSwish(kcpu_emit *e, const kiln_instr *in) {
+  return ew_swish_emit(e, in, KILN_NODE_HardSwish);
+}
+bool kcpu_supports_Swish(const kiln_node *n) {
+  return ew_swish_ok(n, KILN_NODE_Swish);
+}
+kiln_status kcpu_emit_Swish(kcpu_emit *e, const kiln_instr *in) {
+  return ew_swish_emit(e, in, KILN_NODE_Swish);
+}
+
 /* ---- Cast ---- */
 bool kcpu_supports_Cast(const kiln_node *n) {
   const kiln_type *x = kcpu_n_in(n, 0), *y = kcpu_n_out(n, 0);

@@ -701,14 +701,18 @@ static LLVMValueRef ew_worker(ew_gen *g, const ew_space *sp, uint32_t n_in,
 
 kiln_status kcpu_emit_elementwise(kcpu_emit *e, const kiln_instr *in, const kiln_fused_op *ops,
                                   uint32_t n_ops) {
+  return kcpu_emit_elementwise_first(e, in, kiln_instr_operand_count(in) - 1, ops, n_ops);
+}
+
+kiln_status kcpu_emit_elementwise_first(kcpu_emit *e, const kiln_instr *in, uint32_t n_in,
+                                        const kiln_fused_op *ops, uint32_t n_ops) {
   uint32_t nr = kiln_instr_result_count(in), n = kiln_instr_operand_count(in);
-  if (nr != 1 || n < 2 || n - 1 > 16)
+  if (nr != 1 || n < 2 || n_in < 1 || n_in > n - 1 || n_in > 16)
     return kiln_status_make(KILN_INVALID_ARGUMENT,
                             "cpu: elementwise instruction %u has %u results and %u operands",
                             kiln_instr_index(in), nr, n);
   const kiln_buffer *out = kiln_instr_operand(in, 0);
   const kiln_type *ot = kiln_buffer_type(out);
-  uint32_t n_in = n - 1;
   const kiln_type *its[16];
   for (uint32_t j = 0; j < n_in; j++) {
     const kiln_buffer *x = kiln_instr_operand(in, 1 + j);

@@ -5,7 +5,7 @@
  * kiln_einsum_decode, becomes per-label strides here). Batch broadcasting
  * is resolved here into per-batch offset tables; a batched A against an
  * unbatched B becomes one tall GEMM. A constant B is packed here, once (emit_perf_pack.c), and a
- * fused Relu (`activation`) rides on the GEMM epilogue. */
+ * fused activation (`activation`) rides on the GEMM epilogue. */
 #include "emit_util.h"
 
 #include <kiln/ops.h>
@@ -74,7 +74,9 @@ kiln_status kcpu_emit_MatMul(kcpu_emit *e, const kiln_instr *in) {
     free(ao), free(bo);
   }
   int64_t act;
-  if (!kcpu_perf_act(kiln_instr_attrs(in), &act) || (act != KCPU_ACT_NONE && a->elem != KILN_F32))
+  float act_a, act_b;
+  if (!kcpu_perf_act(kiln_instr_attrs(in), &act, &act_a, &act_b) ||
+      (act != KCPU_ACT_NONE && a->elem != KILN_F32))
     return kcpu_e_fail(in, "activation '%s' is not supported",
                        kiln_attrs_string_or(kiln_instr_attrs(in), "activation", ""));
   if (a->elem != KILN_F32) {
@@ -105,9 +107,11 @@ kiln_status kcpu_emit_MatMul(kcpu_emit *e, const kiln_instr *in) {
                          bpk ? bpk : kcpu_e_null(e),
                          kcpu_addr(e, kcpu_i_out(in, 0)),
                          kcpu_i64(e, act),
+                         kcpu_f32(e, act_a),
+                         kcpu_f32(e, act_b),
                          kcpu_i64(e, lanes),
                          kcpu_pool(e)};
-  return kcpu_e_call(e, in, "kcpu_k_matmul_ex", args, 13);
+  return kcpu_e_call(e, in, "kcpu_k_matmul_ex", args, 15);
 }
 
 bool kcpu_supports_Gemm(const kiln_node *n) {
@@ -133,7 +137,8 @@ kiln_status kcpu_emit_Gemm(kcpu_emit *e, const kiln_instr *in) {
     c_cs = cn == 1 ? 0 : 1;
   }
   int64_t act;
-  if (!kcpu_perf_act(at, &act) || (act != KCPU_ACT_NONE && a->elem != KILN_F32))
+  float act_a, act_b;
+  if (!kcpu_perf_act(at, &act, &act_a, &act_b) || (act != KCPU_ACT_NONE && a->elem != KILN_F32))
     return kcpu_e_fail(in, "activation '%s' is not supported",
                        kiln_attrs_string_or(at, "activation", ""));
   if (a->elem != KILN_F32) { /* f64 / f16: in double, one rounding */
@@ -172,9 +177,11 @@ kiln_status kcpu_emit_Gemm(kcpu_emit *e, const kiln_instr *in) {
                          kcpu_i64(e, c_cs),
                          kcpu_addr(e, kcpu_i_out(in, 0)),
                          kcpu_i64(e, act),
+                         kcpu_f32(e, act_a),
+                         kcpu_f32(e, act_b),
                          kcpu_i64(e, lanes),
                          kcpu_pool(e)};
-  return kcpu_e_call(e, in, "kcpu_k_gemm_ex", args, 17);
+  return kcpu_e_call(e, in, "kcpu_k_gemm_ex", args, 19);
 }
 
 /* ---- Det ---- */

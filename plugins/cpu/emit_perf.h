@@ -21,9 +21,10 @@
 LLVMValueRef kcpu_perf_prepack(kcpu_emit *e, const kiln_buffer *w, int64_t groups, int64_t gstride,
                                int64_t R, int64_t K, int64_t rs, int64_t ks, int64_t U);
 
-/* The kernel library's activation code for the node's fused activation
- * (kiln_fused_act_decode; absent: none); false for one the GEMM epilogue
- * lacks (it applies Relu only) or a name that does not decode. */
-bool kcpu_perf_act(const kiln_attrs *a, int64_t *act);
+/* The kernel library's activation code (KCPU_ACT_*) and its parameters
+ * for the node's fused activation (kiln_fused_act_decode_params; absent:
+ * none); false for one the GEMM epilogue lacks (LeakyRelu, Sigmoid, Tanh)
+ * or a name that does not decode. */
+bool kcpu_perf_act(const kiln_attrs *a, int64_t *act, float *act_a, float *act_b);
 
 #endif

@@ -104,18 +104,38 @@ LLVMValueRef kcpu_perf_prepack(kcpu_emit *e, const kiln_buffer *w, int64_t group
   return at;
 }
 
-bool kcpu_perf_act(const kiln_attrs *a, int64_t *act) {
-  kiln_fused_act fa;
-  kiln_status st = kiln_fused_act_decode("cpu", a, &fa);
+bool kcpu_perf_act(const kiln_attrs *a, int64_t *act, float *act_a, float *act_b) {
+  kiln_fused_act_params fa;
+  kiln_status st = kiln_fused_act_decode_params("cpu", a, &fa);
   *act = KCPU_ACT_NONE;
+  *act_a = (float)fa.alpha;
+  *act_b = (float)fa.beta;
   if (st) {
     kiln_status_free(st);
     return false;
   }
-  if (fa.kind == KILN_FUSED_ACT_RELU)
+  switch (fa.kind) {
+  case KILN_FUSED_ACT_NONE:
+    return true;
+  case KILN_FUSED_ACT_RELU:
     *act = KCPU_ACT_RELU;
-  if (fa.kind == KILN_FUSED_ACT_GELU)
+    return true;
+  case KILN_FUSED_ACT_GELU:
     *act = KCPU_ACT_GELU;
-  return fa.kind == KILN_FUSED_ACT_NONE || fa.kind == KILN_FUSED_ACT_RELU ||
-         fa.kind == KILN_FUSED_ACT_GELU;
+    return true;
+  case KILN_FUSED_ACT_CLIP:
+    *act = KCPU_ACT_CLIP;
+    return true;
+  case KILN_FUSED_ACT_HARD_SIGMOID:
+    *act = KCPU_ACT_HARD_SIGMOID;
+    return true;
+  case KILN_FUSED_ACT_HARD_SWISH:
+    *act = KCPU_ACT_HARD_SWISH;
+    return true;
+  case KILN_FUSED_ACT_SWISH:
+    *act = KCPU_ACT_SWISH;
+    return true;
+  default: /* LeakyRelu, Sigmoid, Tanh: not in the epilogue */
+    return false;
+  }
 }

@@ -127,6 +127,14 @@ kiln_status interp_Conv(const kiln_attrs *attrs, interp_tensor *outs, uint32_t n
   KILN_TRY(mv_conv_params("Conv", attrs, &ins[0].type, &ins[1].type, &outs[0].type, false, &p));
   mv_conv_io io = {.x = &ins[0], .w = &ins[1], .b = interp_mv_opt(ins, n_ins, 2), .y = &outs[0]};
   KILN_TRY(mv_conv_run(&p, &io));
+  /* kiln's fused residual (input 3): the Add it replaced, rounded as that
+   * Add's result was, before the activation */
+  const interp_tensor *res = interp_mv_opt(ins, n_ins, 3);
+  if (res) {
+    int64_t n = kiln_type_numel(&outs[0].type);
+    for (int64_t i = 0; i < n; i++)
+      interp_store_f(&outs[0], i, interp_load_f(&outs[0], i) + interp_load_f(res, i));
+  }
   return interp_apply_activation("Conv", attrs, &outs[0]);
 }
 

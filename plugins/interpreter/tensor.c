@@ -279,14 +279,16 @@ kiln_status interp_axis(int64_t axis, uint32_t rank, uint32_t *out) {
 }
 
 kiln_status interp_apply_activation(const char *kernel, const kiln_attrs *attrs, interp_tensor *y) {
-  kiln_fused_act act;
-  KILN_TRY_CTX(kiln_fused_act_decode(kernel, attrs, &act), "interpreter");
+  kiln_fused_act_params act;
+  KILN_TRY_CTX(kiln_fused_act_decode_params(kernel, attrs, &act), "interpreter");
   if (act.kind == KILN_FUSED_ACT_NONE)
     return NULL;
-  double alpha = act.alpha;
+  double alpha = act.alpha, beta = act.beta;
   int64_t n = kiln_type_numel(&y->type);
+  /* each formula is the standalone kernel's (elementwise_unary.c, Clip in
+   * elementwise_variadic.c), so a fused node computes what the pair did */
   for (int64_t i = 0; i < n; i++) {
-    double x = interp_load_f(y, i), r;
+    double x = interp_load_f(y, i), r, ax;
     switch (act.kind) {
     case KILN_FUSED_ACT_RELU:
       r = x > 0 || isnan(x) ? x : 0.0;
@@ -299,6 +301,20 @@ kiln_status interp_apply_activation(const char *kernel, const kiln_attrs *attrs,
       break;
     case KILN_FUSED_ACT_GELU: /* as the Gelu kernel's exact form */
       r = 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
+      break;
+    case KILN_FUSED_ACT_CLIP:
+      r = x < alpha ? alpha : x;
+      r = r > beta ? beta : r;
+      break;
+    case KILN_FUSED_ACT_HARD_SIGMOID:
+      r = fmax(0.0, fmin(1.0, alpha * x + beta));
+      break;
+    case KILN_FUSED_ACT_HARD_SWISH:
+      r = x * fmax(0.0, fmin(1.0, x / 6.0 + 0.5));
+      break;
+    case KILN_FUSED_ACT_SWISH:
+      ax = alpha * x;
+      r = x * (ax >= 0 ? 1.0 / (1.0 + exp(-ax)) : exp(ax) / (1.0 + exp(ax)));
       break;
     default:
       r = tanh(x);

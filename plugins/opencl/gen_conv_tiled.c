@@ -16,6 +16,7 @@
  * the interpreter skips it; the two differ only for an infinite or NaN
  * weight next to padding. */
 #include <kiln/ops.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,12 +34,12 @@ int ocl_conv_tiling_mode(void) {
 /* The interpreter's formulas (plugins/interpreter/tensor.c,
  * interp_apply_activation), including NaN passing through Relu and
  * LeakyRelu and the two-sided sigmoid that never overflows exp. The
- * activation is read by kiln_fused_act_decode (kiln/ops.h); false when it
+ * activation is read by kiln_fused_act_decode_params (kiln/ops.h); false when it
  * declines the name. */
 bool ocl_gen_activation(ocl_sb *b, const kiln_attrs *a, kiln_elem e, const char *var,
                         const char *indent) {
-  kiln_fused_act act;
-  kiln_status s = kiln_fused_act_decode("opencl", a, &act);
+  kiln_fused_act_params act;
+  kiln_status s = kiln_fused_act_decode_params("opencl", a, &act);
   if (s) {
     kiln_status_free(s);
     return false;
@@ -65,6 +66,41 @@ bool ocl_gen_activation(ocl_sb *b, const kiln_attrs *a, kiln_elem e, const char 
   case KILN_FUSED_ACT_GELU:
     ocl_sb_printf(b, "%s%s = (%s)0.5 * %s * ((%s)1 + erf(%s * (%s)0.70710678118654752440));\n",
                   indent, var, t, var, t, var, t);
+    break;
+  case KILN_FUSED_ACT_CLIP: /* an infinite bound clips nothing */
+    if (!isinf(act.alpha)) {
+      ocl_sb_printf(b, "%s%s = %s < ", indent, var, var);
+      ocl_gen_const(b, act.alpha, e);
+      ocl_sb_printf(b, " ? ");
+      ocl_gen_const(b, act.alpha, e);
+      ocl_sb_printf(b, " : %s;\n", var);
+    }
+    if (!isinf(act.beta)) {
+      ocl_sb_printf(b, "%s%s = %s > ", indent, var, var);
+      ocl_gen_const(b, act.beta, e);
+      ocl_sb_printf(b, " ? ");
+      ocl_gen_const(b, act.beta, e);
+      ocl_sb_printf(b, " : %s;\n", var);
+    }
+    break;
+  case KILN_FUSED_ACT_HARD_SIGMOID:
+    ocl_sb_printf(b, "%s%s = fmax((%s)0, fmin((%s)1, ", indent, var, t, t);
+    ocl_gen_const(b, act.alpha, e);
+    ocl_sb_printf(b, " * %s + ", var);
+    ocl_gen_const(b, act.beta, e);
+    ocl_sb_printf(b, "));\n");
+    break;
+  case KILN_FUSED_ACT_HARD_SWISH:
+    ocl_sb_printf(b, "%s%s = %s * fmax((%s)0, fmin((%s)1, %s / (%s)6 + (%s)0.5));\n", indent, var,
+                  var, t, t, var, t, t);
+    break;
+  case KILN_FUSED_ACT_SWISH: /* the two-sided sigmoid of alpha x */
+    ocl_sb_printf(b, "%s{ %s ax_ = ", indent, t);
+    ocl_gen_const(b, act.alpha, e);
+    ocl_sb_printf(b,
+                  " * %s; %s = %s * (ax_ >= 0 ? (%s)1 / ((%s)1 + exp(-ax_)) : exp(ax_) / ((%s)1 + "
+                  "exp(ax_))); }\n",
+                  var, var, var, t, t, t);
     break;
   }
   return true;

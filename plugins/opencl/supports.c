@@ -98,6 +98,10 @@ static bool node_ok(const kiln_node *n, kiln_node_kind k, kiln_elem e0) {
     if (k == KILN_NODE_Gemm && kiln_node_input(n, 2) &&
         kiln_value_type(kiln_node_input(n, 2))->elem != e0)
       return false;
+    /* Conv's fused residual (kiln's input 3): the generators have no
+     * slot for it, so such a Conv is lowered back to Conv + Add */
+    if (k == KILN_NODE_Conv && kiln_node_input_count(n) > 3 && kiln_node_input(n, 3))
+      return false;
     return ocl_is_float(e0);
   case KILN_NODE_MaxPool:
     if (kiln_node_result_count(n) > 1 && kiln_value_type(kiln_node_result(n, 1))->elem != KILN_I64)

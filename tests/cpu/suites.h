@@ -12,6 +12,7 @@
 Suite *kcpu_math_suite(void);
 Suite *kcpu_jit_suite(void);
 Suite *kcpu_fuse_suite(void);
+Suite *kcpu_fuse_act_suite(void);
 Suite *kcpu_bundle_suite(void);
 Suite *kcpu_cover_suite(void);
 Suite *kcpu_faults_suite(void);

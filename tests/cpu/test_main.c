@@ -119,6 +119,7 @@ int main(int argc, char **argv) {
   SRunner *sr = srunner_create(kcpu_math_suite());
   srunner_add_suite(sr, kcpu_jit_suite());
   srunner_add_suite(sr, kcpu_fuse_suite());
+  srunner_add_suite(sr, kcpu_fuse_act_suite());
   srunner_add_suite(sr, kcpu_bundle_suite());
   srunner_add_suite(sr, kcpu_cover_suite());
   srunner_add_suite(sr, kcpu_faults_suite());

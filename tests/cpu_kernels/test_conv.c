@@ -43,28 +43,37 @@ static void ref_conv(const cv *c, const float *X, const float *Wt, const float *
         }
 }
 
-static void conv_case(cv c, int relu) {
+/* Conv with fused activation act (parameters a, b), and a residual when
+ * `res`, at 16 lanes on 1 thread and 8 lanes on 2, against ref_conv then
+ * the residual and the activation. */
+static void conv_case_act(cv c, int64_t act, float a, float pb, int res) {
   int64_t OH = cv_oh(&c), OW = cv_ow(&c);
   int64_t xn = c.N * c.C * c.H * c.W, wn = c.M * (c.C / c.g) * c.KH * c.KW,
           yn = c.N * c.M * OH * OW;
   float *X = tk_alloc(xn), *Wt = tk_alloc(wn), *b = tk_alloc(c.M), *Y = tk_alloc(yn);
-  float *Y2 = tk_alloc(yn), *R = tk_alloc(yn);
+  float *Y2 = tk_alloc(yn), *R = tk_alloc(yn), *Z = res ? tk_alloc(yn) : NULL;
+  if (Z)
+    tk_fill(Z, yn, 14);
   tk_fill(X, xn, 11);
   tk_fill(Wt, wn, 12);
   tk_fill(b, c.M, 13);
   struct kcpu_pool *p2 = kcpu_pool_create(2);
-  kcpu_k_conv2d(X, Wt, b, Y, c.N, c.C, c.H, c.W, c.M, OH, OW, c.KH, c.KW, c.sh, c.sw, c.dh, c.dw,
-                c.pt, c.pl, c.g, relu, 16, NULL);
-  kcpu_k_conv2d(X, Wt, b, Y2, c.N, c.C, c.H, c.W, c.M, OH, OW, c.KH, c.KW, c.sh, c.sw, c.dh, c.dw,
-                c.pt, c.pl, c.g, relu, 8, p2);
-  ref_conv(&c, X, Wt, b, R, relu);
+  kcpu_k_conv2d_ex(X, Wt, NULL, b, Z, Y, c.N, c.C, c.H, c.W, c.M, OH, OW, c.KH, c.KW, c.sh, c.sw,
+                   c.dh, c.dw, c.pt, c.pl, c.g, act, a, pb, 16, NULL);
+  kcpu_k_conv2d_ex(X, Wt, NULL, b, Z, Y2, c.N, c.C, c.H, c.W, c.M, OH, OW, c.KH, c.KW, c.sh, c.sw,
+                   c.dh, c.dw, c.pt, c.pl, c.g, act, a, pb, 8, p2);
+  ref_conv(&c, X, Wt, b, R, 0);
+  for (int64_t i = 0; i < yn; i++)
+    R[i] = (float)tk_ref_act(act, a, pb, (double)R[i] + (Z ? Z[i] : 0));
   for (int64_t i = 0; i < yn; i++) {
-    ck_assert_msg(fabsf(Y[i] - R[i]) < 1e-4f, "conv C%lld M%lld g%lld: %lld got %g want %g",
-                  (long long)c.C, (long long)c.M, (long long)c.g, (long long)i, Y[i], R[i]);
+    ck_assert_msg(fabsf(Y[i] - R[i]) < 1e-4f,
+                  "conv C%lld M%lld g%lld K%lldx%lld s%lld act %lld: %lld got %g want %g",
+                  (long long)c.C, (long long)c.M, (long long)c.g, (long long)c.KH, (long long)c.KW,
+                  (long long)c.sh, (long long)act, (long long)i, Y[i], R[i]);
     ck_assert_msg(fabsf(Y2[i] - R[i]) < 1e-4f, "conv (2 threads, 8 lanes) %lld", (long long)i);
   }
   kcpu_pool_destroy(p2);
-  free(X), free(Wt), free(b), free(Y), free(Y2), free(R);
+  free(X), free(Wt), free(b), free(Y), free(Y2), free(R), free(Z);
 }
 
 /* Filters in the engine's prepacked layout (gemm_impl.h: element (i, k)
@@ -85,22 +94,29 @@ static float *pack_filters(const float *Wt, int64_t g, int64_t Mg, int64_t Kg, i
 
 /* Prepacked filters with 16 lanes, as a JIT'd model on an AVX-512 host
  * calls it: filters wider than 1x1 take the direct kernel (conv_direct.c),
- * on 1 and on 2 threads; both must give the same bits. */
-static void conv_case_packed(cv c, int relu) {
+ * on 1 and on 2 threads; both must give the same bits. With activation act
+ * (parameters a, pb) and a residual when `res`. */
+static void conv_case_packed_act(cv c, int64_t act, float a, float pb, int res) {
   int64_t OH = cv_oh(&c), OW = cv_ow(&c), Mg = c.M / c.g, Kg = c.C / c.g * c.KH * c.KW;
   int64_t xn = c.N * c.C * c.H * c.W, wn = c.M * Kg, yn = c.N * c.M * OH * OW;
   float *X = tk_alloc(xn), *Wt = tk_alloc(wn), *b = tk_alloc(c.M), *Y = tk_alloc(yn);
-  float *Y2 = tk_alloc(yn), *R = tk_alloc(yn);
+  float *Y2 = tk_alloc(yn), *R = tk_alloc(yn), *Z = res ? tk_alloc(yn) : NULL;
+  if (Z)
+    tk_fill(Z, yn, 24);
   tk_fill(X, xn, 21);
   tk_fill(Wt, wn, 22);
   tk_fill(b, c.M, 23);
-  float *Wpk = pack_filters(Wt, c.g, Mg, Kg, kcpu_gemm_mr(16));
+  /* depthwise filters are never packed: the kernels read them as they are */
+  int dwise = c.g == c.C && c.M == c.C && c.g > 1;
+  float *Wpk = dwise ? NULL : pack_filters(Wt, c.g, Mg, Kg, kcpu_gemm_mr(16));
   struct kcpu_pool *p2 = kcpu_pool_create(2);
-  kcpu_k_conv2d_ex(X, NULL, Wpk, b, Y, c.N, c.C, c.H, c.W, c.M, OH, OW, c.KH, c.KW, c.sh, c.sw,
-                   c.dh, c.dw, c.pt, c.pl, c.g, relu, 16, NULL);
-  kcpu_k_conv2d_ex(X, NULL, Wpk, b, Y2, c.N, c.C, c.H, c.W, c.M, OH, OW, c.KH, c.KW, c.sh, c.sw,
-                   c.dh, c.dw, c.pt, c.pl, c.g, relu, 16, p2);
-  ref_conv(&c, X, Wt, b, R, relu);
+  kcpu_k_conv2d_ex(X, Wpk ? NULL : Wt, Wpk, b, Z, Y, c.N, c.C, c.H, c.W, c.M, OH, OW, c.KH, c.KW, c.sh,
+                   c.sw, c.dh, c.dw, c.pt, c.pl, c.g, act, a, pb, 16, NULL);
+  kcpu_k_conv2d_ex(X, Wpk ? NULL : Wt, Wpk, b, Z, Y2, c.N, c.C, c.H, c.W, c.M, OH, OW, c.KH, c.KW, c.sh,
+                   c.sw, c.dh, c.dw, c.pt, c.pl, c.g, act, a, pb, 16, p2);
+  ref_conv(&c, X, Wt, b, R, 0);
+  for (int64_t i = 0; i < yn; i++)
+    R[i] = (float)tk_ref_act(act, a, pb, (double)R[i] + (Z ? Z[i] : 0));
   double tol = 2e-6 * (double)Kg + 1e-5;
   for (int64_t i = 0; i < yn; i++) {
     ck_assert_msg(fabs(Y[i] - R[i]) < tol,
@@ -110,7 +126,11 @@ static void conv_case_packed(cv c, int relu) {
     ck_assert_msg(Y2[i] == Y[i], "packed conv: 2 threads differ from 1 at %lld", (long long)i);
   }
   kcpu_pool_destroy(p2);
-  free(X), free(Wt), free(b), free(Y), free(Y2), free(R), free(Wpk);
+  free(X), free(Wt), free(b), free(Y), free(Y2), free(R), free(Wpk), free(Z);
+}
+
+static void conv_case_packed(cv c, int relu) {
+  conv_case_packed_act(c, relu ? KCPU_ACT_RELU : KCPU_ACT_NONE, 0, 0, 0);
 }
 
 START_TEST(conv_direct) {
@@ -142,6 +162,46 @@ START_TEST(conv_direct) {
   conv_case_packed((cv){1, 3, 16, 20, 7, 4, 4, 4, 4, 1, 1, 0, 0, 0, 0, 1}, 0);
   /* what stays on the GEMM path with packed filters: 1x1 */
   conv_case_packed((cv){1, 9, 7, 7, 17, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1}, 1);
+}
+END_TEST
+
+static void conv_case(cv c, int relu) {
+  conv_case_act(c, relu ? KCPU_ACT_RELU : KCPU_ACT_NONE, 0, 0, 0);
+}
+
+/* Each fused activation on the GEMM paths (pointwise, im2col, grouped)
+ * and on both depthwise kernels (3x3 and 5x5 at strides 1 and 2 on the
+ * vector-row kernel, dilated on the plain one), odd channel counts, with
+ * and without a residual. */
+START_TEST(conv_activations) {
+  static const struct {
+    int64_t act;
+    float a, b;
+  } acts[] = {{KCPU_ACT_NONE, 0, 0},
+              {KCPU_ACT_RELU, 0, 0},
+              {KCPU_ACT_CLIP, 0.0f, 0.5f},
+              {KCPU_ACT_CLIP, -INFINITY, 0.25f},
+              {KCPU_ACT_HARD_SIGMOID, 0.4f, 0.25f},
+              {KCPU_ACT_HARD_SWISH, 1.0f / 6, 0.5f},
+              {KCPU_ACT_SWISH, 1.0f, 0},
+              {KCPU_ACT_GELU, 0, 0}};
+  static const cv cs[] = {{1, 3, 5, 7, 17, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},  /* pointwise */
+                          {1, 7, 9, 11, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* dense 3x3 */
+                          {1, 6, 8, 9, 9, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 3}, /* grouped, stride 2 */
+                          {1, 17, 13, 10, 17, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 17},
+                          {1, 7, 17, 17, 7, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 7},
+                          {1, 3, 12, 20, 3, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 3},
+                          {1, 5, 31, 31, 5, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2, 5},
+                          {1, 1, 9, 9, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},  /* channels 1 */
+                          {1, 3, 9, 9, 3, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 3}}; /* dilated depthwise */
+  for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ai++)
+    for (size_t ci = 0; ci < sizeof cs / sizeof cs[0]; ci++)
+      for (int res = 0; res < 2; res++) {
+        conv_case_act(cs[ci], acts[ai].act, acts[ai].a, acts[ai].b, res);
+        /* prepacked: the direct kernel for the dense and grouped ones, the
+         * small-plane one for depthwise planes narrower than 16 */
+        conv_case_packed_act(cs[ci], acts[ai].act, acts[ai].a, acts[ai].b, res);
+      }
 }
 END_TEST
 
@@ -223,6 +283,7 @@ Suite *tk_conv_suite(void) {
   tcase_add_test(tc, conv_general);
   tcase_add_test(tc, conv_direct);
   tcase_add_test(tc, conv_depthwise);
+  tcase_add_test(tc, conv_activations);
   tcase_add_test(tc, pool_hand);
   suite_add_tcase(s, tc);
   return s;

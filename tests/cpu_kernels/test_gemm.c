@@ -144,10 +144,10 @@ START_TEST(gemv_prepacked) {
           int64_t k0 = k / KCPU_KC * KCPU_KC, kc = K - k0 < KCPU_KC ? K - k0 : KCPU_KC;
           Bpk[k0 * RP + n / U * U * kc + (k - k0) * U + n % U] = B[k * N + n];
         }
-      kcpu_k_gemm_ex(1, N, K, 0.5f, 1.0f, A, 0, NULL, 0, Bpk, bias, 0, 1, Y1, KCPU_ACT_RELU, 16,
-                     NULL);
-      kcpu_k_gemm_ex(1, N, K, 0.5f, 1.0f, A, 0, NULL, 0, Bpk, bias, 0, 1, Y2, KCPU_ACT_RELU, 16,
-                     p2);
+      kcpu_k_gemm_ex(1, N, K, 0.5f, 1.0f, A, 0, NULL, 0, Bpk, bias, 0, 1, Y1, KCPU_ACT_RELU, 0, 0,
+                     16, NULL);
+      kcpu_k_gemm_ex(1, N, K, 0.5f, 1.0f, A, 0, NULL, 0, Bpk, bias, 0, 1, Y2, KCPU_ACT_RELU, 0, 0,
+                     16, p2);
       ref_gemm(1, N, K, 0.5f, A, 0, B, 0, NULL, R, bias, NULL, NULL, 1);
       char what[64];
       snprintf(what, sizeof what, "gemv N%lld K%lld", (long long)N, (long long)K);
@@ -155,6 +155,81 @@ START_TEST(gemv_prepacked) {
       ck_assert_msg(memcmp(Y1, Y2, (size_t)N * sizeof *Y1) == 0, "%s: 2 threads differ", what);
       free(A), free(B), free(bias), free(R), free(Y1), free(Y2), free(Bpk);
     }
+  kcpu_pool_destroy(p2);
+}
+END_TEST
+
+/* Every activation after bias_row and a residual, through each
+ * micro-kernel width (full and edge tiles; M = 1 takes the matrix-vector
+ * path), against the double reference, and 1 and 2 threads bit-identical.
+ * The data is scaled to [-8, 8) so that Clip(-1, 2) and the hard
+ * activations' both bounds are crossed. */
+START_TEST(gemm_activations) {
+  static const int64_t ms[] = {1, 3, 17, 40}, ns[] = {1, 7, 24, 203};
+  static const int64_t lanes[] = {16, 8, 4};
+  static const struct {
+    int64_t act;
+    float a, b;
+  } acts[] = {{KCPU_ACT_CLIP, -1.0f, 2.0f},
+              {KCPU_ACT_CLIP, -INFINITY, 6.0f},
+              {KCPU_ACT_HARD_SIGMOID, 0.2f, 0.5f},
+              {KCPU_ACT_HARD_SWISH, 1.0f / 6, 0.5f},
+              {KCPU_ACT_SWISH, 1.0f, 0},
+              {KCPU_ACT_SWISH, 1.7f, 0},
+              {KCPU_ACT_GELU, 0, 0}};
+  struct kcpu_pool *p2 = kcpu_pool_create(2);
+  for (int l = 0; l < 3; l++)
+    for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ai++)
+      for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+          int64_t M = ms[i], N = ns[j], K = 5 + i + j;
+          float *A = tk_alloc(M * K), *B = tk_alloc(K * N), *br = tk_alloc(M);
+          float *res = tk_alloc(M * N), *C1 = tk_alloc(M * N), *C2 = tk_alloc(M * N);
+          tk_fill(A, M * K, 21);
+          tk_fill(B, K * N, 22);
+          tk_fill(br, M, 23);
+          tk_fill(res, M * N, 24);
+          for (int64_t q = 0; q < M * K; q++)
+            A[q] *= 4;
+          kcpu_gemm_desc d = {.M = M,
+                              .N = N,
+                              .K = K,
+                              .alpha = 1.0f,
+                              .A = A,
+                              .lda = K,
+                              .B = B,
+                              .ldb = N,
+                              .C = C1,
+                              .ldc = N,
+                              .bias_row = br,
+                              .res = res,
+                              .ldr = N,
+                              .act = acts[ai].act,
+                              .act_a = acts[ai].a,
+                              .act_b = acts[ai].b,
+                              .lanes = lanes[l]};
+          kcpu_gemm_run(&d, NULL);
+          d.C = C2;
+          kcpu_gemm_run(&d, p2);
+          char what[96];
+          snprintf(what, sizeof what, "act %lld (%g, %g) M%lld N%lld lanes %lld",
+                   (long long)acts[ai].act, acts[ai].a, acts[ai].b, (long long)M, (long long)N,
+                   (long long)lanes[l]);
+          for (int64_t m = 0; m < M; m++)
+            for (int64_t n = 0; n < N; n++) {
+              double sum = 0;
+              for (int64_t k = 0; k < K; k++)
+                sum += (double)A[m * K + k] * B[k * N + n];
+              double want =
+                  tk_ref_act(acts[ai].act, acts[ai].a, acts[ai].b, sum + br[m] + res[m * N + n]);
+              float got = C1[m * N + n];
+              ck_assert_msg(fabs(got - want) <= 1e-5 * (1 + fabs(want)) * (K + 4),
+                            "%s: (%lld, %lld) got %g want %g", what, (long long)m, (long long)n,
+                            got, want);
+            }
+          ck_assert_msg(memcmp(C1, C2, (size_t)(M * N) * 4) == 0, "%s: 2 threads differ", what);
+          free(A), free(B), free(br), free(res), free(C1), free(C2);
+        }
   kcpu_pool_destroy(p2);
 }
 END_TEST
@@ -183,6 +258,7 @@ Suite *tk_gemm_suite(void) {
   tcase_add_test(tc, matmul_batched);
   tcase_add_test(tc, gemm_onnx);
   tcase_add_test(tc, gemv_prepacked);
+  tcase_add_test(tc, gemm_activations);
   suite_add_tcase(s, tc);
   return s;
 }

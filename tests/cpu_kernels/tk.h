@@ -1,10 +1,11 @@
 /* tests/cpu_kernels/tk.h: shared helpers of the kernel library tests:
- * deterministic pseudo-random data, pools for 1 and 2 threads, and the
- * suites each test file contributes. */
+ * deterministic pseudo-random data, pools for 1 and 2 threads, the fused
+ * activations' reference, and the suites each test file contributes. */
 #ifndef TK_H
 #define TK_H
 
 #include <check.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -21,6 +22,27 @@ static inline void tk_fill(float *p, int64_t n, uint32_t seed) {
 
 static inline float *tk_alloc(int64_t n) {
   return calloc((size_t)(n > 0 ? n : 1), sizeof(float));
+}
+
+/* The fused activations (KCPU_ACT_*, parameters a and b) in double, from
+ * the ONNX operators' formulas. */
+static inline double tk_ref_act(int64_t act, double a, double b, double x) {
+  switch (act) {
+  case KCPU_ACT_RELU:
+    return x > 0 ? x : 0;
+  case KCPU_ACT_GELU:
+    return 0.5 * x * (1 + erf(x / sqrt(2.0)));
+  case KCPU_ACT_CLIP:
+    return fmin(fmax(x, a), b);
+  case KCPU_ACT_HARD_SIGMOID:
+    return fmax(0, fmin(1, a * x + b));
+  case KCPU_ACT_HARD_SWISH:
+    return x * fmax(0, fmin(1, x / 6 + 0.5));
+  case KCPU_ACT_SWISH:
+    return x / (1 + exp(-a * x));
+  default:
+    return x;
+  }
 }
 
 Suite *tk_gemm_suite(void);

@@ -53,6 +53,13 @@ void cases_linalg(void) {
       KILN_ATTR_I("group", 4), IS("kernel_shape", 3, 3));
   ERR(Conv, "f32[1,3,5,5] f32[8,3,3,3] f32[4]", "input 2 (B) is f32[4]; expected [8]");
   ERR(Conv, "f32[1,3,2,2] f32[8,3,3,3]", "effective kernel 3 is larger than the padded input 2");
+  /* kiln's fused residual: exactly the result's type, with or without bias */
+  OK(Conv, "f32[1,3,5,5] f32[8,3,3,3] _ f32[1,8,5,5]", "f32[1,8,5,5]", IS("pads", 1, 1, 1, 1));
+  OK(Conv, "f32[1,3,5,5] f32[8,3,3,3] f32[8] f32[1,8,3,3]", "f32[1,8,3,3]",
+     KILN_ATTR_S("activation", "Relu"));
+  ERR(Conv, "f32[1,3,5,5] f32[8,3,3,3] f32[8] f32[1,8,1,1]",
+      "input 3 (residual) is f32[1,8,1,1]; expected the result's type f32[1,8,3,3]");
+  ERR(Conv, "f32[1,3,5,5] f32[8,3,3,3] _ f64[1,8,3,3]", "input 3 (residual) is f64[1,8,3,3]");
   /* out = stride*(in-1) + output_padding + (k-1)*dilation + 1 - pads */
   OK(ConvTranspose, "f32[1,2,3,3] f32[2,4,3,3]", "f32[1,4,7,7]", IS("strides", 2, 2));
   OK(ConvTranspose, "f32[1,2,3,3] f32[2,4,3,3]", "f32[1,4,6,6]", IS("strides", 2, 2),

@@ -42,6 +42,25 @@ START_TEST(matmul_fused_activations) {
   CHECK_F(y, 1e-6, 0.76159416f, -0.96402758f, 0.99505475f, -0.99932930f);
   t_run(interp_MatMul, ATTRS(KILN_ATTR_S("activation", "Sigmoid")), &out, 1, ins, 2);
   CHECK_F(y, 1e-6, 0.73105858f, 0.11920292f, 0.95257413f, 0.01798621f);
+  /* the ABI 1.4 activations, values worked out by hand from ONNX's formulas */
+  t_run(interp_MatMul,
+        ATTRS(KILN_ATTR_S("activation", "Clip"), KILN_ATTR_F("activation_alpha", -1),
+              KILN_ATTR_F("activation_beta", 2)),
+        &out, 1, ins, 2);
+  CHECK_F(y, 0, 1, -1, 2, -1);
+  t_run(interp_Gemm, ATTRS(KILN_ATTR_S("activation", "Clip"), KILN_ATTR_F("activation_beta", 2)),
+        &out, 1, ins, 2);
+  CHECK_F(y, 0, 1, -2, 2, -4);
+  t_run(interp_MatMul, ATTRS(KILN_ATTR_S("activation", "HardSigmoid")), &out, 1, ins, 2);
+  CHECK_F(y, 1e-6, 0.7f, 0.1f, 1, 0);
+  t_run(interp_MatMul, ATTRS(KILN_ATTR_S("activation", "HardSwish")), &out, 1, ins, 2);
+  CHECK_F(y, 1e-6, 0.66666667f, -0.33333333f, 3, 0);
+  t_run(interp_Gemm, ATTRS(KILN_ATTR_S("activation", "Swish")), &out, 1, ins, 2);
+  CHECK_F(y, 1e-6, 0.73105858f, -0.23840584f, 2.85772239f, -0.07194484f);
+  t_run(interp_MatMul,
+        ATTRS(KILN_ATTR_S("activation", "Swish"), KILN_ATTR_F("activation_alpha", 0.5)), &out, 1,
+        ins, 2);
+  CHECK_F(y, 1e-6, 0.62245933f, -0.53788284f, 2.45272344f, -0.47681168f);
 }
 END_TEST
 

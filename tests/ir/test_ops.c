@@ -7,6 +7,7 @@
  * and the messages
  * that name the kind and the culprit. */
 #include <check.h>
+#include <math.h>
 #include <string.h>
 
 #include "kiln/ops.h"
@@ -287,12 +288,49 @@ START_TEST(fused_activations) {
   kiln_attrs_destroy(NULL, at);
   at = mk(ATTRS(KILN_ATTR_S("activation", "Elu")));
   expect_fail(kiln_fused_act_decode("MatMul", at, &a),
-              "MatMul: unknown activation 'Elu' (Relu, LeakyRelu, Sigmoid, Tanh or Gelu)");
+              "MatMul: unknown activation 'Elu' (Relu, LeakyRelu, Sigmoid, Tanh, Gelu, Clip, "
+              "HardSigmoid, HardSwish or Swish)");
   kiln_attrs_destroy(NULL, at);
   ck_assert_int_eq(kiln_fused_act_node_kind(KILN_FUSED_ACT_TANH), KILN_NODE_Tanh);
   ck_assert_int_eq(kiln_fused_act_node_kind(KILN_FUSED_ACT_NONE), KILN_NODE_KIND_COUNT);
   ck_assert_int_eq(kiln_fused_act_of_node_kind(KILN_NODE_Sigmoid), KILN_FUSED_ACT_SIGMOID);
   ck_assert_int_eq(kiln_fused_act_of_node_kind(KILN_NODE_Elu), KILN_FUSED_ACT_NONE);
+}
+END_TEST
+
+/* The parameters of the ABI 1.4 activations, with ONNX's defaults where an
+ * attribute is left out. */
+START_TEST(fused_activation_params) {
+  kiln_fused_act_params p;
+  kiln_attrs *at = mk(ATTRS(KILN_ATTR_S("activation", "Clip"), KILN_ATTR_F("activation_beta", 6)));
+  ck_assert_ptr_null(kiln_fused_act_decode_params("Conv", at, &p));
+  ck_assert_int_eq(p.kind, KILN_FUSED_ACT_CLIP);
+  ck_assert(isinf(p.alpha) && p.alpha < 0);
+  ck_assert_double_eq(p.beta, 6);
+  kiln_fused_act old;
+  ck_assert_ptr_null(kiln_fused_act_decode("Conv", at, &old)); /* the 1.0 form still decodes */
+  ck_assert_int_eq(old.kind, KILN_FUSED_ACT_CLIP);
+  kiln_attrs_destroy(NULL, at);
+  at = mk(ATTRS(KILN_ATTR_S("activation", "HardSigmoid")));
+  ck_assert_ptr_null(kiln_fused_act_decode_params("Conv", at, &p));
+  ck_assert_int_eq(p.kind, KILN_FUSED_ACT_HARD_SIGMOID);
+  ck_assert_double_eq(p.alpha, 0.2);
+  ck_assert_double_eq(p.beta, 0.5);
+  kiln_attrs_destroy(NULL, at);
+  at = mk(ATTRS(KILN_ATTR_S("activation", "HardSwish")));
+  ck_assert_ptr_null(kiln_fused_act_decode_params("Gemm", at, &p));
+  ck_assert_int_eq(p.kind, KILN_FUSED_ACT_HARD_SWISH);
+  ck_assert_double_eq_tol(p.alpha, 1.0 / 6, 1e-15);
+  ck_assert_double_eq(p.beta, 0.5);
+  kiln_attrs_destroy(NULL, at);
+  at = mk(ATTRS(KILN_ATTR_S("activation", "Swish"), KILN_ATTR_F("activation_alpha", 1.5)));
+  ck_assert_ptr_null(kiln_fused_act_decode_params("MatMul", at, &p));
+  ck_assert_int_eq(p.kind, KILN_FUSED_ACT_SWISH);
+  ck_assert_double_eq(p.alpha, 1.5);
+  ck_assert_double_eq(p.beta, 0);
+  kiln_attrs_destroy(NULL, at);
+  ck_assert_int_eq(kiln_fused_act_of_node_kind(KILN_NODE_Swish), KILN_FUSED_ACT_SWISH);
+  ck_assert_int_eq(kiln_fused_act_node_kind(KILN_FUSED_ACT_CLIP), KILN_NODE_Clip);
 }
 END_TEST
 
@@ -554,6 +592,7 @@ Suite *ops_suite(void) {
   tcase_add_test(tc, resize_policies_and_crop);
   tcase_add_test(tc, resize_errors);
   tcase_add_test(tc, fused_activations);
+  tcase_add_test(tc, fused_activation_params);
   tcase_add_test(tc, einsum_products);
   tcase_add_test(tc, einsum_diagonals_and_transpose);
   tcase_add_test(tc, einsum_ellipsis);

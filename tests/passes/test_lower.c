@@ -17,6 +17,25 @@ typedef struct lcase {
 #define M(decl, body) "module @t\n" decl "func @main {\n" body "}\n"
 
 static const lcase cases[] = {
+    /* kiln's fused residual back into Conv + Add + the activation, for a
+     * backend that does not take it (grouped here, so the result is
+     * lowered further; bounds of the Clip crossed on both sides) */
+    {"Conv residual",
+     M("input %x : f32[1,2,4,4]\ninput %z : f32[1,4,4,4]\n"
+       "const %w : f32[4,1,3,3] = [0.5, -0.25, 0.75, 1, -1, 0.5, 0.25, -0.5, 0.125, "
+       "-0.75, 0.5, 0.25, 1, 0.5, -0.25, 0.75, -1, 0.5, 0.25, 0.5, -0.125, 0.5, -0.5, 1, "
+       "0.75, -0.75, 0.25, -1, 0.5, 0.25, 0.125, 1, -0.5, 0.25, 0.75, -0.25]\n"
+       "const %b : f32[4] = [0.5, -0.5, 0.25, 0]\n",
+       "  %y : f32[1,4,4,4] = Conv(%x, %w, %b, %z) {activation = \"Clip\", activation_alpha = "
+       "-1.0, activation_beta = 1.5, group = 2, kernel_shape = [3, 3], pads = [1, 1, 1, 1]}\n"
+       "  output %o = %y\n"),
+     false},
+    {"Conv residual swish",
+     M("input %x : f32[1,3,5,5]\ninput %z : f32[1,2,5,5]\n"
+       "const %w : f32[2,3,1,1] = [0.5, -0.25, 0.75, 1, -1, 0.5]\n",
+       "  %y : f32[1,2,5,5] = Conv(%x, %w, _, %z) {activation = \"Swish\", activation_alpha = "
+       "0.5, kernel_shape = [1, 1]}\n  output %o = %y\n"),
+     false},
     {"Gemm",
      M("input %a : f32[3,2]\ninput %b : f32[4,3]\ninput %c : f32[4]\n",
        "  %y : f32[2,4] = Gemm(%a, %b, %c) {alpha = 0.5, beta = 2, transA = 1, transB = "

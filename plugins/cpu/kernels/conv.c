@@ -5,8 +5,10 @@
  * filters, they skip even that: conv_direct.c); depthwise convolutions use
  * a direct loop vectorized along output rows (planes narrower than a
  * vector: across channels, conv_depthwise.c). Bias and activation ride on
- * the GEMM epilogue. */
+ * the GEMM epilogue (a fused residual too), and on the depthwise kernels'
+ * last step over each row. */
 #include "gemm_impl.h"
+#include "kcpu_act.h"
 
 #include <string.h>
 
@@ -96,9 +98,10 @@ static void kcpu_pack_b_im2col(const kcpu_gemm_desc *d, float *dst, int64_t k0, 
 }
 
 typedef struct kcpu_conv_args {
-  const float *X, *Wt, *Wpk, *bias;
+  const float *X, *Wt, *Wpk, *bias, *res; /* res: the fused residual, Y's shape, or NULL */
   float *Y;
   int64_t N, C, H, W, M, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl, group, act, lanes;
+  float act_a, act_b;
 } kcpu_conv_args;
 
 static void kcpu_conv_one(const kcpu_conv_args *a, int64_t n, int64_t g, struct kcpu_pool *pool) {
@@ -133,7 +136,11 @@ static void kcpu_conv_one(const kcpu_conv_args *a, int64_t n, int64_t g, struct 
       .C = a->Y + (n * a->M + g * Mg) * P,
       .ldc = P,
       .bias_row = a->bias ? a->bias + g * Mg : NULL,
+      .res = a->res ? a->res + (n * a->M + g * Mg) * P : NULL,
+      .ldr = P,
       .act = a->act,
+      .act_a = a->act_a,
+      .act_b = a->act_b,
       .lanes = a->lanes};
   if (!pointwise && kcpu_conv_direct(&d, &geo, pool))
     return;
@@ -144,6 +151,16 @@ static void kcpu_conv_fn(void *ctx, int64_t b, int64_t e) {
   const kcpu_conv_args *a = ctx;
   for (int64_t i = b; i < e; i++)
     kcpu_conv_one(a, i / a->group, i % a->group, NULL);
+}
+
+/* The depthwise kernels' activations that need a math function, over a
+ * finished output row (kcpu_act1 and the vector form do the rest). */
+static inline void kcpu_dw_act_row(const kcpu_conv_args *a, float *y, int64_t n) {
+  if (a->act == KCPU_ACT_SWISH)
+    kcpu_act_swish_row(a->act_a, y, n);
+  else if (a->act == KCPU_ACT_GELU)
+    for (int64_t i = 0; i < n; i++)
+      y[i] = kcpu_m_gelu(y[i]);
 }
 
 /* Depthwise: one filter per channel; each output row accumulates the taps
@@ -182,12 +199,14 @@ static void kcpu_dw_fn(void *ctx, int64_t b, int64_t e) {
           }
         }
       }
+      const float *rr = a->res ? a->res + i * a->OH * a->OW + oh * a->OW : NULL;
       for (int64_t ow = 0; ow < a->OW; ow++) {
         float v = yr[ow] + b0;
-        if (a->act == KCPU_ACT_RELU)
-          v = v > 0.0f ? v : 0.0f;
-        yr[ow] = v;
+        if (rr)
+          v += rr[ow];
+        yr[ow] = kcpu_act1(a->act, a->act_a, a->act_b, v);
       }
+      kcpu_dw_act_row(a, yr, a->OW);
     }
   }
 }
@@ -249,7 +268,10 @@ KCPU_NO_MEM_CALLS static inline void kcpu_dwk_body(const kcpu_conv_args *a, int6
         }
       }
     }
-    int relu = a->act == KCPU_ACT_RELU;
+    /* with a residual, it and the activation come once the row is out:
+     * the padded row's last vector would read past the residual's plane */
+    int64_t vact = a->res ? KCPU_ACT_NONE : a->act;
+    int relu = vact == KCPU_ACT_RELU;
     for (int64_t oh = 0; oh < OH; oh++) {
       /* tap (kh, kw) of output ow is padded (oh*s+kh, ow*s+kw): phase kw % s,
        * column ow + kw / s */
@@ -265,11 +287,19 @@ KCPU_NO_MEM_CALLS static inline void kcpu_dwk_body(const kcpu_conv_args *a, int6
         v += b0;
         if (relu) /* keep what is not below 0 (NaN and -0 included), as kcpu_dw_fn */
           v = (kcpu_v16u)((kcpu_v16m)v & ~(kcpu_v16m)(v < 0.0f));
+        KCPU_ACT_VEC_HARD(kcpu_v16u, kcpu_v16m, v, vact, a->act_a, a->act_b);
         *(kcpu_v16u *)(yr + o) = v;
       }
       if (yr == row_out)
         for (int64_t j = 0; j < OW; j++)
           y[oh * OW + j] = row_out[j];
+      if (a->res) {
+        const float *rr = a->res + i * OH * OW + oh * OW;
+        float *yo = y + oh * OW;
+        for (int64_t j = 0; j < OW; j++)
+          yo[j] = kcpu_act1(a->act, a->act_a, a->act_b, yo[j] + rr[j]);
+      }
+      kcpu_dw_act_row(a, y + oh * OW, OW);
     }
   }
 }
@@ -295,17 +325,17 @@ static void kcpu_dwk_fn(void *ctx, int64_t b, int64_t e) {
 
 /* Wpk: the filters prepacked per group (gemm_impl.h), or NULL. */
 KCPU_PREBUILT void kcpu_k_conv2d_ex(const float *X, const float *Wt, const float *Wpk, const float *bias,
-                      float *Y, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH,
+                      const float *res, float *Y, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH,
                       int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t dh,
-                      int64_t dw, int64_t pt, int64_t pl, int64_t group, int64_t act, int64_t lanes,
-                      struct kcpu_pool *pool) {
-  kcpu_conv_args a = {X,  Wt, Wpk, bias, Y,  N,  C,  H,  W,     M,   OH,   OW,
-                      KH, KW, sh,  sw,   dh, dw, pt, pl, group, act, lanes};
+                      int64_t dw, int64_t pt, int64_t pl, int64_t group, int64_t act, float act_a,
+                      float act_b, int64_t lanes, struct kcpu_pool *pool) {
+  kcpu_conv_args a = {X,  Wt, Wpk, bias, res, Y,  N,  C,  H,     W,   M,     OH,    OW,
+                      KH, KW, sh,  sw,   dh,  dw, pt, pl, group, act, lanes, act_a, act_b};
   if (N <= 0 || M <= 0 || OH <= 0 || OW <= 0)
     return;
   if (group == C && M == C && group > 1) {
-    if (kcpu_dw_small(X, Wt, bias, Y, N, C, H, W, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl, act,
-                      pool))
+    if (kcpu_dw_small(X, Wt, bias, res, Y, N, C, H, W, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl,
+                      act, act_a, act_b, pool))
       return;
     int dwk = KH <= KCPU_DW_MAXK && KW <= KCPU_DW_MAXK && dh == 1 && dw == 1 && sh == sw &&
               (sh == 1 || sh == 2);
@@ -326,6 +356,6 @@ KCPU_PREBUILT void kcpu_k_conv2d(const float *X, const float *Wt, const float *b
                    int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH, int64_t OW, int64_t KH,
                    int64_t KW, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t pt,
                    int64_t pl, int64_t group, int64_t act, int64_t lanes, struct kcpu_pool *pool) {
-  kcpu_k_conv2d_ex(X, Wt, NULL, bias, Y, N, C, H, W, M, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl,
-                   group, act, lanes, pool);
+  kcpu_k_conv2d_ex(X, Wt, NULL, bias, NULL, Y, N, C, H, W, M, OH, OW, KH, KW, sh, sw, dh, dw, pt,
+                   pl, group, act, 0, 0, lanes, pool);
 }

@@ -9,8 +9,12 @@
  * vector multiply-adds against the 16 channels' taps, and the [OH*OW][16]
  * result is written back plane by plane. No lane is wasted whatever the
  * plane's size, strides, dilations or pads. Taps are summed in (kh, kw)
- * order and the bias added last, as in the row kernels. */
+ * order and the bias added last, as in the row kernels, and the epilogue
+ * follows theirs: without a residual, Relu / Clip / HardSigmoid /
+ * HardSwish in registers; with one, the residual and then the activation
+ * over each finished plane; Swish and Gelu over each finished plane. */
 #include "gemm_impl.h"
+#include "kcpu_act.h"
 
 typedef float kdw_v16 __attribute__((vector_size(64)));
 typedef int32_t kdw_v16i __attribute__((vector_size(64)));
@@ -19,9 +23,10 @@ typedef int32_t kdw_v16i __attribute__((vector_size(64)));
 #define KDW_MAXK 49 /* taps per filter: up to 7 x 7 */
 
 typedef struct kcpu_dws {
-  const float *X, *Wt, *bias;
+  const float *X, *Wt, *bias, *res;
   float *Y;
   int64_t C, H, W, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl, act, Hp, Wp, nb;
+  float act_a, act_b;
 } kcpu_dws;
 
 typedef float kdw_v16u __attribute__((vector_size(64), aligned(4), may_alias));
@@ -75,16 +80,41 @@ static void kcpu_dws_row(const kcpu_dws *a, const kdw_v16 *P, const kdw_v16 *wv,
       }
     }
     kdw_v16 bv = *bias, r[4] = {c0 + bv, c1 + bv, c2 + bv, c3 + bv};
+    /* with a residual, it and the activation come once the plane is out */
+    int64_t vact = a->res ? KCPU_ACT_NONE : a->act;
     for (int64_t i = 0; i < n; i++) {
       kdw_v16 v = r[i];
-      if (a->act == KCPU_ACT_RELU) /* keep what is not below 0 (NaN and -0 included) */
+      if (vact == KCPU_ACT_RELU) /* keep what is not below 0 (NaN and -0 included) */
         v = (kdw_v16)((kdw_v16i)v & ~(kdw_v16i)(v < z));
+      KCPU_ACT_VEC_HARD(kdw_v16, kdw_v16i, v, vact, a->act_a, a->act_b);
       O[oh * OW + ow + i] = v;
     }
   }
 }
 
-/* Without memory for the buffers: the same sums, one output at a time. */
+/* Residual and activation over channel c's finished plane of image n;
+ * in_regs: the activations kcpu_act1 covers were applied in registers
+ * already (only where there is no residual). */
+static void kcpu_dws_epilogue(const kcpu_dws *a, int64_t n, int64_t c, int in_regs) {
+  int64_t OHW = a->OH * a->OW;
+  float *y = a->Y + (n * a->C + c) * OHW;
+  if (!a->res && !in_regs) {
+    for (int64_t p = 0; p < OHW; p++)
+      y[p] = kcpu_act1(a->act, a->act_a, a->act_b, y[p]);
+  } else if (a->res) {
+    const float *r = a->res + (n * a->C + c) * OHW;
+    for (int64_t p = 0; p < OHW; p++)
+      y[p] = kcpu_act1(a->act, a->act_a, a->act_b, y[p] + r[p]);
+  }
+  if (a->act == KCPU_ACT_SWISH)
+    kcpu_act_swish_row(a->act_a, y, OHW);
+  else if (a->act == KCPU_ACT_GELU)
+    for (int64_t p = 0; p < OHW; p++)
+      y[p] = kcpu_m_gelu(y[p]);
+}
+
+/* Without memory for the buffers: the same sums, one output at a time
+ * (the activations in kcpu_dws_epilogue, always after the plane). */
 static void kcpu_dws_plain(const kcpu_dws *a, int64_t b, int64_t e) {
   for (int64_t t = b; t < e; t++) {
     int64_t n = t / a->nb, c0 = t % a->nb * KDW_L;
@@ -101,10 +131,9 @@ static void kcpu_dws_plain(const kcpu_dws *a, int64_t b, int64_t e) {
               v += xv * w[kh * a->KW + kw];
             }
           v += a->bias ? a->bias[c] : 0.0f;
-          if (a->act == KCPU_ACT_RELU && v < 0.0f)
-            v = 0.0f;
           y[oh * a->OW + ow] = v;
         }
+      kcpu_dws_epilogue(a, n, c, 0);
     }
   }
 }
@@ -175,20 +204,23 @@ static void kcpu_dws_fn(void *ctx, int64_t b, int64_t e) {
     for (; p < OHW; p++)
       for (int64_t l = 0; l < nl; l++)
         yb[l * OHW + p] = Of[p * KDW_L + l];
+    if (a->res || a->act == KCPU_ACT_SWISH || a->act == KCPU_ACT_GELU)
+      for (int64_t l = 0; l < nl; l++)
+        kcpu_dws_epilogue(a, n, c0 + l, 1);
   }
   kcpu_free(P);
 }
 
-int kcpu_dw_small(const float *X, const float *Wt, const float *bias, float *Y, int64_t N,
-                  int64_t C, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t KH, int64_t KW,
-                  int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t pt, int64_t pl,
-                  int64_t act, struct kcpu_pool *pool) {
-  if (OW >= KDW_L || KH * KW > KDW_MAXK || (act != KCPU_ACT_NONE && act != KCPU_ACT_RELU) ||
-      pt < 0 || pl < 0)
+int kcpu_dw_small(const float *X, const float *Wt, const float *bias, const float *res, float *Y,
+                  int64_t N, int64_t C, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t KH,
+                  int64_t KW, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t pt,
+                  int64_t pl, int64_t act, float act_a, float act_b, struct kcpu_pool *pool) {
+  if (OW >= KDW_L || KH * KW > KDW_MAXK || pt < 0 || pl < 0)
     return 0;
-  kcpu_dws a = {X,  Wt, bias, Y,   C,  H,  W,
-                OH, OW, KH,   KW,  sh, sw, dh,
-                dw, pt, pl,   act, 0,  0,  (C + KDW_L - 1) / KDW_L};
+  kcpu_dws a = {.X = X, .Wt = Wt, .bias = bias, .res = res, .Y = Y, .C = C, .H = H, .W = W,
+                .OH = OH, .OW = OW, .KH = KH, .KW = KW, .sh = sh, .sw = sw, .dh = dh, .dw = dw,
+                .pt = pt, .pl = pl, .act = act, .nb = (C + KDW_L - 1) / KDW_L, .act_a = act_a,
+                .act_b = act_b};
   /* the padded extent the windows reach (the input beyond it is unused) */
   a.Hp = (OH - 1) * sh + (KH - 1) * dh + 1;
   a.Wp = (OW - 1) * sw + (KW - 1) * dw + 1;

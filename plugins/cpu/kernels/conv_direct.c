@@ -20,9 +20,9 @@
  * Filters are the prepacked A of the GEMM engine (gemm_impl.h), so the
  * reduction over k runs in the engine's order: KCPU_KC blocks, then k
  * within a block, summed in registers over the whole of K before the
- * epilogue (bias, residual, activation: kcpu_gemm_epi1) writes each row
- * segment of the tile to its output row. Results are the same for any
- * thread count. */
+ * epilogue (bias, residual, activation: kcpu_gemm_epi1, and Swish over
+ * the segment) writes each row segment of the tile to its output row.
+ * Results are the same for any thread count. */
 #include "gemm_impl.h"
 
 typedef float kd_v16 __attribute__((vector_size(64)));
@@ -117,6 +117,8 @@ static void kcpu_dconv_store(const kcpu_dconv *c, const float *t, int64_t m0, in
       float *y = d->C + (m0 + r) * d->ldc + n;
       for (int64_t j = 0; j < len; j++)
         y[j] = kcpu_gemm_epi1(d, tr[j], m0 + r, n + j);
+      if (d->act == KCPU_ACT_SWISH) /* the one kcpu_gemm_epi1 leaves to a row pass */
+        kcpu_act_swish_row(d->act_a, y, len);
     }
     q += len;
   }

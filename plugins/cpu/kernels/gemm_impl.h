@@ -7,6 +7,7 @@
 #ifndef KCPU_GEMM_IMPL_H
 #define KCPU_GEMM_IMPL_H
 
+#include "kcpu_act.h"
 #include "kcpu_runtime.h"
 
 /* Blocking shared by the engine and the compile-time packer. */
@@ -55,13 +56,15 @@ struct kcpu_gemm_desc {
   int64_t ldc, accumulate;
   const float *bias_col, *bias_row, *res;
   int64_t ldr, act, lanes;
+  float act_a, act_b; /* the activation's parameters (kcpu_act.h) */
 };
 
 /* The epilogue of one element C(m, n), in the order documented above:
- * bias per column, bias per row, residual, activation. The register
- * epilogues of the micro-kernels do the same operations in the same
- * order; this scalar form serves edge tiles and kernels that store C
- * element by element. */
+ * bias per column, bias per row, residual, and the activations applied in
+ * registers (kcpu_act1: not Swish or Gelu, which callers apply over a
+ * finished tile). The register epilogues of the micro-kernels do the same
+ * operations in the same order; this scalar form serves edge tiles and
+ * kernels that store C element by element. */
 static inline float kcpu_gemm_epi1(const kcpu_gemm_desc *d, float v, int64_t m, int64_t n) {
   if (d->bias_col)
     v += d->bias_col[n];
@@ -69,9 +72,7 @@ static inline float kcpu_gemm_epi1(const kcpu_gemm_desc *d, float v, int64_t m, 
     v += d->bias_row[m];
   if (d->res)
     v += d->res[m * d->ldr + n];
-  if (d->act == KCPU_ACT_RELU)
-    v = v > 0.0f ? v : 0.0f;
-  return v;
+  return kcpu_act1(d->act, d->act_a, d->act_b, v);
 }
 
 /* Compute the tile C[m0:m1, n0:n1] on the calling thread. */
@@ -103,30 +104,34 @@ typedef struct kcpu_conv_geo {
 int kcpu_conv_direct(const kcpu_gemm_desc *d, const kcpu_conv_geo *g, struct kcpu_pool *pool);
 
 /* Depthwise convolution (group = C = M) of planes narrower than 16
- * outputs, 16 channels to a vector (conv_depthwise.c). Returns 0, having
- * done nothing, where it does not apply (wider planes, filters over 7x7
- * taps, an activation other than Relu, a buffer over 4 MiB): the caller
- * then runs its row kernels. */
-int kcpu_dw_small(const float *X, const float *Wt, const float *bias, float *Y, int64_t N,
-                  int64_t C, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t KH, int64_t KW,
-                  int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t pt, int64_t pl,
-                  int64_t act, struct kcpu_pool *pool);
+ * outputs, 16 channels to a vector (conv_depthwise.c), with bias, the
+ * residual res (Y's shape, or NULL) and activation act (a, b) as in
+ * kcpu_k_conv2d_ex. Returns 0, having done nothing, where it does not
+ * apply (wider planes, filters over 7x7 taps, a buffer over 4 MiB): the
+ * caller then runs its row kernels. */
+int kcpu_dw_small(const float *X, const float *Wt, const float *bias, const float *res, float *Y,
+                  int64_t N, int64_t C, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t KH,
+                  int64_t KW, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t pt,
+                  int64_t pl, int64_t act, float act_a, float act_b, struct kcpu_pool *pool);
 
 /* Entry points beyond kcpu_runtime.h (called by name from the emitters in
  * emit_linalg.c / emit_conv.c). Bpk / Wpk: prepacked op(B) / filters (per
  * group, each kcpu_prepacked_size(M/group, K, MR) floats) or NULL; act as
- * in kcpu_k_sgemm. */
+ * in kcpu_k_sgemm, with its parameters act_a, act_b (KCPU_ACT_* in
+ * kcpu_runtime.h; 0 where the activation has none). Conv's res: a residual
+ * of Y's shape added after the bias, before the activation, or NULL. */
 void kcpu_k_matmul_ex(int64_t batch, const int64_t *a_off, const int64_t *b_off, int64_t M,
                       int64_t N, int64_t K, const float *A, const float *B, const float *Bpk,
-                      float *C, int64_t act, int64_t lanes, struct kcpu_pool *pool);
+                      float *C, int64_t act, float act_a, float act_b, int64_t lanes,
+                      struct kcpu_pool *pool);
 void kcpu_k_gemm_ex(int64_t M, int64_t N, int64_t K, float alpha, float beta, const float *A,
                     int64_t trans_a, const float *B, int64_t trans_b, const float *Bpk,
-                    const float *Cb, int64_t c_rs, int64_t c_cs, float *Y, int64_t act,
-                    int64_t lanes, struct kcpu_pool *pool);
+                    const float *Cb, int64_t c_rs, int64_t c_cs, float *Y, int64_t act, float act_a,
+                    float act_b, int64_t lanes, struct kcpu_pool *pool);
 void kcpu_k_conv2d_ex(const float *X, const float *Wt, const float *Wpk, const float *bias,
-                      float *Y, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH,
+                      const float *res, float *Y, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH,
                       int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t dh,
-                      int64_t dw, int64_t pt, int64_t pl, int64_t group, int64_t act, int64_t lanes,
-                      struct kcpu_pool *pool);
+                      int64_t dw, int64_t pt, int64_t pl, int64_t group, int64_t act, float act_a,
+                      float act_b, int64_t lanes, struct kcpu_pool *pool);
 
 #endif

@@ -78,9 +78,19 @@ typedef struct kcpu_fault {
 void kcpu_fault_index(kcpu_fault *f, int64_t site, int64_t value, int64_t bound, int64_t at);
 
 /* ---- GEMM (linalg_gemm.c) ---- */
-/* GELU (the exact form) is applied over each finished C tile after the
- * micro-kernels, not in their register epilogue. */
-enum { KCPU_ACT_NONE = 0, KCPU_ACT_RELU = 1, KCPU_ACT_GELU = 2 };
+/* Fused activations (kcpu_act.h). Relu, Clip, HardSigmoid and HardSwish
+ * are applied in the micro-kernels' register epilogue; Swish over each
+ * finished micro-tile, and GELU (the exact form) over each finished C
+ * tile after the micro-kernels, both while the data is in cache. */
+enum {
+  KCPU_ACT_NONE = 0,
+  KCPU_ACT_RELU = 1,
+  KCPU_ACT_GELU = 2,
+  KCPU_ACT_CLIP = 3,         /* a: min, b: max */
+  KCPU_ACT_HARD_SIGMOID = 4, /* max(0, min(1, a x + b)) */
+  KCPU_ACT_HARD_SWISH = 5,   /* x * HardSigmoid(x), a = 1/6, b = 1/2 */
+  KCPU_ACT_SWISH = 6         /* x * sigmoid(a x) */
+};
 
 /* C[M,N] (=|+=) alpha * op(A)[M,K] * op(B)[K,N], then the epilogue in this
  * order: + bias_col[n], + bias_row[m], + res[m*ldr+n], activation.

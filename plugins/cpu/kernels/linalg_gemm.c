@@ -7,6 +7,7 @@
  * within a block) whatever the tile it falls in, so results are identical
  * for any thread count. */
 #include "gemm_impl.h"
+#include "kcpu_act.h"
 #include "kcpu_math.h"
 
 #include <string.h>
@@ -134,6 +135,8 @@ static void kcpu_pack_b_dense(const kcpu_gemm_desc *d, float *dst, int64_t k0, i
             v0 = (VT)((VI)v0 & (VI)(v0 > z));                                                      \
             v1 = (VT)((VI)v1 & (VI)(v1 > z));                                                      \
           }                                                                                        \
+          KCPU_ACT_VEC_HARD(VT, VI, v0, ep->act, ep->act_a, ep->act_b);                            \
+          KCPU_ACT_VEC_HARD(VT, VI, v1, ep->act, ep->act_a, ep->act_b);                            \
         }                                                                                          \
         *(VU *)cr = v0;                                                                            \
         *(VU *)(cr + L) = v1;                                                                      \
@@ -154,6 +157,9 @@ static void kcpu_pack_b_dense(const kcpu_gemm_desc *d, float *dst, int64_t k0, i
           c[r * ldc + j] = v;                                                                      \
         }                                                                                          \
     }                                                                                              \
+    if (ep && ep->act == KCPU_ACT_SWISH)                                                           \
+      for (int64_t r = 0; r < mr; r++)                                                             \
+        kcpu_act_swish_row(ep->act_a, c + r * ldc, nr);                                            \
   }
 
 /* The blocked loops around micro-kernel kcpu_ukr_<SUF> of MR x NR tiles. */
@@ -263,6 +269,7 @@ static void kcpu_ukr_16(int64_t kc, const float *restrict a, const float *restri
             v16f z = {0};
             x = (v16f)((v16i)x & (v16i)(x > z));
           }
+          KCPU_ACT_VEC_HARD(v16f, v16i, x, ep->act, ep->act_a, ep->act_b);
         }
         *(v16u *)(cr + 16 * v) = x;
       }
@@ -278,6 +285,9 @@ static void kcpu_ukr_16(int64_t kc, const float *restrict a, const float *restri
         c[r * ldc + j] = v;
       }
   }
+  if (ep && ep->act == KCPU_ACT_SWISH)
+    for (int64_t r = 0; r < mr; r++)
+      kcpu_act_swish_row(ep->act_a, c + r * ldc, nr);
 }
 KCPU_GEMM_BLOCKED(16, 8, 48)
 
@@ -420,7 +430,11 @@ static void kcpu_gemv_fn(void *ctx, int64_t b, int64_t e) {
       if (d->accumulate)
         v += d->C[n0 + j];
       v = kcpu_gemm_epi1(d, v, 0, n0 + j);
-      d->C[n0 + j] = d->act == KCPU_ACT_GELU ? kcpu_m_gelu(v) : v;
+      if (d->act == KCPU_ACT_GELU)
+        v = kcpu_m_gelu(v);
+      else if (d->act == KCPU_ACT_SWISH)
+        v = v * kcpu_m_sigmoid(d->act_a * v);
+      d->C[n0 + j] = v;
     }
   }
 }
@@ -454,6 +468,7 @@ KCPU_PREBUILT void kcpu_k_sgemm(int64_t M, int64_t N, int64_t K, float alpha, co
                   int64_t ldc, int64_t accumulate, const float *bias_col, const float *bias_row,
                   const float *res, int64_t ldr, int64_t act, int64_t lanes,
                   struct kcpu_pool *pool) {
+  /* (this entry point has no parameters: Relu and Gelu only) */
   kcpu_gemm_desc d = {.M = M,
                       .N = N,
                       .K = K,
@@ -481,6 +496,7 @@ typedef struct kcpu_matmul_ctx {
   int64_t M, N, K, act, lanes;
   const float *A, *B, *Bpk;
   float *C;
+  float act_a, act_b;
 } kcpu_matmul_ctx;
 
 static void kcpu_matmul_one(const kcpu_matmul_ctx *c, int64_t b, struct kcpu_pool *pool) {
@@ -498,6 +514,8 @@ static void kcpu_matmul_one(const kcpu_matmul_ctx *c, int64_t b, struct kcpu_poo
                       .C = c->C + b * c->M * c->N,
                       .ldc = c->N,
                       .act = c->act,
+                      .act_a = c->act_a,
+                      .act_b = c->act_b,
                       .lanes = c->lanes};
   kcpu_gemm_run(&d, pool);
 }
@@ -510,8 +528,9 @@ static void kcpu_matmul_fn(void *ctx, int64_t b, int64_t e) {
 /* Bpk (only with one B for every batch) is op(B) prepacked. */
 KCPU_PREBUILT void kcpu_k_matmul_ex(int64_t batch, const int64_t *a_off, const int64_t *b_off, int64_t M,
                       int64_t N, int64_t K, const float *A, const float *B, const float *Bpk,
-                      float *C, int64_t act, int64_t lanes, struct kcpu_pool *pool) {
-  kcpu_matmul_ctx c = {a_off, b_off, M, N, K, act, lanes, A, B, Bpk, C};
+                      float *C, int64_t act, float act_a, float act_b, int64_t lanes,
+                      struct kcpu_pool *pool) {
+  kcpu_matmul_ctx c = {a_off, b_off, M, N, K, act, lanes, A, B, Bpk, C, act_a, act_b};
   int64_t T = kcpu_pool_threads(pool);
   if (batch >= 2 * T || (batch >= T && batch % T == 0)) {
     kcpu_parallel_for(pool, batch, kcpu_matmul_fn, &c);
@@ -524,13 +543,13 @@ KCPU_PREBUILT void kcpu_k_matmul_ex(int64_t batch, const int64_t *a_off, const i
 KCPU_PREBUILT void kcpu_k_matmul(int64_t batch, const int64_t *a_off, const int64_t *b_off, int64_t M, int64_t N,
                    int64_t K, const float *A, const float *B, float *C, int64_t lanes,
                    struct kcpu_pool *pool) {
-  kcpu_k_matmul_ex(batch, a_off, b_off, M, N, K, A, B, NULL, C, KCPU_ACT_NONE, lanes, pool);
+  kcpu_k_matmul_ex(batch, a_off, b_off, M, N, K, A, B, NULL, C, KCPU_ACT_NONE, 0, 0, lanes, pool);
 }
 
 KCPU_PREBUILT void kcpu_k_gemm_ex(int64_t M, int64_t N, int64_t K, float alpha, float beta, const float *A,
                     int64_t trans_a, const float *B, int64_t trans_b, const float *Bpk,
                     const float *Cb, int64_t c_rs, int64_t c_cs, float *Y, int64_t act,
-                    int64_t lanes, struct kcpu_pool *pool) {
+                    float act_a, float act_b, int64_t lanes, struct kcpu_pool *pool) {
   int64_t acc = 0;
   const float *bias_col = NULL, *res = NULL;
   if (Cb && beta != 0.0f) {
@@ -563,6 +582,8 @@ KCPU_PREBUILT void kcpu_k_gemm_ex(int64_t M, int64_t N, int64_t K, float alpha, 
                       .res = res,
                       .ldr = N,
                       .act = act,
+                      .act_a = act_a,
+                      .act_b = act_b,
                       .lanes = lanes};
   kcpu_gemm_run(&d, pool);
 }
@@ -571,5 +592,5 @@ KCPU_PREBUILT void kcpu_k_gemm(int64_t M, int64_t N, int64_t K, float alpha, flo
                  int64_t trans_a, const float *B, int64_t trans_b, const float *Cb, int64_t c_rs,
                  int64_t c_cs, float *Y, int64_t lanes, struct kcpu_pool *pool) {
   kcpu_k_gemm_ex(M, N, K, alpha, beta, A, trans_a, B, trans_b, NULL, Cb, c_rs, c_cs, Y,
-                 KCPU_ACT_NONE, lanes, pool);
+                 KCPU_ACT_NONE, 0, 0, lanes, pool);
 }

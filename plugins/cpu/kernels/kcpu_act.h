@@ -1,0 +1,67 @@
+/* plugins/cpu/kernels/kcpu_act.h: the activations that the GEMM epilogue
+ * and the depthwise convolution kernels apply to a finished result
+ * (KCPU_ACT_*, parameters a and b as kcpu_k_gemm_ex documents). Private
+ * to the kernel library. Three forms of the same arithmetic: one element,
+ * a vector in registers, and a row in memory for those that need a math
+ * function. The element and vector forms do the same operations in the
+ * same order, so an element computes the same bits in a full micro-tile
+ * and in an edge tile, whatever the thread split. */
+#ifndef KCPU_ACT_H
+#define KCPU_ACT_H
+
+#include "kcpu_math.h"
+#include "kcpu_runtime.h"
+
+/* The activations applied in registers (Relu's vector form is the
+ * caller's: the GEMM and the depthwise kernels differ on NaN); the others
+ * leave v as it is. A NaN stays NaN through Clip, as through the Clip
+ * node (x < min and x > max are both false). */
+static inline float kcpu_act1(int64_t act, float a, float b, float v) {
+  if (act == KCPU_ACT_RELU)
+    return v > 0.0f ? v : 0.0f;
+  if (act == KCPU_ACT_CLIP) {
+    v = v < a ? a : v;
+    return v > b ? b : v;
+  }
+  if (act == KCPU_ACT_HARD_SIGMOID || act == KCPU_ACT_HARD_SWISH) {
+    float t = v * a + b;
+    t = t < 0.0f ? 0.0f : t;
+    t = t > 1.0f ? 1.0f : t;
+    return act == KCPU_ACT_HARD_SWISH ? v * t : t;
+  }
+  return v;
+}
+
+/* kcpu_act1's Clip / HardSigmoid / HardSwish on vector x of float vector
+ * type VT with integer twin VI (selects by mask: the C vector extensions
+ * have no vector ?: in C). */
+#define KCPU_ACT_VEC_HARD(VT, VI, x, act, a, b)                                                    \
+  do {                                                                                             \
+    VT z_ = {0};                                                                                   \
+    if ((act) == KCPU_ACT_CLIP) {                                                                  \
+      VT lo_ = z_ + (a), hi_ = z_ + (b);                                                           \
+      VI m_ = (VI)(x < lo_);                                                                       \
+      x = (VT)(((VI)x & ~m_) | ((VI)lo_ & m_));                                                    \
+      m_ = (VI)(x > hi_);                                                                          \
+      x = (VT)(((VI)x & ~m_) | ((VI)hi_ & m_));                                                    \
+    } else if ((act) == KCPU_ACT_HARD_SIGMOID || (act) == KCPU_ACT_HARD_SWISH) {                   \
+      VT t_ = x * (a) + (b), one_ = z_ + 1.0f;                                                     \
+      t_ = (VT)((VI)t_ & ~(VI)(t_ < z_));                                                          \
+      VI m_ = (VI)(t_ > one_);                                                                     \
+      t_ = (VT)(((VI)t_ & ~m_) | ((VI)one_ & m_));                                                 \
+      if ((act) == KCPU_ACT_HARD_SWISH)                                                            \
+        x *= t_;                                                                                   \
+      else                                                                                         \
+        x = t_;                                                                                    \
+    }                                                                                              \
+  } while (0)
+
+/* Swish, x * sigmoid(a x), over n floats in memory: a loop of the inlined
+ * sigmoid that vectorizes, run over a micro-tile or a row while it is in
+ * cache. */
+static inline void kcpu_act_swish_row(float a, float *y, int64_t n) {
+  for (int64_t i = 0; i < n; i++)
+    y[i] = y[i] * kcpu_m_sigmoid(a * y[i]);
+}
+
+#endif
