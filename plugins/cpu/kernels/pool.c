@@ -1,112 +1,283 @@
-/* plugins/cpu/kernels/pool.c: MaxPool and AveragePool on [NC, H, W] f32.
- * Windows are clipped to the input (output sizes already include ceil_mode
- * and padding); AveragePool with count_include_pad counts pad cells inside
- * the declared pads but not cells past them. Max propagates NaN. */
+/* plugins/cpu/kernels/pool.c: MaxPool and AveragePool on [NC, H, W] f32. Windows are clipped to the input (output
+ * sizes already include ceil_mode and padding); AveragePool with
+ * count_include_pad counts pad cells inside the declared pads but not cells
+ * past them. Max propagates NaN.
+ *
+ * The 2-D pools are separable: each output row first combines its window's
+ * input rows column by column into a padded row (whole contiguous rows, in
+ * vectors), then combines columns across each window. Averages are therefore
+ * summed as column sums (rows top to bottom) added left to right, then
+ * divided by the window's cell count: a fixed order per output, whatever the
+ * thread count. Work items are output rows of every plane, so threads split
+ * NC * OH evenly. */
 #include "kcpu_runtime.h"
 
 #include <math.h>
 
+#define KCPU_PV 16
+typedef float kcpu_pv __attribute__((vector_size(64), aligned(4), may_alias));
+typedef int32_t kcpu_pm __attribute__((vector_size(64)));
+
+/* The row copies here are a few dozen floats: as memcpy / memset calls
+ * (clang's loop idioms) the calls would cost more than the copies. */
+#ifdef __clang__
+#define KCPU_POOL_NO_MEM_CALLS __attribute__((no_builtin("memcpy", "memmove", "memset")))
+#else
+#define KCPU_POOL_NO_MEM_CALLS
+#endif
+
+static inline int64_t kcpu_pool_up(int64_t n) {
+  return (n + KCPU_PV - 1) / KCPU_PV * KCPU_PV;
+}
+
+/* acc = max(acc, u) with NaN propagation (a NaN already in acc stays, a
+ * NaN in u wins), or acc + u. A macro: gcc warns about vector arguments of
+ * functions when the target lacks the vector width. */
+#define KCPU_POOL_ACC(mx, acc, u)                                                                  \
+  do {                                                                                             \
+    kcpu_pv u_ = (u);                                                                              \
+    if (mx) {                                                                                      \
+      kcpu_pm t_ = (kcpu_pm)(u_ > (acc)) | (kcpu_pm)(u_ != u_);                                    \
+      (acc) = (kcpu_pv)(((kcpu_pm)u_ & t_) | ((kcpu_pm)(acc) & ~t_));                              \
+    } else {                                                                                       \
+      (acc) = (acc) + u_;                                                                          \
+    }                                                                                              \
+  } while (0)
+static inline float kcpu_pool_smax(float m, float v) {
+  return v > m || v != v ? v : m;
+}
+
 typedef struct kcpu_pool_args {
   const float *X;
   float *Y;
-  int64_t H, W, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl, pb, pr, mode, cip;
+  int64_t NC, H, W, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl, pb, pr, mode, cip;
+  /* scratch layout, in floats: NB rows of a padded row of Bn and s phases
+   * of Jn, an output row and the column counts of OWp each, then KW tap
+   * offsets */
+  int64_t OWp, Jn, Bn, R, NB;
 } kcpu_pool_args;
 
-/* The outputs [ow0, ow1) of row oh whose windows lie inside the row
- * horizontally (every kw tap in bounds): taps accumulated a whole kernel
- * row at a time across the outputs, so the innermost loop runs over ow
- * (stride sw), with no bounds checks, and vectorizes. Max uses a select
- * that keeps the first NaN (as the edge code does); average divides by the
- * window's rows in bounds (or within the pads, count_include_pad) times KW. */
-static void kcpu_pool_interior(const kcpu_pool_args *a, const float *x, float *y, int64_t oh,
-                               int64_t ow0, int64_t ow1) {
-  int64_t rows = 0, padrows = 0;
-  for (int64_t ow = ow0; ow < ow1; ow++)
-    y[ow] = a->mode == 0 ? -INFINITY : 0.0f;
-  for (int64_t kh = 0; kh < a->KH; kh++) {
-    int64_t ih = oh * a->sh - a->pt + kh * a->dh;
-    padrows += ih >= -a->pt && ih < a->H + a->pb;
-    if (ih < 0 || ih >= a->H)
-      continue;
-    rows++;
-    for (int64_t kw = 0; kw < a->KW; kw++) {
-      const float *xr = x + ih * a->W + kw * a->dw - a->pl;
-      if (a->mode == 0) {
-        for (int64_t ow = ow0; ow < ow1; ow++) {
-          float v = xr[ow * a->sw], m = y[ow];
-          y[ow] = (v > m || v != v) && m == m ? v : m;
+/* Rows per block (below), fewer when rows are long: the block's buffers
+ * should stay in L1. */
+#define KCPU_POOL_NB 8
+#define KCPU_POOL_BLOCK_FLOATS 8192
+
+/* Output row k (= plane * OH + oh) one element at a time: the path when
+ * no scratch memory can be had. */
+static void kcpu_pool_row_scalar(const kcpu_pool_args *a, int64_t k) {
+  int64_t oh = k % a->OH;
+  const float *x = a->X + k / a->OH * a->H * a->W;
+  float *y = a->Y + k * a->OW;
+  for (int64_t ow = 0; ow < a->OW; ow++) {
+    float mx = -INFINITY, sum = 0.0f;
+    int64_t cnt = 0, padcnt = 0;
+    for (int64_t kh = 0; kh < a->KH; kh++) {
+      int64_t ih = oh * a->sh - a->pt + kh * a->dh;
+      int in_h = ih >= 0 && ih < a->H;
+      int pad_h = ih >= -a->pt && ih < a->H + a->pb;
+      for (int64_t kw = 0; kw < a->KW; kw++) {
+        int64_t iw = ow * a->sw - a->pl + kw * a->dw;
+        if (in_h && iw >= 0 && iw < a->W) {
+          float v = x[ih * a->W + iw];
+          mx = kcpu_pool_smax(mx, v);
+          sum += v;
+          cnt++;
+        } else if (pad_h && iw >= -a->pl && iw < a->W + a->pr) {
+          padcnt++;
         }
-      } else {
-        for (int64_t ow = ow0; ow < ow1; ow++)
-          y[ow] += xr[ow * a->sw];
       }
     }
-  }
-  if (a->mode != 0) {
-    int64_t div = (a->cip ? padrows : rows) * a->KW;
-    float inv = div ? 1.0f / (float)div : NAN;
-    for (int64_t ow = ow0; ow < ow1; ow++)
-      y[ow] = div ? y[ow] * inv : NAN;
+    int64_t div = a->cip ? cnt + padcnt : cnt;
+    y[ow] = a->mode == 0 ? mx : div ? sum / (float)div : NAN;
   }
 }
 
-static void kcpu_pool_fn(void *ctx, int64_t b, int64_t e) {
-  const kcpu_pool_args *a = ctx;
-  /* Outputs whose every kw tap is inside the row: iw = ow*sw - pl + kw*dw
-   * in [0, W) for kw = 0 and kw = KW-1. */
-  int64_t ow0 = a->sw > 0 ? (a->pl + a->sw - 1) / a->sw : a->OW;
-  int64_t last = a->W - 1 + a->pl - (a->KW - 1) * a->dw; /* ow*sw <= last */
-  int64_t ow1 = last < 0 || a->sw <= 0 ? 0 : last / a->sw + 1;
-  ow0 = ow0 > a->OW ? a->OW : ow0;
-  ow1 = ow1 > a->OW ? a->OW : ow1 < ow0 ? ow0 : ow1;
-  for (int64_t i = b; i < e; i++) {
-    const float *x = a->X + i * a->H * a->W;
-    float *y = a->Y + i * a->OH * a->OW;
-    for (int64_t oh = 0; oh < a->OH; oh++) {
-      if (ow1 > ow0)
-        kcpu_pool_interior(a, x, y + oh * a->OW, oh, ow0, ow1);
-      for (int64_t ow = 0; ow < a->OW; ow++) {
-        if (ow == ow0 && ow1 > ow0)
-          ow = ow1; /* done above */
-        if (ow >= a->OW)
-          break;
-        float mx = -INFINITY, sum = 0.0f;
-        int64_t cnt = 0, padcnt = 0;
-        for (int64_t kh = 0; kh < a->KH; kh++) {
-          int64_t ih = oh * a->sh - a->pt + kh * a->dh;
-          int in_h = ih >= 0 && ih < a->H;
-          int pad_h = ih >= -a->pt && ih < a->H + a->pb;
-          for (int64_t kw = 0; kw < a->KW; kw++) {
-            int64_t iw = ow * a->sw - a->pl + kw * a->dw;
-            if (in_h && iw >= 0 && iw < a->W) {
-              float v = x[ih * a->W + iw];
-              if (v > mx || (isnan(v) && !isnan(mx)))
-                mx = v;
-              sum += v;
-              cnt++;
-            } else if (pad_h && iw >= -a->pl && iw < a->W + a->pr) {
-              padcnt++;
-            }
+/* Items [b, e) in blocks of up to NB rows, each with its own row buffer:
+ * buf, the padded row (input column iw at buf[pl + iw], the rest the
+ * identity), and ph, its s phases (ph[r*Jn + j] = buf[s*j + r]), so that
+ * tap kw of output ow reads phase (kw*dw) % s at ow + (kw*dw) / s and every
+ * tap is a contiguous vector. The three steps (rows, phases, columns) each
+ * run over the whole block before the next starts: a step reading at other
+ * offsets what the previous one has just stored would otherwise wait for
+ * the store on every vector (store forwarding fails), which cost more than
+ * the arithmetic. KH and KW are constants in the common instances, so the
+ * tap loops unroll. */
+KCPU_POOL_NO_MEM_CALLS static inline __attribute__((always_inline)) void
+kcpu_pool_body(const kcpu_pool_args *a, int64_t b, int64_t e, int64_t KH, int64_t KW, const int mx,
+               float *mem) {
+  const int64_t H = a->H, W = a->W, OH = a->OH, OW = a->OW, s = a->sw, dh = a->dh;
+  const float ident = mx ? -INFINITY : 0.0f;
+  const int64_t rowsz = a->Bn + s * a->Jn;
+  float *tmp = mem + a->NB * rowsz, *colf = tmp + a->OWp;
+  const int64_t *toff = (const int64_t *)(colf + a->OWp);
+  const float *xend = a->X + a->NC * H * W;
+  const int64_t Wv = kcpu_pool_up(W);
+  float rowsf[KCPU_POOL_NB];
+  int64_t i = b / OH, oh = b % OH;
+  for (int64_t k0 = b; k0 < e; k0 += a->NB) {
+    int64_t nb = e - k0 < a->NB ? e - k0 : a->NB;
+    for (int64_t q = 0; q < nb; q++) {
+      const float *x = a->X + i * H * W;
+      /* the window's rows inside the input: kh in [kh0, kh1) */
+      int64_t ih0 = oh * a->sh - a->pt;
+      int64_t kh0 = ih0 >= 0 ? 0 : (-ih0 + dh - 1) / dh;
+      int64_t kh1 = H - ih0 <= 0 ? 0 : (H - ih0 - 1) / dh + 1;
+      kh1 = kh1 > KH ? KH : kh1;
+      int64_t nr = kh1 > kh0 ? kh1 - kh0 : 0, rows = nr;
+      if (a->cip) { /* rows within the pads [-pt, H + pb) */
+        int64_t p0 = ih0 >= -a->pt ? 0 : (-a->pt - ih0 + dh - 1) / dh;
+        int64_t p1 = H + a->pb - ih0 <= 0 ? 0 : (H + a->pb - ih0 - 1) / dh + 1;
+        p1 = p1 > KH ? KH : p1;
+        rows = p1 > p0 ? p1 - p0 : 0;
+      }
+      rowsf[q] = (float)rows;
+      float *v = mem + q * rowsz + a->pl;
+      const float *r0 = x + (ih0 + kh0 * dh) * W;
+      const int64_t rs = dh * W;
+      /* columns: whole vectors, also past the row's end (into the next
+       * row, whose values land in lanes no kept output reads) while that
+       * stays inside X */
+      int64_t c = 0, cv = nr && r0 + (nr - 1) * rs + Wv <= xend ? Wv : W / KCPU_PV * KCPU_PV;
+      if (nr == KH) {
+        for (; c < cv; c += KCPU_PV) {
+          kcpu_pv acc = *(const kcpu_pv *)(r0 + c);
+          for (int64_t t = 1; t < KH; t++) {
+            kcpu_pv u = *(const kcpu_pv *)(r0 + t * rs + c);
+            KCPU_POOL_ACC(mx, acc, u);
           }
+          *(kcpu_pv *)(v + c) = acc;
         }
-        float r;
-        if (a->mode == 0) {
-          r = mx;
+      } else if (nr > 0) {
+        for (; c < cv; c += KCPU_PV) {
+          kcpu_pv acc = *(const kcpu_pv *)(r0 + c);
+          for (int64_t t = 1; t < nr; t++) {
+            kcpu_pv u = *(const kcpu_pv *)(r0 + t * rs + c);
+            KCPU_POOL_ACC(mx, acc, u);
+          }
+          *(kcpu_pv *)(v + c) = acc;
+        }
+      }
+      for (; c < W; c++) {
+        float acc = nr ? r0[c] : ident;
+        for (int64_t t = 1; t < nr; t++)
+          acc = mx ? kcpu_pool_smax(acc, r0[t * rs + c]) : acc + r0[t * rs + c];
+        v[c] = acc;
+      }
+      for (int64_t j = 0; j < a->R; j++) /* the trailing pad, after any overrun */
+        v[W + j] = ident;
+      if (++oh == OH) {
+        oh = 0;
+        i++;
+      }
+    }
+    if (s == 2) {
+      for (int64_t q = 0; q < nb; q++) {
+        const float *buf = mem + q * rowsz;
+        float *ph = mem + q * rowsz + a->Bn;
+        for (int64_t j = 0; j < a->Jn; j += KCPU_PV) {
+          kcpu_pv lo = *(const kcpu_pv *)(buf + 2 * j);
+          kcpu_pv hi = *(const kcpu_pv *)(buf + 2 * j + KCPU_PV);
+          *(kcpu_pv *)(ph + j) = __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14, 16,
+                                                         18, 20, 22, 24, 26, 28, 30);
+          *(kcpu_pv *)(ph + a->Jn + j) = __builtin_shufflevector(
+              lo, hi, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+        }
+      }
+    } else if (s > 2) {
+      for (int64_t q = 0; q < nb; q++) {
+        const float *buf = mem + q * rowsz;
+        float *ph = mem + q * rowsz + a->Bn;
+        for (int64_t r = 0; r < s; r++)
+          for (int64_t j = 0; j < a->Jn; j++)
+            ph[r * a->Jn + j] = buf[s * j + r];
+      }
+    }
+    for (int64_t q = 0; q < nb; q++) {
+      int64_t k = k0 + q;
+      const float *P = mem + q * rowsz + (s == 1 ? 0 : a->Bn);
+      float *y = a->Y + k * OW;
+      for (int64_t o = 0; o < OW; o += KCPU_PV) {
+        kcpu_pv acc = *(const kcpu_pv *)(P + toff[0] + o);
+        for (int64_t t = 1; t < KW; t++) {
+          kcpu_pv u = *(const kcpu_pv *)(P + toff[t] + o);
+          KCPU_POOL_ACC(mx, acc, u);
+        }
+        if (!mx) /* an empty window is 0 / 0 = NaN */
+          acc = acc / (rowsf[q] * *(const kcpu_pv *)(colf + o));
+        /* a whole vector may spill into the next rows of this chunk,
+         * which are written after this one */
+        if (o + KCPU_PV <= OW || (k * OW + o + KCPU_PV <= e * OW)) {
+          *(kcpu_pv *)(y + o) = acc;
         } else {
-          int64_t div = a->cip ? cnt + padcnt : cnt;
-          r = div ? sum / (float)div : NAN;
+          *(kcpu_pv *)tmp = acc;
+          for (int64_t j = 0; j < OW - o; j++)
+            y[o + j] = tmp[j];
         }
-        y[oh * a->OW + ow] = r;
       }
     }
   }
+}
+
+KCPU_POOL_NO_MEM_CALLS static void kcpu_pool_fn(void *ctx, int64_t b, int64_t e) {
+  const kcpu_pool_args *a = ctx;
+  int64_t s = a->sw, rows = a->NB * (a->Bn + s * a->Jn);
+  float *mem = kcpu_alloc((rows + 2 * a->OWp + a->KW * 2) * (int64_t)sizeof(float));
+  if (!mem) {
+    for (int64_t k = b; k < e; k++)
+      kcpu_pool_row_scalar(a, k);
+    return;
+  }
+  float ident = a->mode == 0 ? -INFINITY : 0.0f;
+  float *tmp = mem + rows, *colf = tmp + a->OWp;
+  int64_t *toff = (int64_t *)(colf + a->OWp);
+  /* pads and the lanes past the row's end start as the identity */
+  for (int64_t j = 0; j < rows + a->OWp; j++)
+    mem[j] = ident;
+  for (int64_t ow = 0; ow < a->OWp; ow++) {
+    int64_t n = 0;
+    for (int64_t kw = 0; ow < a->OW && kw < a->KW; kw++) {
+      int64_t iw = ow * s - a->pl + kw * a->dw;
+      n += a->cip ? iw >= -a->pl && iw < a->W + a->pr : iw >= 0 && iw < a->W;
+    }
+    colf[ow] = ow < a->OW ? (float)n : 1.0f;
+  }
+  for (int64_t kw = 0; kw < a->KW; kw++)
+    toff[kw] = s == 1 ? kw * a->dw : (kw * a->dw) % s * a->Jn + (kw * a->dw) / s;
+  int mx = a->mode == 0;
+  if (a->KH == 3 && a->KW == 3 && mx)
+    kcpu_pool_body(a, b, e, 3, 3, 1, mem);
+  else if (a->KH == 3 && a->KW == 3)
+    kcpu_pool_body(a, b, e, 3, 3, 0, mem);
+  else if (a->KH == 2 && a->KW == 2 && mx)
+    kcpu_pool_body(a, b, e, 2, 2, 1, mem);
+  else if (a->KH == 2 && a->KW == 2)
+    kcpu_pool_body(a, b, e, 2, 2, 0, mem);
+  else
+    kcpu_pool_body(a, b, e, a->KH, a->KW, mx, mem);
+  kcpu_free(mem);
 }
 
 KCPU_PREBUILT void kcpu_k_pool2d(const float *X, float *Y, int64_t NC, int64_t H, int64_t W, int64_t OH,
                    int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t dh,
                    int64_t dw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t mode,
                    int64_t count_include_pad, struct kcpu_pool *pool) {
-  kcpu_pool_args a = {X,  Y,  H,  W,  OH, OW, KH, KW,   sh,
-                      sw, dh, dw, pt, pl, pb, pr, mode, count_include_pad};
-  kcpu_parallel_for(pool, NC, kcpu_pool_fn, &a);
+  if (NC <= 0 || OH <= 0 || OW <= 0 || sw <= 0)
+    return;
+  kcpu_pool_args a = {.X = X,   .Y = Y,   .NC = NC, .H = H,   .W = W,   .OH = OH,
+                      .OW = OW, .KH = KH, .KW = KW, .sh = sh, .sw = sw, .dh = dh,
+                      .dw = dw, .pt = pt, .pl = pl, .pb = pb, .pr = pr, .mode = mode,
+                      .cip = count_include_pad};
+  a.OWp = kcpu_pool_up(OW);
+  /* padded columns that kept outputs read past the input's end */
+  int64_t hi = (OW - 1) * sw + (KW - 1) * dw + 1;
+  a.R = hi - pl - W > 0 ? hi - pl - W : 0;
+  a.Jn = sw == 1 ? 0 : kcpu_pool_up(a.OWp + (KW - 1) * dw / sw);
+  int64_t bn = pl + kcpu_pool_up(W);
+  bn = bn > pl + W + a.R ? bn : pl + W + a.R;
+  bn = bn > a.OWp + (KW - 1) * dw ? bn : a.OWp + (KW - 1) * dw;
+  bn = bn > sw * a.Jn ? bn : sw * a.Jn;
+  a.Bn = kcpu_pool_up(bn) + KCPU_PV;
+  a.NB = KCPU_POOL_BLOCK_FLOATS / (a.Bn + sw * a.Jn);
+  a.NB = a.NB < 1 ? 1 : a.NB > KCPU_POOL_NB ? KCPU_POOL_NB : a.NB;
+  kcpu_parallel_for(pool, NC * OH, kcpu_pool_fn, &a);
 }
