@@ -1,7 +1,7 @@
 /* tests/cpu_kernels/test_pool.c: 2-D MaxPool / AveragePool against naive
  * loops, over odd channel counts and plane sizes, strides, kernels, pads,
- * ceil_mode, dilation and count_include_pad, with 1 and 2 threads giving
- * the same bits. */
+ * ceil_mode, dilation and count_include_pad, and the global pools against
+ * the reduction kernel; 1 and 2 threads give the same bits. */
 #include "tk.h"
 
 #include <math.h>
@@ -153,6 +153,43 @@ START_TEST(pool_nan) {
 }
 END_TEST
 
+/* Global pools give kcpu_k_reduce's bits over the spatial axis. */
+static void gpool_case(int64_t NC, int64_t n, int64_t mode) {
+  float *X = tk_alloc(NC * n), *Y = tk_alloc(NC), *Y2 = tk_alloc(NC), *R = tk_alloc(NC);
+  tk_fill(X, NC * n, (uint32_t)(n + 3));
+  /* full mantissas, so that sums in another order round differently */
+  for (int64_t i = 0; i < NC * n; i++)
+    X[i] = X[i] * 3.14159265f + 1e-3f;
+  if (n > 5)
+    X[n + 5] = NAN;
+  kcpu_k_gpool(X, Y, NC, n, mode, NULL);
+  kcpu_k_gpool(X, Y2, NC, n, mode, pool2());
+  int64_t dims[2] = {NC, n};
+  ck_assert_int_eq(kcpu_k_reduce(KCPU_F32, mode == 0 ? KCPU_RED_MAX : KCPU_RED_MEAN, X, R, 2, dims,
+                                 2),
+                   0);
+  ck_assert_msg(memcmp(Y, Y2, (size_t)NC * sizeof(float)) == 0, "gpool %ldx%ld: threads differ",
+                (long)NC, (long)n);
+  for (int64_t i = 0; i < NC; i++)
+    ck_assert_msg(memcmp(&Y[i], &R[i], sizeof(float)) == 0,
+                  "gpool %ldx%ld mode %ld: y[%ld] = %.9g, reduce %.9g", (long)NC, (long)n,
+                  (long)mode, (long)i, Y[i], R[i]);
+  free(X);
+  free(Y);
+  free(Y2);
+  free(R);
+}
+
+START_TEST(pool_global) {
+  static const int64_t sizes[][2] = {{1, 1},    {7, 1},    {3, 15},    {5, 16},  {4, 17},
+                                     {17, 49},  {40, 169}, {24, 3136}, {2, 12544}};
+  for (int m = 0; m < 2; m++)
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+      gpool_case(sizes[s][0], sizes[s][1], m);
+  gpool_case(1024, 49, 1); /* big enough to use both threads */
+}
+END_TEST
+
 Suite *tk_pool_suite(void) {
   Suite *s = suite_create("cpu_kernels_pool");
   TCase *tc = tcase_create("pool");
@@ -161,6 +198,7 @@ Suite *tk_pool_suite(void) {
   tcase_add_test(tc, pool_avg);
   tcase_add_test(tc, pool_uneven);
   tcase_add_test(tc, pool_nan);
+  tcase_add_test(tc, pool_global);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -1,4 +1,5 @@
-/* plugins/cpu/kernels/pool.c: MaxPool and AveragePool on [NC, H, W] f32. Windows are clipped to the input (output
+/* plugins/cpu/kernels/pool.c: MaxPool and AveragePool on [NC, H, W] f32,
+ * and the global pools on [NC, n]. Windows are clipped to the input (output
  * sizes already include ceil_mode and padding); AveragePool with
  * count_include_pad counts pad cells inside the declared pads but not cells
  * past them. Max propagates NaN.
@@ -280,4 +281,52 @@ KCPU_PREBUILT void kcpu_k_pool2d(const float *X, float *Y, int64_t NC, int64_t H
   a.NB = KCPU_POOL_BLOCK_FLOATS / (a.Bn + sw * a.Jn);
   a.NB = a.NB < 1 ? 1 : a.NB > KCPU_POOL_NB ? KCPU_POOL_NB : a.NB;
   kcpu_parallel_for(pool, NC * OH, kcpu_pool_fn, &a);
+}
+
+/* ---- global pools ---- */
+typedef struct kcpu_gpool_args {
+  const float *X;
+  float *Y;
+  int64_t n, mode;
+} kcpu_gpool_args;
+
+/* 16 partial results, lane j taking elements j, j+16, ... in order, then
+ * combined lane 0 to 15 into the identity: the order of the reductions in
+ * reduce.c, so both give the same bits. Planes are split over threads. */
+KCPU_POOL_NO_MEM_CALLS static void kcpu_gpool_fn(void *ctx, int64_t b, int64_t e) {
+  const kcpu_gpool_args *a = ctx;
+  const int mx = a->mode == 0;
+  const float ident = mx ? -INFINITY : 0.0f;
+  const int64_t n = a->n;
+  for (int64_t i = b; i < e; i++) {
+    const float *x = a->X + i * n;
+    kcpu_pv acc = (kcpu_pv){0} + ident;
+    int64_t q = 0;
+    for (; q + KCPU_PV <= n; q += KCPU_PV) {
+      kcpu_pv u = *(const kcpu_pv *)(x + q);
+      KCPU_POOL_ACC(mx, acc, u);
+    }
+    /* the tail's elements join their lanes during the combination, and
+     * lanes past a short plane are skipped: each holds the identity, and
+     * adding +0 changes nothing (the running sum starts at +0, so it is
+     * never -0) */
+    float r = ident;
+    for (int64_t j = 0; j < KCPU_PV && j < n; j++) {
+      float p = acc[j];
+      if (q + j < n)
+        p = mx ? kcpu_pool_smax(p, x[q + j]) : p + x[q + j];
+      r = mx ? kcpu_pool_smax(r, p) : r + p;
+    }
+    a->Y[i] = mx ? r : r / (float)n;
+  }
+}
+
+KCPU_PREBUILT void kcpu_k_gpool(const float *X, float *Y, int64_t NC, int64_t n, int64_t mode,
+                                struct kcpu_pool *pool) {
+  kcpu_gpool_args a = {X, Y, n, mode};
+  /* small tensors are not worth waking the workers for */
+  if (NC * n < 16384)
+    kcpu_gpool_fn(&a, 0, NC);
+  else
+    kcpu_parallel_for(pool, NC, kcpu_gpool_fn, &a);
 }
