@@ -287,43 +287,59 @@ KCPU_PREBUILT void kcpu_k_pool2d(const float *X, float *Y, int64_t NC, int64_t H
 typedef struct kcpu_gpool_args {
   const float *X;
   float *Y;
-  int64_t n, mode;
+  int64_t NC, n, mode;
 } kcpu_gpool_args;
 
 /* 16 partial results, lane j taking elements j, j+16, ... in order, then
  * combined lane 0 to 15 into the identity: the order of the reductions in
  * reduce.c, so both give the same bits. Planes are split over threads. */
-KCPU_POOL_NO_MEM_CALLS static void kcpu_gpool_fn(void *ctx, int64_t b, int64_t e) {
-  const kcpu_gpool_args *a = ctx;
-  const int mx = a->mode == 0;
+KCPU_POOL_NO_MEM_CALLS static inline __attribute__((always_inline)) void
+kcpu_gpool_body(const kcpu_gpool_args *a, int64_t b, int64_t e, const int mx) {
   const float ident = mx ? -INFINITY : 0.0f;
   const int64_t n = a->n;
+  const float *xend = a->X + a->NC * n;
+  kcpu_pv lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  const kcpu_pm idm = (kcpu_pm)((kcpu_pv){0} + ident);
   for (int64_t i = b; i < e; i++) {
     const float *x = a->X + i * n;
     kcpu_pv acc = (kcpu_pv){0} + ident;
     int64_t q = 0;
-    for (; q + KCPU_PV <= n; q += KCPU_PV) {
-      kcpu_pv u = *(const kcpu_pv *)(x + q);
-      KCPU_POOL_ACC(mx, acc, u);
+    for (; q + KCPU_PV <= n; q += KCPU_PV)
+      KCPU_POOL_ACC(mx, acc, *(const kcpu_pv *)(x + q));
+    if (q < n) {
+      /* the tail joins lanes 0 .. n-q-1; the others take the identity,
+       * which leaves them as they are (a lane's sum starts at +0, so it is
+       * never -0) */
+      kcpu_pv t;
+      if (x + q + KCPU_PV <= xend) {
+        t = *(const kcpu_pv *)(x + q);
+      } else {
+        float part[KCPU_PV];
+        for (int64_t j = 0; j < KCPU_PV; j++)
+          part[j] = q + j < n ? x[q + j] : ident;
+        t = *(const kcpu_pv *)part;
+      }
+      kcpu_pm in = (kcpu_pm)(lane < (float)(n - q));
+      KCPU_POOL_ACC(mx, acc, (kcpu_pv)(((kcpu_pm)t & in) | (idm & ~in)));
     }
-    /* the tail's elements join their lanes during the combination, and
-     * lanes past a short plane are skipped: each holds the identity, and
-     * adding +0 changes nothing (the running sum starts at +0, so it is
-     * never -0) */
     float r = ident;
-    for (int64_t j = 0; j < KCPU_PV && j < n; j++) {
-      float p = acc[j];
-      if (q + j < n)
-        p = mx ? kcpu_pool_smax(p, x[q + j]) : p + x[q + j];
-      r = mx ? kcpu_pool_smax(r, p) : r + p;
-    }
+    for (int j = 0; j < KCPU_PV; j++)
+      r = mx ? kcpu_pool_smax(r, acc[j]) : r + acc[j];
     a->Y[i] = mx ? r : r / (float)n;
   }
 }
 
+static void kcpu_gpool_fn(void *ctx, int64_t b, int64_t e) {
+  const kcpu_gpool_args *a = ctx;
+  if (a->mode == 0)
+    kcpu_gpool_body(a, b, e, 1);
+  else
+    kcpu_gpool_body(a, b, e, 0);
+}
+
 KCPU_PREBUILT void kcpu_k_gpool(const float *X, float *Y, int64_t NC, int64_t n, int64_t mode,
                                 struct kcpu_pool *pool) {
-  kcpu_gpool_args a = {X, Y, n, mode};
+  kcpu_gpool_args a = {X, Y, NC, n, mode};
   /* small tensors are not worth waking the workers for */
   if (NC * n < 16384)
     kcpu_gpool_fn(&a, 0, NC);
