@@ -10,7 +10,8 @@
  * summed as column sums (rows top to bottom) added left to right, then
  * divided by the window's cell count: a fixed order per output, whatever the
  * thread count. Work items are output rows of every plane, so threads split
- * NC * OH evenly. */
+ * NC * OH evenly; small stride-1 planes whose output is the input's size
+ * are taken whole, as one flattened row (kcpu_pool_plane_fn). */
 #include "kcpu_runtime.h"
 
 #include <math.h>
@@ -32,14 +33,17 @@ static inline int64_t kcpu_pool_up(int64_t n) {
 }
 
 /* acc = max(acc, u) with NaN propagation (a NaN already in acc stays, a
- * NaN in u wins), or acc + u. A macro: gcc warns about vector arguments of
- * functions when the target lacks the vector width. */
+ * NaN in u wins), or acc + u. Written as x86's max (acc > u ? acc : u,
+ * which gives u when either is NaN) and a NaN test of acc beside it, so
+ * that each step waits on one max and one blend. A macro: gcc warns about
+ * vector arguments of functions when the target lacks the vector width. */
 #define KCPU_POOL_ACC(mx, acc, u)                                                                  \
   do {                                                                                             \
     kcpu_pv u_ = (u);                                                                              \
     if (mx) {                                                                                      \
-      kcpu_pm t_ = (kcpu_pm)(u_ > (acc)) | (kcpu_pm)(u_ != u_);                                    \
-      (acc) = (kcpu_pv)(((kcpu_pm)u_ & t_) | ((kcpu_pm)(acc) & ~t_));                              \
+      kcpu_pm g_ = (kcpu_pm)((acc) > u_), n_ = (kcpu_pm)((acc) != (acc));                          \
+      kcpu_pm m_ = ((kcpu_pm)(acc) & g_) | ((kcpu_pm)u_ & ~g_);                                    \
+      (acc) = (kcpu_pv)(((kcpu_pm)(acc) & n_) | (m_ & ~n_));                                       \
     } else {                                                                                       \
       (acc) = (acc) + u_;                                                                          \
     }                                                                                              \
@@ -61,6 +65,7 @@ typedef struct kcpu_pool_args {
 /* Rows per block (below), fewer when rows are long: the block's buffers
  * should stay in L1. */
 #define KCPU_POOL_NB 8
+#define KCPU_POOL_PLANE_NB 16
 #define KCPU_POOL_BLOCK_FLOATS 8192
 
 /* Output row k (= plane * OH + oh) one element at a time: the path when
@@ -258,6 +263,154 @@ KCPU_POOL_NO_MEM_CALLS static void kcpu_pool_fn(void *ctx, int64_t b, int64_t e)
   kcpu_free(mem);
 }
 
+/* ---- stride 1, output planes the input's size (3x3 pad 1 and the like) ----
+ * A small plane is one flattened row: the window's rows are combined over
+ * the whole plane at once, in bands of output rows with the same rows
+ * inside the input, and the columns over the flattened result, with a mask
+ * per tap that stands the identity in for cells of the row before or after.
+ * Rows of 7 to 35 then run in whole vectors instead of a vector and a tail
+ * per row. Planes are the work items. */
+#define KCPU_POOL_PLANE_MAX 2048 /* H*W: the masks stay in L1 */
+#define KCPU_POOL_GUARD KCPU_PV  /* columns read left and right of a plane */
+
+typedef struct kcpu_pool_band {
+  int64_t f0, f1, off, nr; /* flattened outputs [f0, f1): nr rows from x + f + off */
+} kcpu_pool_band;
+
+/* Planes [b, e), NB at a time: every plane's rows, then every plane's
+ * columns, so the column step does not wait on stores just made (see
+ * kcpu_pool_body). */
+KCPU_POOL_NO_MEM_CALLS static inline __attribute__((always_inline)) void
+kcpu_pool_plane_body(const kcpu_pool_args *a, int64_t b, int64_t e, int64_t KH, int64_t KW,
+                     const int mx, const kcpu_pool_band *band, int64_t nband, float *mem) {
+  const int64_t n = a->H * a->W, np = kcpu_pool_up(n), vn = np + 2 * KCPU_POOL_GUARD;
+  const float ident = mx ? -INFINITY : 0.0f;
+  const kcpu_pm idm = (kcpu_pm)((kcpu_pv){0} + ident);
+  const float *xend = a->X + a->NC * n;
+  const kcpu_pm *mask = (const kcpu_pm *)(mem + a->NB * vn);
+  const float *divf = mem + a->NB * vn + KW * np, *tmp = divf + np;
+  for (int64_t i0 = b; i0 < e; i0 += a->NB) {
+    int64_t nb = e - i0 < a->NB ? e - i0 : a->NB;
+    for (int64_t q = 0; q < nb; q++) {
+      const float *x = a->X + (i0 + q) * n;
+      float *v = mem + q * vn + KCPU_POOL_GUARD;
+      for (int64_t bi = 0; bi < nband; bi++) {
+        const kcpu_pool_band *bd = &band[bi];
+        const float *r0 = x + bd->off;
+        int64_t nr = bd->nr, f = bd->f0;
+        /* whole vectors, past the band (the next band writes over them)
+         * and past the plane while that stays inside X */
+        int64_t fv = r0 + (nr - 1) * a->W + bd->f0 + kcpu_pool_up(bd->f1 - bd->f0) <= xend
+                         ? bd->f1
+                         : bd->f0 + (bd->f1 - bd->f0) / KCPU_PV * KCPU_PV;
+        if (nr == KH) {
+          for (; f < fv; f += KCPU_PV) {
+            kcpu_pv acc = *(const kcpu_pv *)(r0 + f);
+            for (int64_t t = 1; t < KH; t++)
+              KCPU_POOL_ACC(mx, acc, *(const kcpu_pv *)(r0 + t * a->W + f));
+            *(kcpu_pv *)(v + f) = acc;
+          }
+        } else {
+          for (; f < fv; f += KCPU_PV) {
+            kcpu_pv acc = *(const kcpu_pv *)(r0 + f);
+            for (int64_t t = 1; t < nr; t++)
+              KCPU_POOL_ACC(mx, acc, *(const kcpu_pv *)(r0 + t * a->W + f));
+            *(kcpu_pv *)(v + f) = acc;
+          }
+        }
+        for (; f < bd->f1; f++) {
+          float acc = r0[f];
+          for (int64_t t = 1; t < nr; t++)
+            acc = mx ? kcpu_pool_smax(acc, r0[t * a->W + f]) : acc + r0[t * a->W + f];
+          v[f] = acc;
+        }
+      }
+    }
+    for (int64_t q = 0; q < nb; q++) {
+      int64_t i = i0 + q;
+      const float *v = mem + q * vn + KCPU_POOL_GUARD - a->pl;
+      float *y = a->Y + i * n;
+      for (int64_t f = 0; f < n; f += KCPU_PV) {
+        kcpu_pv acc = (kcpu_pv)(((kcpu_pm) * (const kcpu_pv *)(v + f) & mask[f / KCPU_PV]) |
+                                (idm & ~mask[f / KCPU_PV]));
+        for (int64_t t = 1; t < KW; t++) {
+          kcpu_pm m = mask[(t * np + f) / KCPU_PV];
+          KCPU_POOL_ACC(mx, acc,
+                        (kcpu_pv)(((kcpu_pm) * (const kcpu_pv *)(v + t + f) & m) | (idm & ~m)));
+        }
+        if (!mx)
+          acc = acc / *(const kcpu_pv *)(divf + f);
+        /* a whole vector may spill into the next planes of this chunk,
+         * which are written after this one */
+        if (f + KCPU_PV <= n || i * n + f + KCPU_PV <= e * n) {
+          *(kcpu_pv *)(y + f) = acc;
+        } else {
+          *(kcpu_pv *)tmp = acc;
+          for (int64_t j = 0; j < n - f; j++)
+            y[f + j] = tmp[j];
+        }
+      }
+    }
+  }
+}
+
+KCPU_POOL_NO_MEM_CALLS static void kcpu_pool_plane_fn(void *ctx, int64_t b, int64_t e) {
+  const kcpu_pool_args *a = ctx;
+  const int64_t H = a->H, W = a->W, n = H * W, np = kcpu_pool_up(n);
+  const int64_t vn = np + 2 * KCPU_POOL_GUARD, KW = a->KW;
+  float *mem = kcpu_alloc((a->NB * vn + (KW + 2) * np) * (int64_t)sizeof(float) +
+                          (H + 1) * (int64_t)sizeof(kcpu_pool_band));
+  if (!mem) {
+    for (int64_t k = b * a->OH; k < e * a->OH; k++)
+      kcpu_pool_row_scalar(a, k);
+    return;
+  }
+  for (int64_t j = 0; j < a->NB * vn; j++)
+    mem[j] = 0.0f;
+  int32_t *mask = (int32_t *)(mem + a->NB * vn);
+  float *divf = mem + a->NB * vn + KW * np;
+  kcpu_pool_band *band = (kcpu_pool_band *)(divf + 2 * np);
+  /* tap kw of output column ow reads column ow + kw - pl */
+  for (int64_t f = 0; f < np; f++) {
+    int64_t ow = f % W, cols = 0;
+    for (int64_t kw = 0; kw < KW; kw++) {
+      int64_t iw = ow + kw - a->pl;
+      int in = f < n && iw >= 0 && iw < W;
+      mask[kw * np + f] = in ? -1 : 0;
+      cols += a->cip ? iw >= -a->pl && iw < W + a->pr : in;
+    }
+    divf[f] = (float)cols;
+  }
+  /* bands: runs of output rows whose window has the same rows inside */
+  int64_t nband = 0;
+  for (int64_t oh = 0; oh < H; oh++) {
+    int64_t kh0 = a->pt - oh > 0 ? a->pt - oh : 0, kh1 = H + a->pt - oh;
+    kh1 = kh1 > a->KH ? a->KH : kh1;
+    int64_t nr = kh1 - kh0, off = (kh0 - a->pt) * W, rows = nr;
+    if (a->cip) { /* rows within the pads [-pt, H + pb) */
+      int64_t p1 = H + a->pb + a->pt - oh;
+      rows = (p1 > a->KH ? a->KH : p1);
+    }
+    for (int64_t ow = 0; ow < W; ow++)
+      divf[oh * W + ow] *= (float)rows;
+    if (nband && band[nband - 1].nr == nr && band[nband - 1].off == off) {
+      band[nband - 1].f1 += W;
+    } else {
+      band[nband++] = (kcpu_pool_band){oh * W, oh * W + W, off, nr};
+    }
+  }
+  for (int64_t f = n; f < np; f++)
+    divf[f] = 1.0f;
+  int mx = a->mode == 0;
+  if (a->KH == 3 && KW == 3 && mx)
+    kcpu_pool_plane_body(a, b, e, 3, 3, 1, band, nband, mem);
+  else if (a->KH == 3 && KW == 3)
+    kcpu_pool_plane_body(a, b, e, 3, 3, 0, band, nband, mem);
+  else
+    kcpu_pool_plane_body(a, b, e, a->KH, KW, mx, band, nband, mem);
+  kcpu_free(mem);
+}
+
 KCPU_PREBUILT void kcpu_k_pool2d(const float *X, float *Y, int64_t NC, int64_t H, int64_t W, int64_t OH,
                    int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t dh,
                    int64_t dw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t mode,
@@ -280,6 +433,14 @@ KCPU_PREBUILT void kcpu_k_pool2d(const float *X, float *Y, int64_t NC, int64_t H
   a.Bn = kcpu_pool_up(bn) + KCPU_PV;
   a.NB = KCPU_POOL_BLOCK_FLOATS / (a.Bn + sw * a.Jn);
   a.NB = a.NB < 1 ? 1 : a.NB > KCPU_POOL_NB ? KCPU_POOL_NB : a.NB;
+  if (sh == 1 && sw == 1 && dh == 1 && dw == 1 && OH == H && OW == W &&
+      H * W <= KCPU_POOL_PLANE_MAX && pl <= KCPU_POOL_GUARD && KW - 1 - pl <= KCPU_POOL_GUARD &&
+      pt < KH) {
+    a.NB = KCPU_POOL_BLOCK_FLOATS / (kcpu_pool_up(H * W) + 2 * KCPU_POOL_GUARD);
+    a.NB = a.NB < 1 ? 1 : a.NB > KCPU_POOL_PLANE_NB ? KCPU_POOL_PLANE_NB : a.NB;
+    kcpu_parallel_for(pool, NC, kcpu_pool_plane_fn, &a);
+    return;
+  }
   kcpu_parallel_for(pool, NC * OH, kcpu_pool_fn, &a);
 }
 
