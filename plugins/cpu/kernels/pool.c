@@ -8,8 +8,8 @@
  * input rows column by column into a padded row (whole contiguous rows, in
  * vectors), then combines columns across each window. Averages are therefore
  * summed as column sums (rows top to bottom) added left to right, then
- * divided by the window's cell count: a fixed order per output, whatever the
- * thread count. Work items are output rows of every plane, so threads split
+ * multiplied by the reciprocal of the window's cell count: a fixed order per
+ * output, whatever the thread count. Work items are output rows of every plane, so threads split
  * NC * OH evenly; small stride-1 planes whose output is the input's size
  * are taken whole, as one flattened row (kcpu_pool_plane_fn). */
 #include "kcpu_runtime.h"
@@ -56,11 +56,17 @@ typedef struct kcpu_pool_args {
   const float *X;
   float *Y;
   int64_t NC, H, W, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl, pb, pr, mode, cip;
-  /* scratch layout, in floats: NB rows of a padded row of Bn and s phases
-   * of Jn, an output row and the column counts of OWp each, then KW tap
-   * offsets */
+  /* scratch of kcpu_pool_fn, in floats: NB rows of a padded row of Bn and
+   * s phases of Jn, an output row of OWp, the reciprocal counts
+   * ((KH+1) x OWp), KW tap offsets and the row table (OH) */
   int64_t OWp, Jn, Bn, R, NB;
 } kcpu_pool_args;
+
+/* Output row oh's window: nr rows inside the input from plane offset off;
+ * inv: its row of reciprocal counts in the table. */
+typedef struct kcpu_pool_rowg {
+  int64_t off, nr, inv;
+} kcpu_pool_rowg;
 
 /* Rows per block (below), fewer when rows are long: the block's buffers
  * should stay in L1. */
@@ -111,35 +117,24 @@ static void kcpu_pool_row_scalar(const kcpu_pool_args *a, int64_t k) {
 KCPU_POOL_NO_MEM_CALLS static inline __attribute__((always_inline)) void
 kcpu_pool_body(const kcpu_pool_args *a, int64_t b, int64_t e, int64_t KH, int64_t KW, const int mx,
                float *mem) {
-  const int64_t H = a->H, W = a->W, OH = a->OH, OW = a->OW, s = a->sw, dh = a->dh;
+  const int64_t H = a->H, W = a->W, OH = a->OH, OW = a->OW, s = a->sw;
   const float ident = mx ? -INFINITY : 0.0f;
   const int64_t rowsz = a->Bn + s * a->Jn;
-  float *tmp = mem + a->NB * rowsz, *colf = tmp + a->OWp;
-  const int64_t *toff = (const int64_t *)(colf + a->OWp);
+  float *tmp = mem + a->NB * rowsz, *rinv = tmp + a->OWp;
+  const int64_t *toff = (const int64_t *)(rinv + (a->KH + 1) * a->OWp);
+  const kcpu_pool_rowg *rtab = (const kcpu_pool_rowg *)(toff + kcpu_pool_up(KW));
   const float *xend = a->X + a->NC * H * W;
-  const int64_t Wv = kcpu_pool_up(W);
-  float rowsf[KCPU_POOL_NB];
+  const int64_t Wv = kcpu_pool_up(W), rs = a->dh * W;
+  const float *inv[KCPU_POOL_NB];
   int64_t i = b / OH, oh = b % OH;
   for (int64_t k0 = b; k0 < e; k0 += a->NB) {
     int64_t nb = e - k0 < a->NB ? e - k0 : a->NB;
     for (int64_t q = 0; q < nb; q++) {
-      const float *x = a->X + i * H * W;
-      /* the window's rows inside the input: kh in [kh0, kh1) */
-      int64_t ih0 = oh * a->sh - a->pt;
-      int64_t kh0 = ih0 >= 0 ? 0 : (-ih0 + dh - 1) / dh;
-      int64_t kh1 = H - ih0 <= 0 ? 0 : (H - ih0 - 1) / dh + 1;
-      kh1 = kh1 > KH ? KH : kh1;
-      int64_t nr = kh1 > kh0 ? kh1 - kh0 : 0, rows = nr;
-      if (a->cip) { /* rows within the pads [-pt, H + pb) */
-        int64_t p0 = ih0 >= -a->pt ? 0 : (-a->pt - ih0 + dh - 1) / dh;
-        int64_t p1 = H + a->pb - ih0 <= 0 ? 0 : (H + a->pb - ih0 - 1) / dh + 1;
-        p1 = p1 > KH ? KH : p1;
-        rows = p1 > p0 ? p1 - p0 : 0;
-      }
-      rowsf[q] = (float)rows;
+      const kcpu_pool_rowg *rg = &rtab[oh];
+      const int64_t nr = rg->nr;
+      const float *r0 = a->X + i * H * W + rg->off;
       float *v = mem + q * rowsz + a->pl;
-      const float *r0 = x + (ih0 + kh0 * dh) * W;
-      const int64_t rs = dh * W;
+      inv[q] = rinv + rg->inv;
       /* columns: whole vectors, also past the row's end (into the next
        * row, whose values land in lanes no kept output reads) while that
        * stays inside X */
@@ -208,8 +203,8 @@ kcpu_pool_body(const kcpu_pool_args *a, int64_t b, int64_t e, int64_t KH, int64_
           kcpu_pv u = *(const kcpu_pv *)(P + toff[t] + o);
           KCPU_POOL_ACC(mx, acc, u);
         }
-        if (!mx) /* an empty window is 0 / 0 = NaN */
-          acc = acc / (rowsf[q] * *(const kcpu_pv *)(colf + o));
+        if (!mx)
+          acc = acc * *(const kcpu_pv *)(inv[q] + o);
         /* a whole vector may spill into the next rows of this chunk,
          * which are written after this one */
         if (o + KCPU_PV <= OW || (k * OW + o + KCPU_PV <= e * OW)) {
@@ -226,29 +221,50 @@ kcpu_pool_body(const kcpu_pool_args *a, int64_t b, int64_t e, int64_t KH, int64_
 
 KCPU_POOL_NO_MEM_CALLS static void kcpu_pool_fn(void *ctx, int64_t b, int64_t e) {
   const kcpu_pool_args *a = ctx;
-  int64_t s = a->sw, rows = a->NB * (a->Bn + s * a->Jn);
-  float *mem = kcpu_alloc((rows + 2 * a->OWp + a->KW * 2) * (int64_t)sizeof(float));
+  const int64_t s = a->sw, H = a->H, KH = a->KH, dh = a->dh, OWp = a->OWp;
+  const int64_t rows = a->NB * (a->Bn + s * a->Jn);
+  float *mem = kcpu_alloc((rows + (KH + 2) * OWp + 2 * kcpu_pool_up(a->KW)) * (int64_t)sizeof(float) +
+                          a->OH * (int64_t)sizeof(kcpu_pool_rowg));
   if (!mem) {
     for (int64_t k = b; k < e; k++)
       kcpu_pool_row_scalar(a, k);
     return;
   }
   float ident = a->mode == 0 ? -INFINITY : 0.0f;
-  float *tmp = mem + rows, *colf = tmp + a->OWp;
-  int64_t *toff = (int64_t *)(colf + a->OWp);
+  float *tmp = mem + rows, *rinv = tmp + OWp;
+  int64_t *toff = (int64_t *)(rinv + (KH + 1) * OWp);
+  kcpu_pool_rowg *rtab = (kcpu_pool_rowg *)(toff + kcpu_pool_up(a->KW));
   /* pads and the lanes past the row's end start as the identity */
-  for (int64_t j = 0; j < rows + a->OWp; j++)
+  for (int64_t j = 0; j < rows + OWp; j++)
     mem[j] = ident;
-  for (int64_t ow = 0; ow < a->OWp; ow++) {
+  /* 1 / (rows x columns) of each window, for every count of rows; an empty
+   * window's NaN comes from 0 x NaN */
+  for (int64_t ow = 0; ow < OWp; ow++) {
     int64_t n = 0;
     for (int64_t kw = 0; ow < a->OW && kw < a->KW; kw++) {
       int64_t iw = ow * s - a->pl + kw * a->dw;
       n += a->cip ? iw >= -a->pl && iw < a->W + a->pr : iw >= 0 && iw < a->W;
     }
-    colf[ow] = ow < a->OW ? (float)n : 1.0f;
+    for (int64_t r = 0; r <= KH; r++)
+      rinv[r * OWp + ow] = ow >= a->OW ? 1.0f : r * n != 0 ? 1.0f / (float)(r * n) : NAN;
   }
   for (int64_t kw = 0; kw < a->KW; kw++)
     toff[kw] = s == 1 ? kw * a->dw : (kw * a->dw) % s * a->Jn + (kw * a->dw) / s;
+  for (int64_t oh = 0; oh < a->OH; oh++) {
+    /* the window's rows inside the input: kh in [kh0, kh1) */
+    int64_t ih0 = oh * a->sh - a->pt;
+    int64_t kh0 = ih0 >= 0 ? 0 : (-ih0 + dh - 1) / dh;
+    int64_t kh1 = H - ih0 <= 0 ? 0 : (H - ih0 - 1) / dh + 1;
+    kh1 = kh1 > KH ? KH : kh1;
+    int64_t nr = kh1 > kh0 ? kh1 - kh0 : 0, cnt = nr;
+    if (a->cip) { /* rows within the pads [-pt, H + pb) */
+      int64_t p0 = ih0 >= -a->pt ? 0 : (-a->pt - ih0 + dh - 1) / dh;
+      int64_t p1 = H + a->pb - ih0 <= 0 ? 0 : (H + a->pb - ih0 - 1) / dh + 1;
+      p1 = p1 > KH ? KH : p1;
+      cnt = p1 > p0 ? p1 - p0 : 0;
+    }
+    rtab[oh] = (kcpu_pool_rowg){nr ? (ih0 + kh0 * dh) * a->W : 0, nr, cnt * OWp};
+  }
   int mx = a->mode == 0;
   if (a->KH == 3 && a->KW == 3 && mx)
     kcpu_pool_body(a, b, e, 3, 3, 1, mem);
@@ -288,7 +304,7 @@ kcpu_pool_plane_body(const kcpu_pool_args *a, int64_t b, int64_t e, int64_t KH, 
   const kcpu_pm idm = (kcpu_pm)((kcpu_pv){0} + ident);
   const float *xend = a->X + a->NC * n;
   const kcpu_pm *mask = (const kcpu_pm *)(mem + a->NB * vn);
-  const float *divf = mem + a->NB * vn + KW * np, *tmp = divf + np;
+  const float *invf = mem + a->NB * vn + KW * np, *tmp = invf + np;
   for (int64_t i0 = b; i0 < e; i0 += a->NB) {
     int64_t nb = e - i0 < a->NB ? e - i0 : a->NB;
     for (int64_t q = 0; q < nb; q++) {
@@ -339,7 +355,7 @@ kcpu_pool_plane_body(const kcpu_pool_args *a, int64_t b, int64_t e, int64_t KH, 
                         (kcpu_pv)(((kcpu_pm) * (const kcpu_pv *)(v + t + f) & m) | (idm & ~m)));
         }
         if (!mx)
-          acc = acc / *(const kcpu_pv *)(divf + f);
+          acc = acc * *(const kcpu_pv *)(invf + f);
         /* a whole vector may spill into the next planes of this chunk,
          * which are written after this one */
         if (f + KCPU_PV <= n || i * n + f + KCPU_PV <= e * n) {
@@ -368,9 +384,10 @@ KCPU_POOL_NO_MEM_CALLS static void kcpu_pool_plane_fn(void *ctx, int64_t b, int6
   for (int64_t j = 0; j < a->NB * vn; j++)
     mem[j] = 0.0f;
   int32_t *mask = (int32_t *)(mem + a->NB * vn);
-  float *divf = mem + a->NB * vn + KW * np;
-  kcpu_pool_band *band = (kcpu_pool_band *)(divf + 2 * np);
-  /* tap kw of output column ow reads column ow + kw - pl */
+  float *invf = mem + a->NB * vn + KW * np;
+  kcpu_pool_band *band = (kcpu_pool_band *)(invf + 2 * np);
+  /* tap kw of output column ow reads column ow + kw - pl; invf: the
+   * window's cell count, then its reciprocal */
   for (int64_t f = 0; f < np; f++) {
     int64_t ow = f % W, cols = 0;
     for (int64_t kw = 0; kw < KW; kw++) {
@@ -379,7 +396,7 @@ KCPU_POOL_NO_MEM_CALLS static void kcpu_pool_plane_fn(void *ctx, int64_t b, int6
       mask[kw * np + f] = in ? -1 : 0;
       cols += a->cip ? iw >= -a->pl && iw < W + a->pr : in;
     }
-    divf[f] = (float)cols;
+    invf[f] = (float)cols;
   }
   /* bands: runs of output rows whose window has the same rows inside */
   int64_t nband = 0;
@@ -392,15 +409,15 @@ KCPU_POOL_NO_MEM_CALLS static void kcpu_pool_plane_fn(void *ctx, int64_t b, int6
       rows = (p1 > a->KH ? a->KH : p1);
     }
     for (int64_t ow = 0; ow < W; ow++)
-      divf[oh * W + ow] *= (float)rows;
+      invf[oh * W + ow] *= (float)rows;
     if (nband && band[nband - 1].nr == nr && band[nband - 1].off == off) {
       band[nband - 1].f1 += W;
     } else {
       band[nband++] = (kcpu_pool_band){oh * W, oh * W + W, off, nr};
     }
   }
-  for (int64_t f = n; f < np; f++)
-    divf[f] = 1.0f;
+  for (int64_t f = 0; f < np; f++) /* every window has a cell: its center */
+    invf[f] = f < n ? 1.0f / invf[f] : 1.0f;
   int mx = a->mode == 0;
   if (a->KH == 3 && KW == 3 && mx)
     kcpu_pool_plane_body(a, b, e, 3, 3, 1, band, nband, mem);
