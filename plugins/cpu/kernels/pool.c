@@ -104,11 +104,55 @@ static void kcpu_pool_row_scalar(const kcpu_pool_args *a, int64_t k) {
   }
 }
 
+/* Stride 2: the window's nr rows of one output row, combined 32 columns
+ * at a time and split into even and odd columns on the way, straight into
+ * the two phases of the padded row (padded column p = iw + pl is
+ * ph[(p & 1) * Jn + p / 2]). Past the row's end as kcpu_pool_body. */
+KCPU_POOL_NO_MEM_CALLS static inline __attribute__((always_inline)) void
+kcpu_pool_rows_s2(const kcpu_pool_args *a, const float *r0, int64_t nr, int64_t KH, const int mx,
+                  float *ph, const float *xend) {
+  const int64_t W = a->W, rs = a->dh * W, pl = a->pl, Jn = a->Jn;
+  const float ident = mx ? -INFINITY : 0.0f;
+  float *ev = ph + (pl & 1) * Jn + pl / 2, *od = ph + ((pl + 1) & 1) * Jn + (pl + 1) / 2;
+  const int64_t W2 = (W + 2 * KCPU_PV - 1) / (2 * KCPU_PV) * (2 * KCPU_PV);
+  int64_t c = 0, cv = nr && r0 + (nr - 1) * rs + W2 <= xend ? W2 : W / (2 * KCPU_PV) * (2 * KCPU_PV);
+  if (nr == 0)
+    cv = 0;
+  for (; c < cv; c += 2 * KCPU_PV) {
+    kcpu_pv lo = *(const kcpu_pv *)(r0 + c), hi = *(const kcpu_pv *)(r0 + c + KCPU_PV);
+    if (nr == KH) {
+      for (int64_t t = 1; t < KH; t++) {
+        KCPU_POOL_ACC(mx, lo, *(const kcpu_pv *)(r0 + t * rs + c));
+        KCPU_POOL_ACC(mx, hi, *(const kcpu_pv *)(r0 + t * rs + c + KCPU_PV));
+      }
+    } else {
+      for (int64_t t = 1; t < nr; t++) {
+        KCPU_POOL_ACC(mx, lo, *(const kcpu_pv *)(r0 + t * rs + c));
+        KCPU_POOL_ACC(mx, hi, *(const kcpu_pv *)(r0 + t * rs + c + KCPU_PV));
+      }
+    }
+    *(kcpu_pv *)(ev + c / 2) = __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
+                                                       20, 22, 24, 26, 28, 30);
+    *(kcpu_pv *)(od + c / 2) = __builtin_shufflevector(lo, hi, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19,
+                                                       21, 23, 25, 27, 29, 31);
+  }
+  for (; c < W; c++) {
+    float acc = nr ? r0[c] : ident;
+    for (int64_t t = 1; t < nr; t++)
+      acc = mx ? kcpu_pool_smax(acc, r0[t * rs + c]) : acc + r0[t * rs + c];
+    int64_t p = c + pl;
+    ph[(p & 1) * Jn + p / 2] = acc;
+  }
+  for (int64_t p = pl + W; p < pl + W + a->R; p++) /* the trailing pad, after any overrun */
+    ph[(p & 1) * Jn + p / 2] = ident;
+}
+
 /* Items [b, e) in blocks of up to NB rows, each with its own row buffer:
  * buf, the padded row (input column iw at buf[pl + iw], the rest the
- * identity), and ph, its s phases (ph[r*Jn + j] = buf[s*j + r]), so that
- * tap kw of output ow reads phase (kw*dw) % s at ow + (kw*dw) / s and every
- * tap is a contiguous vector. The three steps (rows, phases, columns) each
+ * identity), and ph, its s phases (ph[r*Jn + j] = buf[s*j + r]; stride 2
+ * writes them directly, kcpu_pool_rows_s2), so that tap kw of output ow
+ * reads phase (kw*dw) % s at ow + (kw*dw) / s and every tap is a
+ * contiguous vector. The three steps (rows, phases, columns) each
  * run over the whole block before the next starts: a step reading at other
  * offsets what the previous one has just stored would otherwise wait for
  * the store on every vector (store forwarding fails), which cost more than
@@ -135,6 +179,14 @@ kcpu_pool_body(const kcpu_pool_args *a, int64_t b, int64_t e, int64_t KH, int64_
       const float *r0 = a->X + i * H * W + rg->off;
       float *v = mem + q * rowsz + a->pl;
       inv[q] = rinv + rg->inv;
+      if (s == 2) {
+        kcpu_pool_rows_s2(a, r0, nr, KH, mx, mem + q * rowsz, xend);
+        if (++oh == OH) {
+          oh = 0;
+          i++;
+        }
+        continue;
+      }
       /* columns: whole vectors, also past the row's end (into the next
        * row, whose values land in lanes no kept output reads) while that
        * stays inside X */
@@ -171,20 +223,7 @@ kcpu_pool_body(const kcpu_pool_args *a, int64_t b, int64_t e, int64_t KH, int64_
         i++;
       }
     }
-    if (s == 2) {
-      for (int64_t q = 0; q < nb; q++) {
-        const float *buf = mem + q * rowsz;
-        float *ph = mem + q * rowsz + a->Bn;
-        for (int64_t j = 0; j < a->Jn; j += KCPU_PV) {
-          kcpu_pv lo = *(const kcpu_pv *)(buf + 2 * j);
-          kcpu_pv hi = *(const kcpu_pv *)(buf + 2 * j + KCPU_PV);
-          *(kcpu_pv *)(ph + j) = __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14, 16,
-                                                         18, 20, 22, 24, 26, 28, 30);
-          *(kcpu_pv *)(ph + a->Jn + j) = __builtin_shufflevector(
-              lo, hi, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-        }
-      }
-    } else if (s > 2) {
+    if (s > 2) {
       for (int64_t q = 0; q < nb; q++) {
         const float *buf = mem + q * rowsz;
         float *ph = mem + q * rowsz + a->Bn;
@@ -443,11 +482,15 @@ KCPU_PREBUILT void kcpu_k_pool2d(const float *X, float *Y, int64_t NC, int64_t H
   int64_t hi = (OW - 1) * sw + (KW - 1) * dw + 1;
   a.R = hi - pl - W > 0 ? hi - pl - W : 0;
   a.Jn = sw == 1 ? 0 : kcpu_pool_up(a.OWp + (KW - 1) * dw / sw);
+  if (sw == 2) { /* room for the rows' vectors, 32 columns a step, past the row */
+    int64_t jw = (pl + 1) / 2 + (W + 2 * KCPU_PV - 1) / (2 * KCPU_PV) * KCPU_PV + (a.R + 1) / 2;
+    a.Jn = kcpu_pool_up(a.Jn > jw ? a.Jn : jw) + KCPU_PV;
+  }
   int64_t bn = pl + kcpu_pool_up(W);
   bn = bn > pl + W + a.R ? bn : pl + W + a.R;
   bn = bn > a.OWp + (KW - 1) * dw ? bn : a.OWp + (KW - 1) * dw;
   bn = bn > sw * a.Jn ? bn : sw * a.Jn;
-  a.Bn = kcpu_pool_up(bn) + KCPU_PV;
+  a.Bn = sw == 2 ? 0 : kcpu_pool_up(bn) + KCPU_PV; /* stride 2 writes the phases directly */
   a.NB = KCPU_POOL_BLOCK_FLOATS / (a.Bn + sw * a.Jn);
   a.NB = a.NB < 1 ? 1 : a.NB > KCPU_POOL_NB ? KCPU_POOL_NB : a.NB;
   if (sh == 1 && sw == 1 && dh == 1 && dw == 1 && OH == H && OW == W &&
