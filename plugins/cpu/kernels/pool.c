@@ -471,8 +471,8 @@ KCPU_PREBUILT void kcpu_k_pool2d(const float *X, float *Y, int64_t NC, int64_t H
                    int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t dh,
                    int64_t dw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t mode,
                    int64_t count_include_pad, struct kcpu_pool *pool) {
-  if (NC <= 0 || OH <= 0 || OW <= 0 || sw <= 0)
-    return;
+  if (NC <= 0 || OH <= 0 || OW <= 0 || sh <= 0 || sw <= 0 || dh <= 0 || dw <= 0)
+    return; /* nothing to do, or a window the op-semantics layer never makes */
   kcpu_pool_args a = {.X = X,   .Y = Y,   .NC = NC, .H = H,   .W = W,   .OH = OH,
                       .OW = OW, .KH = KH, .KW = KW, .sh = sh, .sw = sw, .dh = dh,
                       .dw = dw, .pt = pt, .pl = pl, .pb = pb, .pr = pr, .mode = mode,
