@@ -523,6 +523,13 @@ kcpu_gpool_body(const kcpu_gpool_args *a, int64_t b, int64_t e, const int mx) {
   const kcpu_pm idm = (kcpu_pm)((kcpu_pv){0} + ident);
   for (int64_t i = b; i < e; i++) {
     const float *x = a->X + i * n;
+    if (n < KCPU_PV) { /* one element per lane: the same sums, in order */
+      float r = ident;
+      for (int64_t j = 0; j < n; j++)
+        r = mx ? kcpu_pool_smax(r, x[j]) : r + x[j];
+      a->Y[i] = mx ? r : r / (float)n;
+      continue;
+    }
     kcpu_pv acc = (kcpu_pv){0} + ident;
     int64_t q = 0;
     for (; q + KCPU_PV <= n; q += KCPU_PV)
@@ -543,9 +550,15 @@ kcpu_gpool_body(const kcpu_gpool_args *a, int64_t b, int64_t e, const int mx) {
       kcpu_pm in = (kcpu_pm)(lane < (float)(n - q));
       KCPU_POOL_ACC(mx, acc, (kcpu_pv)(((kcpu_pm)t & in) | (idm & ~in)));
     }
+    /* written out: as a loop, the library's build (no unrolling before the
+     * final O3) keeps it one, storing the vector for every lane it reads */
     float r = ident;
-    for (int j = 0; j < KCPU_PV; j++)
-      r = mx ? kcpu_pool_smax(r, acc[j]) : r + acc[j];
+#define KCPU_POOL_LANE(j) r = mx ? kcpu_pool_smax(r, acc[j]) : r + acc[j]
+    KCPU_POOL_LANE(0), KCPU_POOL_LANE(1), KCPU_POOL_LANE(2), KCPU_POOL_LANE(3);
+    KCPU_POOL_LANE(4), KCPU_POOL_LANE(5), KCPU_POOL_LANE(6), KCPU_POOL_LANE(7);
+    KCPU_POOL_LANE(8), KCPU_POOL_LANE(9), KCPU_POOL_LANE(10), KCPU_POOL_LANE(11);
+    KCPU_POOL_LANE(12), KCPU_POOL_LANE(13), KCPU_POOL_LANE(14), KCPU_POOL_LANE(15);
+#undef KCPU_POOL_LANE
     a->Y[i] = mx ? r : r / (float)n;
   }
 }
