@@ -9,9 +9,10 @@
  * vectors), then combines columns across each window. Averages are therefore
  * summed as column sums (rows top to bottom) added left to right, then
  * multiplied by the reciprocal of the window's cell count: a fixed order per
- * output, whatever the thread count. Work items are output rows of every plane, so threads split
- * NC * OH evenly; small stride-1 planes whose output is the input's size
- * are taken whole, as one flattened row (kcpu_pool_plane_fn). */
+ * output, whatever the thread count. Work items are output rows of every
+ * plane, so threads split NC * OH evenly; small stride-1 planes whose
+ * output is the input's size are taken whole, as one flattened row
+ * (kcpu_pool_plane_fn). */
 #include "kcpu_runtime.h"
 
 #include <math.h>
@@ -74,33 +75,43 @@ typedef struct kcpu_pool_rowg {
 #define KCPU_POOL_PLANE_NB 16
 #define KCPU_POOL_BLOCK_FLOATS 8192
 
-/* Output row k (= plane * OH + oh) one element at a time: the path when
- * no scratch memory can be had. */
+/* Output row k (= plane * OH + oh) one element at a time, in the vector
+ * paths' order (column sums, then columns left to right, a column outside
+ * the input adding the identity): the path when no scratch memory can be
+ * had. */
 static void kcpu_pool_row_scalar(const kcpu_pool_args *a, int64_t k) {
   int64_t oh = k % a->OH;
   const float *x = a->X + k / a->OH * a->H * a->W;
   float *y = a->Y + k * a->OW;
+  const int mx = a->mode == 0;
+  const float ident = mx ? -INFINITY : 0.0f;
+  int64_t rows = 0, padrows = 0;
+  for (int64_t kh = 0; kh < a->KH; kh++) {
+    int64_t ih = oh * a->sh - a->pt + kh * a->dh;
+    rows += ih >= 0 && ih < a->H;
+    padrows += ih >= -a->pt && ih < a->H + a->pb;
+  }
   for (int64_t ow = 0; ow < a->OW; ow++) {
-    float mx = -INFINITY, sum = 0.0f;
-    int64_t cnt = 0, padcnt = 0;
-    for (int64_t kh = 0; kh < a->KH; kh++) {
-      int64_t ih = oh * a->sh - a->pt + kh * a->dh;
-      int in_h = ih >= 0 && ih < a->H;
-      int pad_h = ih >= -a->pt && ih < a->H + a->pb;
-      for (int64_t kw = 0; kw < a->KW; kw++) {
-        int64_t iw = ow * a->sw - a->pl + kw * a->dw;
-        if (in_h && iw >= 0 && iw < a->W) {
-          float v = x[ih * a->W + iw];
-          mx = kcpu_pool_smax(mx, v);
-          sum += v;
-          cnt++;
-        } else if (pad_h && iw >= -a->pl && iw < a->W + a->pr) {
-          padcnt++;
-        }
+    float acc = ident;
+    int64_t cols = 0, padcols = 0;
+    for (int64_t kw = 0; kw < a->KW; kw++) {
+      int64_t iw = ow * a->sw - a->pl + kw * a->dw;
+      float col = ident;
+      int first = 1;
+      for (int64_t kh = 0; kh < a->KH && iw >= 0 && iw < a->W; kh++) {
+        int64_t ih = oh * a->sh - a->pt + kh * a->dh;
+        if (ih < 0 || ih >= a->H)
+          continue;
+        float v = x[ih * a->W + iw];
+        col = first ? v : mx ? kcpu_pool_smax(col, v) : col + v;
+        first = 0;
       }
+      acc = kw == 0 ? col : mx ? kcpu_pool_smax(acc, col) : acc + col;
+      cols += iw >= 0 && iw < a->W;
+      padcols += iw >= -a->pl && iw < a->W + a->pr;
     }
-    int64_t div = a->cip ? cnt + padcnt : cnt;
-    y[ow] = a->mode == 0 ? mx : div ? sum / (float)div : NAN;
+    int64_t div = a->cip ? padrows * padcols : rows * cols;
+    y[ow] = mx ? acc : acc * (div ? 1.0f / (float)div : NAN);
   }
 }
 
@@ -115,9 +126,9 @@ kcpu_pool_rows_s2(const kcpu_pool_args *a, const float *r0, int64_t nr, int64_t 
   const float ident = mx ? -INFINITY : 0.0f;
   float *ev = ph + (pl & 1) * Jn + pl / 2, *od = ph + ((pl + 1) & 1) * Jn + (pl + 1) / 2;
   const int64_t W2 = (W + 2 * KCPU_PV - 1) / (2 * KCPU_PV) * (2 * KCPU_PV);
-  int64_t c = 0, cv = nr && r0 + (nr - 1) * rs + W2 <= xend ? W2 : W / (2 * KCPU_PV) * (2 * KCPU_PV);
-  if (nr == 0)
-    cv = 0;
+  int64_t c = 0, cv = 0; /* no row inside: the scalar loop writes the identity */
+  if (nr > 0)
+    cv = r0 + (nr - 1) * rs + W2 <= xend ? W2 : W / (2 * KCPU_PV) * (2 * KCPU_PV);
   for (; c < cv; c += 2 * KCPU_PV) {
     kcpu_pv lo = *(const kcpu_pv *)(r0 + c), hi = *(const kcpu_pv *)(r0 + c + KCPU_PV);
     if (nr == KH) {
