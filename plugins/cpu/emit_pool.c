@@ -1,8 +1,8 @@
 /* plugins/cpu/emit_pool.c: MaxPool, AveragePool and the global pools.
  * f32 1-D and 2-D windows go to kernels/pool.c; other spatial ranks and
  * types (integer MaxPool, the Indices result) to the type-generic kernel
- * of kernels/conv_nd.c; global pools are reductions over the spatial axes
- * (kernels/reduce.c). Window geometry: emit_window.c. */
+ * of kernels/conv_nd.c; f32 global pools to kernels/pool.c's plane
+ * kernel. Window geometry: emit_window.c. */
 #include "emit_window.h"
 
 /* ---- type-generic N-D MaxPool / AveragePool ---- */
@@ -98,18 +98,17 @@ kiln_status kcpu_emit_AveragePool(kcpu_emit *e, const kiln_instr *in) {
   return kcpu_pool_fast(in) ? kcpu_emit_pool(e, in, 1) : kcpu_nd_pool_emit(e, in, 1);
 }
 
-/* Global pools: a reduction over every spatial axis. */
-static kiln_status kcpu_emit_global(kcpu_emit *e, const kiln_instr *in, int64_t op) {
+/* Global pools: kernels/pool.c's plane kernel, which sums in the order of
+ * the reduction kernels (kcpu_k_reduce) and splits planes over threads. */
+static kiln_status kcpu_emit_global(kcpu_emit *e, const kiln_instr *in, int64_t mode) {
   const kiln_type *x = kcpu_i_in_type(in, 0);
-  int64_t dims[3] = {x->dims[0] * x->dims[1], kcpu_e_prod(x->dims, 2, x->rank), 1};
-  LLVMValueRef args[] = {kcpu_i64(e, KILN_F32),
-                         kcpu_i64(e, op),
-                         kcpu_addr(e, kcpu_i_in(in, 0)),
+  LLVMValueRef args[] = {kcpu_addr(e, kcpu_i_in(in, 0)),
                          kcpu_addr(e, kcpu_i_out(in, 0)),
-                         kcpu_i64(e, 2),
-                         kcpu_i64_array(e, dims, 2),
-                         kcpu_i64(e, 2)};
-  return kcpu_e_call(e, in, "kcpu_k_reduce", args, 7);
+                         kcpu_i64(e, x->dims[0] * x->dims[1]),
+                         kcpu_i64(e, kcpu_e_prod(x->dims, 2, x->rank)),
+                         kcpu_i64(e, mode),
+                         kcpu_pool(e)};
+  return kcpu_e_call(e, in, "kcpu_k_gpool", args, 6);
 }
 
 bool kcpu_supports_GlobalAveragePool(const kiln_node *n) {
@@ -117,11 +116,11 @@ bool kcpu_supports_GlobalAveragePool(const kiln_node *n) {
   return x && x->rank >= 3 && kcpu_n_all_elem(n, KILN_F32);
 }
 kiln_status kcpu_emit_GlobalAveragePool(kcpu_emit *e, const kiln_instr *in) {
-  return kcpu_emit_global(e, in, 1 /* KCPU_RED_MEAN */);
+  return kcpu_emit_global(e, in, 1 /* average */);
 }
 bool kcpu_supports_GlobalMaxPool(const kiln_node *n) {
   return kcpu_supports_GlobalAveragePool(n);
 }
 kiln_status kcpu_emit_GlobalMaxPool(kcpu_emit *e, const kiln_instr *in) {
-  return kcpu_emit_global(e, in, 2 /* KCPU_RED_MAX */);
+  return kcpu_emit_global(e, in, 0 /* max */);
 }

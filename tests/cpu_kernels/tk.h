@@ -49,5 +49,6 @@ Suite *tk_gemm_suite(void);
 Suite *tk_conv_suite(void);
 Suite *tk_rowwise_suite(void);
 Suite *tk_generic_suite(void);
+Suite *tk_pool_suite(void);
 
 #endif

@@ -367,4 +367,11 @@ void kcpu_k_gemm_any(int64_t elem, int64_t M, int64_t N, int64_t K, double alpha
                      const void *A, int64_t ta, const void *B, int64_t tb, const void *C,
                      int64_t c_rs, int64_t c_cs, void *Y);
 
+/* Global pooling over [NC, n] f32 (pool.c): mode 0 max, 1 average. Each
+ * y[i] takes x[i*n + j] into lane j % 16 of 16 partial results in order,
+ * then combines the lanes 0 to 15 (as kcpu_k_reduce does); the average
+ * divides by n. */
+void kcpu_k_gpool(const float *X, float *Y, int64_t NC, int64_t n, int64_t mode,
+                  struct kcpu_pool *pool);
+
 #endif

@@ -1,112 +1,593 @@
-/* plugins/cpu/kernels/pool.c: MaxPool and AveragePool on [NC, H, W] f32.
- * Windows are clipped to the input (output sizes already include ceil_mode
- * and padding); AveragePool with count_include_pad counts pad cells inside
- * the declared pads but not cells past them. Max propagates NaN. */
+/* plugins/cpu/kernels/pool.c: MaxPool and AveragePool on [NC, H, W] f32,
+ * and the global pools on [NC, n]. Windows are clipped to the input (output
+ * sizes already include ceil_mode and padding); AveragePool with
+ * count_include_pad counts pad cells inside the declared pads but not cells
+ * past them. Max propagates NaN.
+ *
+ * The 2-D pools are separable: each output row first combines its window's
+ * input rows column by column into a padded row (whole contiguous rows, in
+ * vectors), then combines columns across each window. Averages are therefore
+ * summed as column sums (rows top to bottom) added left to right, then
+ * multiplied by the reciprocal of the window's cell count: a fixed order per
+ * output, whatever the thread count. Work items are output rows of every
+ * plane, so threads split NC * OH evenly; small stride-1 planes whose
+ * output is the input's size are taken whole, as one flattened row
+ * (kcpu_pool_plane_fn). */
 #include "kcpu_runtime.h"
 
 #include <math.h>
 
+#define KCPU_PV 16
+typedef float kcpu_pv __attribute__((vector_size(64), aligned(4), may_alias));
+typedef int32_t kcpu_pm __attribute__((vector_size(64)));
+
+/* The row copies here are a few dozen floats: as memcpy / memset calls
+ * (clang's loop idioms) the calls would cost more than the copies. */
+#ifdef __clang__
+#define KCPU_POOL_NO_MEM_CALLS __attribute__((no_builtin("memcpy", "memmove", "memset")))
+#else
+#define KCPU_POOL_NO_MEM_CALLS
+#endif
+
+static inline int64_t kcpu_pool_up(int64_t n) {
+  return (n + KCPU_PV - 1) / KCPU_PV * KCPU_PV;
+}
+
+/* acc = max(acc, u) with NaN propagation (a NaN already in acc stays, a
+ * NaN in u wins), or acc + u. Written as x86's max (acc > u ? acc : u,
+ * which gives u when either is NaN) and a NaN test of acc beside it, so
+ * that each step waits on one max and one blend. A macro: gcc warns about
+ * vector arguments of functions when the target lacks the vector width. */
+#define KCPU_POOL_ACC(mx, acc, u)                                                                  \
+  do {                                                                                             \
+    kcpu_pv u_ = (u);                                                                              \
+    if (mx) {                                                                                      \
+      kcpu_pm g_ = (kcpu_pm)((acc) > u_), n_ = (kcpu_pm)((acc) != (acc));                          \
+      kcpu_pm m_ = ((kcpu_pm)(acc) & g_) | ((kcpu_pm)u_ & ~g_);                                    \
+      (acc) = (kcpu_pv)(((kcpu_pm)(acc) & n_) | (m_ & ~n_));                                       \
+    } else {                                                                                       \
+      (acc) = (acc) + u_;                                                                          \
+    }                                                                                              \
+  } while (0)
+static inline float kcpu_pool_smax(float m, float v) {
+  return v > m || v != v ? v : m;
+}
+
 typedef struct kcpu_pool_args {
   const float *X;
   float *Y;
-  int64_t H, W, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl, pb, pr, mode, cip;
+  int64_t NC, H, W, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl, pb, pr, mode, cip;
+  /* scratch of kcpu_pool_fn, in floats: NB rows of a padded row of Bn and
+   * s phases of Jn, an output row of OWp, the reciprocal counts
+   * ((KH+1) x OWp), KW tap offsets and the row table (OH) */
+  int64_t OWp, Jn, Bn, R, NB;
 } kcpu_pool_args;
 
-/* The outputs [ow0, ow1) of row oh whose windows lie inside the row
- * horizontally (every kw tap in bounds): taps accumulated a whole kernel
- * row at a time across the outputs, so the innermost loop runs over ow
- * (stride sw), with no bounds checks, and vectorizes. Max uses a select
- * that keeps the first NaN (as the edge code does); average divides by the
- * window's rows in bounds (or within the pads, count_include_pad) times KW. */
-static void kcpu_pool_interior(const kcpu_pool_args *a, const float *x, float *y, int64_t oh,
-                               int64_t ow0, int64_t ow1) {
+/* Output row oh's window: nr rows inside the input from plane offset off;
+ * inv: its row of reciprocal counts in the table. */
+typedef struct kcpu_pool_rowg {
+  int64_t off, nr, inv;
+} kcpu_pool_rowg;
+
+/* Rows per block (below), fewer when rows are long: the block's buffers
+ * should stay in L1. */
+#define KCPU_POOL_NB 8
+#define KCPU_POOL_PLANE_NB 16
+#define KCPU_POOL_BLOCK_FLOATS 8192
+
+/* Output row k (= plane * OH + oh) one element at a time, in the vector
+ * paths' order (column sums, then columns left to right, a column outside
+ * the input adding the identity): the path when no scratch memory can be
+ * had. */
+static void kcpu_pool_row_scalar(const kcpu_pool_args *a, int64_t k) {
+  int64_t oh = k % a->OH;
+  const float *x = a->X + k / a->OH * a->H * a->W;
+  float *y = a->Y + k * a->OW;
+  const int mx = a->mode == 0;
+  const float ident = mx ? -INFINITY : 0.0f;
   int64_t rows = 0, padrows = 0;
-  for (int64_t ow = ow0; ow < ow1; ow++)
-    y[ow] = a->mode == 0 ? -INFINITY : 0.0f;
   for (int64_t kh = 0; kh < a->KH; kh++) {
     int64_t ih = oh * a->sh - a->pt + kh * a->dh;
+    rows += ih >= 0 && ih < a->H;
     padrows += ih >= -a->pt && ih < a->H + a->pb;
-    if (ih < 0 || ih >= a->H)
-      continue;
-    rows++;
-    for (int64_t kw = 0; kw < a->KW; kw++) {
-      const float *xr = x + ih * a->W + kw * a->dw - a->pl;
-      if (a->mode == 0) {
-        for (int64_t ow = ow0; ow < ow1; ow++) {
-          float v = xr[ow * a->sw], m = y[ow];
-          y[ow] = (v > m || v != v) && m == m ? v : m;
-        }
-      } else {
-        for (int64_t ow = ow0; ow < ow1; ow++)
-          y[ow] += xr[ow * a->sw];
-      }
-    }
   }
-  if (a->mode != 0) {
-    int64_t div = (a->cip ? padrows : rows) * a->KW;
-    float inv = div ? 1.0f / (float)div : NAN;
-    for (int64_t ow = ow0; ow < ow1; ow++)
-      y[ow] = div ? y[ow] * inv : NAN;
+  for (int64_t ow = 0; ow < a->OW; ow++) {
+    float acc = ident;
+    int64_t cols = 0, padcols = 0;
+    for (int64_t kw = 0; kw < a->KW; kw++) {
+      int64_t iw = ow * a->sw - a->pl + kw * a->dw;
+      float col = ident;
+      int first = 1;
+      for (int64_t kh = 0; kh < a->KH && iw >= 0 && iw < a->W; kh++) {
+        int64_t ih = oh * a->sh - a->pt + kh * a->dh;
+        if (ih < 0 || ih >= a->H)
+          continue;
+        float v = x[ih * a->W + iw];
+        col = first ? v : mx ? kcpu_pool_smax(col, v) : col + v;
+        first = 0;
+      }
+      acc = kw == 0 ? col : mx ? kcpu_pool_smax(acc, col) : acc + col;
+      cols += iw >= 0 && iw < a->W;
+      padcols += iw >= -a->pl && iw < a->W + a->pr;
+    }
+    int64_t div = a->cip ? padrows * padcols : rows * cols;
+    y[ow] = mx ? acc : acc * (div ? 1.0f / (float)div : NAN);
   }
 }
 
-static void kcpu_pool_fn(void *ctx, int64_t b, int64_t e) {
-  const kcpu_pool_args *a = ctx;
-  /* Outputs whose every kw tap is inside the row: iw = ow*sw - pl + kw*dw
-   * in [0, W) for kw = 0 and kw = KW-1. */
-  int64_t ow0 = a->sw > 0 ? (a->pl + a->sw - 1) / a->sw : a->OW;
-  int64_t last = a->W - 1 + a->pl - (a->KW - 1) * a->dw; /* ow*sw <= last */
-  int64_t ow1 = last < 0 || a->sw <= 0 ? 0 : last / a->sw + 1;
-  ow0 = ow0 > a->OW ? a->OW : ow0;
-  ow1 = ow1 > a->OW ? a->OW : ow1 < ow0 ? ow0 : ow1;
-  for (int64_t i = b; i < e; i++) {
-    const float *x = a->X + i * a->H * a->W;
-    float *y = a->Y + i * a->OH * a->OW;
-    for (int64_t oh = 0; oh < a->OH; oh++) {
-      if (ow1 > ow0)
-        kcpu_pool_interior(a, x, y + oh * a->OW, oh, ow0, ow1);
-      for (int64_t ow = 0; ow < a->OW; ow++) {
-        if (ow == ow0 && ow1 > ow0)
-          ow = ow1; /* done above */
-        if (ow >= a->OW)
-          break;
-        float mx = -INFINITY, sum = 0.0f;
-        int64_t cnt = 0, padcnt = 0;
-        for (int64_t kh = 0; kh < a->KH; kh++) {
-          int64_t ih = oh * a->sh - a->pt + kh * a->dh;
-          int in_h = ih >= 0 && ih < a->H;
-          int pad_h = ih >= -a->pt && ih < a->H + a->pb;
-          for (int64_t kw = 0; kw < a->KW; kw++) {
-            int64_t iw = ow * a->sw - a->pl + kw * a->dw;
-            if (in_h && iw >= 0 && iw < a->W) {
-              float v = x[ih * a->W + iw];
-              if (v > mx || (isnan(v) && !isnan(mx)))
-                mx = v;
-              sum += v;
-              cnt++;
-            } else if (pad_h && iw >= -a->pl && iw < a->W + a->pr) {
-              padcnt++;
-            }
+/* Stride 2: the window's nr rows of one output row, combined 32 columns
+ * at a time and split into even and odd columns on the way, straight into
+ * the two phases of the padded row (padded column p = iw + pl is
+ * ph[(p & 1) * Jn + p / 2]). Past the row's end as kcpu_pool_body. */
+KCPU_POOL_NO_MEM_CALLS static inline __attribute__((always_inline)) void
+kcpu_pool_rows_s2(const kcpu_pool_args *a, const float *r0, int64_t nr, int64_t KH, const int mx,
+                  float *ph, const float *xend) {
+  const int64_t W = a->W, rs = a->dh * W, pl = a->pl, Jn = a->Jn;
+  const float ident = mx ? -INFINITY : 0.0f;
+  float *ev = ph + (pl & 1) * Jn + pl / 2, *od = ph + ((pl + 1) & 1) * Jn + (pl + 1) / 2;
+  const int64_t W2 = (W + 2 * KCPU_PV - 1) / (2 * KCPU_PV) * (2 * KCPU_PV);
+  int64_t c = 0, cv = 0; /* no row inside: the scalar loop writes the identity */
+  if (nr > 0)
+    cv = r0 + (nr - 1) * rs + W2 <= xend ? W2 : W / (2 * KCPU_PV) * (2 * KCPU_PV);
+  for (; c < cv; c += 2 * KCPU_PV) {
+    kcpu_pv lo = *(const kcpu_pv *)(r0 + c), hi = *(const kcpu_pv *)(r0 + c + KCPU_PV);
+    if (nr == KH) {
+      for (int64_t t = 1; t < KH; t++) {
+        KCPU_POOL_ACC(mx, lo, *(const kcpu_pv *)(r0 + t * rs + c));
+        KCPU_POOL_ACC(mx, hi, *(const kcpu_pv *)(r0 + t * rs + c + KCPU_PV));
+      }
+    } else {
+      for (int64_t t = 1; t < nr; t++) {
+        KCPU_POOL_ACC(mx, lo, *(const kcpu_pv *)(r0 + t * rs + c));
+        KCPU_POOL_ACC(mx, hi, *(const kcpu_pv *)(r0 + t * rs + c + KCPU_PV));
+      }
+    }
+    *(kcpu_pv *)(ev + c / 2) = __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
+                                                       20, 22, 24, 26, 28, 30);
+    *(kcpu_pv *)(od + c / 2) = __builtin_shufflevector(lo, hi, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19,
+                                                       21, 23, 25, 27, 29, 31);
+  }
+  for (; c < W; c++) {
+    float acc = nr ? r0[c] : ident;
+    for (int64_t t = 1; t < nr; t++)
+      acc = mx ? kcpu_pool_smax(acc, r0[t * rs + c]) : acc + r0[t * rs + c];
+    int64_t p = c + pl;
+    ph[(p & 1) * Jn + p / 2] = acc;
+  }
+  for (int64_t p = pl + W; p < pl + W + a->R; p++) /* the trailing pad, after any overrun */
+    ph[(p & 1) * Jn + p / 2] = ident;
+}
+
+/* Items [b, e) in blocks of up to NB rows, each with its own row buffer:
+ * buf, the padded row (input column iw at buf[pl + iw], the rest the
+ * identity), and ph, its s phases (ph[r*Jn + j] = buf[s*j + r]; stride 2
+ * writes them directly, kcpu_pool_rows_s2), so that tap kw of output ow
+ * reads phase (kw*dw) % s at ow + (kw*dw) / s and every tap is a
+ * contiguous vector. The three steps (rows, phases, columns) each
+ * run over the whole block before the next starts: a step reading at other
+ * offsets what the previous one has just stored would otherwise wait for
+ * the store on every vector (store forwarding fails), which cost more than
+ * the arithmetic. KH and KW are constants in the common instances, so the
+ * tap loops unroll. */
+KCPU_POOL_NO_MEM_CALLS static inline __attribute__((always_inline)) void
+kcpu_pool_body(const kcpu_pool_args *a, int64_t b, int64_t e, int64_t KH, int64_t KW, const int mx,
+               float *mem) {
+  const int64_t H = a->H, W = a->W, OH = a->OH, OW = a->OW, s = a->sw;
+  const float ident = mx ? -INFINITY : 0.0f;
+  const int64_t rowsz = a->Bn + s * a->Jn;
+  float *tmp = mem + a->NB * rowsz, *rinv = tmp + a->OWp;
+  const int64_t *toff = (const int64_t *)(rinv + (a->KH + 1) * a->OWp);
+  const kcpu_pool_rowg *rtab = (const kcpu_pool_rowg *)(toff + kcpu_pool_up(KW));
+  const float *xend = a->X + a->NC * H * W;
+  const int64_t Wv = kcpu_pool_up(W), rs = a->dh * W;
+  const float *inv[KCPU_POOL_NB];
+  int64_t i = b / OH, oh = b % OH;
+  for (int64_t k0 = b; k0 < e; k0 += a->NB) {
+    int64_t nb = e - k0 < a->NB ? e - k0 : a->NB;
+    for (int64_t q = 0; q < nb; q++) {
+      const kcpu_pool_rowg *rg = &rtab[oh];
+      const int64_t nr = rg->nr;
+      const float *r0 = a->X + i * H * W + rg->off;
+      float *v = mem + q * rowsz + a->pl;
+      inv[q] = rinv + rg->inv;
+      if (s == 2) {
+        kcpu_pool_rows_s2(a, r0, nr, KH, mx, mem + q * rowsz, xend);
+        if (++oh == OH) {
+          oh = 0;
+          i++;
+        }
+        continue;
+      }
+      /* columns: whole vectors, also past the row's end (into the next
+       * row, whose values land in lanes no kept output reads) while that
+       * stays inside X */
+      int64_t c = 0, cv = nr && r0 + (nr - 1) * rs + Wv <= xend ? Wv : W / KCPU_PV * KCPU_PV;
+      if (nr == KH) {
+        for (; c < cv; c += KCPU_PV) {
+          kcpu_pv acc = *(const kcpu_pv *)(r0 + c);
+          for (int64_t t = 1; t < KH; t++) {
+            kcpu_pv u = *(const kcpu_pv *)(r0 + t * rs + c);
+            KCPU_POOL_ACC(mx, acc, u);
           }
+          *(kcpu_pv *)(v + c) = acc;
         }
-        float r;
-        if (a->mode == 0) {
-          r = mx;
+      } else if (nr > 0) {
+        for (; c < cv; c += KCPU_PV) {
+          kcpu_pv acc = *(const kcpu_pv *)(r0 + c);
+          for (int64_t t = 1; t < nr; t++) {
+            kcpu_pv u = *(const kcpu_pv *)(r0 + t * rs + c);
+            KCPU_POOL_ACC(mx, acc, u);
+          }
+          *(kcpu_pv *)(v + c) = acc;
+        }
+      }
+      for (; c < W; c++) {
+        float acc = nr ? r0[c] : ident;
+        for (int64_t t = 1; t < nr; t++)
+          acc = mx ? kcpu_pool_smax(acc, r0[t * rs + c]) : acc + r0[t * rs + c];
+        v[c] = acc;
+      }
+      for (int64_t j = 0; j < a->R; j++) /* the trailing pad, after any overrun */
+        v[W + j] = ident;
+      if (++oh == OH) {
+        oh = 0;
+        i++;
+      }
+    }
+    if (s > 2) {
+      for (int64_t q = 0; q < nb; q++) {
+        const float *buf = mem + q * rowsz;
+        float *ph = mem + q * rowsz + a->Bn;
+        for (int64_t r = 0; r < s; r++)
+          for (int64_t j = 0; j < a->Jn; j++)
+            ph[r * a->Jn + j] = buf[s * j + r];
+      }
+    }
+    for (int64_t q = 0; q < nb; q++) {
+      int64_t k = k0 + q;
+      const float *P = mem + q * rowsz + (s == 1 ? 0 : a->Bn);
+      float *y = a->Y + k * OW;
+      for (int64_t o = 0; o < OW; o += KCPU_PV) {
+        kcpu_pv acc = *(const kcpu_pv *)(P + toff[0] + o);
+        for (int64_t t = 1; t < KW; t++) {
+          kcpu_pv u = *(const kcpu_pv *)(P + toff[t] + o);
+          KCPU_POOL_ACC(mx, acc, u);
+        }
+        if (!mx)
+          acc = acc * *(const kcpu_pv *)(inv[q] + o);
+        /* a whole vector may spill into the next rows of this chunk,
+         * which are written after this one */
+        if (o + KCPU_PV <= OW || (k * OW + o + KCPU_PV <= e * OW)) {
+          *(kcpu_pv *)(y + o) = acc;
         } else {
-          int64_t div = a->cip ? cnt + padcnt : cnt;
-          r = div ? sum / (float)div : NAN;
+          *(kcpu_pv *)tmp = acc;
+          for (int64_t j = 0; j < OW - o; j++)
+            y[o + j] = tmp[j];
         }
-        y[oh * a->OW + ow] = r;
       }
     }
   }
+}
+
+KCPU_POOL_NO_MEM_CALLS static void kcpu_pool_fn(void *ctx, int64_t b, int64_t e) {
+  const kcpu_pool_args *a = ctx;
+  const int64_t s = a->sw, H = a->H, KH = a->KH, dh = a->dh, OWp = a->OWp;
+  const int64_t rows = a->NB * (a->Bn + s * a->Jn);
+  float *mem = kcpu_alloc((rows + (KH + 2) * OWp + 2 * kcpu_pool_up(a->KW)) * (int64_t)sizeof(float) +
+                          a->OH * (int64_t)sizeof(kcpu_pool_rowg));
+  if (!mem) {
+    for (int64_t k = b; k < e; k++)
+      kcpu_pool_row_scalar(a, k);
+    return;
+  }
+  float ident = a->mode == 0 ? -INFINITY : 0.0f;
+  float *tmp = mem + rows, *rinv = tmp + OWp;
+  int64_t *toff = (int64_t *)(rinv + (KH + 1) * OWp);
+  kcpu_pool_rowg *rtab = (kcpu_pool_rowg *)(toff + kcpu_pool_up(a->KW));
+  /* pads and the lanes past the row's end start as the identity */
+  for (int64_t j = 0; j < rows + OWp; j++)
+    mem[j] = ident;
+  /* 1 / (rows x columns) of each window, for every count of rows; an empty
+   * window's NaN comes from 0 x NaN */
+  for (int64_t ow = 0; ow < OWp; ow++) {
+    int64_t n = 0;
+    for (int64_t kw = 0; ow < a->OW && kw < a->KW; kw++) {
+      int64_t iw = ow * s - a->pl + kw * a->dw;
+      n += a->cip ? iw >= -a->pl && iw < a->W + a->pr : iw >= 0 && iw < a->W;
+    }
+    for (int64_t r = 0; r <= KH; r++)
+      rinv[r * OWp + ow] = ow >= a->OW ? 1.0f : r * n != 0 ? 1.0f / (float)(r * n) : NAN;
+  }
+  for (int64_t kw = 0; kw < a->KW; kw++)
+    toff[kw] = s == 1 ? kw * a->dw : (kw * a->dw) % s * a->Jn + (kw * a->dw) / s;
+  for (int64_t oh = 0; oh < a->OH; oh++) {
+    /* the window's rows inside the input: kh in [kh0, kh1) */
+    int64_t ih0 = oh * a->sh - a->pt;
+    int64_t kh0 = ih0 >= 0 ? 0 : (-ih0 + dh - 1) / dh;
+    int64_t kh1 = H - ih0 <= 0 ? 0 : (H - ih0 - 1) / dh + 1;
+    kh1 = kh1 > KH ? KH : kh1;
+    int64_t nr = kh1 > kh0 ? kh1 - kh0 : 0, cnt = nr;
+    if (a->cip) { /* rows within the pads [-pt, H + pb) */
+      int64_t p0 = ih0 >= -a->pt ? 0 : (-a->pt - ih0 + dh - 1) / dh;
+      int64_t p1 = H + a->pb - ih0 <= 0 ? 0 : (H + a->pb - ih0 - 1) / dh + 1;
+      p1 = p1 > KH ? KH : p1;
+      cnt = p1 > p0 ? p1 - p0 : 0;
+    }
+    rtab[oh] = (kcpu_pool_rowg){nr ? (ih0 + kh0 * dh) * a->W : 0, nr, cnt * OWp};
+  }
+  int mx = a->mode == 0;
+  if (a->KH == 3 && a->KW == 3 && mx)
+    kcpu_pool_body(a, b, e, 3, 3, 1, mem);
+  else if (a->KH == 3 && a->KW == 3)
+    kcpu_pool_body(a, b, e, 3, 3, 0, mem);
+  else if (a->KH == 2 && a->KW == 2 && mx)
+    kcpu_pool_body(a, b, e, 2, 2, 1, mem);
+  else if (a->KH == 2 && a->KW == 2)
+    kcpu_pool_body(a, b, e, 2, 2, 0, mem);
+  else
+    kcpu_pool_body(a, b, e, a->KH, a->KW, mx, mem);
+  kcpu_free(mem);
+}
+
+/* ---- stride 1, output planes the input's size (3x3 pad 1 and the like) ----
+ * A small plane is one flattened row: the window's rows are combined over
+ * the whole plane at once, in bands of output rows with the same rows
+ * inside the input, and the columns over the flattened result, with a mask
+ * per tap that stands the identity in for cells of the row before or after.
+ * Rows of 7 to 35 then run in whole vectors instead of a vector and a tail
+ * per row. Planes are the work items. */
+#define KCPU_POOL_PLANE_MAX 2048 /* H*W: the masks stay in L1 */
+#define KCPU_POOL_GUARD KCPU_PV  /* columns read left and right of a plane */
+
+typedef struct kcpu_pool_band {
+  int64_t f0, f1, off, nr; /* flattened outputs [f0, f1): nr rows from x + f + off */
+} kcpu_pool_band;
+
+/* Planes [b, e), NB at a time: every plane's rows, then every plane's
+ * columns, so the column step does not wait on stores just made (see
+ * kcpu_pool_body). */
+KCPU_POOL_NO_MEM_CALLS static inline __attribute__((always_inline)) void
+kcpu_pool_plane_body(const kcpu_pool_args *a, int64_t b, int64_t e, int64_t KH, int64_t KW,
+                     const int mx, const kcpu_pool_band *band, int64_t nband, float *mem) {
+  const int64_t n = a->H * a->W, np = kcpu_pool_up(n), vn = np + 2 * KCPU_POOL_GUARD;
+  const float ident = mx ? -INFINITY : 0.0f;
+  const kcpu_pm idm = (kcpu_pm)((kcpu_pv){0} + ident);
+  const float *xend = a->X + a->NC * n;
+  const kcpu_pm *mask = (const kcpu_pm *)(mem + a->NB * vn);
+  const float *invf = mem + a->NB * vn + KW * np, *tmp = invf + np;
+  for (int64_t i0 = b; i0 < e; i0 += a->NB) {
+    int64_t nb = e - i0 < a->NB ? e - i0 : a->NB;
+    for (int64_t q = 0; q < nb; q++) {
+      const float *x = a->X + (i0 + q) * n;
+      float *v = mem + q * vn + KCPU_POOL_GUARD;
+      for (int64_t bi = 0; bi < nband; bi++) {
+        const kcpu_pool_band *bd = &band[bi];
+        const float *r0 = x + bd->off;
+        int64_t nr = bd->nr, f = bd->f0;
+        /* whole vectors, past the band (the next band writes over them)
+         * and past the plane while that stays inside X */
+        int64_t fv = r0 + (nr - 1) * a->W + bd->f0 + kcpu_pool_up(bd->f1 - bd->f0) <= xend
+                         ? bd->f1
+                         : bd->f0 + (bd->f1 - bd->f0) / KCPU_PV * KCPU_PV;
+        if (nr == KH) {
+          for (; f < fv; f += KCPU_PV) {
+            kcpu_pv acc = *(const kcpu_pv *)(r0 + f);
+            for (int64_t t = 1; t < KH; t++)
+              KCPU_POOL_ACC(mx, acc, *(const kcpu_pv *)(r0 + t * a->W + f));
+            *(kcpu_pv *)(v + f) = acc;
+          }
+        } else {
+          for (; f < fv; f += KCPU_PV) {
+            kcpu_pv acc = *(const kcpu_pv *)(r0 + f);
+            for (int64_t t = 1; t < nr; t++)
+              KCPU_POOL_ACC(mx, acc, *(const kcpu_pv *)(r0 + t * a->W + f));
+            *(kcpu_pv *)(v + f) = acc;
+          }
+        }
+        for (; f < bd->f1; f++) {
+          float acc = r0[f];
+          for (int64_t t = 1; t < nr; t++)
+            acc = mx ? kcpu_pool_smax(acc, r0[t * a->W + f]) : acc + r0[t * a->W + f];
+          v[f] = acc;
+        }
+      }
+    }
+    for (int64_t q = 0; q < nb; q++) {
+      int64_t i = i0 + q;
+      const float *v = mem + q * vn + KCPU_POOL_GUARD - a->pl;
+      float *y = a->Y + i * n;
+      for (int64_t f = 0; f < n; f += KCPU_PV) {
+        kcpu_pv acc = (kcpu_pv)(((kcpu_pm) * (const kcpu_pv *)(v + f) & mask[f / KCPU_PV]) |
+                                (idm & ~mask[f / KCPU_PV]));
+        for (int64_t t = 1; t < KW; t++) {
+          kcpu_pm m = mask[(t * np + f) / KCPU_PV];
+          KCPU_POOL_ACC(mx, acc,
+                        (kcpu_pv)(((kcpu_pm) * (const kcpu_pv *)(v + t + f) & m) | (idm & ~m)));
+        }
+        if (!mx)
+          acc = acc * *(const kcpu_pv *)(invf + f);
+        /* a whole vector may spill into the next planes of this chunk,
+         * which are written after this one */
+        if (f + KCPU_PV <= n || i * n + f + KCPU_PV <= e * n) {
+          *(kcpu_pv *)(y + f) = acc;
+        } else {
+          *(kcpu_pv *)tmp = acc;
+          for (int64_t j = 0; j < n - f; j++)
+            y[f + j] = tmp[j];
+        }
+      }
+    }
+  }
+}
+
+KCPU_POOL_NO_MEM_CALLS static void kcpu_pool_plane_fn(void *ctx, int64_t b, int64_t e) {
+  const kcpu_pool_args *a = ctx;
+  const int64_t H = a->H, W = a->W, n = H * W, np = kcpu_pool_up(n);
+  const int64_t vn = np + 2 * KCPU_POOL_GUARD, KW = a->KW;
+  float *mem = kcpu_alloc((a->NB * vn + (KW + 2) * np) * (int64_t)sizeof(float) +
+                          (H + 1) * (int64_t)sizeof(kcpu_pool_band));
+  if (!mem) {
+    for (int64_t k = b * a->OH; k < e * a->OH; k++)
+      kcpu_pool_row_scalar(a, k);
+    return;
+  }
+  for (int64_t j = 0; j < a->NB * vn; j++)
+    mem[j] = 0.0f;
+  int32_t *mask = (int32_t *)(mem + a->NB * vn);
+  float *invf = mem + a->NB * vn + KW * np;
+  kcpu_pool_band *band = (kcpu_pool_band *)(invf + 2 * np);
+  /* tap kw of output column ow reads column ow + kw - pl; invf: the
+   * window's cell count, then its reciprocal */
+  for (int64_t f = 0; f < np; f++) {
+    int64_t ow = f % W, cols = 0;
+    for (int64_t kw = 0; kw < KW; kw++) {
+      int64_t iw = ow + kw - a->pl;
+      int in = f < n && iw >= 0 && iw < W;
+      mask[kw * np + f] = in ? -1 : 0;
+      cols += a->cip ? iw >= -a->pl && iw < W + a->pr : in;
+    }
+    invf[f] = (float)cols;
+  }
+  /* bands: runs of output rows whose window has the same rows inside */
+  int64_t nband = 0;
+  for (int64_t oh = 0; oh < H; oh++) {
+    int64_t kh0 = a->pt - oh > 0 ? a->pt - oh : 0, kh1 = H + a->pt - oh;
+    kh1 = kh1 > a->KH ? a->KH : kh1;
+    int64_t nr = kh1 - kh0, off = (kh0 - a->pt) * W, rows = nr;
+    if (a->cip) { /* rows within the pads [-pt, H + pb) */
+      int64_t p1 = H + a->pb + a->pt - oh;
+      rows = (p1 > a->KH ? a->KH : p1);
+    }
+    for (int64_t ow = 0; ow < W; ow++)
+      invf[oh * W + ow] *= (float)rows;
+    if (nband && band[nband - 1].nr == nr && band[nband - 1].off == off) {
+      band[nband - 1].f1 += W;
+    } else {
+      band[nband++] = (kcpu_pool_band){oh * W, oh * W + W, off, nr};
+    }
+  }
+  for (int64_t f = 0; f < np; f++) /* every window has a cell: its center */
+    invf[f] = f < n ? 1.0f / invf[f] : 1.0f;
+  int mx = a->mode == 0;
+  if (a->KH == 3 && KW == 3 && mx)
+    kcpu_pool_plane_body(a, b, e, 3, 3, 1, band, nband, mem);
+  else if (a->KH == 3 && KW == 3)
+    kcpu_pool_plane_body(a, b, e, 3, 3, 0, band, nband, mem);
+  else
+    kcpu_pool_plane_body(a, b, e, a->KH, KW, mx, band, nband, mem);
+  kcpu_free(mem);
 }
 
 KCPU_PREBUILT void kcpu_k_pool2d(const float *X, float *Y, int64_t NC, int64_t H, int64_t W, int64_t OH,
                    int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t dh,
                    int64_t dw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t mode,
                    int64_t count_include_pad, struct kcpu_pool *pool) {
-  kcpu_pool_args a = {X,  Y,  H,  W,  OH, OW, KH, KW,   sh,
-                      sw, dh, dw, pt, pl, pb, pr, mode, count_include_pad};
-  kcpu_parallel_for(pool, NC, kcpu_pool_fn, &a);
+  if (NC <= 0 || OH <= 0 || OW <= 0 || sh <= 0 || sw <= 0 || dh <= 0 || dw <= 0)
+    return; /* nothing to do, or a window the op-semantics layer never makes */
+  kcpu_pool_args a = {.X = X,   .Y = Y,   .NC = NC, .H = H,   .W = W,   .OH = OH,
+                      .OW = OW, .KH = KH, .KW = KW, .sh = sh, .sw = sw, .dh = dh,
+                      .dw = dw, .pt = pt, .pl = pl, .pb = pb, .pr = pr, .mode = mode,
+                      .cip = count_include_pad};
+  a.OWp = kcpu_pool_up(OW);
+  /* padded columns that kept outputs read past the input's end */
+  int64_t hi = (OW - 1) * sw + (KW - 1) * dw + 1;
+  a.R = hi - pl - W > 0 ? hi - pl - W : 0;
+  a.Jn = sw == 1 ? 0 : kcpu_pool_up(a.OWp + (KW - 1) * dw / sw);
+  if (sw == 2) { /* room for the rows' vectors, 32 columns a step, past the row */
+    int64_t jw = (pl + 1) / 2 + (W + 2 * KCPU_PV - 1) / (2 * KCPU_PV) * KCPU_PV + (a.R + 1) / 2;
+    a.Jn = kcpu_pool_up(a.Jn > jw ? a.Jn : jw) + KCPU_PV;
+  }
+  int64_t bn = pl + kcpu_pool_up(W);
+  bn = bn > pl + W + a.R ? bn : pl + W + a.R;
+  bn = bn > a.OWp + (KW - 1) * dw ? bn : a.OWp + (KW - 1) * dw;
+  bn = bn > sw * a.Jn ? bn : sw * a.Jn;
+  a.Bn = sw == 2 ? 0 : kcpu_pool_up(bn) + KCPU_PV; /* stride 2 writes the phases directly */
+  a.NB = KCPU_POOL_BLOCK_FLOATS / (a.Bn + sw * a.Jn);
+  a.NB = a.NB < 1 ? 1 : a.NB > KCPU_POOL_NB ? KCPU_POOL_NB : a.NB;
+  if (sh == 1 && sw == 1 && dh == 1 && dw == 1 && OH == H && OW == W &&
+      H * W <= KCPU_POOL_PLANE_MAX && pl <= KCPU_POOL_GUARD && KW - 1 - pl <= KCPU_POOL_GUARD &&
+      pt < KH) {
+    a.NB = KCPU_POOL_BLOCK_FLOATS / (kcpu_pool_up(H * W) + 2 * KCPU_POOL_GUARD);
+    a.NB = a.NB < 1 ? 1 : a.NB > KCPU_POOL_PLANE_NB ? KCPU_POOL_PLANE_NB : a.NB;
+    kcpu_parallel_for(pool, NC, kcpu_pool_plane_fn, &a);
+    return;
+  }
+  kcpu_parallel_for(pool, NC * OH, kcpu_pool_fn, &a);
+}
+
+/* ---- global pools ---- */
+typedef struct kcpu_gpool_args {
+  const float *X;
+  float *Y;
+  int64_t NC, n, mode;
+} kcpu_gpool_args;
+
+/* 16 partial results, lane j taking elements j, j+16, ... in order, then
+ * combined lane 0 to 15 into the identity: the order of the reductions in
+ * reduce.c, so both give the same bits. Planes are split over threads. */
+KCPU_POOL_NO_MEM_CALLS static inline __attribute__((always_inline)) void
+kcpu_gpool_body(const kcpu_gpool_args *a, int64_t b, int64_t e, const int mx) {
+  const float ident = mx ? -INFINITY : 0.0f;
+  const int64_t n = a->n;
+  const float *xend = a->X + a->NC * n;
+  kcpu_pv lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  const kcpu_pm idm = (kcpu_pm)((kcpu_pv){0} + ident);
+  for (int64_t i = b; i < e; i++) {
+    const float *x = a->X + i * n;
+    if (n < KCPU_PV) { /* one element per lane: the same sums, in order */
+      float r = ident;
+      for (int64_t j = 0; j < n; j++)
+        r = mx ? kcpu_pool_smax(r, x[j]) : r + x[j];
+      a->Y[i] = mx ? r : r / (float)n;
+      continue;
+    }
+    kcpu_pv acc = (kcpu_pv){0} + ident;
+    int64_t q = 0;
+    for (; q + KCPU_PV <= n; q += KCPU_PV)
+      KCPU_POOL_ACC(mx, acc, *(const kcpu_pv *)(x + q));
+    if (q < n) {
+      /* the tail joins lanes 0 .. n-q-1; the others take the identity,
+       * which leaves them as they are (a lane's sum starts at +0, so it is
+       * never -0) */
+      kcpu_pv t;
+      if (x + q + KCPU_PV <= xend) {
+        t = *(const kcpu_pv *)(x + q);
+      } else {
+        float part[KCPU_PV];
+        for (int64_t j = 0; j < KCPU_PV; j++)
+          part[j] = q + j < n ? x[q + j] : ident;
+        t = *(const kcpu_pv *)part;
+      }
+      kcpu_pm in = (kcpu_pm)(lane < (float)(n - q));
+      KCPU_POOL_ACC(mx, acc, (kcpu_pv)(((kcpu_pm)t & in) | (idm & ~in)));
+    }
+    /* written out: as a loop, the library's build (no unrolling before the
+     * final O3) keeps it one, storing the vector for every lane it reads */
+    float r = ident;
+#define KCPU_POOL_LANE(j) r = mx ? kcpu_pool_smax(r, acc[j]) : r + acc[j]
+    KCPU_POOL_LANE(0), KCPU_POOL_LANE(1), KCPU_POOL_LANE(2), KCPU_POOL_LANE(3);
+    KCPU_POOL_LANE(4), KCPU_POOL_LANE(5), KCPU_POOL_LANE(6), KCPU_POOL_LANE(7);
+    KCPU_POOL_LANE(8), KCPU_POOL_LANE(9), KCPU_POOL_LANE(10), KCPU_POOL_LANE(11);
+    KCPU_POOL_LANE(12), KCPU_POOL_LANE(13), KCPU_POOL_LANE(14), KCPU_POOL_LANE(15);
+#undef KCPU_POOL_LANE
+    a->Y[i] = mx ? r : r / (float)n;
+  }
+}
+
+static void kcpu_gpool_fn(void *ctx, int64_t b, int64_t e) {
+  const kcpu_gpool_args *a = ctx;
+  if (a->mode == 0)
+    kcpu_gpool_body(a, b, e, 1);
+  else
+    kcpu_gpool_body(a, b, e, 0);
+}
+
+KCPU_PREBUILT void kcpu_k_gpool(const float *X, float *Y, int64_t NC, int64_t n, int64_t mode,
+                                struct kcpu_pool *pool) {
+  kcpu_gpool_args a = {X, Y, NC, n, mode};
+  /* small tensors are not worth waking the workers for */
+  if (NC * n < 16384)
+    kcpu_gpool_fn(&a, 0, NC);
+  else
+    kcpu_parallel_for(pool, NC, kcpu_gpool_fn, &a);
 }
