@@ -348,7 +348,10 @@ bool kcpu_supports_Clip(const kiln_node *n) {
   const kiln_value *b[3] = {NULL, NULL, NULL};
   for (uint32_t i = 0; i < n_in; i++) {
     b[i] = kiln_node_input(n, i);
-    if (i > 0 && b[i] && kiln_type_numel(kiln_value_type(b[i])) != 1)
+    /* a bound broadcasts into x's shape, never beyond it */
+    if (i > 0 && b[i] &&
+        (kiln_type_numel(kiln_value_type(b[i])) != 1 ||
+         kiln_value_type(b[i])->rank > kiln_value_type(b[0])->rank))
       return false;
   }
   kiln_fused_op ops[6];

@@ -98,8 +98,9 @@ static char *act_module(const char *act, double lo, double hi, bool residual, in
       tb_weights(&b, c->m, (uint32_t)i + 100);
     }
   }
-  tb_printf(&b, "input %%a0 : f32[3,17]\ninput %%a1 : f32[1,7]\ninput %%a2 : f32[5,9]\n");
-  if (residual)
+  if (n_prods)
+    tb_printf(&b, "input %%a0 : f32[3,17]\ninput %%a1 : f32[1,7]\ninput %%a2 : f32[5,9]\n");
+  if (n_prods && residual)
     tb_printf(&b, "input %%s0 : f32[3,40]\ninput %%s1 : f32[1,24]\ninput %%s2 : f32[5,33]\n");
   tb_printf(&b, "const %%v0 : f32[17,40] = ");
   tb_weights(&b, 17 * 40, 200);

@@ -39,6 +39,7 @@ void kt_run_text(const char *text, const char *backend, uint32_t threads, kt_run
   kt_fail_status(kiln_compile(kt_ctx(), m, NULL, backend, &o, &exe), backend);
   uint32_t ni = kiln_executable_input_count(exe), no = kiln_executable_output_count(exe);
   ck_assert_uint_le(no, 8);
+  ck_assert_uint_le(ni, 16);
   void *ins[16] = {0};
   for (uint32_t i = 0; i < ni && i < 16; i++) {
     kiln_io_info io;

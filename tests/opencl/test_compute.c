@@ -225,7 +225,10 @@ END_TEST
 /* A grouped, padded Conv big enough for the tiled (implicit GEMM) kernel,
  * with a fused activation, once with the generator's own choice and once
  * with each kernel forced; every run must agree with the interpreter. */
-static void conv_tiled_case(const char *mode, const char *act) {
+/* extra: activation parameters; res: a residual input (kiln's fourth Conv
+ * input, which opencl declines: lowered back to Conv + Add) */
+static void conv_tiled_case_ex(const char *mode, const char *act, const kiln_attr_desc *extra,
+                               uint32_t n_extra, bool res) {
   if (mode)
     setenv("KILN_OPENCL_CONV", mode, 1);
   else
@@ -236,14 +239,22 @@ static void conv_tiled_case(const char *mode, const char *act) {
   kiln_value *x = tg_input(&t, "x", KILN_F32, 4, dx);
   kiln_value *w = tg_input(&t, "w", KILN_F32, 4, dw), *b = tg_input(&t, "b", KILN_F32, 1, db);
   static const int64_t pads[] = {1, 0, 2, 1}, strides[] = {1, 2}, dil[] = {2, 1};
-  kiln_attr_desc at[] = {KILN_ATTR_I("group", 2), KILN_ATTR_IS("pads", pads, 4),
-                         KILN_ATTR_IS("strides", strides, 2), KILN_ATTR_IS("dilations", dil, 2),
-                         KILN_ATTR_S("activation", act)};
-  kiln_value *xwb[] = {x, w, b};
-  tg_output(&t, "y", tg_node(&t, KILN_NODE_Conv, xwb, 3, at, act ? 5 : 4));
+  kiln_attr_desc at[8] = {KILN_ATTR_I("group", 2), KILN_ATTR_IS("pads", pads, 4),
+                          KILN_ATTR_IS("strides", strides, 2), KILN_ATTR_IS("dilations", dil, 2),
+                          KILN_ATTR_S("activation", act)};
+  uint32_t na = act ? 5 : 4;
+  for (uint32_t i = 0; i < n_extra && na < 8; i++)
+    at[na++] = extra[i];
+  static const int64_t dy[] = {2, 24, 20, 9};
+  kiln_value *xwb[] = {x, w, b, res ? tg_input(&t, "z", KILN_F32, 4, dy) : NULL};
+  tg_output(&t, "y", tg_node(&t, KILN_NODE_Conv, xwb, res ? 4 : 3, at, na));
   tg_check(&t, NULL, 1e-4, NULL, 0);
   tg_free(&t);
   unsetenv("KILN_OPENCL_CONV");
+}
+
+static void conv_tiled_case(const char *mode, const char *act) {
+  conv_tiled_case_ex(mode, act, NULL, 0, false);
 }
 
 START_TEST(conv_tiled) {
@@ -253,6 +264,20 @@ START_TEST(conv_tiled) {
   conv_tiled_case("tiled", "Sigmoid");
   conv_tiled_case("tiled", "Gelu");
   conv_tiled_case("direct", "Gelu");
+  /* the ABI 1.4 activations, with their parameters */
+  kiln_attr_desc clip[] = {KILN_ATTR_F("activation_alpha", -0.5),
+                           KILN_ATTR_F("activation_beta", 0.5)};
+  conv_tiled_case_ex("tiled", "Clip", clip, 2, false);
+  conv_tiled_case_ex("direct", "Clip", clip + 1, 1, false);
+  kiln_attr_desc hsig[] = {KILN_ATTR_F("activation_alpha", 0.3),
+                           KILN_ATTR_F("activation_beta", 0.4)};
+  conv_tiled_case_ex("tiled", "HardSigmoid", hsig, 2, false);
+  conv_tiled_case("direct", "HardSwish");
+  kiln_attr_desc sw[] = {KILN_ATTR_F("activation_alpha", 1.5)};
+  conv_tiled_case_ex("tiled", "Swish", sw, 1, false);
+  conv_tiled_case_ex("direct", "Swish", sw, 1, false);
+  /* a fused residual: declined by opencl, lowered back, same result */
+  conv_tiled_case_ex("tiled", "Clip", clip, 2, true);
 }
 END_TEST
 
@@ -279,6 +304,22 @@ START_TEST(matmul_activation) {
   tg_output(&t, "y", tg_node(&t, KILN_NODE_MatMul, g, 2, gt, 1));
   tg_check(&t, NULL, 1e-5, NULL, 0);
   tg_free(&t);
+  /* the ABI 1.4 activations on the same product, each against the
+   * interpreter */
+  static const kiln_attr_desc acts[][3] = {
+      {KILN_ATTR_S("activation", "Clip"), KILN_ATTR_F("activation_beta", 0.25)},
+      {KILN_ATTR_S("activation", "HardSigmoid"), KILN_ATTR_F("activation_alpha", 0.5),
+       KILN_ATTR_F("activation_beta", 0.25)},
+      {KILN_ATTR_S("activation", "HardSwish")},
+      {KILN_ATTR_S("activation", "Swish"), KILN_ATTR_F("activation_alpha", 0.5)}};
+  static const uint32_t n_attrs[] = {2, 3, 1, 2};
+  for (int i = 0; i < 4; i++) {
+    tg_init(&t);
+    kiln_value *h[] = {tg_input(&t, "a", KILN_F32, 2, d57), tg_input(&t, "b", KILN_F32, 2, d73)};
+    tg_output(&t, "y", tg_node(&t, KILN_NODE_MatMul, h, 2, acts[i], n_attrs[i]));
+    tg_check(&t, NULL, 1e-5, NULL, 0);
+    tg_free(&t);
+  }
 }
 END_TEST
 
