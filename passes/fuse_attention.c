@@ -12,7 +12,9 @@
  * attribute, so the head-split copies and Kᵀ go dead, and a Transpose that
  * is the product's only use (the head merge) becomes out_perm. The scale may
  * be a Mul or Div of the scores by a constant, or of Q and K separately
- * (torch's sqrt(sqrt(d)) on both): the constants multiply. Every
+ * (torch's sqrt(sqrt(d)) on both): the constants multiply. swin's window
+ * mask, added to the scores seen as [1, windows, H, S, S], joins the mask.
+ * Every
  * intermediate must be used only inside the chain. A MatMul of a Softmax
  * result that does not match is noted on opts->log with the reason. */
 #include <math.h>
@@ -267,6 +269,38 @@ static kiln_value *fa_unexpand(kiln_value *m, const kiln_type *scores) {
   return m;
 }
 
+/* swin's shifted windows add their window mask to the scores seen as
+ * [1, N, H, S, S]: Reshape(Add(Reshape(y, [1, N, H, S, S]), m), y's shape).
+ * That is y plus m without its leading unit axis, broadcast over y: returns
+ * y and sets *wmask to m (of rank at most 5, dims[0] 1 at rank 5), else
+ * returns x. */
+static kiln_value *fa_window_mask(kiln_value *x, kiln_value **wmask) {
+  kiln_node *r2 = fa_prod(x), *add, *r1;
+  if (!r2 || kiln_node_get_kind(r2) != KILN_NODE_Reshape || kiln_value_use_count(x) != 1)
+    return x;
+  kiln_value *a = kiln_node_input(r2, 0);
+  if (!(add = fa_prod(a)) || kiln_node_get_kind(add) != KILN_NODE_Add ||
+      kiln_value_use_count(a) != 1)
+    return x;
+  const kiln_type *xt = kiln_value_type(x), *at = kiln_value_type(a);
+  for (uint32_t side = 0; side < 2; side++) {
+    kiln_value *r = kiln_node_input(add, side), *m = kiln_node_input(add, 1 - side);
+    if (!(r1 = fa_prod(r)) || kiln_node_get_kind(r1) != KILN_NODE_Reshape ||
+        kiln_value_use_count(r) != 1)
+      continue;
+    kiln_value *y = kiln_node_input(r1, 0);
+    const kiln_type *yt = kiln_value_type(y), *mt = kiln_value_type(m);
+    if (!kiln_type_equal(yt, xt) || xt->rank != 4 || at->rank != 5 || at->dims[0] != 1 ||
+        memcmp(at->dims + 1, xt->dims, sizeof(int64_t) * 4) != 0 ||
+        !kiln_type_equal(kiln_value_type(r), at) || mt->elem != xt->elem || mt->rank > 5 ||
+        (mt->rank == 5 && mt->dims[0] != 1))
+      continue;
+    *wmask = m;
+    return y;
+  }
+  return x;
+}
+
 /* root: MatMul(P, V) with P a Softmax result; out_t: its only use when that
  * is a Transpose (the head merge), else NULL. */
 static kiln_status fa_try(fa_ctx *c, kiln_node *root, kiln_node *out_t) {
@@ -291,8 +325,9 @@ static kiln_status fa_try(fa_ctx *c, kiln_node *root, kiln_node *out_t) {
     return NULL;
   }
   /* mask */
-  kiln_value *x = kiln_node_input(sm, 0), *mask = NULL;
+  kiln_value *x = kiln_node_input(sm, 0), *mask = NULL, *wmask = NULL;
   const kiln_type *xt = kiln_value_type(x);
+  x = fa_window_mask(x, &wmask);
   bool bool_mask = false, invert = false;
   double fill = -INFINITY;
   kiln_node *mp = fa_prod(x);
@@ -325,6 +360,10 @@ static kiln_status fa_try(fa_ctx *c, kiln_node *root, kiln_node *out_t) {
       return NULL;
     }
   }
+  if (wmask && mask && bool_mask) {
+    fa_note(c, root, "a window mask and a bool mask together");
+    return NULL;
+  }
   if (mask) {
     mask = fa_unexpand(mask, xt);
     const kiln_type *mt = kiln_value_type(mask);
@@ -336,6 +375,15 @@ static kiln_status fa_try(fa_ctx *c, kiln_node *root, kiln_node *out_t) {
       fa_note(c, root, "the additive mask has another element type than the scores");
       return NULL;
     }
+  }
+  kiln_type wt4 = wmask ? *kiln_value_type(wmask) : *xt;
+  if (wt4.rank == 5) {
+    memmove(wt4.dims, wt4.dims + 1, sizeof(int64_t) * 4);
+    wt4.rank = 4;
+  }
+  if (wmask && !fa_mask_fits(&wt4, xt)) {
+    fa_note(c, root, "the window mask does not broadcast to the scores");
+    return NULL;
   }
   /* scale, then Q·Kᵀ */
   double scale = 1;
@@ -385,6 +433,20 @@ static kiln_status fa_try(fa_ctx *c, kiln_node *root, kiln_node *out_t) {
   ins[3] = mask;
   if (mask && invert)
     KILN_TRY(kiln_pass_emit(c->f, at, KILN_NODE_Not, &mask, 1, NULL, 0, &ins[3]));
+  if (wmask) {
+    const kiln_type *wt = kiln_value_type(wmask);
+    if (wt->rank == 5) {
+      kiln_attr_desc ra[2] = {KILN_ATTR_I("allowzero", 0), KILN_ATTR_IS("shape", wt->dims + 1, 4)};
+      KILN_TRY(kiln_pass_emit(c->f, at, KILN_NODE_Reshape, &wmask, 1, ra, 2, &wmask));
+    }
+    /* a constant sum of two constant masks folds later in the pipeline */
+    kiln_value *both[2] = {mask, wmask};
+    if (mask)
+      KILN_TRY(kiln_pass_emit(c->f, at, KILN_NODE_Add, both, 2, NULL, 0, &ins[3]));
+    else
+      ins[3] = wmask;
+    mask = ins[3];
+  }
   int64_t operm[4] = {0, 1, 2, 3};
   if (out_t)
     kiln_pass_transpose_perm(out_t, 4, operm);
