@@ -180,6 +180,9 @@ static bool fa_as_reshape_transpose(const int64_t *dims, const int64_t *st, int6
 static void fa_trace(kiln_value *v, bool swap, fa_view *out) {
   kiln_node *chain[FA_MAX_CHAIN];
   int n = 0;
+  out->base = NULL;
+  if (kiln_type_numel(kiln_value_type(v)) == 0)
+    return; /* an empty operand: nothing to gain, and no strides to speak of */
   kiln_value *cur = v;
   while (n < FA_MAX_CHAIN) {
     kiln_node *p = fa_prod(cur);
@@ -217,7 +220,6 @@ static void fa_trace(kiln_value *v, bool swap, fa_view *out) {
       return;
     }
   }
-  out->base = NULL;
 }
 
 typedef struct fa_ctx {
