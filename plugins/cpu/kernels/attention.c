@@ -132,6 +132,26 @@ static void ka_pv4(const float *restrict P, int64_t skp, int64_t Sk, const float
   }
 }
 
+/* Lane reductions as trees of halves: a lane-by-lane loop is a chain of 15
+ * dependent operations through memory. */
+typedef float ka_v8 __attribute__((vector_size(32)));
+typedef float ka_v4 __attribute__((vector_size(16)));
+static float ka_hsum(ka_v16 v) {
+  ka_v8 a = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
+            __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+  ka_v4 b = __builtin_shufflevector(a, a, 0, 1, 2, 3) + __builtin_shufflevector(a, a, 4, 5, 6, 7);
+  return (b[0] + b[2]) + (b[1] + b[3]);
+}
+static float ka_max(float a, float b) {
+  return a > b ? a : b;
+}
+static float ka_hmax(ka_v16 v) {
+  float m[4];
+  for (int q = 0; q < 4; q++) /* four independent chains of four */
+    m[q] = ka_max(ka_max(v[4 * q], v[4 * q + 1]), ka_max(v[4 * q + 2], v[4 * q + 3]));
+  return ka_max(ka_max(m[0], m[1]), ka_max(m[2], m[3]));
+}
+
 /* Masks and exponentiates one score row in place (scale applied here);
  * returns the row's sum. Columns past Sk become 0, so that P V may run over
  * whole vectors. A row whose scores are all -inf gives NaN, as the
@@ -161,9 +181,7 @@ static float ka_softmax_row(const ka_args *a, float *s, int64_t b, int64_t h, in
     ka_v16i gt = x > mv; /* a select by masks: C has no vector ?: */
     mv = (ka_v16)(((ka_v16i)x & gt) | ((ka_v16i)mv & ~gt));
   }
-  float mx = mv[0];
-  for (int l = 1; l < KA_L; l++)
-    mx = mv[l] > mx ? mv[l] : mx;
+  float mx = ka_hmax(mv);
   for (int64_t j = 0; j < Sk; j++)
     s[j] = kcpu_m_exp(s[j] - mx);
   for (int64_t j = Sk; j < skp; j++)
@@ -171,10 +189,27 @@ static float ka_softmax_row(const ka_args *a, float *s, int64_t b, int64_t h, in
   ka_v16 sv = {0};
   for (int64_t j = 0; j < skp; j += KA_L)
     sv += *(const ka_v16 *)(s + j);
-  float sum = 0;
-  for (int l = 0; l < KA_L; l++)
-    sum += sv[l];
-  return sum;
+  return ka_hsum(sv);
+}
+
+/* Kᵀ into kt [D][skp] (columns past Sk zeroed), in 16 x 16 blocks: K's
+ * rows are far apart (the other heads lie between them), and a block reads
+ * 16 of them and writes 16 rows of kt while both stay in L1, where a whole
+ * column at a time would walk every row of K once per d. */
+static void ka_pack_kt(const float *k, int64_t sj, int64_t sd, int64_t Sk, int64_t D,
+                       int64_t skp, float *restrict kt) {
+  for (int64_t j0 = 0; j0 < Sk; j0 += KA_L) {
+    int64_t j1 = j0 + KA_L < Sk ? j0 + KA_L : Sk;
+    for (int64_t d0 = 0; d0 < D; d0 += KA_L) {
+      int64_t d1 = d0 + KA_L < D ? d0 + KA_L : D;
+      for (int64_t j = j0; j < j1; j++)
+        for (int64_t d = d0; d < d1; d++)
+          kt[d * skp + j] = k[j * sj + d * sd];
+    }
+  }
+  for (int64_t d = 0; d < D; d++)
+    for (int64_t j = Sk; j < skp; j++)
+      kt[d * skp + j] = 0.0f;
 }
 
 static void ka_task(void *ctx, int64_t t0, int64_t t1) {
@@ -192,17 +227,14 @@ static void ka_task(void *ctx, int64_t t0, int64_t t1) {
     int64_t bh = t / a->nqb, qb = t % a->nqb, b = bh / a->H, h = bh % a->H;
     if (bh != packed) {
       const float *k = a->k + b * ks[0] + h * ks[1], *v = a->v + b * vs[0] + h * vs[1];
-      for (int64_t d = 0; d < D; d++) {
-        float *row = kt + d * skp;
-        for (int64_t j = 0; j < Sk; j++)
-          row[j] = k[j * ks[2] + d * ks[3]];
-        for (int64_t j = Sk; j < skp; j++)
-          row[j] = 0.0f;
-      }
+      ka_pack_kt(k, ks[2], ks[3], Sk, D, skp, kt);
       for (int64_t j = 0; j < Sk; j++) {
         float *row = vp + j * dvp;
-        for (int64_t e = 0; e < Dv; e++)
-          row[e] = v[j * vs[2] + e * vs[3]];
+        if (vs[3] == 1)
+          memcpy(row, v + j * vs[2], sizeof(float) * (size_t)Dv);
+        else
+          for (int64_t e = 0; e < Dv; e++)
+            row[e] = v[j * vs[2] + e * vs[3]];
         for (int64_t e = Dv; e < dvp; e++)
           row[e] = 0.0f;
       }
