@@ -1,5 +1,6 @@
 /* passes/lower_linalg.c: lowering rules for Gemm (Transpose, MatMul, scaled
- * Add) and Einsum. The Einsum lowering: Each operand's repeated
+ * Add), ScaledDotProductAttention (the MatMul, Softmax, MatMul chain it was
+ * built from, with its perms as Transposes) and Einsum. The Einsum lowering: Each operand's repeated
  * labels are first reduced to their diagonal (Mul by an identity mask, then
  * ReduceSum), each operand is transposed into one global label order and
  * reshaped with 1s for the labels it lacks, the operands are multiplied
@@ -8,6 +9,7 @@
  * as large as all labels together, which is fine for the static shapes
  * Einsum sees in practice, and exact up to summation order (exact for
  * integers, which take the same path). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -143,5 +145,39 @@ bool kiln_lower_Gemm(kiln_lower_ctx *c, kiln_value **r) {
     y = lower_bin(c, KILN_NODE_Add, y, cc);
   }
   r[0] = y;
+  return true;
+}
+
+/* The input i of an attention node as a logical [B, H, S, D] tensor: a
+ * Transpose by its perm attribute, none for the identity. */
+static kiln_value *sdpa_operand(kiln_lower_ctx *c, uint32_t i, const char *perm_name) {
+  int64_t perm[4] = {0, 1, 2, 3};
+  lower_ints(c, perm_name, perm, 4);
+  bool ident = perm[0] == 0 && perm[1] == 1 && perm[2] == 2 && perm[3] == 3;
+  return ident ? kiln_node_input(c->n, i) : lower_transpose(c, kiln_node_input(c->n, i), perm, 4);
+}
+
+bool kiln_lower_ScaledDotProductAttention(kiln_lower_ctx *c, kiln_value **r) {
+  kiln_value *q = sdpa_operand(c, 0, "q_perm"), *k = sdpa_operand(c, 1, "k_perm"),
+             *v = sdpa_operand(c, 2, "v_perm"), *mask = lower_in(c, 3);
+  static const int64_t kt_perm[4] = {0, 1, 3, 2};
+  int64_t qperm[4] = {0, 1, 2, 3};
+  lower_ints(c, "q_perm", qperm, 4);
+  double scale = lower_fattr(c, "scale", 1.0 / sqrt((double)lower_tin(c, 0)->dims[qperm[3]]));
+  kiln_value *s = lower_bin(c, KILN_NODE_MatMul, q, lower_transpose(c, k, kt_perm, 4));
+  if (scale != 1)
+    s = lower_bin(c, KILN_NODE_Mul, s, lower_sc(c, scale));
+  if (mask && kiln_value_type(mask)->elem == KILN_BOOL)
+    s = lower_where(c, mask, s, lower_sc(c, lower_fattr(c, "mask_fill", -INFINITY)));
+  else if (mask)
+    s = lower_bin(c, KILN_NODE_Add, s, mask);
+  kiln_attr_desc ax = KILN_ATTR_I("axis", -1);
+  kiln_value *p = lower_emit(c, KILN_NODE_Softmax, &s, 1, &ax, 1);
+  kiln_value *o = lower_bin(c, KILN_NODE_MatMul, p, v);
+  int64_t operm[4] = {0, 1, 2, 3};
+  lower_ints(c, "out_perm", operm, 4);
+  if (operm[0] != 0 || operm[1] != 1 || operm[2] != 2 || operm[3] != 3)
+    o = lower_transpose(c, o, operm, 4);
+  r[0] = o;
   return true;
 }

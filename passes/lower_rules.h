@@ -48,7 +48,7 @@ kiln_lower_rule kiln_lower_rule_for(kiln_node_kind k);
   X(MeanVarianceNormalization) X(Hardmax) X(LRN) X(RMSNormalization) X(LpNormalization) \
   X(GroupNormalization) \
   /* linalg */ \
-  X(Gemm) X(Einsum) \
+  X(Gemm) X(Einsum) X(ScaledDotProductAttention) \
   /* conv */ \
   X(Conv) X(Col2Im) \
   /* pool */ \

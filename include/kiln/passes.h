@@ -210,6 +210,15 @@ KILN_NODISCARD kiln_status kiln_pass_plan_lower_bound(const kiln_ir *ir, uint64_
  * every offset is 64-aligned and inside the arena. Names the two buffers. */
 KILN_NODISCARD kiln_status kiln_pass_validate_plan(const kiln_ir *ir);
 
+/* Attention fusion: Softmax(scale(Q · Kᵀ) [+ mask | Where(mask, ., fill)])
+ * · V on [B, H, S, D] operands becomes one ScaledDotProductAttention node
+ * reading Q, K, V through the Transposes and Reshapes of the head split,
+ * with a Transpose that is the product's only use as its out_perm, where
+ * o->supports_node (when set) accepts it. A MatMul of a Softmax that does
+ * not match is noted on opts->log with the reason (docs/passes.md). */
+KILN_NODISCARD kiln_status kiln_pass_fuse_attention(kiln_function *f, const kiln_pass_options *o,
+                                                    uint32_t *changes);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,6 +1,7 @@
 /* ir/infer/linalg.c: inference of MatMul (numpy matmul semantics: rank-1
  * operands are promoted and the added dim dropped, batch dims broadcast),
- * Gemm, Einsum and Det. */
+ * Gemm, Einsum, Det and ScaledDotProductAttention (Q, K, V read through
+ * their perms). */
 #include <string.h>
 
 #include "infer.h"
@@ -117,4 +118,66 @@ kiln_status kiln_infer_Det(const kiln_type *const *in, uint32_t n_in, const kiln
   if (x->dims[x->rank - 1] != x->dims[x->rank - 2])
     return kiln_infer_fail("Det", "input 0 %s is not a stack of square matrices", KILN_INFER_TS(x));
   return kiln_infer_make("Det", x->elem, x->rank - 2, x->dims, out);
+}
+
+/* Reads a 4-entry permutation attribute (identity when absent). */
+static kiln_status sdpa_perm(const kiln_attrs *attrs, const char *name, int64_t *perm) {
+  const kiln_attr *a = kiln_attrs_find(attrs, name);
+  for (int i = 0; i < 4; i++)
+    perm[i] = i;
+  if (!a)
+    return NULL;
+  const int64_t *v = kiln_attr_ints(a);
+  if (!v || kiln_attr_len(a) != 4)
+    return kiln_infer_fail("ScaledDotProductAttention", "attribute '%s' must be 4 ints", name);
+  bool seen[4] = {0};
+  for (int i = 0; i < 4; i++) {
+    if (v[i] < 0 || v[i] > 3 || seen[v[i]])
+      return kiln_infer_fail("ScaledDotProductAttention",
+                             "attribute '%s' is not a permutation of 0..3", name);
+    seen[v[i]] = true;
+    perm[i] = v[i];
+  }
+  return NULL;
+}
+
+kiln_status kiln_infer_ScaledDotProductAttention(const kiln_type *const *in, uint32_t n_in,
+                                                 const kiln_attrs *attrs, uint32_t n_results,
+                                                 kiln_type *out) {
+  (void)n_results;
+  static const char *const K = "ScaledDotProductAttention";
+  static const char *const names[3] = {"q_perm", "k_perm", "v_perm"};
+  int64_t d[3][4], perm[4];
+  for (int i = 0; i < 3; i++) {
+    KILN_TRY(kiln_infer_check_elem(K, i == 0 ? "Q" : i == 1 ? "K" : "V", in[i], KILN_INFER_FLOAT));
+    if (i)
+      KILN_TRY(kiln_infer_same_elem(K, "Q", in[0], i == 1 ? "K" : "V", in[i]));
+    KILN_TRY(kiln_infer_check_rank(K, i == 0 ? "Q" : i == 1 ? "K" : "V", in[i], 4, false));
+    KILN_TRY(sdpa_perm(attrs, names[i], perm));
+    for (int j = 0; j < 4; j++)
+      d[i][j] = in[i]->dims[perm[j]];
+  }
+  /* d[i] are the logical [B, H, S, D] shapes */
+  if (d[1][0] != d[0][0] || d[2][0] != d[0][0] || d[1][1] != d[0][1] || d[2][1] != d[0][1] ||
+      d[1][3] != d[0][3] || d[2][2] != d[1][2])
+    return kiln_infer_fail(K,
+                           "Q %s, K %s and V %s (as [B, H, S, D] after their perms) do not "
+                           "agree: B and H must match, K's D must be Q's and V's S K's",
+                           KILN_INFER_DS(d[0], 4), KILN_INFER_DS(d[1], 4), KILN_INFER_DS(d[2], 4));
+  if (n_in > 3 && in[3]) {
+    const kiln_type *m = in[3];
+    if (m->elem != KILN_BOOL)
+      KILN_TRY(kiln_infer_same_elem(K, "Q", in[0], "mask", m));
+    kiln_type scores;
+    int64_t sd[4] = {d[0][0], d[0][1], d[0][2], d[1][2]};
+    KILN_TRY(kiln_type_make(in[0]->elem, 4, sd, &scores));
+    if (m->rank > 4 || !kiln_infer_broadcasts_to(m, &scores))
+      return kiln_infer_fail(K, "mask %s does not broadcast to the scores %s", KILN_INFER_TS(m),
+                             KILN_INFER_DS(sd, 4));
+  }
+  KILN_TRY(sdpa_perm(attrs, "out_perm", perm));
+  int64_t logical[4] = {d[0][0], d[0][1], d[0][2], d[2][3]}, od[4];
+  for (int j = 0; j < 4; j++)
+    od[j] = logical[perm[j]];
+  return kiln_infer_make(K, in[0]->elem, 4, od, out);
 }

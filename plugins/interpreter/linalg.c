@@ -1,5 +1,6 @@
 /* plugins/interpreter/linalg.c: MatMul (numpy batch broadcasting), Gemm,
- * Einsum (direct summation) and Det (Gaussian elimination). MatMulInteger
+ * Einsum (direct summation), Det (Gaussian elimination) and
+ * ScaledDotProductAttention (row by row, in double). MatMulInteger
  * and QLinearMatMul, of the quant family, are here too: they are MatMul's
  * batched walk with another cell function. Floats accumulate in double,
  * integers in 64 bits (wrapping), then are stored in the result type. */
@@ -311,5 +312,88 @@ INTERP_KERNEL(Det) {
     interp_store_f(&outs[0], b, det);
   }
   free(a);
+  return NULL;
+}
+
+/* Element strides and sizes of a 4-D input read as Transpose(input, perm):
+ * logical axis j walks input axis perm[j]. */
+static void sdpa_in_strides(const interp_tensor *t, const kiln_attrs *attrs, const char *name,
+                            int64_t *st, int64_t *dims) {
+  int64_t rs[4], perm[4] = {0, 1, 2, 3};
+  const kiln_attr *a = kiln_attrs_find(attrs, name);
+  if (a && kiln_attr_ints(a) && kiln_attr_len(a) == 4)
+    memcpy(perm, kiln_attr_ints(a), sizeof perm);
+  rs[3] = 1;
+  for (int j = 2; j >= 0; j--)
+    rs[j] = rs[j + 1] * t->type.dims[j + 1];
+  for (int j = 0; j < 4; j++) {
+    st[j] = rs[perm[j]];
+    dims[j] = t->type.dims[perm[j]];
+  }
+}
+
+kiln_status interp_ScaledDotProductAttention(const kiln_attrs *attrs, interp_tensor *outs,
+                                             uint32_t n_outs, const interp_tensor *ins,
+                                             uint32_t n_ins) {
+  (void)n_outs;
+  const interp_tensor *M = interp_mv_opt(ins, n_ins, 3);
+  int64_t qs[4], ks[4], vs[4], os[4], ms[4] = {0, 0, 0, 0}, qd[4], kd[4], vd[4];
+  sdpa_in_strides(&ins[0], attrs, "q_perm", qs, qd);
+  sdpa_in_strides(&ins[1], attrs, "k_perm", ks, kd);
+  sdpa_in_strides(&ins[2], attrs, "v_perm", vs, vd);
+  /* the result is Transpose(O, out_perm): O's axis out_perm[j] walks result axis j */
+  int64_t rs[4], operm[4] = {0, 1, 2, 3};
+  const kiln_attr *pa = kiln_attrs_find(attrs, "out_perm");
+  if (pa && kiln_attr_ints(pa) && kiln_attr_len(pa) == 4)
+    memcpy(operm, kiln_attr_ints(pa), sizeof operm);
+  rs[3] = 1;
+  for (int j = 2; j >= 0; j--)
+    rs[j] = rs[j + 1] * outs[0].type.dims[j + 1];
+  for (int j = 0; j < 4; j++)
+    os[operm[j]] = rs[j];
+  int64_t B = qd[0], H = qd[1], Sq = qd[2], D = qd[3], Sk = kd[2], Dv = vd[3];
+  if (M) {
+    uint32_t r = M->type.rank;
+    int64_t st = 1;
+    for (int a = 3; a >= 4 - (int)r; a--) {
+      int64_t dim = M->type.dims[a - (4 - (int)r)];
+      ms[a] = dim == 1 ? 0 : st;
+      st *= dim;
+    }
+  }
+  double scale = kiln_attrs_float_or(attrs, "scale", 1.0 / sqrt((double)D));
+  double fill = kiln_attrs_float_or(attrs, "mask_fill", -INFINITY);
+  bool bmask = M && M->type.elem == KILN_BOOL;
+  double *p = malloc(sizeof(double) * (size_t)(Sk ? Sk : 1));
+  if (!p)
+    return interp_mv_err(KILN_OUT_OF_MEMORY, "ScaledDotProductAttention", "out of memory");
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t h = 0; h < H; h++)
+      for (int64_t i = 0; i < Sq; i++) {
+        double mx = -INFINITY, sum = 0;
+        for (int64_t j = 0; j < Sk; j++) {
+          double acc = 0;
+          for (int64_t d = 0; d < D; d++)
+            acc += interp_load_f(&ins[0], b * qs[0] + h * qs[1] + i * qs[2] + d * qs[3]) *
+                   interp_load_f(&ins[1], b * ks[0] + h * ks[1] + j * ks[2] + d * ks[3]);
+          acc *= scale;
+          if (M) {
+            double m = interp_load_f(M, b * ms[0] + h * ms[1] + i * ms[2] + j * ms[3]);
+            acc = bmask ? (m != 0 ? acc : fill) : acc + m;
+          }
+          p[j] = acc;
+          mx = acc > mx ? acc : mx;
+        }
+        /* a row of -inf gives NaN, as the lowered ReduceMax, Sub, Exp does */
+        for (int64_t j = 0; j < Sk; j++)
+          sum += p[j] = exp(p[j] - mx);
+        for (int64_t e = 0; e < Dv; e++) {
+          double acc = 0;
+          for (int64_t j = 0; j < Sk; j++)
+            acc += p[j] / sum * interp_load_f(&ins[2], b * vs[0] + h * vs[1] + j * vs[2] + e * vs[3]);
+          interp_store_f(&outs[0], b * os[0] + h * os[1] + i * os[2] + e * os[3], acc);
+        }
+      }
+  free(p);
   return NULL;
 }

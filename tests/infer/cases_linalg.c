@@ -97,6 +97,18 @@ void cases_linalg(void) {
   ERR(Det, "f32[3,2]", "not a stack of square matrices");
   ERR(Det, "f32[3]", "input 0 is f32[3]");
   ERR(Det, "i64[2,2]", "input 0 is i64[2,2]");
+  OK(ScaledDotProductAttention, "f32[2,3,5,8] f32[2,3,7,8] f32[2,3,7,4]", "f32[2,3,5,4]");
+  OK(ScaledDotProductAttention, "f32[2,5,3,8] f32[2,3,8,7] f32[2,7,3,4] f32[2,1,1,7]",
+     "f32[2,5,3,4]", IS("q_perm", 0, 2, 1, 3), IS("k_perm", 0, 1, 3, 2), IS("v_perm", 0, 2, 1, 3),
+     IS("out_perm", 0, 2, 1, 3));
+  OK(ScaledDotProductAttention, "f32[1,2,5,8] f32[1,2,6,8] f32[1,2,6,8] bool[5,6]",
+     "f32[1,2,5,8]");
+  ERR(ScaledDotProductAttention, "f32[2,3,5,8] f32[2,3,7,6] f32[2,3,7,4]", "do not agree");
+  ERR(ScaledDotProductAttention, "f32[2,3,5,8] f32[2,3,7,8] f32[2,3,7,4] f32[3,7]",
+     "mask f32[3,7] does not broadcast");
+  ERR(ScaledDotProductAttention, "f32[2,3,5,8] f32[2,3,7,8] f32[2,3,7,4]", "not a permutation",
+      IS("q_perm", 0, 1, 1, 3));
+  ERR(ScaledDotProductAttention, "i32[2,3,5,8] i32[2,3,7,8] i32[2,3,7,4]", "Q is i32");
 
   OK(MaxUnpool, "f32[1,1,2,2] i64[1,1,2,2]", "f32[1,1,4,4]", IS("kernel_shape", 2, 2),
      IS("strides", 2, 2));

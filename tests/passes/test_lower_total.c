@@ -538,6 +538,18 @@ static const tcase_def defs[] = {
      "  output %o = %y\n",
      -2, 2},
     {"Det", "input %x : f32[2,3,3]\n", "  %y : f32[2] = Det(%x)\n  output %o = %y\n", -2, 2},
+    {"ScaledDotProductAttention",
+     "input %q : f32[1,3,2,4]\ninput %k : f32[1,2,5,4]\ninput %v : f32[1,2,5,3]\n"
+     "input %m : f32[3,5]\n",
+     "  %y : f32[1,3,2,3] = ScaledDotProductAttention(%q, %k, %v, %m) {out_perm = [0, 2, 1, 3], "
+     "q_perm = [0, 2, 1, 3], scale = 0.7}\n  output %o = %y\n",
+     -2, 2},
+    {"ScaledDotProductAttention",
+     "input %q : f32[2,1,3,4]\ninput %k : f32[2,1,4,5]\ninput %v : f32[2,1,5,2]\n"
+     "const %m : bool[1,1,3,5] = [1, 0, 1, 1, 1, 1, 1, 0, 0, 1, 0, 0, 1, 1, 1]\n",
+     "  %y : f32[2,1,3,2] = ScaledDotProductAttention(%q, %k, %v, %m) {k_perm = [0, 1, 3, 2], "
+     "mask_fill = -1000.0}\n  output %o = %y\n",
+     -2, 2},
     {"GroupNormalization",
      "input %x : f32[2,4,3]\nconst %s : f32[4] = [1, 2, 0.5, -1]\n"
      "const %b : f32[4] = [0, 1, -1, 0.5]\n",

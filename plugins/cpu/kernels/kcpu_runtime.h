@@ -374,4 +374,13 @@ void kcpu_k_gemm_any(int64_t elem, int64_t M, int64_t N, int64_t K, double alpha
 void kcpu_k_gpool(const float *X, float *Y, int64_t NC, int64_t n, int64_t mode,
                   struct kcpu_pool *pool);
 
+/* ---- attention (attention.c) ----
+ * softmax(scale * Q Kᵀ + mask) V. sizes: B, H, Sq, Sk, D, Dv. strides: 20
+ * element strides in (B, H, S, D) order for q, k, v, o, then the mask (0
+ * where it broadcasts). mask_kind 0: none; 1: f32, added; 2: bool (one byte
+ * per element), true keeps the score, false puts `fill`. */
+void kcpu_k_attention(const float *q, const float *k, const float *v, const void *mask, float *o,
+                      const int64_t *sizes, const int64_t *strides, float scale,
+                      int64_t mask_kind, float fill, struct kcpu_pool *pool);
+
 #endif

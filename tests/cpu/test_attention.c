@@ -1,0 +1,161 @@
+/* tests/cpu/test_attention.c: ScaledDotProductAttention on the cpu
+ * (kernels/attention.c) against the interpreter's reference kernel, at
+ * sizes around the kernel's tiles (sequences 1, 7, 65; head sizes 32, 64,
+ * 80; 1 and 6 heads), with no mask, an additive mask and a bool causal
+ * mask, in the plain [B, H, S, D] layout and in the head-split layout
+ * (perms); one and two threads give the same bits; and a GPT-style chain
+ * of primitives reaches the kernel through the fuseattn pass. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "suites.h"
+
+/* Appends to a growing text buffer (the test aborts when it overflows). */
+typedef struct at_buf {
+  char *p;
+  size_t n, cap;
+} at_buf;
+
+static void at_put(at_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void at_put(at_buf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int w = vsnprintf(b->p + b->n, b->cap - b->n, fmt, ap);
+  va_end(ap);
+  ck_assert_msg(w >= 0 && (size_t)w < b->cap - b->n, "test text buffer too small");
+  b->n += (size_t)w;
+}
+
+/* A module with one attention node. layout 0: Q, K, V [B, H, S, D];
+ * layout 1: Q, V as [B, S, H, D] (q_perm, v_perm [0, 2, 1, 3]), K as Kᵀ
+ * [B, H, D, S] (k_perm [0, 1, 3, 2]) and the result [B, S, H, Dv]
+ * (out_perm [0, 2, 1, 3]). mask 0: none; 1: an f32 input [B, 1, 1, Sk];
+ * 2: a constant bool [Sq, Sk] keeping key j for query i when j <= i. */
+static char *at_text(int64_t B, int64_t H, int64_t Sq, int64_t Sk, int64_t D, int64_t Dv,
+                     int layout, int mask) {
+  at_buf b = {.cap = 64 + (size_t)(Sq * Sk) * 3 + 4096};
+  b.p = malloc(b.cap);
+  ck_assert_ptr_nonnull(b.p);
+  at_put(&b, "module @t\n");
+  if (layout == 0)
+    at_put(&b,
+           "input %%q : f32[%lld,%lld,%lld,%lld]\ninput %%k : f32[%lld,%lld,%lld,%lld]\n"
+           "input %%v : f32[%lld,%lld,%lld,%lld]\n",
+           (long long)B, (long long)H, (long long)Sq, (long long)D, (long long)B, (long long)H,
+           (long long)Sk, (long long)D, (long long)B, (long long)H, (long long)Sk, (long long)Dv);
+  else
+    at_put(&b,
+           "input %%q : f32[%lld,%lld,%lld,%lld]\ninput %%k : f32[%lld,%lld,%lld,%lld]\n"
+           "input %%v : f32[%lld,%lld,%lld,%lld]\n",
+           (long long)B, (long long)Sq, (long long)H, (long long)D, (long long)B, (long long)H,
+           (long long)D, (long long)Sk, (long long)B, (long long)Sk, (long long)H, (long long)Dv);
+  if (mask == 1)
+    at_put(&b, "input %%m : f32[%lld,1,1,%lld]\n", (long long)B, (long long)Sk);
+  if (mask == 2) {
+    at_put(&b, "const %%m : bool[%lld,%lld] = [", (long long)Sq, (long long)Sk);
+    for (int64_t i = 0; i < Sq; i++)
+      for (int64_t j = 0; j < Sk; j++)
+        at_put(&b, "%s%d", i || j ? ", " : "", j <= i);
+    at_put(&b, "]\n");
+  }
+  at_put(&b, "func @main {\n  %%y : f32[%lld,%lld,%lld,%lld] = ScaledDotProductAttention(%%q, %%k, %%v%s) {",
+         (long long)B, (long long)(layout ? Sq : H), (long long)(layout ? H : Sq), (long long)Dv,
+         mask ? ", %m" : "");
+  if (layout)
+    at_put(&b, "k_perm = [0, 1, 3, 2], out_perm = [0, 2, 1, 3], q_perm = [0, 2, 1, 3], ");
+  at_put(&b, "scale = %g%s}\n  output %%o = %%y\n}\n", 1.3 / (double)D,
+         layout ? ", v_perm = [0, 2, 1, 3]" : "");
+  return b.p;
+}
+
+static void at_vs_interp(const char *text) {
+  kt_run a, b;
+  kt_run_text(text, "cpu", 2, &a);
+  kt_run_text(text, "interpreter", 0, &b);
+  kt_assert_close(&a, &b, 2e-5, 2e-6);
+  kt_run_free(&a);
+  kt_run_free(&b);
+}
+
+START_TEST(attention_sizes_vs_interp) {
+  static const int64_t seqs[3] = {1, 7, 65}, dims[3] = {32, 64, 80};
+  int n = 0;
+  for (int s = 0; s < 3; s++)
+    for (int d = 0; d < 3; d++)
+      for (int mask = 0; mask < 3; mask++, n++) {
+        int64_t H = n % 2 ? 6 : 1, B = n % 4 == 3 ? 2 : 1;
+        int64_t Sq = seqs[s], Sk = mask == 2 ? Sq : seqs[(s + n) % 3];
+        int layout = (n / 2) % 2;
+        char *text = at_text(B, H, Sq, Sk, dims[d], dims[(d + mask) % 3], layout, mask);
+        ck_assert_uint_eq(
+            kt_count_instrs(text, "cpu", KILN_NODE_ScaledDotProductAttention), 1);
+        at_vs_interp(text);
+        free(text);
+      }
+}
+END_TEST
+
+START_TEST(attention_threads_bit_identical) {
+  char *text = at_text(2, 3, 70, 70, 64, 64, 1, 2);
+  kt_run a, b;
+  kt_run_text(text, "cpu", 1, &a);
+  kt_run_text(text, "cpu", 2, &b);
+  ck_assert_uint_eq(a.n_out, b.n_out);
+  ck_assert_int_eq(a.n[0], b.n[0]);
+  ck_assert_int_eq(memcmp(a.out[0], b.out[0], sizeof(float) * (size_t)a.n[0]), 0);
+  kt_run_free(&a);
+  kt_run_free(&b);
+  free(text);
+}
+END_TEST
+
+/* A decoder's causal attention written out as torch exports it (head
+ * split, Kᵀ, scale, Where(causal, -inf, scores), Softmax, head merge): the
+ * cpu runs one attention instruction and no Softmax or Transpose. */
+START_TEST(attention_fused_from_primitives) {
+  at_buf b = {.cap = 8192};
+  b.p = malloc(b.cap);
+  ck_assert_ptr_nonnull(b.p);
+  at_put(&b, "module @t\ninput %%x : f32[1,9,96]\nconst %%causal : bool[1,1,9,9] = [");
+  for (int i = 0; i < 9; i++)
+    for (int j = 0; j < 9; j++)
+      at_put(&b, "%s%d", i || j ? ", " : "", j > i);
+  at_put(&b,
+         "]\nconst %%ninf : f32[] = [-inf]\nconst %%s : f32[] = [0.17677669]\n"
+         "func @main {\n"
+         "  %%q4 : f32[1,9,3,32] = Reshape(%%x) {allowzero = 0, shape = [1, 9, 3, 32]}\n"
+         "  %%e : f32[1,9,96] = Exp(%%x)\n"
+         "  %%k4 : f32[1,9,3,32] = Reshape(%%e) {allowzero = 0, shape = [1, 9, 3, 32]}\n"
+         "  %%n : f32[1,9,96] = Neg(%%x)\n"
+         "  %%v4 : f32[1,9,3,32] = Reshape(%%n) {allowzero = 0, shape = [1, 9, 3, 32]}\n"
+         "  %%qt : f32[1,3,9,32] = Transpose(%%q4) {perm = [0, 2, 1, 3]}\n"
+         "  %%kt : f32[1,3,32,9] = Transpose(%%k4) {perm = [0, 2, 3, 1]}\n"
+         "  %%vt : f32[1,3,9,32] = Transpose(%%v4) {perm = [0, 2, 1, 3]}\n"
+         "  %%sc : f32[1,3,9,9] = MatMul(%%qt, %%kt)\n"
+         "  %%ss : f32[1,3,9,9] = Mul(%%sc, %%s)\n"
+         "  %%sw : f32[1,3,9,9] = Where(%%causal, %%ninf, %%ss)\n"
+         "  %%p : f32[1,3,9,9] = Softmax(%%sw) {axis = -1}\n"
+         "  %%o : f32[1,3,9,32] = MatMul(%%p, %%vt)\n"
+         "  %%ot : f32[1,9,3,32] = Transpose(%%o) {perm = [0, 2, 1, 3]}\n"
+         "  %%y : f32[1,9,96] = Reshape(%%ot) {allowzero = 0, shape = [1, 9, 96]}\n"
+         "  output %%out = %%y\n}\n");
+  ck_assert_uint_eq(kt_count_instrs(b.p, "cpu", KILN_NODE_ScaledDotProductAttention), 1);
+  ck_assert_uint_eq(kt_count_instrs(b.p, "cpu", KILN_NODE_Softmax), 0);
+  ck_assert_uint_eq(kt_count_instrs(b.p, "cpu", KILN_NODE_Transpose), 0);
+  at_vs_interp(b.p);
+  free(b.p);
+}
+END_TEST
+
+Suite *kcpu_attention_suite(void) {
+  Suite *s = suite_create("cpu attention");
+  TCase *tc = tcase_create("attention");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, attention_sizes_vs_interp);
+  tcase_add_test(tc, attention_threads_bit_identical);
+  tcase_add_test(tc, attention_fused_from_primitives);
+  suite_add_tcase(s, tc);
+  return s;
+}
