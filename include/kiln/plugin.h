@@ -50,7 +50,8 @@ extern "C" {
 
 #define KILN_PLUGIN_ABI_MAJOR 1
 #define KILN_PLUGIN_ABI_MINOR 4 /* 1.1: emit_bundle; 1.2: profile, compile flags; 1.3: cache;
-                                   1.4: more fused activations (kiln/ops.h) */
+                                   1.4: more fused activations (kiln/ops.h), Conv's
+                                   fused residual, ScaledDotProductAttention */
 #define KILN_PLUGIN_ENTRY_SYMBOL "kiln_plugin_entry"
 
 /* Does the struct at p, whose leading struct_size says how much of `type`
