@@ -238,6 +238,7 @@ kiln_status onnx_imp_batchnorm(onnx_loader *L, const Onnx__NodeProto *n, const o
 kiln_status onnx_imp_softmax_old(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_groupnorm_18(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 /* conv */
+kiln_status onnx_imp_conv(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 kiln_status onnx_imp_col2im(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);
 /* pool */
 kiln_status onnx_imp_maxunpool(onnx_loader *L, const Onnx__NodeProto *n, const onnx_op *op);

@@ -45,7 +45,7 @@ static const onnx_op table[] = {
     ROW("Concat", 1, ONNX_MAX, Concat, 0, onnx_imp_plain),
     ROW("Constant", 1, ONNX_MAX, Identity, 0, onnx_imp_constant),
     ROW("ConstantOfShape", 9, ONNX_MAX, ConstantOfShape, 1u << 0, onnx_imp_constant_of_shape),
-    ROW("Conv", 1, ONNX_MAX, Conv, 0, onnx_imp_plain),
+    ROW("Conv", 1, ONNX_MAX, Conv, 0, onnx_imp_conv),
     ROW("ConvInteger", 1, ONNX_MAX, ConvInteger, 0, onnx_imp_plain),
     ROW("ConvTranspose", 1, ONNX_MAX, ConvTranspose, 0, onnx_imp_plain),
     ROW("Cos", 1, ONNX_MAX, Cos, 0, onnx_imp_plain),

@@ -162,6 +162,24 @@ START_TEST(cycle) {
 }
 END_TEST
 
+/* kiln's Conv has a fourth input (a fused residual), ONNX's does not: a
+ * model that gives one is refused, not read as a residual. */
+START_TEST(conv_extra_input) {
+  tb b;
+  tb_init(&b, 13);
+  static const int64_t d1[] = {1, 1, 3, 3}, w1[] = {1, 1, 1, 1}, b1[] = {1};
+  tb_input(&b, "x", FLOAT, 4, d1, NULL);
+  tb_input(&b, "w", FLOAT, 4, w1, NULL);
+  tb_input(&b, "b", FLOAT, 1, b1, NULL);
+  tb_input(&b, "z", FLOAT, 4, d1, NULL);
+  tb_node(&b, "Conv", "conv4", (const char *[]){"x", "w", "b", "z", NULL},
+          (const char *[]){"y", NULL});
+  tb_output(&b, "y");
+  EXPECT(&b, KILN_INVALID_ARGUMENT, "'conv4' (Conv)", "at most 3 inputs", "not 4");
+  tb_free(&b);
+}
+END_TEST
+
 START_TEST(unsupported_ops_listed) {
   tb b;
   tb_init(&b, 13);
@@ -882,6 +900,7 @@ static Suite *onnx_suite(void) {
   tcase_add_test(broken, no_opset);
   tcase_add_test(broken, missing_tensor);
   tcase_add_test(broken, cycle);
+  tcase_add_test(broken, conv_extra_input);
   tcase_add_test(broken, unsupported_ops_listed);
   tcase_add_test(broken, opset_out_of_range);
   tcase_add_test(broken, output_not_produced);
