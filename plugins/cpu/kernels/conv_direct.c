@@ -76,8 +76,18 @@ static void kcpu_dconv_ukr(const kcpu_dconv *c, int64_t i0, int64_t q0, int64_t 
     int64_t kc = K - k0 < KCPU_KC ? K - k0 : KCPU_KC;
     const float *restrict a = Apk + k0 * c->RP + i0 * kc;
     const int64_t *o = bo + k0;
+    /* The filters' next block for these rows (or the next rows' first
+     * block) lies a whole packed block away, where no hardware prefetcher
+     * follows: it is fetched while this one is used, a line every other k
+     * (8 floats a k), so filters that stream from memory (ResNet's last
+     * stage: 9 MB a layer) arrive in time. */
+    const float *pf = k0 + KCPU_KC < K
+                          ? Apk + (k0 + KCPU_KC) * c->RP +
+                                i0 * (K - k0 - KCPU_KC < KCPU_KC ? K - k0 - KCPU_KC : KCPU_KC)
+                          : Apk + (i0 + KD_MR) * (K < KCPU_KC ? K : KCPU_KC);
     if (nq > 32) {
       for (int64_t k = 0; k < kc; k++) {
+        __builtin_prefetch(pf + k * KD_MR);
         const float *b = x + o[k];
         kd_v16 b0 = *(const kd_v16u *)b, b1 = *(const kd_v16u *)(b + 16);
         kd_v16 b2 = *(const kd_v16u *)(b + 32);
@@ -85,12 +95,14 @@ static void kcpu_dconv_ukr(const kcpu_dconv *c, int64_t i0, int64_t q0, int64_t 
       }
     } else if (nq > 16) {
       for (int64_t k = 0; k < kc; k++) {
+        __builtin_prefetch(pf + k * KD_MR);
         const float *b = x + o[k];
         kd_v16 b0 = *(const kd_v16u *)b, b1 = *(const kd_v16u *)(b + 16);
         KD_ROWS(KD_FMA2)
       }
     } else {
       for (int64_t k = 0; k < kc; k++) {
+        __builtin_prefetch(pf + k * KD_MR);
         kd_v16 b0 = *(const kd_v16u *)(x + o[k]);
         KD_ROWS(KD_FMA1)
       }
