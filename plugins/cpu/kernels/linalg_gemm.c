@@ -231,19 +231,29 @@ static void kcpu_ukr_16(int64_t kc, const float *restrict a, const float *restri
                         float *restrict c, int64_t ldc, int64_t mr, int64_t nr, int load_c,
                         const kcpu_gemm_desc *ep, int64_t m0, int64_t n0) {
   KCPU_ROWS8(KCPU_U16_DECL, 0)
+  /* The next A micro-panel (8 x kc floats on): a prepacked A is one
+   * sequential stream in the engine's order, which the hardware
+   * prefetchers lose at every 4 KiB page; weights that stream from memory
+   * (a late 1x1 convolution's 4 MB) are fetched a micro-panel ahead, a
+   * line every other k. Prefetches never fault, so reading past the end
+   * of A is harmless. */
+  const float *pf = a + 8 * kc;
   if (nr > 32) {
     for (int64_t k = 0; k < kc; k++) {
+      __builtin_prefetch(pf + k * 8);
       v16f b0 = *(const v16f *)(b + k * 48), b1 = *(const v16f *)(b + k * 48 + 16);
       v16f b2 = *(const v16f *)(b + k * 48 + 32);
       KCPU_ROWS8(KCPU_U16_FMA3, 0)
     }
   } else if (nr > 16) {
     for (int64_t k = 0; k < kc; k++) {
+      __builtin_prefetch(pf + k * 8);
       v16f b0 = *(const v16f *)(b + k * 48), b1 = *(const v16f *)(b + k * 48 + 16);
       KCPU_ROWS8(KCPU_U16_FMA2, 0)
     }
   } else {
     for (int64_t k = 0; k < kc; k++) {
+      __builtin_prefetch(pf + k * 8);
       v16f b0 = *(const v16f *)(b + k * 48);
       KCPU_ROWS8(KCPU_U16_FMA1, 0)
     }
