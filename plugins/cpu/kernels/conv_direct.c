@@ -27,6 +27,7 @@
 
 typedef float kd_v16 __attribute__((vector_size(64)));
 typedef float kd_v16u __attribute__((vector_size(64), aligned(4), may_alias));
+typedef int32_t kd_v16i __attribute__((vector_size(64)));
 
 #define KD_MR 8
 #define KD_NR 48
@@ -127,7 +128,26 @@ static void kcpu_dconv_store(const kcpu_dconv *c, const float *t, int64_t m0, in
     for (int64_t r = 0; r < mr; r++) {
       const float *tr = t + r * KD_NR + (q - q0);
       float *y = d->C + (m0 + r) * d->ldc + n;
-      for (int64_t j = 0; j < len; j++)
+      int64_t j = 0;
+      /* whole vectors: the GEMM's register epilogue (same operations, same
+       * order as kcpu_gemm_epi1, which takes the rest) */
+      if (!d->bias_col) {
+        float br = d->bias_row ? d->bias_row[m0 + r] : 0.0f;
+        const float *res = d->res ? d->res + (m0 + r) * d->ldr + n : NULL;
+        kd_v16 z = {0};
+        for (; j + 16 <= len; j += 16) {
+          kd_v16 v = *(const kd_v16u *)(tr + j);
+          if (d->bias_row)
+            v += br;
+          if (res)
+            v += *(const kd_v16u *)(res + j);
+          if (d->act == KCPU_ACT_RELU)
+            v = (kd_v16)((kd_v16i)v & (kd_v16i)(v > z));
+          KCPU_ACT_VEC_HARD(kd_v16, kd_v16i, v, d->act, d->act_a, d->act_b);
+          *(kd_v16u *)(y + j) = v;
+        }
+      }
+      for (; j < len; j++)
         y[j] = kcpu_gemm_epi1(d, tr[j], m0 + r, n + j);
       if (d->act == KCPU_ACT_SWISH) /* the one kcpu_gemm_epi1 leaves to a row pass */
         kcpu_act_swish_row(d->act_a, y, len);
