@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "context.h"
+#include "partition.h"
 #include "kiln/passes.h"
 
 /* The default pipelines. Graph: clean up, fold constants (ONNX shape
@@ -78,8 +79,7 @@ static kiln_status compile_check_support(const kiln_plugin *p, const kiln_functi
   return NULL;
 }
 
-static kiln_status compile_pick_function(const kiln_module *m, const char *name,
-                                         kiln_function **out) {
+kiln_status kiln_core_pick_function(const kiln_module *m, const char *name, kiln_function **out) {
   uint32_t n = kiln_module_function_count(m);
   if (!name) {
     if (n == 0)
@@ -104,7 +104,7 @@ static kiln_status compile_pick_function(const kiln_module *m, const char *name,
                           kiln_module_name(m), name, n ? list : "none");
 }
 
-static kiln_status compile_no_backend(const kiln_context *ctx, const char *backend) {
+kiln_status kiln_core_no_backend(const kiln_context *ctx, const char *backend) {
   char list[512] = "";
   size_t used = 0;
   for (uint32_t i = 0; i < ctx->backend_count && used + 1 < sizeof list; i++) {
@@ -167,7 +167,7 @@ uint64_t kiln_core_now_ns(void) {
 
 /* The options a plugin sees: always a full struct, defaults where the
  * caller's (possibly older, smaller) struct says nothing. */
-static void compile_options(const kiln_compile_options *in, kiln_compile_options *out) {
+void kiln_core_compile_options(const kiln_compile_options *in, kiln_compile_options *out) {
   memset(out, 0, sizeof *out);
   out->struct_size = sizeof *out;
   out->device = -1;
@@ -237,7 +237,7 @@ static kiln_status compile_steps(kiln_context *ctx, const kiln_module *m, kiln_m
     KILN_TRY_CTX(kiln_module_clone(m, &exe->module), "copying module '%s'", kiln_module_name(m));
   kiln_module_set_release_constants(exe->module, true);
   kiln_function *f = NULL;
-  KILN_TRY(compile_pick_function(exe->module, function, &f));
+  KILN_TRY(kiln_core_pick_function(exe->module, function, &f));
   KILN_TRY_CTX(kiln_module_verify(exe->module), "verifying module '%s'", kiln_module_name(m));
 
   /* The graph pipeline: simplify, lower what the backend does not run,
@@ -302,7 +302,7 @@ static kiln_status compile_steps(kiln_context *ctx, const kiln_module *m, kiln_m
   m = NULL;
 
   kiln_compile_options opts;
-  compile_options(user_opts, &opts);
+  kiln_core_compile_options(user_opts, &opts);
   if (bundle_dir) {
     if (!KILN_PLUGIN_HOOK(p, emit_bundle)) {
       if (!KILN_PLUGIN_HAS(p, emit_bundle))
@@ -394,10 +394,26 @@ static kiln_status compile_any(kiln_context *ctx, const kiln_module *m, kiln_mod
                             !ctx ? "ctx"
                             : !m ? "module"
                                  : "backend");
+  /* A list ("vendor+cpu"), a device ("opencl:1") or a memory limit:
+   * partition.c places the nodes and, with several entries, compiles each
+   * region for its own. */
+  kiln_compile_options full;
+  kiln_core_compile_options(opts, &full);
+  if (strchr(backend, '+') || strchr(backend, ':') || (full.device_memory && *full.device_memory)) {
+    if (bundle_dir) {
+      kiln_module_destroy(owned);
+      return kiln_status_make(KILN_INVALID_ARGUMENT,
+                              "a bundle is made by one backend, and '%s' names a list or a "
+                              "device (give one backend name)",
+                              backend);
+    }
+    (void)run_passes;
+    return kiln_part_compile(ctx, m, owned, function, backend, opts, out);
+  }
   const kiln_registry_backend *be = kiln_registry_find(ctx, backend);
   if (!be) {
     kiln_module_destroy(owned);
-    return compile_no_backend(ctx, backend);
+    return kiln_core_no_backend(ctx, backend);
   }
   kiln_executable *exe = calloc(1, sizeof *exe);
   if (!exe) {

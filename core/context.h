@@ -53,8 +53,15 @@ typedef struct kiln_exe_io {
   kiln_type type;
 } kiln_exe_io;
 
+typedef struct kiln_part_exe kiln_part_exe;
+
 struct kiln_executable {
   kiln_context *ctx;
+  /* One backend: its plugin, IR and executable. Several (partition.c):
+   * plugin, ir and plugin_exe are NULL and part holds the regions, each an
+   * executable of its own; backend_label is the list as given. */
+  kiln_part_exe *part;
+  char *backend_label;
   const kiln_plugin *plugin;
   kiln_module *module; /* the clone the IR borrows constants from */
   kiln_ir *ir;
@@ -70,6 +77,13 @@ struct kiln_executable {
   kiln_profile profile;
   kiln_profile_phase *phases;
 };
+
+/* Helpers of the compile driver that partition.c shares: the message for
+ * an unknown backend name, the function to compile (NULL = the first),
+ * and the full options struct a plugin sees from a caller's. */
+kiln_status kiln_core_no_backend(const kiln_context *ctx, const char *backend);
+kiln_status kiln_core_pick_function(const kiln_module *m, const char *name, kiln_function **out);
+void kiln_core_compile_options(const kiln_compile_options *in, kiln_compile_options *out);
 
 /* Monotonic clock in nanoseconds (for compile phases and run times). */
 uint64_t kiln_core_now_ns(void);

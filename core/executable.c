@@ -7,12 +7,15 @@
 #include <string.h>
 
 #include "context.h"
+#include "partition.h"
 
 void kiln_executable_destroy(kiln_executable *exe) {
   if (!exe)
     return;
   if (exe->plugin_exe && exe->plugin && exe->plugin->destroy)
     exe->plugin->destroy(exe->plugin_exe);
+  kiln_part_exe_destroy(exe->part);
+  free(exe->backend_label);
   kiln_ir_destroy(exe->ir);
   kiln_module_destroy(exe->module);
   for (uint32_t i = 0; exe->inputs && i < exe->input_count; i++)
@@ -35,7 +38,10 @@ kiln_status kiln_executable_profile(kiln_executable *exe, const kiln_profile **o
                             "the executable was not compiled for profiling (set "
                             "KILN_COMPILE_PROFILE in kiln_compile_options.flags)");
   kiln_profile bp = {.struct_size = sizeof bp};
-  kiln_status (*hook)(void *, kiln_profile *) = KILN_PLUGIN_HOOK(exe->plugin, profile);
+  /* A partitioned executable has no instructions of its own: its
+   * regions' profiles are theirs (kiln_executable_region). */
+  kiln_status (*hook)(void *, kiln_profile *) =
+      exe->plugin ? KILN_PLUGIN_HOOK(exe->plugin, profile) : NULL;
   if (hook)
     KILN_TRY_CTX(hook(exe->plugin_exe, &bp), "backend '%s' profile", exe->plugin->name);
   uint32_t nb = bp.phases ? bp.phase_count : 0, nc = 3;
@@ -105,6 +111,8 @@ const kiln_ir *kiln_executable_ir(const kiln_executable *exe) {
 }
 
 const char *kiln_executable_backend(const kiln_executable *exe) {
+  if (exe && exe->part)
+    return exe->backend_label;
   return exe && exe->plugin ? exe->plugin->name : NULL;
 }
 
@@ -129,11 +137,12 @@ kiln_status kiln_run(kiln_executable *exe, const void *const *inputs, void *cons
       return kiln_status_make(KILN_INVALID_ARGUMENT, "kiln_run: buffer of output %u '%s' is NULL",
                               i, exe->outputs[i].name);
   uint64_t t0 = exe->profiling ? kiln_core_now_ns() : 0;
-  kiln_status s = exe->plugin->run(exe->plugin_exe, inputs, outputs);
+  kiln_status s = exe->part ? kiln_part_run(exe, inputs, outputs)
+                            : exe->plugin->run(exe->plugin_exe, inputs, outputs);
   if (exe->profiling) /* atomic: profiled runs may still be concurrent */
     __atomic_store_n(&exe->run_ns, kiln_core_now_ns() - t0, __ATOMIC_RELAXED);
   if (s)
-    return kiln_status_wrap(s, "backend '%s' run failed", exe->plugin->name);
+    return kiln_status_wrap(s, "backend '%s' run failed", kiln_executable_backend(exe));
   return NULL;
 }
 

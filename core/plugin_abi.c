@@ -44,7 +44,10 @@ _Static_assert(KILN_PLUGIN_SIZE_1_1 == 152, "kiln_plugin ABI: the 1.1 layout is 
 /* ABI 1.2: profile. */
 _Static_assert(offsetof(kiln_plugin, profile) == 152, "kiln_plugin ABI: profile moved");
 _Static_assert(KILN_PLUGIN_SIZE_1_2 == 160, "kiln_plugin ABI: the 1.2 layout is 160 bytes");
-_Static_assert(sizeof(kiln_plugin) == KILN_PLUGIN_SIZE_1_2,
+/* ABI 1.5: node_cost. */
+_Static_assert(offsetof(kiln_plugin, node_cost) == 160, "kiln_plugin ABI: node_cost moved");
+_Static_assert(KILN_PLUGIN_SIZE_1_5 == 168, "kiln_plugin ABI: the 1.5 layout is 168 bytes");
+_Static_assert(sizeof(kiln_plugin) == KILN_PLUGIN_SIZE_1_5,
                "kiln_plugin ABI: size changed (append only, bump minor, add a "
                "KILN_PLUGIN_SIZE_1_N and a case in kiln_plugin_size_for_minor)");
 
@@ -59,7 +62,11 @@ _Static_assert(offsetof(kiln_compile_options, target) == 32, "compile options AB
 /* ABI 1.2: flags. */
 _Static_assert(offsetof(kiln_compile_options, flags) == 40, "compile options ABI");
 _Static_assert(offsetof(kiln_compile_options, reserved1) == 44, "compile options ABI");
-_Static_assert(sizeof(kiln_compile_options) == 48, "compile options ABI");
+/* ABI 1.5: device_memory. */
+_Static_assert(offsetof(kiln_compile_options, device_memory) == 48, "compile options ABI");
+_Static_assert(sizeof(kiln_compile_options) == 56, "compile options ABI");
+/* Region info grows by struct_size. */
+_Static_assert(offsetof(kiln_region_info, last_run_ns) == 80, "region info ABI");
 
 /* Profiles: events and phases are frozen; kiln_profile grows by struct_size. */
 _Static_assert(sizeof(kiln_profile_event) == 24, "profile event ABI: add a new struct beside it");

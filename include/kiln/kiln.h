@@ -60,7 +60,12 @@ void kiln_context_refused(const kiln_context *ctx, uint32_t i, const char **out_
                           const char **out_reason);
 
 /* Compile function `function` (NULL = the first) of module m for the named
- * backend. m is not changed. opts may be NULL. Caller owns *out. */
+ * backend. m is not changed. opts may be NULL. Caller owns *out.
+ * `backend` may also be a priority list "A+B+..." whose entries may name a
+ * device ("opencl:1"): each node goes to the first entry that runs it,
+ * natively or after lowering, and the executable runs the regions so
+ * formed, moving tensors between them (docs/partitioning.md). A failed run
+ * of such an executable writes no output. */
 KILN_NODISCARD kiln_status kiln_compile(kiln_context *ctx, const kiln_module *m,
                                         const char *function, const char *backend,
                                         const kiln_compile_options *opts, kiln_executable **out);
@@ -101,9 +106,38 @@ int32_t kiln_executable_find_output(const kiln_executable *exe, const char *name
 const kiln_ir *kiln_executable_ir(const kiln_executable *exe);
 const char *kiln_executable_backend(const kiln_executable *exe);
 
+/* Regions (docs/partitioning.md). A backend list ("vendor+cpu",
+ * "opencl:0+opencl:1") compiles each region of nodes placed on one entry
+ * of the list as an executable of its own; an executable of one backend
+ * is one region, itself. Growth: appended at the end by a minor bump; the
+ * caller sets struct_size to its sizeof and the library fills no more. */
+typedef struct kiln_region_info {
+  uint32_t struct_size;
+  uint32_t node_count;      /* graph nodes placed in it (0 for a whole executable) */
+  const char *const *nodes; /* their names (the model's node names) */
+  const char *backend;      /* the plugin's name */
+  const char *placement;    /* the list entry as written, e.g. "opencl:1" */
+  int32_t device;           /* -1 = the backend's default */
+  uint32_t level;           /* regions of one level run side by side */
+  /* The region's own executable (its IR: kiln_executable_ir; its profile:
+   * kiln_executable_profile). Owned by the executable asked. */
+  kiln_executable *exe;
+  uint64_t weight_bytes;     /* weights it holds */
+  uint64_t activation_bytes; /* its activation arena */
+  uint64_t bytes_in;         /* bytes it reads from other regions per run */
+  uint64_t bytes_out;        /* bytes it hands on (to regions or outputs) per run */
+  uint64_t last_run_ns;      /* compiled with KILN_COMPILE_PROFILE: its time in the last run */
+} kiln_region_info;
+uint32_t kiln_executable_region_count(const kiln_executable *exe);
+/* Fill *out (its struct_size set by the caller) with region i; strings and
+ * arrays are owned by exe. */
+KILN_NODISCARD kiln_status kiln_executable_region(const kiln_executable *exe, uint32_t i,
+                                                  kiln_region_info *out);
+
 /* Run with buffers in input / output order, each exactly its type's size.
  * An index value out of range in a tensor (Gather, Scatter*, ...) fails the
- * run with KILN_OUT_OF_RANGE; outputs are then only partly written. */
+ * run with KILN_OUT_OF_RANGE; outputs are then only partly written (except
+ * for a partitioned executable, which writes them only on success). */
 KILN_NODISCARD kiln_status kiln_run(kiln_executable *exe, const void *const *inputs,
                                     void *const *outputs);
 

@@ -49,9 +49,10 @@ extern "C" {
 #endif
 
 #define KILN_PLUGIN_ABI_MAJOR 1
-#define KILN_PLUGIN_ABI_MINOR 4 /* 1.1: emit_bundle; 1.2: profile, compile flags; 1.3: cache;
+#define KILN_PLUGIN_ABI_MINOR 5 /* 1.1: emit_bundle; 1.2: profile, compile flags; 1.3: cache;
                                    1.4: more fused activations (kiln/ops.h), Conv's
-                                   fused residual, ScaledDotProductAttention */
+                                   fused residual, ScaledDotProductAttention;
+                                   1.5: node_cost, compile options' device_memory */
 #define KILN_PLUGIN_ENTRY_SYMBOL "kiln_plugin_entry"
 
 /* Does the struct at p, whose leading struct_size says how much of `type`
@@ -79,6 +80,12 @@ typedef struct kiln_compile_options {
    * KILN_STRUCT_HAS(opts, kiln_compile_options, flags). */
   uint32_t flags;
   uint32_t reserved1; /* 0 */
+  /* ABI 1.5: memory limits of the devices in a backend list
+   * ("NAME=BYTES,...", NAME an entry of the list such as opencl:1; K, M, G
+   * suffixes are powers of 1024), over what the devices report
+   * (docs/partitioning.md). NULL = none. The core reads it; a plugin sees
+   * it cleared. */
+  const char *device_memory;
 } kiln_compile_options;
 
 /* Record per-instruction timings of every run (the `profile` hook and
@@ -236,12 +243,21 @@ typedef struct kiln_plugin {
    * the backend reports no timings (kiln_executable_profile then has the
    * core's compile phases and run_ns only). */
   kiln_status (*profile)(void *executable, kiln_profile *out);
+
+  /* ABI 1.5. Optional: an estimate, in nanoseconds, of running `node` on
+   * device `device` (-1 = the default) of this backend, for placing nodes
+   * across a backend list (docs/partitioning.md: a node that several
+   * entries run goes to the cheapest, counting bytes that would cross at
+   * 0.1 ns each). Negative = no estimate. NULL (or not covered by
+   * struct_size): the list's order decides. Thread-safe, no side effects. */
+  double (*node_cost)(void *state, const kiln_node *node, int32_t device);
 } kiln_plugin;
 
 /* Bytes of the descriptor as each minor of major 1 lays it out. */
 #define KILN_PLUGIN_SIZE_1_0 offsetof(kiln_plugin, emit_bundle)
 #define KILN_PLUGIN_SIZE_1_1 (offsetof(kiln_plugin, emit_bundle) + sizeof(void (*)(void)))
 #define KILN_PLUGIN_SIZE_1_2 (offsetof(kiln_plugin, profile) + sizeof(void (*)(void)))
+#define KILN_PLUGIN_SIZE_1_5 (offsetof(kiln_plugin, node_cost) + sizeof(void (*)(void)))
 
 /* Does descriptor p cover `member`? */
 #define KILN_PLUGIN_HAS(p, member) KILN_STRUCT_HAS(p, kiln_plugin, member)
@@ -261,7 +277,8 @@ typedef kiln_status (*kiln_plugin_entry_fn)(kiln_plugin *out, uint32_t host_abi_
 static inline size_t kiln_plugin_size_for_minor(uint32_t host_minor) {
   return host_minor == 0   ? KILN_PLUGIN_SIZE_1_0
          : host_minor == 1 ? KILN_PLUGIN_SIZE_1_1
-                           : KILN_PLUGIN_SIZE_1_2;
+         : host_minor <= 4 ? KILN_PLUGIN_SIZE_1_2
+                           : KILN_PLUGIN_SIZE_1_5;
 }
 
 /* What KILN_PLUGIN_DEFINE's entry does: copy the plugin's descriptor into
