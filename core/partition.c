@@ -343,8 +343,10 @@ static bool part_lowers_on(const kiln_plugin *p, const kiln_node *n, char *why, 
     s = kiln_pass_run(&t, "lower,dce", &po, NULL);
   }
   bool ok = !s;
-  if (s)
-    snprintf(why, why_n, "%s", kiln_status_message(s));
+  if (s) { /* the lowering pass's own words, without the pipeline's prefix */
+    const char *msg = kiln_status_message(s), *at = strstr(msg, "lower: ");
+    snprintf(why, why_n, "%s", at ? at + 7 : msg);
+  }
   for (uint32_t i = 0; ok && i < kiln_function_node_count(f); i++) {
     const kiln_node *x = kiln_function_node(f, i);
     if (!part_declares(p, x)) {

@@ -3,6 +3,7 @@
  * being broken (or, with none, "picky": a working backend that declares
  * only Relu on f32 and runs a one-input one-output graph as Relu). The
  * loader tests check the reason kiln records for each. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "kiln/plugin.h"
@@ -23,17 +24,18 @@ typedef struct fake_exe {
 } fake_exe;
 
 #ifndef FAKE_NO_COMPILE
-static fake_exe fake_the_exe;
-
 static kiln_status fake_compile(void *state, const kiln_ir *ir, const kiln_compile_options *o,
                                 void **out) {
   (void)state;
   (void)o;
   if (kiln_ir_input_count(ir) != 1 || kiln_ir_output_count(ir) != 1)
     return kiln_status_make(KILN_UNIMPLEMENTED, "picky runs only one-input one-output graphs");
-  /* One static executable is enough for the tests, which are serial. */
-  fake_the_exe.ir = ir;
-  *out = &fake_the_exe;
+  /* One executable per compile: a partitioned executable holds several. */
+  fake_exe *e = malloc(sizeof *e);
+  if (!e)
+    return kiln_status_make(KILN_OUT_OF_MEMORY, "picky: out of memory");
+  e->ir = ir;
+  *out = e;
   return NULL;
 }
 #endif
@@ -49,7 +51,7 @@ static kiln_status fake_run(void *exe, const void *const *in, void *const *out) 
 }
 
 static void fake_destroy(void *exe) {
-  (void)exe;
+  free(exe);
 }
 
 static uint32_t fake_device_count(void *state) {
