@@ -462,7 +462,7 @@ static uint64_t part_rng(uint64_t *s) {
 /* Place node i (n) among the entries: fill *entry and *lowered. */
 static kiln_status part_place(const kiln_part_entry *es, uint32_t ne, const kiln_node *n,
                               const kiln_part_plan *p, const part_map *node_index,
-                              part_map *held, const uint64_t *used, uint64_t *rng,
+                              part_map *held, const uint64_t *used, bool *closed, uint64_t *rng,
                               uint32_t *entry, bool *lowered) {
   bool native[KILN_PART_MAX_ENTRIES] = {0}, fits[KILN_PART_MAX_ENTRIES] = {0};
   uint64_t need[KILN_PART_MAX_ENTRIES] = {0};
@@ -473,7 +473,12 @@ static kiln_status part_place(const kiln_part_entry *es, uint32_t ne, const kiln
     uint64_t w = 0;
     KILN_TRY(part_weight_bytes(held, n, e, false, &w));
     need[e] = w + part_result_bytes(n);
-    fits[e] = !es[e].mem_cap || used[e] + need[e] <= es[e].mem_cap;
+    fits[e] = !closed[e] && (!es[e].mem_cap || used[e] + need[e] <= es[e].mem_cap);
+    /* A device that once had no room for a node takes no later one:
+     * otherwise small nodes would hop back onto it between the nodes that
+     * spilled, each hop a transfer. */
+    if (native[e] && !fits[e])
+      closed[e] = true;
   }
   bool cand[KILN_PART_MAX_ENTRIES] = {0};
   uint32_t nc = 0;
@@ -494,6 +499,7 @@ static kiln_status part_place(const kiln_part_entry *es, uint32_t ne, const kiln
       if (!part_lowers_on(es[e].plugin, n, why[e], sizeof why[e]))
         continue;
       if (!fits[e]) {
+        closed[e] = true;
         snprintf(why[e], sizeof why[e], "it runs the node after lowering but its memory is full");
         continue;
       }
@@ -658,6 +664,7 @@ kiln_status kiln_part_plan_make(const kiln_function *f, const kiln_part_entry *e
   p->node_lowered = calloc(nn ? nn : 1, sizeof *p->node_lowered);
   part_map index = {0}, held = {0};
   uint64_t used[KILN_PART_MAX_ENTRIES] = {0};
+  bool closed[KILN_PART_MAX_ENTRIES] = {0};
   kiln_status s = NULL;
   if (!p->node_entry || !p->node_region || !p->node_lowered)
     s = kiln_status_make(KILN_OUT_OF_MEMORY, "out of memory placing nodes");
@@ -676,7 +683,7 @@ kiln_status kiln_part_plan_make(const kiln_function *f, const kiln_part_entry *e
     uint32_t e = 0;
     bool low = false;
     if (!s)
-      s = part_place(es, ne, n, p, &index, &held, used, rng, &e, &low);
+      s = part_place(es, ne, n, p, &index, &held, used, closed, rng, &e, &low);
     if (s)
       break;
     uint64_t w = 0;
