@@ -931,6 +931,10 @@ struct kiln_part_exe {
   uint32_t *out_slots; /* per output of the executable */
   uint32_t level_count;
   uint64_t last_copy_ns;
+  /* The scratch block of the run in flight; a concurrent run (kiln_run
+   * may be called from several threads) allocates its own. */
+  unsigned char *scratch;
+  bool scratch_busy;
 };
 
 void kiln_part_exe_destroy(kiln_part_exe *px) {
@@ -950,6 +954,7 @@ void kiln_part_exe_destroy(kiln_part_exe *px) {
     free(px->slots[i].data);
   free(px->slots);
   free(px->out_slots);
+  free(px->scratch);
   free(px);
 }
 
@@ -1448,8 +1453,16 @@ static void *part_job_run(void *arg) {
 kiln_status kiln_part_run(kiln_executable *exe, const void *const *inputs, void *const *outputs) {
   kiln_part_exe *px = exe->part;
   unsigned char *temp = NULL;
+  bool own = false;
   if (px->temp_bytes) {
-    temp = aligned_alloc(64, (px->temp_bytes + 63) & ~(uint64_t)63);
+    own = !__atomic_exchange_n(&px->scratch_busy, true, __ATOMIC_ACQUIRE);
+    if (own && !px->scratch)
+      px->scratch = aligned_alloc(64, (px->temp_bytes + 63) & ~(uint64_t)63);
+    if (own && !px->scratch) {
+      __atomic_store_n(&px->scratch_busy, false, __ATOMIC_RELEASE);
+      own = false;
+    }
+    temp = own ? px->scratch : aligned_alloc(64, (px->temp_bytes + 63) & ~(uint64_t)63);
     if (!temp)
       return kiln_status_make(KILN_OUT_OF_MEMORY,
                               "out of memory for the %" PRIu64 " bytes that cross between regions",
@@ -1503,7 +1516,10 @@ kiln_status kiln_part_run(kiln_executable *exe, const void *const *inputs, void 
     if (exe->profiling)
       __atomic_store_n(&px->last_copy_ns, kiln_core_now_ns() - t0, __ATOMIC_RELAXED);
   }
-  free(temp);
+  if (own)
+    __atomic_store_n(&px->scratch_busy, false, __ATOMIC_RELEASE);
+  else
+    free(temp);
   return s;
 }
 

@@ -15,6 +15,7 @@
  * message names the region, and bad lists get clear messages. */
 #include <check.h>
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -294,6 +295,49 @@ START_TEST(outputs_of_every_kind) {
 }
 END_TEST
 
+typedef struct runner {
+  kiln_executable *exe;
+  float x[4];
+  int bad;
+} runner;
+
+/* Runs exe 200 times on its own input and counts wrong results: Relu(x)
+ * @ W etc. as in chain_kir, for x = r->x, whose result is worked out from
+ * scale: x = s * [-1, 2, -3, 4] gives s * [0, 10, 0, 14] for s > 0. */
+static void *run_many(void *arg) {
+  runner *r = arg;
+  float s = r->x[1] / 2;
+  for (int i = 0; i < 200; i++) {
+    float y[4] = {0};
+    const void *in[] = {r->x};
+    void *out[] = {y};
+    kiln_status st = kiln_run(r->exe, in, out);
+    if (st || y[0] != 0 || y[1] != 10 * s || y[2] != 0 || y[3] != 14 * s)
+      r->bad++;
+    kiln_status_free(st);
+  }
+  return NULL;
+}
+
+START_TEST(concurrent_runs) {
+  clear_env();
+  kiln_context *ctx = context();
+  kiln_module *m = parse(chain_kir);
+  kiln_executable *exe = NULL;
+  EXPECT_OK(kiln_compile(ctx, m, NULL, "picky+interpreter", NULL, &exe));
+  runner a = {exe, {-1, 2, -3, 4}, 0}, b = {exe, {-2, 4, -6, 8}, 0};
+  pthread_t t;
+  ck_assert_int_eq(pthread_create(&t, NULL, run_many, &b), 0);
+  run_many(&a);
+  pthread_join(t, NULL);
+  ck_assert_int_eq(a.bad, 0);
+  ck_assert_int_eq(b.bad, 0);
+  kiln_executable_destroy(exe);
+  kiln_module_destroy(m);
+  kiln_context_destroy(ctx);
+}
+END_TEST
+
 START_TEST(failing_region_writes_no_output) {
   clear_env();
   setenv("KILN_TEST_TA_DECLARES", "MatMul", 1);
@@ -359,6 +403,7 @@ int main(void) {
   tcase_set_timeout(rt, 60);
   tcase_add_test(rt, partitioned_run_is_exact);
   tcase_add_test(rt, outputs_of_every_kind);
+  tcase_add_test(rt, concurrent_runs);
   tcase_add_test(rt, failing_region_writes_no_output);
   tcase_add_test(rt, bad_lists_are_named);
   suite_add_tcase(s, rt);
