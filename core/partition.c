@@ -591,9 +591,13 @@ static kiln_status part_sort_regions(kiln_part_plan *p) {
   uint32_t nr = p->region_count;
   uint32_t *order = malloc((nr ? nr : 1) * sizeof *order);
   bool *done = calloc(nr ? nr : 1, sizeof *done);
+  uint64_t *pending = calloc(p->dep_words ? p->dep_words : 1, sizeof *pending);
+  for (uint32_t r = 0; pending && r < nr; r++)
+    pending[r / 64] |= 1ull << (r % 64);
   uint32_t *newid = malloc((nr ? nr : 1) * sizeof *newid);
   kiln_part_region *sorted = malloc((p->region_cap ? p->region_cap : 1) * sizeof *sorted);
-  if (!order || !done || !newid || !sorted) {
+  if (!order || !done || !newid || !sorted || !pending) {
+    free(pending);
     free(order);
     free(done);
     free(newid);
@@ -606,14 +610,14 @@ static kiln_status part_sort_regions(kiln_part_plan *p) {
     for (uint32_t r = 0; r < nr; r++) {
       if (done[r])
         continue;
-      bool ready = true;
-      for (uint32_t q = 0; q < nr && ready; q++)
-        if (!done[q] && q != r && part_dep(p, r, q))
-          ready = false;
+      bool ready = true; /* nothing it depends on is still pending */
+      for (uint32_t w = 0; w < p->dep_words && ready; w++)
+        ready = (p->regions[r].deps[w] & pending[w]) == 0;
       if (ready && (best == UINT32_MAX || p->regions[r].nodes[0] < p->regions[best].nodes[0]))
         best = r;
     }
     if (best == UINT32_MAX) { /* cannot happen: the deps are acyclic */
+      free(pending);
       free(order);
       free(done);
       free(newid);
@@ -621,6 +625,7 @@ static kiln_status part_sort_regions(kiln_part_plan *p) {
       return kiln_status_make(KILN_INTERNAL, "partition: the regions form a cycle");
     }
     done[best] = true;
+    pending[best / 64] &= ~(1ull << (best % 64));
     order[k] = best;
     newid[best] = k;
   }
@@ -628,6 +633,9 @@ static kiln_status part_sort_regions(kiln_part_plan *p) {
     sorted[k] = p->regions[order[k]];
     uint64_t *d = calloc(p->dep_words, sizeof *d);
     if (!d) {
+      for (uint32_t j = 0; j < k; j++)
+        free(sorted[j].deps);
+      free(pending);
       free(order);
       free(done);
       free(newid);
@@ -645,6 +653,7 @@ static kiln_status part_sort_regions(kiln_part_plan *p) {
   p->regions = sorted;
   for (uint32_t i = 0; i < p->node_count; i++)
     p->node_region[i] = newid[p->node_region[i]];
+  free(pending);
   free(order);
   free(done);
   free(newid);
