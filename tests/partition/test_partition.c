@@ -8,7 +8,9 @@
  * them (one line per region: "region I on ENTRY level L: NODES", then its
  * weight bytes and the bytes it reads from and hands to other regions), or
  * "whole function on ENTRY" when no partition was made; or "# EXPECT-ERROR"
- * and a part of the compile error's message.
+ * and a part of the compile error's message; or "# EXPECT-RUN-ERROR" and a
+ * part of the message of a run on zero inputs, which must leave the
+ * outputs as they were.
  *
  * The C tests below run partitioned executables: the results equal the
  * interpreter's, a failing region leaves the outputs untouched and the
@@ -163,6 +165,7 @@ START_TEST(run_case) {
   char *sep = strstr(text, "# EXPECT");
   ck_assert_msg(sep != NULL, "%s: no '# EXPECT' line", names[_i]);
   bool want_error = strncmp(sep, "# EXPECT-ERROR", 14) == 0;
+  bool want_run_error = strncmp(sep, "# EXPECT-RUN-ERROR", 18) == 0;
   char *expected = strchr(sep, '\n');
   expected = expected ? expected + 1 : sep + strlen(sep);
   *sep = 0;
@@ -179,6 +182,43 @@ START_TEST(run_case) {
     ck_assert_msg(strstr(kiln_status_message(s), expected) != NULL,
                   "%s: the error\n  %s\nlacks\n  %s", names[_i], kiln_status_message(s), expected);
     kiln_status_free(s);
+  } else if (want_run_error) {
+    ck_assert_msg(s == NULL, "%s: %s", names[_i], s ? kiln_status_message(s) : "");
+    uint32_t ni = kiln_executable_input_count(exe), no = kiln_executable_output_count(exe);
+    const void **in = calloc(ni + 1, sizeof *in);
+    void **out = calloc(no + 1, sizeof *out);
+    unsigned char **bufs = calloc(ni + no + 1, sizeof *bufs);
+    size_t *sizes = calloc(ni + no + 1, sizeof *sizes);
+    for (uint32_t i = 0; i < ni + no; i++) {
+      kiln_io_info io;
+      if (i < ni)
+        kiln_executable_input(exe, i, &io);
+      else
+        kiln_executable_output(exe, i - ni, &io);
+      sizes[i] = (size_t)kiln_type_bytes(&io.type);
+      bufs[i] = malloc(sizes[i] + 1);
+      memset(bufs[i], i < ni ? 0 : 0x5a, sizes[i] + 1);
+      if (i < ni)
+        in[i] = bufs[i];
+      else
+        out[i - ni] = bufs[i];
+    }
+    kiln_status rs = kiln_run(exe, in, out);
+    ck_assert_msg(rs != NULL, "%s: ran, but the case expects a run-time error", names[_i]);
+    ck_assert_msg(strstr(kiln_status_message(rs), expected) != NULL,
+                  "%s: the run's error\n  %s\nlacks\n  %s", names[_i], kiln_status_message(rs),
+                  expected);
+    kiln_status_free(rs);
+    for (uint32_t i = ni; i < ni + no; i++)
+      for (size_t b = 0; b < sizes[i]; b++)
+        ck_assert_msg(bufs[i][b] == 0x5a, "%s: output %u was written by a failed run", names[_i],
+                      i - ni);
+    for (uint32_t i = 0; i < ni + no; i++)
+      free(bufs[i]);
+    free(bufs);
+    free(sizes);
+    free(in);
+    free(out);
   } else {
     ck_assert_msg(s == NULL, "%s: %s", names[_i], s ? kiln_status_message(s) : "");
     char got[8192];
