@@ -121,10 +121,11 @@ static kiln_status compile_region_stats(const kiln_executable *exe) {
     in += r.bytes_in;
     out += r.bytes_out;
   }
-  printf("total: %u regions, weights %llu bytes, activation arenas %llu bytes; per run %llu "
+  printf("total: %u region%s, weights %llu bytes, activation arenas %llu bytes; per run %llu "
          "bytes cross between regions (read from another region's results, through host "
          "memory) and the regions hand on %llu bytes (to regions or outputs)\n",
-         n, (unsigned long long)weights, (unsigned long long)acts, (unsigned long long)in,
+         n, n == 1 ? "" : "s", (unsigned long long)weights, (unsigned long long)acts,
+         (unsigned long long)in,
          (unsigned long long)out);
   printf("inputs: %u, outputs: %u\n", kiln_executable_input_count(exe),
          kiln_executable_output_count(exe));
