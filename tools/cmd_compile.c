@@ -10,12 +10,15 @@
 #include "commands.h"
 
 static void compile_help(void) {
-  printf("usage: kiln compile FILE --backend NAME [--stats] [options]\n\n"
+  printf("usage: kiln compile FILE --backend LIST [--stats] [options]\n\n"
          "Compile FILE (.onnx by extension, otherwise .kir) for a backend and report\n"
          "the compile time (wall clock, loading excluded) and the peak resident memory\n"
          "of the process.\n\n"
          "  --stats               also print weight bytes, activation arena bytes and\n"
-         "                        the instruction count of the compiled program\n"
+         "                        the instruction count of the compiled program; for a\n"
+         "                        backend list that splits the model, one row per region\n"
+         "                        (placement, backend, device, level, nodes, sizes, bytes\n"
+         "                        in and out) and the bytes crossing between regions\n"
          "  --bundle DIR          write an ahead-of-time bundle into DIR (created if\n"
          "                        missing): NAME.o, NAME.h, NAME.weights\n"
          "  --name NAME           the bundle's name, a C identifier (default: model)\n"
@@ -55,6 +58,77 @@ static kiln_status compile_weights_c(const char *dir, const char *name) {
   fclose(in);
   if (fclose(out) || bad)
     return kiln_status_make(KILN_IO_ERROR, "%s: writing failed", out_path);
+  return NULL;
+}
+
+/* --stats of an executable of one backend: its instruction IR's sizes. */
+static void compile_stats(const kiln_executable *exe) {
+  const kiln_ir *ir = kiln_executable_ir(exe);
+  printf("weights: %llu bytes\n", (unsigned long long)kiln_ir_weight_bytes(ir));
+  uint64_t lower = 0;
+  kiln_status ls = kiln_pass_plan_lower_bound(ir, &lower);
+  if (ls) {
+    printf("activation arena: %llu bytes (lower bound unknown: %s)\n",
+           (unsigned long long)kiln_ir_activation_bytes(ir), kiln_status_message(ls));
+    kiln_status_free(ls);
+  } else {
+    printf("activation arena: %llu bytes (memory plan peak; lower bound %llu bytes: the most "
+           "activation bytes alive at once)\n",
+           (unsigned long long)kiln_ir_activation_bytes(ir), (unsigned long long)lower);
+  }
+  printf("instructions: %u\n", kiln_ir_instr_count(ir));
+  printf("inputs: %u, outputs: %u\n", kiln_executable_input_count(exe),
+         kiln_executable_output_count(exe));
+}
+
+/* --stats of a partitioned executable: one row per region, then totals.
+ * Its own IR is NULL; each region's executable has one. */
+static kiln_status compile_region_stats(const kiln_executable *exe) {
+  uint32_t n = kiln_executable_region_count(exe);
+  int wp = 9, wb = 7; /* column widths: the longest placement and backend */
+  for (uint32_t i = 0; i < n; i++) {
+    kiln_region_info r = {.struct_size = sizeof r};
+    KILN_TRY(kiln_executable_region(exe, i, &r));
+    int lp = (int)strlen(r.placement), lb = (int)strlen(r.backend);
+    wp = lp > wp ? lp : wp;
+    wb = lb > wb ? lb : wb;
+  }
+  printf("regions: %u (backend list %s; levels run in order, the regions of one level on "
+         "different entries side by side)\n",
+         n, kiln_executable_backend(exe));
+  printf("%6s  %-*s  %-*s  %6s  %5s  %5s  %6s  %10s  %13s  %9s  %9s  %s\n", "region", wp,
+         "placement", wb, "backend", "device", "level", "nodes", "instrs", "weights B",
+         "activations B", "bytes in", "bytes out", "nodes (first)");
+  uint64_t weights = 0, acts = 0, in = 0, out = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    kiln_region_info r = {.struct_size = sizeof r};
+    KILN_TRY(kiln_executable_region(exe, i, &r));
+    char dev[16], names[512], instrs[16] = "-";
+    if (r.device < 0)
+      snprintf(dev, sizeof dev, "-");
+    else
+      snprintf(dev, sizeof dev, "%d", (int)r.device);
+    const kiln_ir *rir = r.exe ? kiln_executable_ir(r.exe) : NULL;
+    if (rir)
+      snprintf(instrs, sizeof instrs, "%u", kiln_ir_instr_count(rir));
+    tool_region_names(&r, 4, names, sizeof names);
+    printf("%6u  %-*s  %-*s  %6s  %5u  %5u  %6s  %10llu  %13llu  %9llu  %9llu  %s\n", i, wp,
+           r.placement, wb, r.backend, dev, r.level, r.node_count, instrs,
+           (unsigned long long)r.weight_bytes, (unsigned long long)r.activation_bytes,
+           (unsigned long long)r.bytes_in, (unsigned long long)r.bytes_out, names);
+    weights += r.weight_bytes;
+    acts += r.activation_bytes;
+    in += r.bytes_in;
+    out += r.bytes_out;
+  }
+  printf("total: %u region%s, weights %llu bytes, activation arenas %llu bytes; per run %llu "
+         "bytes cross between regions (read from another region's results, through host "
+         "memory) and the regions hand on %llu bytes (to regions or outputs)\n",
+         n, n == 1 ? "" : "s", (unsigned long long)weights, (unsigned long long)acts,
+         (unsigned long long)in,
+         (unsigned long long)out);
+  printf("inputs: %u, outputs: %u\n", kiln_executable_input_count(exe),
+         kiln_executable_output_count(exe));
   return NULL;
 }
 
@@ -129,24 +203,10 @@ int kiln_cmd_compile(int argc, char **argv) {
   if (!s) {
     printf("compiled %s for %s in %.3f ms\n", file, ca.backend, t1 - t0);
     printf("peak RSS: %.1f MiB\n", (double)tool_peak_rss_bytes() / (1024.0 * 1024.0));
-    if (stats) {
-      const kiln_ir *ir = kiln_executable_ir(exe);
-      printf("weights: %llu bytes\n", (unsigned long long)kiln_ir_weight_bytes(ir));
-      uint64_t lower = 0;
-      kiln_status ls = kiln_pass_plan_lower_bound(ir, &lower);
-      if (ls) {
-        printf("activation arena: %llu bytes (lower bound unknown: %s)\n",
-               (unsigned long long)kiln_ir_activation_bytes(ir), kiln_status_message(ls));
-        kiln_status_free(ls);
-      } else {
-        printf("activation arena: %llu bytes (memory plan peak; lower bound %llu bytes: the most "
-               "activation bytes alive at once)\n",
-               (unsigned long long)kiln_ir_activation_bytes(ir), (unsigned long long)lower);
-      }
-      printf("instructions: %u\n", kiln_ir_instr_count(ir));
-      printf("inputs: %u, outputs: %u\n", kiln_executable_input_count(exe),
-             kiln_executable_output_count(exe));
-    }
+    if (stats && tool_exe_partitioned(exe))
+      s = compile_region_stats(exe);
+    else if (stats)
+      compile_stats(exe);
   }
   kiln_executable_destroy(exe);
   kiln_module_destroy(m);

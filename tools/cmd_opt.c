@@ -147,6 +147,13 @@ int kiln_cmd_opt(int argc, char **argv) {
     ref.plugin = kiln_context_find_backend(ctx, backend);
     if (!ref.plugin) {
       kiln_context_destroy(ctx);
+      /* A list is placed node by node at compile time; opt shows one
+       * backend's view of the whole graph. */
+      if (strchr(backend, '+') || strchr(backend, ':'))
+        return tool_usage_error("opt", "--backend takes one backend name, not a list or a device "
+                                       "('%s'); see where a list places each node with kiln dump "
+                                       "--dot --backend %s",
+                                backend, backend);
       return tool_fail(
           kiln_status_make(KILN_NOT_FOUND, "no backend named '%s' (see kiln backends)", backend));
     }

@@ -50,8 +50,9 @@ bool tool_dims_add(tool_dims *d, const char *cmd, const char *text);
 kiln_status tool_load_module(const char *path, const tool_dims *dims, kiln_context *ctx,
                              kiln_module **out);
 
-/* Options shared by compile and run: --backend, --function, --threads,
- * --cpu, --cpu-features, --device, --dim, --no-cache. */
+/* Options shared by compile, run and dump --dot: --backend, --function,
+ * --threads, --cpu, --cpu-features, --device, --device-memory, --dim,
+ * --no-cache. */
 typedef struct tool_compile_args {
   const char *backend, *function;
   kiln_compile_options opts;
@@ -63,6 +64,13 @@ void tool_compile_args_init(tool_compile_args *a);
 int tool_compile_arg(const char *cmd, int argc, char **argv, int *i, tool_compile_args *a);
 /* Help lines for those options. */
 extern const char tool_compile_args_help[];
+
+/* Whether exe was compiled from a backend list into regions of their own
+ * (docs/partitioning.md); such an executable has no instruction IR of its
+ * own (kiln_executable_ir is NULL), its regions' executables have. */
+bool tool_exe_partitioned(const kiln_executable *exe);
+/* "a, b, c and 4 more": the first `max` node names of a region. */
+void tool_region_names(const kiln_region_info *r, uint32_t max, char *buf, size_t size);
 
 /* Milliseconds from a monotonic clock. */
 double tool_now_ms(void);

@@ -14,7 +14,8 @@ typedef struct tool_command {
 static const tool_command tool_commands[] = {
     {"dump", kiln_cmd_dump, "print a model (.kir or .onnx) as text or Graphviz DOT"},
     {"backends", kiln_cmd_backends, "list the backends found, and the plugins refused and why"},
-    {"compile", kiln_cmd_compile, "compile a model for a backend; report time, memory, sizes"},
+    {"compile", kiln_cmd_compile,
+     "compile a model for a backend (or a list, A+B); report time, memory, sizes"},
     {"run", kiln_cmd_run, "compile and run a model on inputs from .npy / .pb files"},
 #ifdef KILN_HAVE_OPT
     {"opt", kiln_cmd_opt, "run a pass pipeline on a model and print the result"},

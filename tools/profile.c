@@ -3,8 +3,12 @@
  * prints where the time went, per instruction and per node kind, with the
  * work each did (FLOPs counted from the instruction's shapes for the
  * compute-bound kinds, bytes of its operands for the others) and the rate
- * achieved, and writes the last run as a Chrome trace-event file.
- * docs/profiling.md explains the columns. */
+ * achieved, and writes the last run as a Chrome trace-event file. For an
+ * executable split into regions over a backend list, each region's
+ * executable has its own profile (the partitioned one has no
+ * instructions): the time is attributed to regions, to what lies outside
+ * them (hand-over between regions, output copies), and within each region
+ * to its instructions. docs/profiling.md explains the columns. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,18 +29,43 @@ struct tool_profile {
   kiln_profile_event *last; /* the last run's events */
   uint32_t last_count;
   bool no_events; /* the backend reports none */
+  /* A partitioned executable: its regions (info borrowed from the
+   * executable, which outlives the profile), each region's own profile
+   * and its time per run, [run * region_count + r]. */
+  uint32_t region_count;
+  kiln_region_info *rinfo;
+  tool_profile **regions;
+  uint64_t *region_ns;
 };
 
 kiln_status tool_profile_create(const kiln_executable *exe, tool_profile **out) {
+  *out = NULL;
   tool_profile *p = calloc(1, sizeof *p);
   if (!p)
     return kiln_status_make(KILN_OUT_OF_MEMORY, "no memory for a profile");
+  /* A partitioned executable has no IR (NULL): nothing to time of its own. */
   p->ir = kiln_executable_ir(exe);
-  p->n_instr = kiln_ir_instr_count(p->ir);
+  p->n_instr = p->ir ? kiln_ir_instr_count(p->ir) : 0;
   p->timed = calloc(p->n_instr ? p->n_instr : 1, sizeof *p->timed);
-  if (!p->timed) {
+  kiln_status s = p->timed ? NULL : kiln_status_make(KILN_OUT_OF_MEMORY, "no memory for a profile");
+  if (!s && tool_exe_partitioned(exe)) {
+    uint32_t n = kiln_executable_region_count(exe);
+    p->rinfo = calloc(n ? n : 1, sizeof *p->rinfo);
+    p->regions = calloc(n ? n : 1, sizeof *p->regions);
+    if (!p->rinfo || !p->regions)
+      s = kiln_status_make(KILN_OUT_OF_MEMORY, "no memory for a profile");
+    for (uint32_t r = 0; !s && r < n; r++) {
+      p->rinfo[r].struct_size = sizeof p->rinfo[r];
+      s = kiln_executable_region(exe, r, &p->rinfo[r]);
+      if (!s)
+        s = tool_profile_create(p->rinfo[r].exe, &p->regions[r]);
+      if (!s)
+        p->region_count = r + 1;
+    }
+  }
+  if (s) {
     tool_profile_destroy(p);
-    return kiln_status_make(KILN_OUT_OF_MEMORY, "no memory for a profile");
+    return s;
   }
   *out = p;
   return NULL;
@@ -45,6 +74,11 @@ kiln_status tool_profile_create(const kiln_executable *exe, tool_profile **out) 
 void tool_profile_destroy(tool_profile *p) {
   if (!p)
     return;
+  for (uint32_t r = 0; p->regions && r < p->region_count; r++)
+    tool_profile_destroy(p->regions[r]);
+  free(p->regions);
+  free(p->rinfo);
+  free(p->region_ns);
   free(p->run_ns);
   free(p->instr_ns);
   free(p->timed);
@@ -53,20 +87,37 @@ void tool_profile_destroy(tool_profile *p) {
   free(p);
 }
 
+/* Room for one more run in the per-run arrays. */
+static kiln_status prof_grow(tool_profile *p) {
+  if (p->runs < p->cap_runs)
+    return NULL;
+  uint64_t cap = p->cap_runs ? p->cap_runs * 2 : 8;
+  uint64_t *r = realloc(p->run_ns, cap * sizeof *r);
+  if (r)
+    p->run_ns = r;
+  uint64_t *t = r ? realloc(p->instr_ns, cap * (p->n_instr ? p->n_instr : 1) * sizeof *t) : NULL;
+  if (t)
+    p->instr_ns = t;
+  uint64_t *g = t ? realloc(p->region_ns, cap * (p->region_count ? p->region_count : 1) * sizeof *g)
+                  : NULL;
+  if (!g)
+    return kiln_status_make(KILN_OUT_OF_MEMORY, "no memory for the profile of run %llu",
+                            (unsigned long long)p->runs + 1);
+  p->region_ns = g;
+  p->cap_runs = cap;
+  return NULL;
+}
+
 kiln_status tool_profile_add_run(tool_profile *p, kiln_executable *exe) {
   const kiln_profile *pr = NULL;
   KILN_TRY(kiln_executable_profile(exe, &pr));
-  if (p->runs == p->cap_runs) {
-    uint64_t cap = p->cap_runs ? p->cap_runs * 2 : 8;
-    uint64_t *r = realloc(p->run_ns, cap * sizeof *r);
-    if (r)
-      p->run_ns = r;
-    uint64_t *t = r ? realloc(p->instr_ns, cap * (p->n_instr ? p->n_instr : 1) * sizeof *t) : NULL;
-    if (!t)
-      return kiln_status_make(KILN_OUT_OF_MEMORY, "no memory for the profile of run %llu",
-                              (unsigned long long)p->runs + 1);
-    p->instr_ns = t;
-    p->cap_runs = cap;
+  KILN_TRY(prof_grow(p));
+  /* Each region's time in this run, and its own profile. */
+  for (uint32_t r = 0; r < p->region_count; r++) {
+    kiln_region_info ri = {.struct_size = sizeof ri};
+    KILN_TRY(kiln_executable_region(exe, r, &ri));
+    p->region_ns[p->runs * p->region_count + r] = ri.last_run_ns;
+    KILN_TRY_CTX(tool_profile_add_run(p->regions[r], ri.exe), "the profile of region %u", r);
   }
   uint64_t *row = p->instr_ns + p->runs * p->n_instr;
   memset(row, 0, p->n_instr * sizeof *row);
@@ -290,16 +341,15 @@ static void prof_instr_name(const kiln_instr *in, char *buf, size_t n) {
     snprintf(buf, n, "#%u", kiln_instr_index(in));
 }
 
-kiln_status tool_profile_print(FILE *f, tool_profile *p, double load_ms, const char *backend) {
-  fprintf(f, "\nprofile (%s)\n\ncompile phases\n", "kiln run --profile; see docs/profiling.md");
-  if (load_ms >= 0)
-    fprintf(f, "  %-40s %10.3f ms\n", "load (import)", load_ms);
-  for (uint32_t i = 0; i < p->phase_count; i++)
-    fprintf(f, "  %s%-*s %10.3f ms\n", i >= 3 ? "  " : "", i >= 3 ? 38 : 40, p->phases[i].name,
-            (double)p->phases[i].ns * 1e-6);
-  if (!p->runs)
-    return NULL;
-  double run_total = 0;
+static void prof_intro_run(FILE *f, const void *ctx, double instr_total);
+
+/* The by-kind and by-instruction tables of p's instructions. Shares are
+ * of run_total, the whole run's wall time summed over runs (for a region,
+ * the partitioned executable's). `intro` prints the line that comes
+ * before the tables, given the instructions' summed time. */
+static kiln_status prof_tables(FILE *f, const tool_profile *p, double run_total,
+                               void (*intro)(FILE *f, const void *ctx, double instr_total),
+                               const void *ctx) {
   uint64_t *tmp = malloc((p->runs ? p->runs : 1) * sizeof *tmp);
   prof_row *rows = calloc(p->n_instr ? p->n_instr : 1, sizeof *rows);
   prof_row *kinds = calloc(p->n_instr ? p->n_instr : 1, sizeof *kinds);
@@ -309,11 +359,6 @@ kiln_status tool_profile_print(FILE *f, tool_profile *p, double load_ms, const c
     free(kinds);
     return kiln_status_make(KILN_OUT_OF_MEMORY, "no memory for the profile table");
   }
-  for (uint64_t r = 0; r < p->runs; r++) {
-    run_total += (double)p->run_ns[r];
-    tmp[r] = p->run_ns[r];
-  }
-  double run_median = prof_median(tmp, p->runs);
   uint32_t nrows = 0, nkinds = 0;
   double instr_total = 0;
   for (uint32_t i = 0; i < p->n_instr; i++) {
@@ -357,12 +402,14 @@ kiln_status tool_profile_print(FILE *f, tool_profile *p, double load_ms, const c
     kinds[j].median_ns = v ? prof_median(v, n) : 0;
     free(v);
   }
-  fprintf(f, "\nrun: %llu run%s, wall time median %.3f ms, total %.3f ms; the instructions' times "
-             "add up to %.1f%% of it\n",
-          (unsigned long long)p->runs, p->runs == 1 ? "" : "s", run_median * 1e-6,
-          run_total * 1e-6, run_total > 0 ? 100.0 * instr_total / run_total : 0);
-  if (p->no_events)
-    fprintf(f, "(backend '%s' reports no per-instruction timings)\n", backend ? backend : "?");
+  intro(f, ctx, instr_total);
+  /* A region whose backend times nothing: the note in the intro says so. */
+  if (nrows == 0 && p->no_events && intro != prof_intro_run) {
+    free(tmp);
+    free(rows);
+    free(kinds);
+    return NULL;
+  }
   qsort(kinds, nkinds, sizeof *kinds, prof_cmp_rows);
   qsort(rows, nrows, sizeof *rows, prof_cmp_rows);
   fprintf(f, "\nby kind\n");
@@ -377,6 +424,168 @@ kiln_status tool_profile_print(FILE *f, tool_profile *p, double load_ms, const c
   free(rows);
   free(kinds);
   return NULL;
+}
+
+typedef struct prof_run_line {
+  const tool_profile *p;
+  double run_median, run_total;
+  const char *backend;
+} prof_run_line;
+
+/* One backend's executable: the run line, then its tables. */
+static void prof_intro_run(FILE *f, const void *ctx, double instr_total) {
+  const prof_run_line *l = ctx;
+  fprintf(f, "\nrun: %llu run%s, wall time median %.3f ms, total %.3f ms; the instructions' times "
+             "add up to %.1f%% of it\n",
+          (unsigned long long)l->p->runs, l->p->runs == 1 ? "" : "s", l->run_median * 1e-6,
+          l->run_total * 1e-6, l->run_total > 0 ? 100.0 * instr_total / l->run_total : 0);
+  if (l->p->no_events)
+    fprintf(f, "(backend '%s' reports no per-instruction timings)\n",
+            l->backend ? l->backend : "?");
+}
+
+typedef struct prof_region_line {
+  const tool_profile *p; /* the partitioned executable's */
+  uint32_t r;
+  double region_total;
+} prof_region_line;
+
+/* A region: a title naming it, then its tables. */
+static void prof_intro_region(FILE *f, const void *ctx, double instr_total) {
+  const prof_region_line *l = ctx;
+  const kiln_region_info *ri = &l->p->rinfo[l->r];
+  char names[256];
+  tool_region_names(ri, 3, names, sizeof names);
+  fprintf(f, "\nregion %u on %s (nodes %s): %.3f ms in %llu run%s; ", l->r, ri->placement, names,
+          l->region_total * 1e-6, (unsigned long long)l->p->runs, l->p->runs == 1 ? "" : "s");
+  if (l->p->regions[l->r]->no_events)
+    fprintf(f, "backend '%s' reports no per-instruction timings\n", ri->backend);
+  else
+    fprintf(f, "its instructions' times add up to %.1f%% of it\n",
+            l->region_total > 0 ? 100.0 * instr_total / l->region_total : 0);
+}
+
+/* The time of run `run` on its critical path through the regions: levels
+ * run one after another; in a level, each list entry runs its regions one
+ * after another, and the entries side by side. */
+static uint64_t prof_critical_ns(const tool_profile *p, uint64_t run) {
+  uint64_t total = 0;
+  uint32_t levels = 0;
+  for (uint32_t r = 0; r < p->region_count; r++)
+    levels = p->rinfo[r].level + 1 > levels ? p->rinfo[r].level + 1 : levels;
+  for (uint32_t L = 0; L < levels; L++) {
+    uint64_t longest = 0;
+    for (uint32_t r = 0; r < p->region_count; r++) {
+      if (p->rinfo[r].level != L)
+        continue;
+      bool first = true; /* the first region of its entry at this level */
+      for (uint32_t q = 0; q < r && first; q++)
+        first = !(p->rinfo[q].level == L && strcmp(p->rinfo[q].placement, p->rinfo[r].placement) == 0);
+      if (!first)
+        continue;
+      uint64_t sum = 0;
+      for (uint32_t q = r; q < p->region_count; q++)
+        if (p->rinfo[q].level == L && strcmp(p->rinfo[q].placement, p->rinfo[r].placement) == 0)
+          sum += p->region_ns[run * p->region_count + q];
+      longest = sum > longest ? sum : longest;
+    }
+    total += longest;
+  }
+  return total;
+}
+
+/* A partitioned executable: the regions' table, the time outside them,
+ * then each region's own tables. */
+static kiln_status prof_print_regions(FILE *f, tool_profile *p, double run_total,
+                                      double run_median, const char *backend) {
+  uint64_t *tmp = malloc((p->runs ? p->runs : 1) * sizeof *tmp);
+  if (!tmp)
+    return kiln_status_make(KILN_OUT_OF_MEMORY, "no memory for the profile table");
+  double crit_total = 0;
+  for (uint64_t r = 0; r < p->runs; r++) {
+    uint64_t c = prof_critical_ns(p, r);
+    crit_total += (double)c;
+    tmp[r] = p->run_ns[r] > c ? p->run_ns[r] - c : 0; /* outside the regions */
+  }
+  double outside_total = run_total > crit_total ? run_total - crit_total : 0;
+  double outside_median = prof_median(tmp, p->runs);
+  fprintf(f, "\nrun: %llu run%s, wall time median %.3f ms, total %.3f ms; the regions' times on "
+             "the critical path add up to %.1f%% of it\n",
+          (unsigned long long)p->runs, p->runs == 1 ? "" : "s", run_median * 1e-6,
+          run_total * 1e-6, run_total > 0 ? 100.0 * crit_total / run_total : 0);
+  int wp = 9;
+  for (uint32_t r = 0; r < p->region_count; r++) {
+    int l = (int)strlen(p->rinfo[r].placement);
+    wp = l > wp ? l : wp;
+  }
+  fprintf(f, "\nby region (backend list %s; a level's regions on different entries run side by "
+             "side)\n",
+          backend ? backend : "?");
+  fprintf(f, "%6s  %-*s %5s %5s %6s %11s %11s %7s %11s %11s  %s\n", "region", wp, "placement",
+          "level", "nodes", "calls", "total ms", "median us", "share", "bytes in", "bytes out",
+          "nodes (first)");
+  for (uint32_t r = 0; r < p->region_count; r++) {
+    const kiln_region_info *ri = &p->rinfo[r];
+    double total = 0;
+    for (uint64_t k = 0; k < p->runs; k++) {
+      tmp[k] = p->region_ns[k * p->region_count + r];
+      total += (double)tmp[k];
+    }
+    char names[256];
+    tool_region_names(ri, 3, names, sizeof names);
+    fprintf(f, "%6u  %-*s %5u %5u %6llu %11.3f %11.1f %6.1f%% %11llu %11llu  %s\n", r, wp,
+            ri->placement, ri->level, ri->node_count, (unsigned long long)p->runs, total * 1e-6,
+            prof_median(tmp, p->runs) * 1e-3, run_total > 0 ? 100.0 * total / run_total : 0,
+            (unsigned long long)ri->bytes_in, (unsigned long long)ri->bytes_out, names);
+  }
+  fprintf(f, "%6s  %-*s %5s %5s %6llu %11.3f %11.1f %6.1f%%  (hand-over between regions, output "
+             "copies)\n",
+          "-", wp, "outside regions", "", "", (unsigned long long)p->runs, outside_total * 1e-6,
+          outside_median * 1e-3, run_total > 0 ? 100.0 * outside_total / run_total : 0);
+  free(tmp);
+  for (uint32_t r = 0; r < p->region_count; r++) {
+    double total = 0;
+    for (uint64_t k = 0; k < p->runs; k++)
+      total += (double)p->region_ns[k * p->region_count + r];
+    prof_region_line l = {p, r, total};
+    KILN_TRY(prof_tables(f, p->regions[r], run_total, prof_intro_region, &l));
+  }
+  return NULL;
+}
+
+kiln_status tool_profile_print(FILE *f, tool_profile *p, double load_ms, const char *backend) {
+  fprintf(f, "\nprofile (%s)\n\ncompile phases\n", "kiln run --profile; see docs/profiling.md");
+  if (load_ms >= 0)
+    fprintf(f, "  %-40s %10.3f ms\n", "load (import)", load_ms);
+  for (uint32_t i = 0; i < p->phase_count; i++)
+    fprintf(f, "  %s%-*s %10.3f ms\n", i >= 3 ? "  " : "", i >= 3 ? 38 : 40, p->phases[i].name,
+            (double)p->phases[i].ns * 1e-6);
+  /* A partitioned executable's phases are its regions' summed; the
+   * backends' own parts of "backend compile" are per region. */
+  for (uint32_t r = 0; r < p->region_count; r++) {
+    const tool_profile *rp = p->regions[r];
+    for (uint32_t i = 3; i < rp->phase_count; i++) {
+      char name[160];
+      snprintf(name, sizeof name, "region %u: %s", r, rp->phases[i].name);
+      fprintf(f, "    %-38s %10.3f ms\n", name, (double)rp->phases[i].ns * 1e-6);
+    }
+  }
+  if (!p->runs)
+    return NULL;
+  double run_total = 0;
+  uint64_t *tmp = malloc(p->runs * sizeof *tmp);
+  if (!tmp)
+    return kiln_status_make(KILN_OUT_OF_MEMORY, "no memory for the profile table");
+  for (uint64_t r = 0; r < p->runs; r++) {
+    run_total += (double)p->run_ns[r];
+    tmp[r] = p->run_ns[r];
+  }
+  double run_median = prof_median(tmp, p->runs);
+  free(tmp);
+  if (p->region_count)
+    return prof_print_regions(f, p, run_total, run_median, backend);
+  prof_run_line l = {p, run_median, run_total, backend};
+  return prof_tables(f, p, run_total, prof_intro_run, &l);
 }
 
 /* ---- the trace ---------------------------------------------------------- */
@@ -409,17 +618,123 @@ static void prof_json_shapes(FILE *f, const kiln_instr *in) {
   fputc(']', f);
 }
 
-/* pid 1 is the run (one track per backend thread), pid 0 the compile. */
+/* p's last run's instruction events as complete events of process pid,
+ * shifted by at_us; then a name for each thread track. */
+static void prof_write_events(FILE *f, const tool_profile *p, uint32_t pid, double at_us) {
+  uint32_t max_thread = 0;
+  for (uint32_t k = 0; k < p->last_count; k++) {
+    const kiln_profile_event *e = &p->last[k];
+    if (e->instr >= p->n_instr)
+      continue;
+    if (e->thread > max_thread)
+      max_thread = e->thread;
+    const kiln_instr *in = kiln_ir_instr(p->ir, e->instr);
+    char name[160];
+    prof_instr_name(in, name, sizeof name);
+    fprintf(f, ",\n{\"ph\": \"X\", \"pid\": %u, \"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, "
+               "\"name\": ",
+            pid, e->thread, at_us + (double)e->start_ns * 1e-3, (double)e->dur_ns * 1e-3);
+    prof_json_string(f, name);
+    fputs(", \"cat\": ", f);
+    prof_json_string(f, kiln_instr_kind_name(kiln_instr_get_kind(in)));
+    fprintf(f, ", \"args\": {\"instr\": %u, \"shapes\": ", e->instr);
+    prof_json_shapes(f, in);
+    fprintf(f, ", \"flops\": %.0f, \"bytes\": %.0f}}", tool_profile_flops(in),
+            tool_profile_bytes(in));
+  }
+  for (uint32_t t = 0; t <= max_thread; t++)
+    fprintf(f, ",\n{\"ph\": \"M\", \"pid\": %u, \"tid\": %u, \"name\": \"thread_name\", "
+               "\"args\": {\"name\": \"thread %u\"}}",
+            pid, t, t);
+}
+
+static void prof_json_process(FILE *f, uint32_t pid, const char *name) {
+  fprintf(f, ",\n{\"ph\": \"M\", \"pid\": %u, \"tid\": 0, \"name\": \"process_name\", \"args\": "
+             "{\"name\": ",
+          pid);
+  prof_json_string(f, name);
+  fprintf(f, "}}");
+}
+
+/* A partitioned run: pid 1 has one track per list entry with a span per
+ * region, pid 2 + r region r's instructions. The regions report their
+ * durations, not their starts, so the spans are laid out as the executable
+ * runs them: levels one after another, each entry's regions of a level one
+ * after another, entries side by side; the time outside the regions
+ * follows on a track of its own. */
+static void prof_write_regions(FILE *f, const tool_profile *p) {
+  uint64_t last = p->runs - 1;
+  const char *entries[64];
+  uint32_t n_entries = 0;
+  uint32_t levels = 0;
+  for (uint32_t r = 0; r < p->region_count; r++) {
+    uint32_t e = 0;
+    while (e < n_entries && strcmp(entries[e], p->rinfo[r].placement) != 0)
+      e++;
+    if (e == n_entries && n_entries < 64)
+      entries[n_entries++] = p->rinfo[r].placement;
+    levels = p->rinfo[r].level + 1 > levels ? p->rinfo[r].level + 1 : levels;
+  }
+  double level_at = 0;
+  for (uint32_t L = 0; L < levels; L++) {
+    double longest = 0;
+    for (uint32_t e = 0; e < n_entries; e++) {
+      double at = level_at;
+      for (uint32_t r = 0; r < p->region_count; r++) {
+        const kiln_region_info *ri = &p->rinfo[r];
+        if (ri->level != L || strcmp(ri->placement, entries[e]) != 0)
+          continue;
+        double dur = (double)p->region_ns[last * p->region_count + r] * 1e-3;
+        char name[320], names[256];
+        tool_region_names(ri, 3, names, sizeof names);
+        snprintf(name, sizeof name, "region %u (%s)", r, names);
+        fprintf(f, ",\n{\"ph\": \"X\", \"pid\": 1, \"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, "
+                   "\"cat\": \"region\", \"name\": ",
+                e, at, dur);
+        prof_json_string(f, name);
+        fprintf(f, ", \"args\": {\"region\": %u, \"placement\": ", r);
+        prof_json_string(f, ri->placement);
+        fprintf(f, ", \"backend\": ");
+        prof_json_string(f, ri->backend);
+        fprintf(f, ", \"level\": %u, \"nodes\": %u, \"bytes_in\": %llu, \"bytes_out\": %llu}}",
+                ri->level, ri->node_count, (unsigned long long)ri->bytes_in,
+                (unsigned long long)ri->bytes_out);
+        char pname[320];
+        snprintf(pname, sizeof pname, "region %u on %s", r, ri->placement);
+        prof_json_process(f, 2 + r, pname);
+        prof_write_events(f, p->regions[r], 2 + r, at);
+        at += dur;
+      }
+      longest = at - level_at > longest ? at - level_at : longest;
+    }
+    level_at += longest;
+  }
+  for (uint32_t e = 0; e < n_entries; e++) {
+    fprintf(f, ",\n{\"ph\": \"M\", \"pid\": 1, \"tid\": %u, \"name\": \"thread_name\", "
+               "\"args\": {\"name\": ",
+            e);
+    prof_json_string(f, entries[e]);
+    fprintf(f, "}}");
+  }
+  double run_us = (double)p->run_ns[last] * 1e-3;
+  fprintf(f, ",\n{\"ph\": \"X\", \"pid\": 1, \"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, \"cat\": "
+             "\"outside\", \"name\": \"outside regions (hand-over between regions, output "
+             "copies)\"}",
+          n_entries, level_at, run_us > level_at ? run_us - level_at : 0);
+  fprintf(f, ",\n{\"ph\": \"M\", \"pid\": 1, \"tid\": %u, \"name\": \"thread_name\", \"args\": "
+             "{\"name\": \"outside regions\"}}",
+          n_entries);
+}
+
+/* pid 1 is the run (one track per backend thread, or per list entry), pid
+ * 0 the compile. */
 static kiln_status prof_write_trace(FILE *f, const tool_profile *p, const char *backend) {
   fprintf(f, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
   fprintf(f, "{\"ph\": \"M\", \"pid\": 0, \"tid\": 0, \"name\": \"process_name\", \"args\": "
-             "{\"name\": \"compile\"}},\n");
-  fprintf(f, "{\"ph\": \"M\", \"pid\": 1, \"tid\": 0, \"name\": \"process_name\", \"args\": "
-             "{\"name\": ");
+             "{\"name\": \"compile\"}}");
   char pname[160];
   snprintf(pname, sizeof pname, "run (%s)", backend ? backend : "?");
-  prof_json_string(f, pname);
-  fprintf(f, "}}");
+  prof_json_process(f, 1, pname);
   double at = 0;
   for (uint32_t i = 0; i < p->phase_count; i++) {
     /* The backend's own phases are parts of "backend compile" (the third). */
@@ -432,31 +747,10 @@ static kiln_status prof_write_trace(FILE *f, const tool_profile *p, const char *
     fprintf(f, ", \"ts\": %.3f, \"dur\": %.3f}", at, (double)p->phases[i].ns * 1e-3);
     at += (double)p->phases[i].ns * 1e-3;
   }
-  uint32_t max_thread = 0;
-  for (uint32_t k = 0; k < p->last_count; k++) {
-    const kiln_profile_event *e = &p->last[k];
-    if (e->instr >= p->n_instr)
-      continue;
-    if (e->thread > max_thread)
-      max_thread = e->thread;
-    const kiln_instr *in = kiln_ir_instr(p->ir, e->instr);
-    char name[160];
-    prof_instr_name(in, name, sizeof name);
-    fprintf(f, ",\n{\"ph\": \"X\", \"pid\": 1, \"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, "
-               "\"name\": ",
-            e->thread, (double)e->start_ns * 1e-3, (double)e->dur_ns * 1e-3);
-    prof_json_string(f, name);
-    fputs(", \"cat\": ", f);
-    prof_json_string(f, kiln_instr_kind_name(kiln_instr_get_kind(in)));
-    fprintf(f, ", \"args\": {\"instr\": %u, \"shapes\": ", e->instr);
-    prof_json_shapes(f, in);
-    fprintf(f, ", \"flops\": %.0f, \"bytes\": %.0f}}", tool_profile_flops(in),
-            tool_profile_bytes(in));
-  }
-  for (uint32_t t = 0; t <= max_thread; t++)
-    fprintf(f, ",\n{\"ph\": \"M\", \"pid\": 1, \"tid\": %u, \"name\": \"thread_name\", "
-               "\"args\": {\"name\": \"thread %u\"}}",
-            t, t);
+  if (p->region_count && p->runs)
+    prof_write_regions(f, p);
+  else
+    prof_write_events(f, p, 1, 0);
   fprintf(f, "\n]}\n");
   return ferror(f) ? kiln_status_make(KILN_IO_ERROR, "write error") : NULL;
 }

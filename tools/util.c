@@ -114,6 +114,34 @@ kiln_status tool_load_module(const char *path, const tool_dims *dims, kiln_conte
   return NULL;
 }
 
+bool tool_exe_partitioned(const kiln_executable *exe) {
+  if (kiln_executable_region_count(exe) != 1)
+    return true;
+  /* One region can still be a partition (KILN_PARTITION_SEED runs even
+   * a one-region plan through it): then it is not the executable itself. */
+  kiln_region_info r = {.struct_size = sizeof r};
+  kiln_status s = kiln_executable_region(exe, 0, &r);
+  if (s) {
+    kiln_status_free(s);
+    return kiln_executable_ir(exe) == NULL;
+  }
+  return r.exe != exe;
+}
+
+void tool_region_names(const kiln_region_info *r, uint32_t max, char *buf, size_t size) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (uint32_t k = 0; k < r->node_count && k < max && used + 1 < size; k++) {
+    int w = snprintf(buf + used, size - used, "%s%s", k ? ", " : "",
+                     r->nodes[k] ? r->nodes[k] : "?");
+    if (w < 0)
+      break;
+    used += (size_t)w;
+  }
+  if (r->node_count > max && used + 1 < size)
+    snprintf(buf + used, size - used, " and %u more", r->node_count - max);
+}
+
 double tool_now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -128,12 +156,23 @@ uint64_t tool_peak_rss_bytes(void) {
 }
 
 const char tool_compile_args_help[] =
-    "  --backend NAME        backend to compile for (required; see kiln backends)\n"
+    "  --backend LIST        backend to compile for (required; see kiln backends): a\n"
+    "                        NAME, NAME:DEVICE (that backend on device DEVICE), or a\n"
+    "                        priority list A+B+... of those: each node goes to the\n"
+    "                        first entry that runs it natively, else the first that\n"
+    "                        runs it after lowering, and the executable runs the\n"
+    "                        regions so formed (e.g. picky+cpu, opencl:0+opencl:1;\n"
+    "                        docs/partitioning.md)\n"
     "  --function NAME       function of the module to compile (default: the first)\n"
     "  --threads N           worker threads for backends that use them (0 = backend default)\n"
     "  --cpu NAME            target CPU for code-generating backends (default: host)\n"
     "  --cpu-features F      target features, e.g. +avx2,-avx512f (default: host)\n"
     "  --device N            device index for backends with devices (default: backend's)\n"
+    "  --device-memory NAME=BYTES[,NAME=BYTES...]\n"
+    "                        cap the memory of a device of the backend list (NAME:\n"
+    "                        an entry as written, e.g. cpu or opencl:1; BYTES with\n"
+    "                        an optional K, M or G, powers of 1024); a node that does\n"
+    "                        not fit goes to the next entry that runs it\n"
     "  --dim NAME=VALUE      give symbolic dimension NAME of an ONNX model a value\n"
     "                        (repeatable)\n"
     "  --no-cache            neither read nor write the compile cache (backends that\n"
@@ -148,7 +187,8 @@ void tool_compile_args_init(tool_compile_args *a) {
 
 int tool_compile_arg(const char *cmd, int argc, char **argv, int *i, tool_compile_args *a) {
   static const char *const names[] = {"--backend",      "--function", "--threads", "--cpu",
-                                      "--cpu-features", "--device",   "--dim"};
+                                      "--cpu-features", "--device",   "--dim",
+                                      "--device-memory"};
   if (strcmp(argv[*i], "--no-cache") == 0) {
     a->opts.flags |= KILN_COMPILE_NO_CACHE;
     return 1;
@@ -188,6 +228,13 @@ int tool_compile_arg(const char *cmd, int argc, char **argv, int *i, tool_compil
     case 6:
       if (!tool_dims_add(&a->dims, cmd, v))
         return KILN_EXIT_USAGE;
+      break;
+    case 7:
+      /* The list is checked against the backend list by the compile, which
+       * knows the entries; here only that there is one. */
+      if (!*v)
+        return tool_usage_error(cmd, "--device-memory wants NAME=BYTES[,NAME=BYTES...]");
+      a->opts.device_memory = v;
       break;
     }
     return 1;

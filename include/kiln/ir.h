@@ -464,6 +464,16 @@ KILN_NODISCARD kiln_status kiln_module_print(const kiln_module *m, char **out_te
 void kiln_module_free_string(const kiln_module *m, char *s);
 /* Write Graphviz DOT of every function. */
 KILN_NODISCARD kiln_status kiln_module_write_dot(const kiln_module *m, FILE *f);
+/* The same DOT with nodes filled: node_color (may be NULL) is called once
+ * per node and returns a Graphviz color ("#a6cee3", "lightblue") or NULL
+ * to leave the node unfilled; the string is the caller's, read before the
+ * next call. extra (may be NULL) is DOT text written verbatim, unchecked,
+ * at the end of each digraph (a legend, say); it is borrowed for the call.
+ * user is passed to node_color. `kiln dump --dot --backend` colors nodes
+ * by the backend each is placed on. */
+KILN_NODISCARD kiln_status kiln_module_write_dot_styled(
+    const kiln_module *m, FILE *f, const char *(*node_color)(void *user, const kiln_node *n),
+    void *user, const char *extra);
 
 #ifdef __cplusplus
 }

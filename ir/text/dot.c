@@ -1,7 +1,10 @@
 /* ir/text/dot.c: Graphviz output, one digraph per function. Module inputs,
  * constants, nodes and function outputs get distinct shapes; edges run from
  * each producer to its users, labelled with the input position when a node
- * has several inputs. Only the module values a function uses appear in it. */
+ * has several inputs. Only the module values a function uses appear in it.
+ * The styled form fills nodes with colors a caller picks (the tool's
+ * backend coloring) and adds the caller's DOT text, a legend, to each
+ * graph. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,7 +71,15 @@ static void declare_module_value(kiln_text_buf *b, const kiln_value *v, int64_t 
   kiln_text_buf_puts(b, "\"];\n");
 }
 
-static bool write_function(kiln_text_buf *b, const kiln_module *m, const kiln_function *f) {
+/* What the styled writer adds; all NULL for the plain one. */
+typedef struct dot_style {
+  const char *(*node_color)(void *user, const kiln_node *n);
+  void *user;
+  const char *extra;
+} dot_style;
+
+static bool write_function(kiln_text_buf *b, const kiln_module *m, const kiln_function *f,
+                           const dot_style *st) {
   uint32_t nn = kiln_function_node_count(f);
   uint32_t ni = kiln_module_input_count(m), nc = kiln_module_constant_count(m);
   ptr_index *nodes = malloc((nn + 1) * sizeof *nodes);
@@ -105,7 +116,14 @@ static bool write_function(kiln_text_buf *b, const kiln_module *m, const kiln_fu
       kiln_text_buf_puts(b, r ? ", " : "\\n");
       put_type_label(b, kiln_value_type(kiln_node_result(n, r)));
     }
-    kiln_text_buf_puts(b, "\"];\n");
+    kiln_text_buf_puts(b, "\"");
+    const char *color = st->node_color ? st->node_color(st->user, n) : NULL;
+    if (color && *color) {
+      kiln_text_buf_puts(b, ", style=filled, fillcolor=\"");
+      put_dot_escaped(b, color);
+      kiln_text_buf_puts(b, "\"");
+    }
+    kiln_text_buf_puts(b, "];\n");
     uint32_t nin = kiln_node_input_count(n);
     for (uint32_t k = 0; k < nin; k++) {
       const kiln_value *v = kiln_node_input(n, k);
@@ -129,18 +147,21 @@ static bool write_function(kiln_text_buf *b, const kiln_module *m, const kiln_fu
     put_value_id(b, v, nodes, nn, mods, ni + nc);
     kiln_text_buf_printf(b, " -> o%u;\n", i);
   }
+  if (st->extra)
+    kiln_text_buf_puts(b, st->extra);
   kiln_text_buf_puts(b, "}\n");
   free(nodes), free(mods), free(seen);
   return true;
 }
 
-kiln_status kiln_module_write_dot(const kiln_module *m, FILE *f) {
+static kiln_status write_dot(const kiln_module *m, FILE *f, const dot_style *st,
+                             const char *fn_name) {
   if (!m || !f)
-    return kiln_status_make(KILN_INVALID_ARGUMENT, "kiln_module_write_dot: NULL argument");
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "%s: NULL argument", fn_name);
   kiln_text_buf b = {0};
   bool ok = true;
   for (uint32_t i = 0; ok && i < kiln_module_function_count(m); i++)
-    ok = write_function(&b, m, kiln_module_function(m, i));
+    ok = write_function(&b, m, kiln_module_function(m, i), st);
   if (!ok || b.oom) {
     kiln_text_buf_free(&b);
     return kiln_status_make(KILN_OUT_OF_MEMORY, "writing DOT of module @%s: out of memory",
@@ -153,4 +174,16 @@ kiln_status kiln_module_write_dot(const kiln_module *m, FILE *f) {
     return kiln_status_make(KILN_IO_ERROR, "writing DOT of module @%s: write failed",
                             kiln_module_name(m));
   return NULL;
+}
+
+kiln_status kiln_module_write_dot(const kiln_module *m, FILE *f) {
+  const dot_style none = {NULL, NULL, NULL};
+  return write_dot(m, f, &none, "kiln_module_write_dot");
+}
+
+kiln_status kiln_module_write_dot_styled(const kiln_module *m, FILE *f,
+                                         const char *(*node_color)(void *user, const kiln_node *n),
+                                         void *user, const char *extra) {
+  const dot_style st = {node_color, user, extra};
+  return write_dot(m, f, &st, "kiln_module_write_dot_styled");
 }

@@ -12,7 +12,13 @@
 # write nothing into the compile cache and without it one entry, which a
 # second run uses with the same outputs (KILN_CACHE_DIR points at a fresh
 # folder of the script's for every command, so no run reads or fills the
-# user's cache).
+# user's cache). With the picky test plugin and a backend list
+# (picky+interpreter): `kiln compile --stats` lists the regions with the
+# bytes worked out by hand, `kiln dump --dot --backend` fills each node
+# with its entry's legend color, `kiln run --profile` attributes the time
+# to regions (and its trace lays them out in a chain) with outputs equal to
+# the interpreter's, random placements (KILN_PARTITION_SEED) run and
+# profile, and a wrong entry or memory cap is a one-line error.
 # usage: tool_test.sh KILN BUILD_DIR SRC_DIR SOURCE_ROOT
 set -u
 kiln="$1"; build="$2"; src="$3"; root="$4"
@@ -255,6 +261,115 @@ check run-profile-json-unwritable 1 "no/such/dir/p.json"
 
 out=$("$kiln" run "$mlp" --backend interpreter --profile-json 2>&1); rc=$?
 check run-profile-json-usage 2 "--profile-json needs a FILE"
+
+# A backend list (docs/partitioning.md) with the picky test plugin, which
+# runs only f32 Relu: Relu -> Exp -> Relu puts a and c on picky and b on
+# the interpreter, three regions in a chain (levels 0, 1, 2), each reading
+# and handing on one f32[4] (16 bytes); 32 bytes cross between regions.
+export KILN_PLUGIN_PATH="$build"
+chain="$tmp/chain.kir"
+printf 'module @chain\ninput %%x : f32[4]\nfunc @main {\n  %%a : f32[4] = Relu(%%x)\n  %%b : f32[4] = Exp(%%a)\n  %%c : f32[4] = Relu(%%b)\n  output %%y = %%c\n}\n' > "$chain"
+out=$("$kiln" compile "$chain" --backend picky+interpreter --stats 2>&1); rc=$?
+check part-stats 0 "compiled $chain for picky+interpreter" \
+  "regions: 3 (backend list picky+interpreter" "bytes in" "bytes out" \
+  "per run 32 bytes cross between regions"
+# region placement backend device level nodes instrs weights acts in out names
+rows=$(printf '%s\n' "$out" | awk '$1 ~ /^[0-9]+$/ && NF >= 12 { print $1, $2, $3, $4, $5, $6, $10, $11, $12 }')
+want="0 picky picky - 0 1 0 16 a
+1 interpreter interpreter - 1 1 16 16 b
+2 picky picky - 2 1 16 16 c"
+if [ "$rows" = "$want" ]; then pass=$((pass + 1)); else
+  echo "FAIL part-stats-rows: got"; echo "$rows"; echo "wanted"; echo "$want"; fail=$((fail + 1)); fi
+case "$out" in *"activation arena:"*|*"instructions: "*)
+  echo "FAIL part-stats-no-ir: the one-backend stats printed for a partitioned executable"
+  fail=$((fail + 1)) ;; esac
+
+# A cap picky cannot meet (8 bytes, each node makes 16): every node goes to
+# the interpreter, one region, and so the one-backend stats.
+out=$("$kiln" compile "$chain" --backend picky+interpreter --device-memory picky=8 --stats 2>&1); rc=$?
+check part-memory-moves-all 0 "instructions: " "activation arena: "
+case "$out" in *"regions:"*) echo "FAIL part-memory-moves-all: still split"; fail=$((fail + 1)) ;; esac
+
+# KILN_PARTITION_SEED places nodes at random and runs even one region
+# through the partitioned executable: stats and the profile take either.
+for seed in 1 2 3; do
+  out=$(KILN_PARTITION_SEED=$seed "$kiln" run "$mlp" --backend interpreter+picky --random-inputs \
+    --profile 2>&1); rc=$?
+  check "part-seed-$seed" 0 "by region (backend list interpreter+picky" "outside regions" \
+    "y : f32[1,2] = ["
+done
+
+# dump --dot colors each node with its entry's legend color.
+out=$("$kiln" dump "$chain" --dot --backend picky+interpreter 2>&1); rc=$?
+check part-dot 0 "subgraph cluster_legend" "placement (--backend picky+interpreter)"
+legend_color() { printf '%s\n' "$out" | sed -n "s/.*legend[0-9]* .*fillcolor=\"\([^\"]*\)\", label=\"$1\".*/\1/p"; }
+node_colors() { printf '%s\n' "$out" | grep "label=\"$1\\\\n" | sed -n 's/.*fillcolor="\([^"]*\)".*/\1/p' | sort -u; }
+cp=$(legend_color picky); ci=$(legend_color interpreter)
+if [ -n "$cp" ] && [ -n "$ci" ] && [ "$cp" != "$ci" ] && [ "$(node_colors Relu)" = "$cp" ] &&
+   [ "$(node_colors Exp)" = "$ci" ] && [ "$(printf '%s\n' "$out" | grep -c "label=\"Relu")" = 2 ]; then
+  pass=$((pass + 1))
+else
+  echo "FAIL part-dot-colors: picky '$cp' interpreter '$ci' Relu '$(node_colors Relu)' Exp '$(node_colors Exp)'"
+  echo "$out"; fail=$((fail + 1))
+fi
+out=$("$kiln" dump "$chain" --backend picky+interpreter 2>&1); rc=$?
+check part-dot-usage 2 "--backend and the compile options need --dot"
+
+# run --profile: the region table, each region's own table, and outputs
+# that agree with the interpreter alone on the same random input.
+out=$("$kiln" run "$chain" --backend interpreter --random-inputs 4 2>&1); rc=$?
+check part-reference 0 "y : f32[4] = ["
+ref=$(printf '%s\n' "$out" | grep '^y :')
+json="$tmp/part-profile.json"
+out=$("$kiln" run "$chain" --backend picky+interpreter --random-inputs 4 --repeat 2 --profile \
+  --profile-json "$json" 2>&1); rc=$?
+check part-profile 0 "$ref" "run: 2 runs, wall time median" \
+  "the regions' times on the critical path add up to" \
+  "by region (backend list picky+interpreter" "outside regions" \
+  "region 0 on picky (nodes a)" "backend 'picky' reports no per-instruction timings" \
+  "region 1 on interpreter (nodes b)" "region 2 on picky (nodes c)" " Exp "
+# region placement level nodes calls ... bytes-in bytes-out names
+rows=$(printf '%s\n' "$out" | sed -n '/^by region/,/outside regions/p' |
+  awk '$1 ~ /^[0-9]+$/ { print $1, $2, $3, $4, $5, $(NF-2), $(NF-1), $NF }')
+want="0 picky 0 1 2 0 16 a
+1 interpreter 1 1 2 16 16 b
+2 picky 2 1 2 16 16 c"
+if [ "$rows" = "$want" ]; then pass=$((pass + 1)); else
+  echo "FAIL part-profile-rows: got"; echo "$rows"; echo "wanted"; echo "$want"; fail=$((fail + 1)); fi
+if command -v python3 >/dev/null 2>&1; then
+  out=$(python3 - "$json" <<'PY' 2>&1
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+spans = sorted((e["args"]["region"], e["args"]["placement"], e["ts"], e["dur"])
+               for e in ev if e.get("cat") == "region")
+assert [(r, p) for r, p, _, _ in spans] == [(0, "picky"), (1, "interpreter"), (2, "picky")], spans
+# a chain: each region starts where the one before it ends
+for (_, _, t0, d0), (_, _, t1, _) in zip(spans, spans[1:]):
+    assert abs(t0 + d0 - t1) < 0.01, spans
+exp = [e for e in ev if e.get("ph") == "X" and e.get("name") == "b"]
+assert len(exp) == 1 and exp[0]["pid"] == 3 and exp[0]["cat"] == "Exp", exp
+assert spans[1][2] <= exp[0]["ts"], (spans, exp)
+assert any(e.get("cat") == "outside" for e in ev)
+print("partitioned trace ok")
+PY
+); rc=$?
+  check part-profile-json 0 "partitioned trace ok"
+fi
+
+# Bad lists: one line each, naming what is wrong.
+out=$("$kiln" compile "$chain" --backend picky+nosuch 2>&1); rc=$?
+check part-bad-entry 1 "kiln: no backend 'nosuch'"
+[ "$(printf '%s\n' "$out" | wc -l)" = 1 ] && pass=$((pass + 1)) || {
+  echo "FAIL part-bad-entry-one-line: $out"; fail=$((fail + 1)); }
+out=$("$kiln" run "$chain" --backend picky+interpreter --random-inputs --device-memory picky=lots 2>&1); rc=$?
+check part-bad-memory 1 "kiln: device memory 'picky=lots': write NAME=BYTES"
+[ "$(printf '%s\n' "$out" | grep -vc '^kiln run: input')" = 1 ] && pass=$((pass + 1)) || {
+  echo "FAIL part-bad-memory-one-line: $out"; fail=$((fail + 1)); }
+out=$("$kiln" compile "$chain" --backend picky+interpreter --device-memory gpu=1K 2>&1); rc=$?
+check part-memory-no-entry 1 "no entry 'gpu' in the backend list 'picky+interpreter'"
+out=$("$kiln" compile "$chain" --backend picky+interpreter --device-memory= 2>&1); rc=$?
+check part-memory-usage 2 "--device-memory wants NAME=BYTES"
+unset KILN_PLUGIN_PATH
 
 for c in dump backends compile run; do
   out=$("$kiln" $c --help 2>&1); rc=$?
