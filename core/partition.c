@@ -164,7 +164,7 @@ kiln_status kiln_part_parse(const kiln_context *ctx, const char *list, const cha
     }
     const kiln_registry_backend *be = kiln_registry_find(ctx, name);
     if (!be)
-      return kiln_core_no_backend(ctx, name);
+      return kiln_status_wrap(kiln_core_no_backend(ctx, name), "backend list '%s'", list);
     e->plugin = &be->desc;
     uint32_t (*dc)(void *) = KILN_PLUGIN_HOOK(e->plugin, device_count);
     kiln_status (*di)(void *, uint32_t, kiln_device_info *) =

@@ -358,7 +358,7 @@ fi
 
 # Bad lists: one line each, naming what is wrong.
 out=$("$kiln" compile "$chain" --backend picky+nosuch 2>&1); rc=$?
-check part-bad-entry 1 "kiln: no backend 'nosuch'"
+check part-bad-entry 1 "kiln: backend list 'picky+nosuch': no backend 'nosuch'"
 [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] && pass=$((pass + 1)) || {
   echo "FAIL part-bad-entry-one-line: $out"; fail=$((fail + 1)); }
 out=$("$kiln" run "$chain" --backend picky+interpreter --random-inputs --device-memory picky=lots 2>&1); rc=$?
