@@ -156,6 +156,47 @@ START_TEST(dot_output) {
 }
 END_TEST
 
+/* Relu nodes red, the others unfilled. */
+static const char *relu_red(void *user, const kiln_node *n) {
+  ++*(int *)user;
+  return kiln_node_get_kind(n) == KILN_NODE_Relu ? "red" : NULL;
+}
+
+START_TEST(dot_styled_output) {
+  const char *text = "module @m\n"
+                     "input %x : f32[2]\n"
+                     "func @main {\n"
+                     "  %a : f32[2] = Neg(%x)\n"
+                     "  %r : f32[2] = Relu(%a)\n"
+                     "  output %y = %r\n"
+                     "}\n";
+  kiln_module *m = NULL;
+  kiln_status s = kiln_module_parse(text, strlen(text), "t.kir", NULL, &m);
+  ck_assert_msg(s == NULL, "%s", kiln_status_message(s));
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  ck_assert_ptr_nonnull(f);
+  int calls = 0;
+  s = kiln_module_write_dot_styled(m, f, relu_red, &calls, "  legend [label=\"L\"];\n");
+  ck_assert_msg(s == NULL, "%s", kiln_status_message(s));
+  fclose(f);
+  ck_assert_int_eq(calls, 2);
+  /* the Relu filled, the Neg as plain as kiln_module_write_dot makes it */
+  const char *relu = strstr(buf, "n1 [");
+  ck_assert_ptr_nonnull(relu);
+  const char *eol = strchr(relu, '\n');
+  ck_assert(strstr(relu, "red") != NULL && strstr(relu, "red") < eol);
+  ck_assert(strstr(buf, "n0 [shape=box, label=\"Neg\\nf32[2]\"];") != NULL);
+  /* the extra text inside the digraph, before its closing brace */
+  const char *legend = strstr(buf, "  legend [label=\"L\"];\n");
+  ck_assert_ptr_nonnull(legend);
+  ck_assert(legend < strrchr(buf, '}'));
+  free(buf);
+  kiln_module_destroy(m);
+}
+END_TEST
+
 Suite *text_syntax_suite(void) {
   Suite *s = suite_create("text_syntax");
   TCase *tc = tcase_create("misc");
@@ -164,6 +205,7 @@ Suite *text_syntax_suite(void) {
   tcase_add_test(tc, attribute_kinds);
   tcase_add_test(tc, names_and_escapes);
   tcase_add_test(tc, dot_output);
+  tcase_add_test(tc, dot_styled_output);
   suite_add_tcase(s, tc);
   return s;
 }
