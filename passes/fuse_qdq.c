@@ -91,8 +91,7 @@ static bool qdq_match_dq(kiln_value *v, bool want_i32, int64_t axis, bool need_c
     return false;
   const kiln_type *st = kiln_value_type(s);
   if (!qdq_per_tensor(st)) {
-    if (axis < 0 || st->rank != 1 || qdq_axis(n, qt->rank) != axis ||
-        st->dims[0] != qt->dims[axis])
+    if (axis < 0 || st->rank != 1 || qdq_axis(n, qt->rank) != axis || st->dims[0] != qt->dims[axis])
       return false;
   }
   *out = (qdq_operand){.node = n, .q = q, .scale = s, .zp = zp};
@@ -271,9 +270,9 @@ static kiln_status qdq_node(kiln_function *f, kiln_node *qn, const kiln_pass_opt
     KILN_TRY(kiln_pass_attrs_descs(kiln_node_attrs(p), 0, &d, &nd));
   kiln_value *fused = NULL;
   char nm[256];
-  kiln_status s = kiln_pass_emit_named(
-      f, qn, kiln_pass_merged_name(p, relu ? 2 : 1, nm, sizeof nm),
-      conv ? KILN_NODE_QLinearConv : KILN_NODE_QLinearMatMul, ins, n_in, d, nd, &fused);
+  kiln_status s = kiln_pass_emit_named(f, qn, kiln_pass_merged_name(p, relu ? 2 : 1, nm, sizeof nm),
+                                       conv ? KILN_NODE_QLinearConv : KILN_NODE_QLinearMatMul, ins,
+                                       n_in, d, nd, &fused);
   free(d);
   if (s)
     return kiln_status_wrap(s, "fuseqdq: fusing '%s' with its quantize nodes", kiln_node_name(p));

@@ -150,8 +150,8 @@ static void mv_cell_qlinear(void *vc, int64_t oi, int64_t ao, int64_t bo, int64_
   double acc = (double)mv_int_dot(c, ao, bo, m, n, K, N);
   /* the multiplier in the scales' precision, as the ONNX reference computes
    * it (f32 * f32 stays f32 there); see interpreter conv.c */
-  bool f64 = c->as->type.elem == KILN_F64 || c->bs->type.elem == KILN_F64 ||
-             c->ys->type.elem == KILN_F64;
+  bool f64 =
+      c->as->type.elem == KILN_F64 || c->bs->type.elem == KILN_F64 || c->ys->type.elem == KILN_F64;
   double s = mv_qparam_f(c->as, m) * mv_qparam_f(c->bs, n);
   if (!f64)
     s = (float)s;
