@@ -14,16 +14,18 @@
 #include "partition.h"
 #include "kiln/passes.h"
 
-/* The default pipelines. Graph: clean up, fold constants (ONNX shape
- * arithmetic), fold batch norms, rebuild the norms and activations that
- * exporters write out (where the backend runs them), lower what the
- * backend does not run,
+/* The default pipelines. Graph: clean up, turn QDQ chains into the
+ * integer kinds the backend runs (before fold, which would turn the
+ * DequantizeLinear of a constant weight into float data and hide the
+ * pattern), fold constants (ONNX shape arithmetic), fold batch norms,
+ * rebuild the norms and activations that exporters write out (where the
+ * backend runs them), lower what the backend does not run,
  * clean up what lowering made, fold bias adds into the MatMuls before them,
  * and fuse activations into their producers and
  * elementwise trees into single nodes where the backend declares it. Instructions: copy
  * elimination, in-place reuse, lifetime shrinking, then the static plan. */
 #define KILN_GRAPH_PIPELINE                                                                        \
-  "dce,cse,fold*,simplify*,bnfold,dce,recognize,fuseattn,dce,lower,fold*,simplify*,cse,dce,fusebias,fuseact,fuse,dce"
+  "dce,cse,fuseqdq,fold*,simplify*,bnfold,dce,recognize,fuseattn,dce,lower,fold*,simplify*,cse,dce,fusebias,fuseact,fuse,dce"
 #define KILN_INSTR_PIPELINE "copyelim,inplace,shrink,plan"
 
 /* "f32[1,3,8,8], f32[4,3,3,3]": the input types of a node, for messages. */

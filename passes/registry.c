@@ -35,6 +35,11 @@ static const kiln_pass_entry table[] = {
       "rebuild LayerNorm/RMSNorm/Gelu/Swish/Softmax from the primitive chains exporters write"},
      kiln_pass_recognize,
      NULL},
+    {{"fuseqdq", KILN_PASS_GRAPH,
+      "turn DequantizeLinear -> Conv/MatMul -> QuantizeLinear into QLinearConv/QLinearMatMul, "
+      "where the backend declares it"},
+     kiln_pass_fuse_qdq,
+     NULL},
     {{"fuseattn", KILN_PASS_GRAPH,
       "rebuild scaled dot-product attention (MatMul, Softmax, MatMul) as one node, head "
       "split and merge transposes absorbed, where the backend declares it"},

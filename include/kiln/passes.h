@@ -171,6 +171,15 @@ KILN_NODISCARD kiln_status kiln_pass_fuse_bias(kiln_function *f, const kiln_pass
 KILN_NODISCARD kiln_status kiln_pass_fuse_activation(kiln_function *f, const kiln_pass_options *o,
                                                      uint32_t *changes);
 
+/* QDQ fusion: QuantizeLinear(Conv(DequantizeLinear(x), DequantizeLinear(w),
+ * DequantizeLinear(int32 bias)?)) and QuantizeLinear(MatMul(
+ * DequantizeLinear(a), DequantizeLinear(b))), a Relu allowed before the
+ * Quantize, with constant weights, scales and zero points of the forms the
+ * integer kinds take, become QLinearConv / QLinearMatMul, where
+ * o->supports_node (when set) accepts them (docs/passes.md). */
+KILN_NODISCARD kiln_status kiln_pass_fuse_qdq(kiln_function *f, const kiln_pass_options *o,
+                                              uint32_t *changes);
+
 /* Lowering: rewrite every node the backend (o->supports_node, else the
  * primitive set) does not run, by its rule, repeatedly, until every node is
  * run natively. A node with neither is an error naming the node, its kind,

@@ -148,7 +148,16 @@ static void mv_cell_qlinear(void *vc, int64_t oi, int64_t ao, int64_t bo, int64_
                             int64_t K, int64_t N) {
   mv_mm_ctx *c = vc;
   double acc = (double)mv_int_dot(c, ao, bo, m, n, K, N);
-  double s = mv_qparam_f(c->as, m) * mv_qparam_f(c->bs, n) / mv_qparam_f(c->ys, 0);
+  /* the multiplier in the scales' precision, as the ONNX reference computes
+   * it (f32 * f32 stays f32 there); see interpreter conv.c */
+  bool f64 =
+      c->as->type.elem == KILN_F64 || c->bs->type.elem == KILN_F64 || c->ys->type.elem == KILN_F64;
+  double s = mv_qparam_f(c->as, m) * mv_qparam_f(c->bs, n);
+  if (!f64)
+    s = (float)s;
+  s /= mv_qparam_f(c->ys, 0);
+  if (!f64)
+    s = (float)s;
   /* round (half to even) before adding the zero point, as ONNX does */
   double v = nearbyint(acc * s) + (double)mv_qparam_i(c->yzp, 0);
   interp_mv_store_bits(c->y, oi, (uint64_t)interp_mv_saturate(c->y->type.elem, v));

@@ -1,0 +1,300 @@
+/* passes/fuse_qdq.c: QDQ fusion. A quantized model in the QDQ form (ONNX
+ * Runtime's format) is the float graph with DequantizeLinear on each
+ * integer operand and QuantizeLinear on the result:
+ *
+ *   Q(Conv(DQ(x), DQ(w), DQ(b)?)) [a Relu may sit before the Q]
+ *   Q(MatMul(DQ(a), DQ(b)))
+ *
+ * Where every scale and zero point is constant and of the forms the
+ * integer kinds take (activations per tensor, weights per tensor or per
+ * output channel / column, an int32 bias at scale x_scale * w_scale with
+ * zero point 0), the chain becomes one QLinearConv / QLinearMatMul, so a
+ * backend that runs integers natively never sees the float detour. Only
+ * where o->supports_node (when set) accepts the new node, because lowering
+ * would otherwise turn it straight back into float. DequantizeLinear
+ * nodes with other users stay for them; anything that does not match is
+ * left as it is (docs/passes.md). */
+#include <math.h>
+#include <stdlib.h>
+
+#include "pass_util.h"
+
+/* One integer operand of the pattern: the integers, their scale and zero
+ * point (NULL when absent), and the DequantizeLinear (or, for the result,
+ * QuantizeLinear) node that carries them. */
+typedef struct qdq_operand {
+  kiln_node *node;
+  kiln_value *q, *scale, *zp;
+} qdq_operand;
+
+static bool qdq_is_const(const kiln_value *v) {
+  return v && kiln_value_get_kind(v) == KILN_VALUE_CONSTANT;
+}
+
+/* An attribute that is absent or holds its default integer: a present
+ * attribute of another kind is not the default. */
+static bool qdq_attr_default(const kiln_node *n, const char *name, int64_t dflt) {
+  const kiln_attr *a = kiln_attrs_find(kiln_node_attrs(n), name);
+  return !a || (kiln_attr_get_kind(a) == KILN_ATTR_INT && kiln_attr_int(a) == dflt);
+}
+
+static bool qdq_is_8bit(kiln_elem e) {
+  return e == KILN_U8 || e == KILN_I8;
+}
+
+/* A constant f32 scale whose entries are all finite and positive: the
+ * requantization divides by them. */
+static bool qdq_scale_ok(const kiln_value *s) {
+  if (!qdq_is_const(s))
+    return false;
+  const kiln_type *t = kiln_value_type(s);
+  if (t->elem != KILN_F32 || t->quantized)
+    return false;
+  const void *d = kiln_value_data(s);
+  for (int64_t i = 0; i < kiln_type_numel(t); i++) {
+    double v = kiln_elem_load_f64(t->elem, d, i);
+    if (!isfinite(v) || v <= 0)
+      return false;
+  }
+  return true;
+}
+
+/* One value per tensor: a scalar or a [1]. */
+static bool qdq_per_tensor(const kiln_type *t) {
+  return t->rank <= 1 && kiln_type_numel(t) == 1;
+}
+
+/* The normalized `axis` of a quantize node over a rank-`rank` operand;
+ * -1 when out of range. */
+static int64_t qdq_axis(const kiln_node *n, uint32_t rank) {
+  int64_t a = kiln_attrs_int_or(kiln_node_attrs(n), "axis", 1);
+  if (a < 0)
+    a += rank;
+  return a >= 0 && a < (int64_t)rank ? a : -1;
+}
+
+/* v = DequantizeLinear(q, scale, zp?) into f32, q of element type `elem`
+ * (U8 or I8 when elem is KILN_U8, I32 otherwise), not blocked. Per tensor,
+ * or, when axis >= 0, also one scale per entry along that axis of q.
+ * need_const: q itself must be a constant (weights and bias). */
+static bool qdq_match_dq(kiln_value *v, bool want_i32, int64_t axis, bool need_const,
+                         qdq_operand *out) {
+  kiln_node *n = v ? kiln_value_producer(v, NULL) : NULL;
+  if (!n || kiln_node_get_kind(n) != KILN_NODE_DequantizeLinear ||
+      kiln_value_type(v)->elem != KILN_F32 || !qdq_attr_default(n, "block_size", 0))
+    return false;
+  kiln_value *q = kiln_node_input(n, 0), *s = kiln_node_input(n, 1);
+  kiln_value *zp = kiln_node_input_count(n) > 2 ? kiln_node_input(n, 2) : NULL;
+  const kiln_type *qt = kiln_value_type(q);
+  if (qt->quantized || (want_i32 ? qt->elem != KILN_I32 : !qdq_is_8bit(qt->elem)) ||
+      (need_const && !qdq_is_const(q)) || !qdq_scale_ok(s) || (zp && !qdq_is_const(zp)))
+    return false;
+  const kiln_type *st = kiln_value_type(s);
+  if (!qdq_per_tensor(st)) {
+    if (axis < 0 || st->rank != 1 || qdq_axis(n, qt->rank) != axis || st->dims[0] != qt->dims[axis])
+      return false;
+  }
+  *out = (qdq_operand){.node = n, .q = q, .scale = s, .zp = zp};
+  return true;
+}
+
+/* qn = QuantizeLinear(v, scale, zp?) from f32 to u8 / i8, per tensor, every
+ * attribute at its default (an explicit one is a sign of a form this pass
+ * was not written for, so it declines rather than guesses). */
+static bool qdq_match_q(kiln_node *qn, qdq_operand *out) {
+  if (kiln_node_get_kind(qn) != KILN_NODE_QuantizeLinear)
+    return false;
+  kiln_value *v = kiln_node_input(qn, 0), *s = kiln_node_input(qn, 1);
+  kiln_value *zp = kiln_node_input_count(qn) > 2 ? kiln_node_input(qn, 2) : NULL;
+  const kiln_type *yt = kiln_value_type(kiln_node_result(qn, 0));
+  if (kiln_value_type(v)->elem != KILN_F32 || !qdq_is_8bit(yt->elem) || yt->quantized ||
+      !qdq_scale_ok(s) || !qdq_per_tensor(kiln_value_type(s)) || (zp && !qdq_is_const(zp)) ||
+      !qdq_attr_default(qn, "axis", 1) || !qdq_attr_default(qn, "saturate", 1) ||
+      !qdq_attr_default(qn, "block_size", 0))
+    return false;
+  *out = (qdq_operand){.node = qn, .q = kiln_node_result(qn, 0), .scale = s, .zp = zp};
+  return true;
+}
+
+static double qdq_load(const kiln_value *v, int64_t i) {
+  const kiln_type *t = kiln_value_type(v);
+  return kiln_elem_load_f64(t->elem, kiln_value_data(v), kiln_type_numel(t) == 1 ? 0 : i);
+}
+
+/* The bias DQ(b, b_scale, 0): int32, one per output channel, and at
+ * exactly the scale the integer kinds add it at, x_scale * w_scale[m]
+ * rounded to f32 (how quantizers compute it); any other scale would make
+ * the fused result differ from the float graph's. */
+static bool qdq_match_bias(kiln_value *b, const qdq_operand *x, const qdq_operand *w, int64_t m,
+                           qdq_operand *out) {
+  if (!qdq_match_dq(b, true, 0, true, out))
+    return false;
+  const kiln_type *bt = kiln_value_type(out->q);
+  if (bt->rank != 1 || bt->dims[0] != m || (out->zp && !kiln_pass_const_is(out->zp, 0)))
+    return false;
+  double xs = qdq_load(x->scale, 0);
+  for (int64_t i = 0; i < m; i++)
+    if (qdq_load(out->scale, i) != (double)(float)(xs * qdq_load(w->scale, i)))
+      return false;
+  return true;
+}
+
+/* A zero point for an operand whose DequantizeLinear has none: zeros of
+ * the integer type, shaped like its scale (the integer kinds need one). */
+static kiln_status qdq_zp(kiln_module *m, const qdq_operand *op, kiln_elem elem, kiln_value **out) {
+  *out = op->zp;
+  if (op->zp)
+    return NULL;
+  kiln_type t = *kiln_value_type(op->scale);
+  t.elem = elem;
+  return kiln_pass_const_fill(m, &t, 0, out);
+}
+
+/* The float product under the Q: Conv or MatMul in f32 without a fused
+ * activation, directly or through a Relu, each result used only by the
+ * next step. *relu is the Relu or NULL. */
+static kiln_node *qdq_producer(kiln_value *v, kiln_node **relu) {
+  *relu = NULL;
+  kiln_node *p = kiln_value_producer(v, NULL);
+  if (p && kiln_node_get_kind(p) == KILN_NODE_Relu && kiln_value_use_count(v) == 1) {
+    *relu = p;
+    v = kiln_node_input(p, 0);
+    p = kiln_value_producer(v, NULL);
+  }
+  if (!p || kiln_value_use_count(v) != 1 || kiln_value_type(v)->elem != KILN_F32 ||
+      kiln_attrs_find(kiln_node_attrs(p), "activation"))
+    return NULL;
+  kiln_node_kind k = kiln_node_get_kind(p);
+  if (k == KILN_NODE_Conv && kiln_node_input_count(p) <= 3)
+    return p;
+  if (k == KILN_NODE_MatMul)
+    return p;
+  return NULL;
+}
+
+/* The 8 or 9 inputs of the integer node from the matched operands. */
+static kiln_status qdq_inputs(kiln_module *m, const qdq_operand *x, const qdq_operand *w,
+                              const qdq_operand *y, const qdq_operand *b, kiln_value **ins,
+                              uint32_t *n) {
+  ins[0] = x->q, ins[1] = x->scale;
+  KILN_TRY(qdq_zp(m, x, kiln_value_type(x->q)->elem, &ins[2]));
+  ins[3] = w->q, ins[4] = w->scale;
+  KILN_TRY(qdq_zp(m, w, kiln_value_type(w->q)->elem, &ins[5]));
+  ins[6] = y->scale;
+  KILN_TRY(qdq_zp(m, y, kiln_value_type(y->q)->elem, &ins[7]));
+  *n = 8;
+  if (b)
+    ins[(*n)++] = b->q;
+  return NULL;
+}
+
+/* Relu under the Q: Q(Relu(v)) = max(Q(v), Q(0)) because rounding and
+ * saturation are monotonic, and Q(0) is the zero point. When that is the
+ * type's lowest value the Q already saturates there and the Relu simply
+ * goes; otherwise a Max with the zero point follows, if the backend runs
+ * it. *r is the value to use, NULL when the backend declines. */
+static kiln_status qdq_relu(kiln_function *f, const kiln_pass_options *o, kiln_node *qn,
+                            const qdq_operand *y, kiln_value *fused, kiln_value **r) {
+  kiln_elem e = kiln_value_type(y->q)->elem;
+  double z = y->zp ? qdq_load(y->zp, 0) : 0, lowest = e == KILN_U8 ? 0 : -128;
+  *r = fused;
+  if (z == lowest)
+    return NULL;
+  kiln_value *zp = y->zp;
+  if (!zp)
+    KILN_TRY(kiln_pass_const_scalar(kiln_function_module(f), e, 0, &zp));
+  kiln_value *in[2] = {fused, zp};
+  KILN_TRY(kiln_pass_emit(f, qn, KILN_NODE_Max, in, 2, NULL, 0, r));
+  kiln_node *mx = kiln_value_producer(*r, NULL);
+  if (o->supports_node && !o->supports_node(o->backend_user, mx)) {
+    *r = NULL;
+    return kiln_function_remove_node(f, mx);
+  }
+  return NULL;
+}
+
+/* Remove what the fused node replaced: the float product, the Relu, and
+ * each DequantizeLinear nobody else uses any more (once each). */
+static kiln_status qdq_remove(kiln_function *f, kiln_node *relu, kiln_node *p,
+                              kiln_node *const *dqs, uint32_t n_dqs) {
+  if (relu)
+    KILN_TRY(kiln_function_remove_node(f, relu));
+  KILN_TRY(kiln_function_remove_node(f, p));
+  for (uint32_t i = 0; i < n_dqs; i++) {
+    bool seen = false;
+    for (uint32_t j = 0; j < i; j++)
+      seen = seen || dqs[j] == dqs[i];
+    if (dqs[i] && !seen && kiln_value_use_count(kiln_node_result(dqs[i], 0)) == 0)
+      KILN_TRY(kiln_function_remove_node(f, dqs[i]));
+  }
+  return NULL;
+}
+
+/* Match the operands of Conv / MatMul p; false when one does not fit. */
+static bool qdq_match_operands(kiln_node *p, qdq_operand *x, qdq_operand *w, qdq_operand *b,
+                               bool *has_b) {
+  *has_b = false;
+  if (kiln_node_get_kind(p) == KILN_NODE_Conv) {
+    /* weights [M, C/g, k...]: per output channel is along axis 0 */
+    if (!qdq_match_dq(kiln_node_input(p, 0), false, -1, false, x) ||
+        !qdq_match_dq(kiln_node_input(p, 1), false, 0, true, w))
+      return false;
+    kiln_value *bv = kiln_node_input_count(p) > 2 ? kiln_node_input(p, 2) : NULL;
+    if (!bv)
+      return true;
+    *has_b = true;
+    return qdq_match_bias(bv, x, w, kiln_value_type(w->q)->dims[0], b);
+  }
+  /* MatMul: B [K, N] constant, per tensor or per column (axis 1) */
+  kiln_value *bv = kiln_node_input(p, 1);
+  return kiln_value_type(bv)->rank == 2 &&
+         qdq_match_dq(kiln_node_input(p, 0), false, -1, false, x) &&
+         qdq_match_dq(bv, false, 1, true, w);
+}
+
+static kiln_status qdq_node(kiln_function *f, kiln_node *qn, const kiln_pass_options *o,
+                            bool *done) {
+  qdq_operand y, x, w, b;
+  kiln_node *relu = NULL, *p = NULL;
+  bool has_b = false;
+  if (!qdq_match_q(qn, &y) || !(p = qdq_producer(kiln_node_input(qn, 0), &relu)) ||
+      !qdq_match_operands(p, &x, &w, &b, &has_b))
+    return NULL;
+  bool conv = kiln_node_get_kind(p) == KILN_NODE_Conv;
+  kiln_value *ins[9];
+  uint32_t n_in = 0;
+  KILN_TRY(qdq_inputs(kiln_function_module(f), &x, &w, &y, has_b ? &b : NULL, ins, &n_in));
+  kiln_attr_desc *d = NULL;
+  uint32_t nd = 0;
+  if (conv) /* the window attributes carry over as they are */
+    KILN_TRY(kiln_pass_attrs_descs(kiln_node_attrs(p), 0, &d, &nd));
+  kiln_value *fused = NULL;
+  char nm[256];
+  kiln_status s = kiln_pass_emit_named(f, qn, kiln_pass_merged_name(p, relu ? 2 : 1, nm, sizeof nm),
+                                       conv ? KILN_NODE_QLinearConv : KILN_NODE_QLinearMatMul, ins,
+                                       n_in, d, nd, &fused);
+  free(d);
+  if (s)
+    return kiln_status_wrap(s, "fuseqdq: fusing '%s' with its quantize nodes", kiln_node_name(p));
+  kiln_node *fn = kiln_value_producer(fused, NULL);
+  if (o->supports_node && !o->supports_node(o->backend_user, fn))
+    return kiln_function_remove_node(f, fn);
+  kiln_value *r = fused;
+  if (relu) {
+    KILN_TRY(qdq_relu(f, o, qn, &y, fused, &r));
+    if (!r)
+      return kiln_function_remove_node(f, fn);
+  }
+  KILN_TRY(kiln_pass_replace_node(f, qn, &r));
+  /* p and the DQs come before qn in the snapshot and were visited already */
+  kiln_node *dqs[3] = {x.node, w.node, has_b ? b.node : NULL};
+  KILN_TRY(qdq_remove(f, relu, p, dqs, 3));
+  *done = true;
+  return NULL;
+}
+
+kiln_status kiln_pass_fuse_qdq(kiln_function *f, const kiln_pass_options *o, uint32_t *changes) {
+  if (!o)
+    return NULL;
+  return kiln_pass_each_node(f, o, qdq_node, changes);
+}
