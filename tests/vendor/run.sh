@@ -7,8 +7,9 @@
 # places everything else on cpu; vendor+interpreter when the cpu plugin
 # was not built): the shipped models are compared with the interpreter, a
 # model of vendor kinds only runs on `vendor` alone, a model with nothing
-# for the vendor still runs on the list, and on the ONNX node suite the
-# list must pass every case the interpreter passes.
+# for the vendor still runs on the list, cnn.onnx is split between the
+# two, and on the ONNX node suite the list must pass every case the
+# interpreter passes (the vendor's kinds also under random placements).
 #
 # usage: tests/vendor/run.sh BUILD_DIR [SOURCE_ROOT]
 # env:   KILN_ONNX_SUITE  folder of ONNX node cases (default: the first of
@@ -257,6 +258,17 @@ else
     pass "conformance: $LIST against interpreter on Conv/MatMul/Gemm/Relu/Add cases ($npass passed)"
   else
     fail "conformance: $LIST against interpreter (exit $rc)" "$TMP/against.txt"
+  fi
+  # The same cases with each node on a random entry that runs it (the
+  # core's test seed), so that vendor and cpu regions interleave.
+  KILN_PARTITION_SEED=5 "$KILN" conformance --backend "$LIST" --against interpreter \
+    --suite "$SUITE" --jobs 2 --filter '^test_(conv|matmul|gemm|relu|add)' >"$TMP/seeded.txt" 2>&1
+  rc=$?
+  npass=$(grep -c "^PASS" "$TMP/seeded.txt")
+  if [ $rc -eq 0 ] && [ "$npass" -gt 0 ]; then
+    pass "conformance: $LIST with random placements (KILN_PARTITION_SEED=5) ($npass passed)"
+  else
+    fail "conformance: $LIST with random placements (exit $rc)" "$TMP/seeded.txt"
   fi
 fi
 finish
