@@ -7,7 +7,8 @@
  * with the first mismatch, or SKIP with the reason (unsupported operator or
  * type). The parent schedules --jobs children, enforces --timeout, prints
  * progress and a per-backend summary, and checks an expected-failures list
- * that may only shrink. */
+ * that may only shrink. A "backend" here is a configuration: one backend or
+ * a list the core partitions the model over (vendor+cpu, opencl:0+cpu). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +29,7 @@
 
 #define CONF_MAX_BACKENDS 8
 #define CONF_MAX_IO 64
+#define CONF_MAX_DEVICE_MEMORY 1024 /* bytes of --device-memory */
 
 typedef enum { R_PASS, R_FAIL, R_SKIP, R_CRASH, R_TIMEOUT, R_COUNT } conf_rc;
 static const char *const conf_rc_names[R_COUNT] = {"PASS", "FAIL", "SKIP", "CRASH", "TIMEOUT"};
@@ -120,18 +122,155 @@ static void conf_flatten(char *s) {
 }
 
 /* ---------------------------------------------------------------------
+ * Configurations: a backend, or a `+` list of entries NAME[:DEVICE] that
+ * the core partitions the model over. */
+
+/* Does NAME (nl bytes) of --device-memory name list entry e (el bytes)?
+ * As the core reads it: as written, or "opencl" for "opencl:0" and back. */
+static bool conf_entry_match(const char *name, size_t nl, const char *e, size_t el) {
+  if (nl == el && !memcmp(name, e, nl))
+    return true;
+  if (el == nl + 2 && !memcmp(e, name, nl) && !memcmp(e + nl, ":0", 2))
+    return true;
+  return nl == el + 2 && !memcmp(name, e, el) && !memcmp(name + el, ":0", 2);
+}
+
+static bool conf_config_has(const char *config, const char *name, size_t nl) {
+  for (const char *p = config;;) {
+    const char *end = strchr(p, '+');
+    if (conf_entry_match(name, nl, p, end ? (size_t)(end - p) : strlen(p)))
+      return true;
+    if (!end)
+      return false;
+    p = end + 1;
+  }
+}
+
+/* The items of --device-memory (dm) that name entries of config, into buf
+ * (CONF_MAX_DEVICE_MEMORY bytes); NULL when none does. One --device-memory
+ * serves every configuration and the interpreter reference, while the
+ * core refuses a name that is not in the list it compiles for. */
+static const char *conf_device_memory(const char *dm, const char *config, char *buf) {
+  size_t len = 0;
+  for (const char *q = dm; q && *q;) {
+    const char *end = strchr(q, ',');
+    size_t sl = end ? (size_t)(end - q) : strlen(q);
+    const char *eq = memchr(q, '=', sl);
+    if (eq && conf_config_has(config, q, (size_t)(eq - q)) &&
+        len + sl + 2 <= CONF_MAX_DEVICE_MEMORY) {
+      if (len)
+        buf[len++] = ',';
+      memcpy(buf + len, q, sl);
+      len += sl;
+      buf[len] = '\0';
+    }
+    if (!end)
+      break;
+    q = end + 1;
+  }
+  return len ? buf : NULL;
+}
+
+/* Before any case runs, so that a typo is one usage error rather than a
+ * failure per case: every entry of the configuration names a loaded
+ * backend, with an optional :DEVICE number (whether that device exists is
+ * the core's to say, at compile time). */
+static int conf_check_config(kiln_context *ctx, const char *config) {
+  for (const char *p = config;;) {
+    const char *end = strchr(p, '+');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    const char *colon = memchr(p, ':', len);
+    size_t nl = colon ? (size_t)(colon - p) : len;
+    char name[128];
+    if (nl == 0 || nl >= sizeof name)
+      return tool_usage_error("conformance",
+                              "configuration '%s' has an empty or overlong entry (write A+B, "
+                              "each a backend name with an optional :DEVICE)",
+                              config);
+    memcpy(name, p, nl);
+    name[nl] = '\0';
+    if (colon) {
+      size_t dl = len - nl - 1;
+      bool digits = dl > 0 && dl < 10;
+      for (size_t i = 0; digits && i < dl; i++)
+        digits = colon[1 + i] >= '0' && colon[1 + i] <= '9';
+      if (!digits)
+        return tool_usage_error("conformance",
+                                "configuration '%s': the device after '%s:' must be a number "
+                                "(e.g. %s:0)",
+                                config, name, name);
+    }
+    if (!kiln_context_find_backend(ctx, name))
+      return strcmp(name, config) == 0
+                 ? tool_usage_error("conformance", "unknown backend '%s' (see kiln backends)",
+                                    name)
+                 : tool_usage_error("conformance",
+                                    "unknown backend '%s' in configuration '%s' (see kiln "
+                                    "backends)",
+                                    name, config);
+    if (!end)
+      return 0;
+    p = end + 1;
+  }
+}
+
+/* "12", "64K", "3M", "1G", as the core reads a device's bytes. */
+static bool conf_is_bytes(const char *s, size_t n) {
+  size_t i = 0;
+  while (i < n && s[i] >= '0' && s[i] <= '9')
+    i++;
+  if (i == 0)
+    return false;
+  return i == n || (i + 1 == n && strchr("KkMG", s[i]));
+}
+
+/* Each item of --device-memory is NAME=BYTES and names an entry of some
+ * configuration (else the cap would silently apply to nothing). */
+static int conf_check_device_memory(const conf_args *a) {
+  const char *dm = a->compile.opts.device_memory;
+  if (dm && strlen(dm) >= CONF_MAX_DEVICE_MEMORY)
+    return tool_usage_error("conformance", "--device-memory is longer than %d bytes",
+                            CONF_MAX_DEVICE_MEMORY - 1);
+  for (const char *q = dm; q && *q;) {
+    const char *end = strchr(q, ',');
+    size_t sl = end ? (size_t)(end - q) : strlen(q);
+    const char *eq = memchr(q, '=', sl);
+    if (!eq || eq == q || !conf_is_bytes(eq + 1, sl - (size_t)(eq - q) - 1))
+      return tool_usage_error("conformance",
+                              "--device-memory '%.*s': write NAME=BYTES, e.g. cpu=64M (K, M, G "
+                              "are powers of 1024)",
+                              (int)sl, q);
+    bool found = false;
+    for (uint32_t b = 0; b < a->n_backends && !found; b++)
+      found = conf_config_has(a->backends[b], q, (size_t)(eq - q));
+    if (!found)
+      return tool_usage_error("conformance",
+                              "--device-memory '%.*s': no configuration of --backend has an "
+                              "entry '%.*s'",
+                              (int)sl, q, (int)(eq - q), q);
+    if (!end)
+      break;
+    q = end + 1;
+  }
+  return 0;
+}
+
+/* ---------------------------------------------------------------------
  * Argument parsing. */
 static const char conf_help[] =
-    "usage: kiln conformance --backend NAME[,NAME...] --suite DIR [--suite DIR...]\n"
+    "usage: kiln conformance --backend CONFIG[,CONFIG...] --suite DIR [--suite DIR...]\n"
     "                        [--filter REGEX] [--json FILE] [--jobs N] [--timeout SEC]\n"
     "                        [--expected-failures FILE] [--tolerances FILE]\n"
     "                        [--against interpreter]\n"
-    "       kiln conformance --backend NAME[,NAME...] --generate N [--seed S]\n"
+    "       kiln conformance --backend CONFIG[,CONFIG...] --generate N [--seed S]\n"
     "                        [--repro-dir DIR] [--threads N] [--jobs N] [--json FILE] ...\n"
     "Runs ONNX backend test cases (folders with model.onnx and test_data_set_N/)\n"
     "found in each suite folder, or N random generated graphs, each case in a\n"
     "child process.\n"
-    "  --backend LIST      backends to test (comma-separated)\n"
+    "  --backend CONFIGS   configurations to test, comma-separated; each is a\n"
+    "                      backend (cpu), a backend on a device (opencl:1) or a\n"
+    "                      priority list the model is partitioned over\n"
+    "                      (vendor+cpu, opencl:0+opencl:1+cpu)\n"
     "  --suite DIR         folder of case folders (repeatable)\n"
     "  --filter REGEX      only cases whose name matches (POSIX extended)\n"
     "  --json FILE         write every case's result per backend\n"
@@ -154,11 +293,14 @@ static const char conf_help[] =
     "Compile options passed to every backend (as in kiln compile):\n"
     "  --threads N         worker threads (0 = backend default), e.g. cpu at 1 and 2\n"
     "  --cpu NAME, --cpu-features F, --device N\n"
+    "  --device-memory NAME=BYTES,...  cap the memory of list entries (cpu=64K,\n"
+    "                      opencl:0=1G); each configuration gets the caps of the\n"
+    "                      entries it has, and every NAME must be in one of them\n"
     "  --no-cache          compile every case without the backends' compile cache\n";
 
 static bool conf_is_compile_opt(const char *arg) {
-  static const char *const names[] = {"--threads", "--cpu", "--cpu-features", "--device",
-                                      "--no-cache"};
+  static const char *const names[] = {"--threads", "--cpu",           "--cpu-features",
+                                      "--device",  "--device-memory", "--no-cache"};
   for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
     size_t n = strlen(names[k]);
     if (!strncmp(arg, names[k], n) && (arg[n] == '\0' || arg[n] == '='))
@@ -216,6 +358,10 @@ static int conf_parse(int argc, char **argv, conf_args *a) {
            t = strtok_r(NULL, ",", &save)) {
         if (a->n_backends == CONF_MAX_BACKENDS)
           return tool_usage_error("conformance", "at most %d backends", CONF_MAX_BACKENDS);
+        /* Results are matched to configurations by name. */
+        for (uint32_t b = 0; b < a->n_backends; b++)
+          if (!strcmp(a->backends[b], t))
+            return tool_usage_error("conformance", "--backend lists '%s' twice", t);
         a->backends[a->n_backends++] = t;
       }
     } else if ((r = tool_opt_value(argc, argv, &i, "--suite", &v)) != 0) {
@@ -263,7 +409,7 @@ static int conf_parse(int argc, char **argv, conf_args *a) {
                             "--generate always compares with the interpreter; drop --against");
   if (!a->n_suites && !a->generate)
     return tool_usage_error("conformance", "at least one --suite (or --generate N) is required");
-  return 0;
+  return conf_check_device_memory(a);
 }
 
 /* ---------------------------------------------------------------------
@@ -574,13 +720,20 @@ static kiln_status conf_load(conf_run *R, const char *model, const conf_data *d,
   return s;
 }
 
-/* Compile and run on backend; outputs into *outs (malloc'd buffers). */
+/* Compile and run on configuration `backend`, or for the reference (the
+ * interpreter, without device memory caps) when it is NULL; outputs into
+ * *outs (malloc'd buffers). */
 static kiln_status conf_execute(conf_run *R, const kiln_module *m, const char *backend,
                                 const conf_data *d, kiln_executable **exe_out, void ***outs_out) {
   *exe_out = NULL;
   *outs_out = NULL;
   kiln_executable *exe;
-  KILN_TRY(kiln_compile(R->ctx, m, NULL, backend, &R->a.compile.opts, &exe));
+  kiln_compile_options opts = R->a.compile.opts;
+  char dm[CONF_MAX_DEVICE_MEMORY];
+  opts.device_memory = backend ? conf_device_memory(opts.device_memory, backend, dm) : NULL;
+  if (!backend)
+    backend = "interpreter";
+  KILN_TRY(kiln_compile(R->ctx, m, NULL, backend, &opts, &exe));
   uint32_t ni = kiln_executable_input_count(exe), no = kiln_executable_output_count(exe);
   const void *ins[CONF_MAX_IO];
   kiln_status s = NULL;
@@ -736,7 +889,7 @@ static void conf_gen_child(conf_run *R, const conf_case *c, int fd) {
   void **ref_outs = NULL;
   kiln_tensor ref[CONF_MAX_IO];
   uint32_t n_ref = 0;
-  kiln_status ref_s = conf_execute(R, m, "interpreter", &data, &ref_exe, &ref_outs);
+  kiln_status ref_s = conf_execute(R, m, NULL, &data, &ref_exe, &ref_outs);
   for (uint32_t i = 0; !ref_s && i < kiln_executable_output_count(ref_exe) && i < CONF_MAX_IO;
        i++) {
     kiln_io_info info;
@@ -863,7 +1016,7 @@ static void conf_child(conf_run *R, const conf_case *c, int fd) {
     uint32_t n_ref = 0;
     kiln_status ref_s = NULL;
     if (R->a.against) {
-      ref_s = conf_execute(R, m, "interpreter", &data, &ref_exe, &ref_outs);
+      ref_s = conf_execute(R, m, NULL, &data, &ref_exe, &ref_outs);
       for (uint32_t i = 0; !ref_s && i < kiln_executable_output_count(ref_exe) && i < CONF_MAX_IO;
            i++) {
         kiln_io_info info;
@@ -1031,7 +1184,11 @@ static void conf_gen_repro(conf_run *R, conf_case *c) {
     if (o->cpu)
       e += snprintf(extra + e, sizeof extra - (size_t)e, " --cpu %.64s", o->cpu);
     if (o->cpu_features)
-      snprintf(extra + e, sizeof extra - (size_t)e, " --cpu-features %.64s", o->cpu_features);
+      e += snprintf(extra + e, sizeof extra - (size_t)e, " --cpu-features %.64s", o->cpu_features);
+    char dm[CONF_MAX_DEVICE_MEMORY];
+    const char *dmb = conf_device_memory(o->device_memory, R->a.backends[b], dm);
+    if (dmb)
+      snprintf(extra + e, sizeof extra - (size_t)e, " --device-memory %.100s", dmb);
     size_t n = strlen(r->detail) + strlen(R->a.repro_dir) + strlen(c->name) + len + 512;
     char *d = malloc(n);
     if (!d)
@@ -1294,13 +1451,17 @@ static int conf_write_json(conf_run *R) {
 static int conf_summarize(conf_run *R) {
   size_t tot[R_COUNT] = {0};
   size_t unexpected_fail = 0, unexpected_pass = 0;
-  printf("\n%-14s %7s %7s %7s %7s %7s %7s\n", "backend", "cases", "pass", "fail", "skip", "crash",
-         "timeout");
+  int w = 14; /* a list (cpu+interpreter) may be longer */
+  for (uint32_t b = 0; b < R->a.n_backends; b++)
+    if ((int)strlen(R->a.backends[b]) > w)
+      w = (int)strlen(R->a.backends[b]);
+  printf("\n%-*s %7s %7s %7s %7s %7s %7s\n", w, "backend", "cases", "pass", "fail", "skip",
+         "crash", "timeout");
   for (uint32_t b = 0; b < R->a.n_backends; b++) {
     size_t cnt[R_COUNT] = {0};
     for (size_t i = 0; i < R->n_cases; i++)
       cnt[R->cases[i].res[b].rc]++;
-    printf("%-14s %7zu %7zu %7zu %7zu %7zu %7zu\n", R->a.backends[b], R->n_cases, cnt[R_PASS],
+    printf("%-*s %7zu %7zu %7zu %7zu %7zu %7zu\n", w, R->a.backends[b], R->n_cases, cnt[R_PASS],
            cnt[R_FAIL], cnt[R_SKIP], cnt[R_CRASH], cnt[R_TIMEOUT]);
     for (int k = 0; k < R_COUNT; k++)
       tot[k] += cnt[k];
@@ -1390,9 +1551,7 @@ int kiln_cmd_conformance(int argc, char **argv) {
       rc = tool_fail(s);
   }
   for (uint32_t b = 0; !rc && b < R.a.n_backends; b++)
-    if (!kiln_context_find_backend(R.ctx, R.a.backends[b]))
-      rc = tool_usage_error("conformance", "unknown backend '%s' (see kiln backends)",
-                            R.a.backends[b]);
+    rc = conf_check_config(R.ctx, R.a.backends[b]);
   if (!rc && R.a.against && !kiln_context_find_backend(R.ctx, "interpreter"))
     rc = tool_usage_error("conformance", "--against needs the interpreter backend");
   if (!rc && R.a.generate && !kiln_context_find_backend(R.ctx, "interpreter"))

@@ -1,35 +1,18 @@
 /* examples/vendor-plugin/vendor_kernels.c: the vendor backend's kernels,
- * f32 only: elementwise unary and broadcasting binary kinds, MatMul,
- * Reshape, Transpose, ReduceSum / ReduceMax and Softmax. Everything else is
- * declined in vendor_node_ok and the core lowers it into these. */
-#include <math.h>
-#include <string.h>
+ * f32 only: Conv (2-D), MatMul, Gemm, Relu and Add. vendor_node_ok turns
+ * down every node these kernels do not cover; in a backend list
+ * (`--backend vendor+cpu`) the core then places it on the next backend. */
+#include <kiln/ops.h>
 
 #include "vendor.h"
 
 bool vendor_kind_supported(kiln_node_kind k) {
   switch (k) {
-  case KILN_NODE_Abs:
-  case KILN_NODE_Neg:
-  case KILN_NODE_Exp:
-  case KILN_NODE_Log:
-  case KILN_NODE_Sqrt:
-  case KILN_NODE_Relu:
-  case KILN_NODE_Tanh:
-  case KILN_NODE_Sigmoid:
-  case KILN_NODE_Reciprocal:
-  case KILN_NODE_Add:
-  case KILN_NODE_Sub:
-  case KILN_NODE_Mul:
-  case KILN_NODE_Div:
-  case KILN_NODE_Max:
-  case KILN_NODE_Min:
+  case KILN_NODE_Conv:
   case KILN_NODE_MatMul:
-  case KILN_NODE_Reshape:
-  case KILN_NODE_Transpose:
-  case KILN_NODE_ReduceSum:
-  case KILN_NODE_ReduceMax:
-  case KILN_NODE_Softmax:
+  case KILN_NODE_Gemm:
+  case KILN_NODE_Relu:
+  case KILN_NODE_Add:
     return true;
   default:
     return false;
@@ -38,6 +21,29 @@ bool vendor_kind_supported(kiln_node_kind k) {
 
 static bool f32_plain(const kiln_value *v) {
   return !v || (kiln_value_type(v)->elem == KILN_F32 && !kiln_value_type(v)->quantized);
+}
+
+static const kiln_type *input_type(const kiln_node *node, uint32_t i) {
+  const kiln_value *v = i < kiln_node_input_count(node) ? kiln_node_input(node, i) : NULL;
+  return v ? kiln_value_type(v) : NULL;
+}
+
+/* Conv as the kernel below runs it: 2-D (NCHW), no residual input. The
+ * window decoder checks the attributes against the shapes once here, so
+ * that the kernel can trust them. */
+static bool conv_ok(const kiln_node *node) {
+  const kiln_type *x = input_type(node, 0), *w = input_type(node, 1);
+  const kiln_type *y = kiln_value_type(kiln_node_result(node, 0));
+  if (x->rank != 4 || w->rank != 4 || input_type(node, 3))
+    return false;
+  kiln_window win;
+  kiln_status s =
+      kiln_window_decode("Conv", kiln_node_attrs(node), x, y, w->dims + 2, false, &win);
+  if (s) {
+    kiln_status_free(s);
+    return false;
+  }
+  return true;
 }
 
 bool vendor_node_ok(const kiln_node *node) {
@@ -49,11 +55,16 @@ bool vendor_node_ok(const kiln_node *node) {
   for (uint32_t i = 0; i < kiln_node_result_count(node); i++)
     if (!f32_plain(kiln_node_result(node, i)))
       return false;
-  if (k == KILN_NODE_Max || k == KILN_NODE_Min)
-    return n == 2; /* the core splits longer lists into pairs */
-  if (k == KILN_NODE_MatMul) {
-    const kiln_type *a = kiln_value_type(kiln_node_input(node, 0));
-    const kiln_type *b = kiln_value_type(kiln_node_input(node, 1));
+  /* A fused activation is kiln's own attribute, set only for backends that
+   * declare fused forms (this one declares none); turn it down anyway
+   * rather than ignore it. */
+  if (kiln_attrs_find(kiln_node_attrs(node), "activation"))
+    return false;
+  switch (k) {
+  case KILN_NODE_Conv:
+    return conv_ok(node);
+  case KILN_NODE_MatMul: {
+    const kiln_type *a = input_type(node, 0), *b = input_type(node, 1);
     if (a->rank < 2 || b->rank < 2)
       return false;
     if (b->rank == 2)
@@ -64,48 +75,15 @@ bool vendor_node_ok(const kiln_node *node) {
     for (uint32_t i = 0; i + 2 < a->rank; i++)
       if (a->dims[i] != b->dims[i])
         return false;
+    return true;
   }
-  return true;
-}
-
-static float unary(kiln_node_kind k, float x) {
-  switch (k) {
-  case KILN_NODE_Abs:
-    return fabsf(x);
-  case KILN_NODE_Neg:
-    return -x;
-  case KILN_NODE_Exp:
-    return expf(x);
-  case KILN_NODE_Log:
-    return logf(x);
-  case KILN_NODE_Sqrt:
-    return sqrtf(x);
-  case KILN_NODE_Relu:
-    return x > 0 ? x : 0;
-  case KILN_NODE_Tanh:
-    return tanhf(x);
-  case KILN_NODE_Sigmoid:
-    return 1.0f / (1.0f + expf(-x));
-  default:
-    return 1.0f / x; /* Reciprocal */
+  case KILN_NODE_Gemm: {
+    const kiln_type *c = input_type(node, 2);
+    return input_type(node, 0)->rank == 2 && input_type(node, 1)->rank == 2 &&
+           (!c || c->rank <= 2);
   }
-}
-
-static float binary(kiln_node_kind k, float a, float b) {
-  switch (k) {
-  case KILN_NODE_Add:
-    return a + b;
-  case KILN_NODE_Sub:
-    return a - b;
-  case KILN_NODE_Mul:
-    return a * b;
-  case KILN_NODE_Div:
-    return a / b;
-  /* NaN propagates, as in the reference interpreter and numpy. */
-  case KILN_NODE_Max:
-    return isnan(a) || isnan(b) ? NAN : a > b ? a : b;
   default:
-    return isnan(a) || isnan(b) ? NAN : a < b ? a : b; /* Min */
+    return vendor_kind_supported(k);
   }
 }
 
@@ -120,7 +98,7 @@ static void bcast_strides(const kiln_type *in, uint32_t r, int64_t *st) {
   }
 }
 
-static void run_binary(const vendor_step *st) {
+static void run_add(const vendor_step *st) {
   const kiln_type *o = st->type[0];
   int64_t sa[KILN_MAX_RANK], sb[KILN_MAX_RANK], idx[KILN_MAX_RANK] = {0};
   bcast_strides(st->type[1], o->rank, sa);
@@ -129,7 +107,7 @@ static void run_binary(const vendor_step *st) {
   float *y = st->ptr[0];
   int64_t n = kiln_type_numel(o), oa = 0, ob = 0;
   for (int64_t i = 0; i < n; i++) {
-    y[i] = binary(st->kind, a[oa], b[ob]);
+    y[i] = a[oa] + b[ob];
     /* Odometer step over the output index, keeping both input offsets. */
     for (int64_t d = (int64_t)o->rank - 1; d >= 0; d--) {
       oa += sa[d], ob += sb[d];
@@ -144,7 +122,9 @@ static void run_binary(const vendor_step *st) {
 static void run_matmul(const vendor_step *st) {
   const kiln_type *a = st->type[1], *b = st->type[2];
   int64_t K = a->dims[a->rank - 1], M = a->dims[a->rank - 2], N = b->dims[b->rank - 1];
-  int64_t batches = kiln_type_numel(a) / (M * K);
+  int64_t batches = 1;
+  for (uint32_t i = 0; i + 2 < a->rank; i++)
+    batches *= a->dims[i];
   bool shared_b = b->rank == 2;
   const float *A = st->ptr[1], *B = st->ptr[2];
   float *C = st->ptr[0];
@@ -161,142 +141,108 @@ static void run_matmul(const vendor_step *st) {
   }
 }
 
-static kiln_status run_transpose(const vendor_step *st) {
-  const kiln_type *x = st->type[1], *o = st->type[0];
-  const kiln_attr *pa = kiln_attrs_find(st->attrs, "perm");
-  int64_t perm[KILN_MAX_RANK], xs[KILN_MAX_RANK], idx[KILN_MAX_RANK] = {0};
-  for (uint32_t i = 0; i < x->rank; i++)
-    perm[i] = pa ? kiln_attr_ints(pa)[i] : (int64_t)(x->rank - 1 - i);
-  if (pa && kiln_attr_len(pa) != x->rank)
-    return kiln_status_make(KILN_INVALID_ARGUMENT, "vendor: Transpose %u: perm has %u entries",
-                            st->index, kiln_attr_len(pa));
-  kiln_type_strides(x, xs);
-  const float *X = st->ptr[1];
+/* Y = alpha * A' B' + beta * C, A' = A or its transpose (transA), B' the
+ * same (transB), C broadcast to M x N. */
+static void run_gemm(const vendor_step *st) {
+  const kiln_type *a = st->type[1], *b = st->type[2], *y = st->type[0];
+  bool ta = kiln_attrs_int_or(st->attrs, "transA", 0) != 0;
+  bool tb = kiln_attrs_int_or(st->attrs, "transB", 0) != 0;
+  float alpha = (float)kiln_attrs_float_or(st->attrs, "alpha", 1.0);
+  float beta = (float)kiln_attrs_float_or(st->attrs, "beta", 1.0);
+  int64_t M = y->dims[0], N = y->dims[1], K = a->dims[ta ? 0 : 1];
+  /* Element (i, k) of A' and (k, j) of B' through strides. */
+  int64_t as_i = ta ? 1 : K, as_k = ta ? M : 1;
+  int64_t bs_k = tb ? 1 : N, bs_j = tb ? K : 1;
+  (void)b;
+  const float *A = st->ptr[1], *B = st->ptr[2], *C = st->n_ops > 3 ? st->ptr[3] : NULL;
+  int64_t cs[2] = {0, 0};
+  if (C)
+    bcast_strides(st->type[3], 2, cs);
   float *Y = st->ptr[0];
-  int64_t n = kiln_type_numel(o);
-  for (int64_t i = 0; i < n; i++) {
-    int64_t off = 0;
-    for (uint32_t d = 0; d < o->rank; d++)
-      off += idx[d] * xs[perm[d]];
-    Y[i] = X[off];
-    for (int64_t d = (int64_t)o->rank - 1; d >= 0; d--) {
-      if (++idx[d] < o->dims[d])
-        break;
-      idx[d] = 0;
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      float acc = 0;
+      for (int64_t k = 0; k < K; k++)
+        acc += A[i * as_i + k * as_k] * B[k * bs_k + j * bs_j];
+      Y[i * N + j] = alpha * acc + (C ? beta * C[i * cs[0] + j * cs[1]] : 0.0f);
     }
-  }
+}
+
+/* Direct 2-D convolution, NCHW input, OIHW filter, optional bias. */
+static kiln_status run_conv(const vendor_step *st) {
+  const kiln_type *x = st->type[1], *w = st->type[2], *y = st->type[0];
+  kiln_window win;
+  kiln_status s = kiln_window_decode("Conv", st->attrs, x, y, w->dims + 2, false, &win);
+  if (s)
+    return kiln_status_wrap(s, "vendor: Conv (instruction %u)", st->index);
+  int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3];
+  int64_t M = y->dims[1], OH = y->dims[2], OW = y->dims[3];
+  int64_t KH = w->dims[2], KW = w->dims[3], Cg = w->dims[1];
+  int64_t groups = kiln_attrs_int_or(st->attrs, "group", 1);
+  if (groups < 1 || Cg * groups != C || M % groups)
+    return kiln_status_make(KILN_INVALID_ARGUMENT,
+                            "vendor: Conv (instruction %u): %lld groups do not divide %lld "
+                            "input and %lld output channels",
+                            st->index, (long long)groups, (long long)C, (long long)M);
+  int64_t Mg = M / groups;
+  const float *X = st->ptr[1], *Wt = st->ptr[2];
+  const float *Bias = st->n_ops > 3 ? st->ptr[3] : NULL;
+  float *Y = st->ptr[0];
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t m = 0; m < M; m++) {
+      int64_t c0 = m / Mg * Cg;
+      const float *wm = Wt + m * Cg * KH * KW;
+      float *ym = Y + (n * M + m) * OH * OW;
+      for (int64_t oh = 0; oh < OH; oh++)
+        for (int64_t ow = 0; ow < OW; ow++) {
+          float acc = Bias ? Bias[m] : 0.0f;
+          for (int64_t c = 0; c < Cg; c++) {
+            const float *xc = X + (n * C + c0 + c) * H * W;
+            const float *wc = wm + c * KH * KW;
+            for (int64_t kh = 0; kh < KH; kh++) {
+              int64_t ih = oh * win.stride[0] - win.pad_begin[0] + kh * win.dilation[0];
+              if (ih < 0 || ih >= H)
+                continue;
+              for (int64_t kw = 0; kw < KW; kw++) {
+                int64_t iw = ow * win.stride[1] - win.pad_begin[1] + kw * win.dilation[1];
+                if (iw >= 0 && iw < W)
+                  acc += xc[ih * W + iw] * wc[kh * KW + kw];
+              }
+            }
+          }
+          ym[oh * OW + ow] = acc;
+        }
+    }
   return NULL;
-}
-
-static void run_reduce(const vendor_step *st) {
-  const kiln_type *x = st->type[1];
-  const kiln_attr *aa = kiln_attrs_find(st->attrs, "axes");
-  bool reduced[KILN_MAX_RANK] = {false};
-  uint32_t na = aa ? kiln_attr_len(aa) : 0;
-  const float *X = st->ptr[1];
-  float *Y = st->ptr[0];
-  int64_t n = kiln_type_numel(x);
-  if (na == 0 && kiln_attrs_int_or(st->attrs, "noop_with_empty_axes", 0)) {
-    memmove(Y, X, (size_t)n * sizeof *X);
-    return;
-  }
-  for (uint32_t i = 0; i < x->rank; i++)
-    reduced[i] = na == 0;
-  for (uint32_t i = 0; i < na; i++) {
-    int64_t a = kiln_attr_ints(aa)[i];
-    reduced[a < 0 ? a + x->rank : a] = true;
-  }
-  /* Output offsets: strides of x's shape with reduced dims set to 1. */
-  kiln_type kept = *x;
-  for (uint32_t i = 0; i < x->rank; i++)
-    if (reduced[i])
-      kept.dims[i] = 1;
-  int64_t ks[KILN_MAX_RANK], idx[KILN_MAX_RANK] = {0};
-  kiln_type_strides(&kept, ks);
-  bool is_max = st->kind == KILN_NODE_ReduceMax;
-  for (int64_t i = 0; i < kiln_type_numel(&kept); i++)
-    Y[i] = is_max ? -INFINITY : 0.0f;
-  for (int64_t i = 0; i < n; i++) {
-    int64_t off = 0;
-    for (uint32_t d = 0; d < x->rank; d++)
-      off += reduced[d] ? 0 : idx[d] * ks[d];
-    Y[off] = is_max ? (isnan(X[i]) || X[i] > Y[off] ? X[i] : Y[off]) : Y[off] + X[i];
-    for (int64_t d = (int64_t)x->rank - 1; d >= 0; d--) {
-      if (++idx[d] < x->dims[d])
-        break;
-      idx[d] = 0;
-    }
-  }
-}
-
-static void run_softmax(const vendor_step *st) {
-  const kiln_type *x = st->type[1];
-  int64_t axis = kiln_attrs_int_or(st->attrs, "axis", -1);
-  if (axis < 0)
-    axis += x->rank;
-  int64_t outer = 1, inner = 1, n = x->rank ? x->dims[axis] : 1;
-  for (int64_t i = 0; i < axis; i++)
-    outer *= x->dims[i];
-  for (uint32_t i = (uint32_t)axis + 1; i < x->rank; i++)
-    inner *= x->dims[i];
-  const float *X = st->ptr[1];
-  float *Y = st->ptr[0];
-  for (int64_t o = 0; o < outer; o++)
-    for (int64_t j = 0; j < inner; j++) {
-      const float *xp = X + o * n * inner + j;
-      float *yp = Y + o * n * inner + j;
-      float mx = -INFINITY, sum = 0;
-      for (int64_t k = 0; k < n; k++)
-        mx = xp[k * inner] > mx ? xp[k * inner] : mx;
-      for (int64_t k = 0; k < n; k++)
-        sum += yp[k * inner] = expf(xp[k * inner] - mx);
-      for (int64_t k = 0; k < n; k++)
-        yp[k * inner] /= sum;
-    }
 }
 
 kiln_status vendor_run_step(const vendor_step *st) {
   for (uint32_t i = 0; i < st->n_ops; i++)
-    if (!st->ptr[i] && kiln_type_numel(st->type[i]) > 0)
+    if (!st->ptr[i] && st->type[i] && kiln_type_numel(st->type[i]) > 0)
       return kiln_status_make(KILN_INVALID_ARGUMENT,
-                              "vendor: %s (instruction %u): operand %u "
-                              "has no memory",
+                              "vendor: %s (instruction %u): operand %u has no memory",
                               kiln_node_kind_name(st->kind), st->index, i);
-  int64_t n = kiln_type_numel(st->type[0]);
   switch (st->kind) {
   case KILN_NODE_Add:
-  case KILN_NODE_Sub:
-  case KILN_NODE_Mul:
-  case KILN_NODE_Div:
-  case KILN_NODE_Max:
-  case KILN_NODE_Min:
-    if (st->n_ops != 3)
-      return kiln_status_make(KILN_UNIMPLEMENTED, "vendor: %s (instruction %u) with %u inputs",
-                              kiln_node_kind_name(st->kind), st->index, st->n_ops - 1);
-    run_binary(st);
+    run_add(st);
     return NULL;
   case KILN_NODE_MatMul:
     run_matmul(st);
     return NULL;
-  case KILN_NODE_Reshape:
-    if (st->ptr[0] != st->ptr[1])
-      memmove(st->ptr[0], st->ptr[1], (size_t)kiln_type_bytes(st->type[0]));
+  case KILN_NODE_Gemm:
+    run_gemm(st);
     return NULL;
-  case KILN_NODE_Transpose:
-    return run_transpose(st);
-  case KILN_NODE_ReduceSum:
-  case KILN_NODE_ReduceMax:
-    run_reduce(st);
+  case KILN_NODE_Conv:
+    return run_conv(st);
+  case KILN_NODE_Relu: {
+    const float *X = st->ptr[1];
+    float *Y = st->ptr[0];
+    for (int64_t i = 0, n = kiln_type_numel(st->type[0]); i < n; i++)
+      Y[i] = X[i] < 0 ? 0.0f : X[i]; /* keeps NaN, as the interpreter does */
     return NULL;
-  case KILN_NODE_Softmax:
-    run_softmax(st);
-    return NULL;
+  }
   default:
-    if (!vendor_kind_supported(st->kind))
-      return kiln_status_make(KILN_UNIMPLEMENTED, "vendor: no kernel for %s (instruction %u)",
-                              kiln_node_kind_name(st->kind), st->index);
-    for (int64_t i = 0; i < n; i++)
-      ((float *)st->ptr[0])[i] = unary(st->kind, ((const float *)st->ptr[1])[i]);
-    return NULL;
+    return kiln_status_make(KILN_UNIMPLEMENTED, "vendor: no kernel for %s (instruction %u)",
+                            kiln_node_kind_name(st->kind), st->index);
   }
 }

@@ -191,7 +191,8 @@ static const kiln_plugin vendor_plugin = {
     KILN_PLUGIN_HEADER,
     .name = VENDOR_NAME,
     .version = "0.1.0",
-    .description = "example out-of-tree backend: f32 primitives and Softmax in plain C",
+    .description = "example out-of-tree backend: f32 Conv, MatMul, Gemm, Relu and Add in plain C; "
+                   "run it in a list with a backend for the rest (vendor+cpu)",
     .supports_node = vendor_supports_node,
     .compile = vendor_compile,
     .run = vendor_run,
