@@ -9,11 +9,17 @@
  *   kiln_bench MODEL.onnx --backend NAME --input NAME=FILE.npy ...
  *              [--dim NAME=VALUE ...] [--threads N] [--warmup N] [--runs N]
  *              [--budget-s S] [--over-budget skip|reduce] [--output-dir DIR]
- *              [--check-only]
+ *              [--check-only] [--device-memory NAME=BYTES,...] [--regions]
  *
  * --check-only runs the model once (outputs written, no timing loop): the
  * zoo's correctness probe for slow backends. --dim binds a symbolic input
- * dimension, as `kiln run --dim` does.
+ * dimension, as `kiln run --dim` does. NAME may be a backend list ("cpu+opencl",
+ * docs/partitioning.md); --device-memory caps its devices. --regions compiles
+ * with profiling (KILN_COMPILE_PROFILE) and adds, per region of the
+ * executable, what kiln_executable_region reports and the median of its
+ * time in each timed run, and the median of the run time left over once
+ * the regions' own times are taken off: the partitioned executable's hand-over
+ * between regions (bench/run --partition).
  *
  * Built by bench/run with plain cc against build/libkiln.so; it is not part
  * of the meson build so that a broken benchmark never breaks anyone's build. */
@@ -36,6 +42,8 @@ typedef struct bench_args {
   int64_t dim_values[BENCH_MAX_INPUTS];
   int dim_count;
   int check_only;
+  const char *device_memory; /* kiln_compile_options.device_memory */
+  int regions;               /* profile and report per-region times */
   int threads, warmup, runs;
   double budget_s; /* 0 = no limit */
   int reduce;      /* over budget: fewer runs (1) or skip (0) */
@@ -104,7 +112,7 @@ static int bench_usage(const char *why) {
           "       kiln_bench MODEL.onnx --backend NAME --input NAME=FILE.npy ...\n"
           "                  [--dim NAME=VALUE ...] [--threads N] [--warmup N] [--runs N]\n"
           "                  [--budget-s S] [--over-budget skip|reduce] [--output-dir DIR]\n"
-          "                  [--check-only]\n",
+          "                  [--check-only] [--device-memory NAME=BYTES,...] [--regions]\n",
           why);
   return 2;
 }
@@ -124,6 +132,10 @@ static int bench_parse(int argc, char **argv, bench_args *a) {
       a->check_only = 1;
       continue;
     }
+    if (!strcmp(o, "--regions")) {
+      a->regions = 1;
+      continue;
+    }
     if (o[0] != '-') {
       a->model = o;
       continue;
@@ -135,6 +147,8 @@ static int bench_parse(int argc, char **argv, bench_args *a) {
       a->backend = v;
     else if (!strcmp(o, "--output-dir"))
       a->output_dir = v;
+    else if (!strcmp(o, "--device-memory"))
+      a->device_memory = v;
     else if (!strcmp(o, "--threads"))
       a->threads = atoi(v);
     else if (!strcmp(o, "--warmup"))
@@ -235,6 +249,9 @@ typedef struct bench_state {
   void **out_ptrs;
   uint32_t n_in, n_out;
   double *times;
+  uint32_t n_regions;
+  double *region_ms; /* [run][region]: each region's time in each timed run */
+  double *left_ms;   /* [run]: run time minus the regions' critical path */
 } bench_state;
 
 static void bench_state_free(bench_state *st) {
@@ -244,6 +261,8 @@ static void bench_state_free(bench_state *st) {
   free(st->out_ptrs);
   free((void *)st->in_ptrs);
   free(st->times);
+  free(st->region_ms);
+  free(st->left_ms);
   for (int i = 0; i < BENCH_MAX_INPUTS; i++)
     kiln_tensor_free(&st->inputs[i]);
   kiln_executable_destroy(st->exe);
@@ -305,6 +324,78 @@ static kiln_status bench_write_outputs(const bench_state *st, const char *dir) {
   return NULL;
 }
 
+/* After timed run `run` (wall time wall_ms): each region's time, and what
+ * is left of the run once the regions' critical path is taken off. Regions
+ * of one level on different entries run side by side, those of one entry
+ * one after another (core/partition.c), so the path is, over the levels,
+ * the largest per-entry sum. */
+static kiln_status bench_region_sample(bench_state *st, int run, double wall_ms) {
+  double path = 0;
+  double *row = st->region_ms + (size_t)run * st->n_regions;
+  uint32_t max_level = 0;
+  kiln_region_info info[256];
+  for (uint32_t r = 0; r < st->n_regions; r++) {
+    memset(&info[r], 0, sizeof info[r]);
+    info[r].struct_size = sizeof info[r];
+    KILN_TRY(kiln_executable_region(st->exe, r, &info[r]));
+    row[r] = (double)info[r].last_run_ns * 1e-6;
+    max_level = info[r].level > max_level ? info[r].level : max_level;
+  }
+  for (uint32_t L = 0; L <= max_level; L++) {
+    double worst = 0;
+    for (uint32_t r = 0; r < st->n_regions; r++) {
+      if (info[r].level != L)
+        continue;
+      double sum = 0; /* this region's entry, at this level */
+      for (uint32_t q = 0; q < st->n_regions; q++)
+        if (info[q].level == L && !strcmp(info[q].placement, info[r].placement))
+          sum += row[q];
+      worst = sum > worst ? sum : worst;
+    }
+    path += worst;
+  }
+  st->left_ms[run] = wall_ms - path;
+  return NULL;
+}
+
+/* The --regions part of the JSON line: one object per region, then the
+ * medians of the leftover time. */
+static kiln_status bench_print_regions(const bench_state *st, int runs) {
+  double *col = malloc(sizeof(double) * (size_t)runs);
+  if (!col)
+    return kiln_status_make(KILN_OUT_OF_MEMORY, "kiln_bench: no memory for region times");
+  printf(", \"regions\": [");
+  for (uint32_t r = 0; r < st->n_regions; r++) {
+    kiln_region_info info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    kiln_status s = kiln_executable_region(st->exe, r, &info);
+    if (s) {
+      free(col);
+      return s;
+    }
+    for (int i = 0; i < runs; i++)
+      col[i] = st->region_ms[(size_t)i * st->n_regions + r];
+    qsort(col, (size_t)runs, sizeof(double), bench_cmp_double);
+    printf("%s{\"backend\": ", r ? ", " : "");
+    bench_json_string(info.backend);
+    printf(", \"placement\": ");
+    bench_json_string(info.placement);
+    printf(", \"level\": %u, \"nodes\": %u, \"weight_bytes\": %llu, "
+           "\"activation_bytes\": %llu, \"bytes_in\": %llu, \"bytes_out\": %llu, "
+           "\"median_ms\": %.4f}",
+           info.level, info.node_count, (unsigned long long)info.weight_bytes,
+           (unsigned long long)info.activation_bytes, (unsigned long long)info.bytes_in,
+           (unsigned long long)info.bytes_out, bench_quantile(col, runs, 0.5));
+  }
+  memcpy(col, st->left_ms, sizeof(double) * (size_t)runs);
+  qsort(col, (size_t)runs, sizeof(double), bench_cmp_double);
+  printf("], \"left_median_ms\": %.4f, \"left_min_ms\": %.4f, \"left_max_ms\": %.4f",
+         bench_quantile(col, runs, 0.5), col[0], col[runs - 1]);
+  free(col);
+  return NULL;
+}
+
 static int bench_model(const bench_args *a) {
   bench_state st;
   memset(&st, 0, sizeof st);
@@ -327,6 +418,9 @@ static int bench_model(const bench_args *a) {
   co.struct_size = sizeof co;
   co.threads = (uint32_t)(a->threads > 0 ? a->threads : 0);
   co.device = -1;
+  co.device_memory = a->device_memory;
+  if (a->regions)
+    co.flags |= KILN_COMPILE_PROFILE;
   /* The module is not needed after the compile: handing it over lets the
    * compile free each weight it folds or packs, as `kiln run` does. */
   if (!s)
@@ -387,7 +481,18 @@ static int bench_model(const bench_args *a) {
   }
 
   st.times = malloc(sizeof(double) * (size_t)runs);
-  if (!st.times) {
+  if (a->regions) {
+    st.n_regions = kiln_executable_region_count(st.exe);
+    if (st.n_regions > 256) {
+      bench_state_free(&st);
+      return bench_fail("regions", kiln_status_make(KILN_OUT_OF_RANGE,
+                                                    "kiln_bench: %u regions (at most 256)",
+                                                    kiln_executable_region_count(st.exe)));
+    }
+    st.region_ms = malloc(sizeof(double) * (size_t)runs * (st.n_regions ? st.n_regions : 1));
+    st.left_ms = malloc(sizeof(double) * (size_t)runs);
+  }
+  if (!st.times || (a->regions && (!st.region_ms || !st.left_ms))) {
     bench_state_free(&st);
     return bench_fail("timing", kiln_status_make(KILN_OUT_OF_MEMORY, "no memory for times"));
   }
@@ -401,6 +506,13 @@ static int bench_model(const bench_args *a) {
     }
     if (i >= warmup)
       st.times[i - warmup] = r1 - r0;
+    if (i >= warmup && a->regions) {
+      s = bench_region_sample(&st, i - warmup, r1 - r0);
+      if (s) {
+        bench_state_free(&st);
+        return bench_fail("regions", s);
+      }
+    }
   }
   qsort(st.times, (size_t)runs, sizeof(double), bench_cmp_double);
   const double *t = st.times;
@@ -409,9 +521,19 @@ static int bench_model(const bench_args *a) {
   bench_json_string(a->backend);
   printf(", \"load_ms\": %.3f, \"compile_ms\": %.3f, \"runs\": %d, \"warmup\": %d, "
          "\"median_ms\": %.4f, \"min_ms\": %.4f, \"max_ms\": %.4f, \"p25_ms\": %.4f, "
-         "\"p75_ms\": %.4f, \"peak_rss_compiled_mb\": %.1f, \"peak_rss_mb\": %.1f}\n",
+         "\"p75_ms\": %.4f, \"peak_rss_compiled_mb\": %.1f, \"peak_rss_mb\": %.1f",
          t1 - t0, t2 - t1, n, warmup, bench_quantile(t, n, 0.5), t[0], t[n - 1],
          bench_quantile(t, n, 0.25), bench_quantile(t, n, 0.75), rss_compiled, bench_peak_rss_mb());
+  if (a->regions) {
+    s = bench_print_regions(&st, n);
+    if (s) {
+      /* the line so far is no JSON object: end it as one that says why */
+      printf(", \"error\": ");
+      bench_json_string(kiln_status_message(s));
+      kiln_status_free(s);
+    }
+  }
+  printf("}\n");
   bench_state_free(&st);
   return 0;
 }
