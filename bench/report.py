@@ -8,7 +8,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import zoo_report  # noqa: E402 - after the path set-up
+import partition  # noqa: E402 - after the path set-up
+import zoo_report  # noqa: E402
 
 # The targets of the benchmark issue: kiln (cpu) median vs ONNX Runtime's.
 SPEEDUP_TARGETS = {"eltwise": 1.5, "layernorm": 1.5, "mlp": 1.0, "convblock": 1.0,
@@ -208,6 +209,10 @@ def write(results, md_path, png_path):
     zoo = zoo_report.extract(md_path)
     if zoo:
         L += ["", zoo]
+    # So does the partition section (bench/run --partition).
+    part = partition.extract(md_path)
+    if part:
+        L += ["", part]
     with open(md_path, "w") as f:
         f.write("\n".join(L) + "\n")
     chart(results, cols, png_path)
