@@ -46,7 +46,16 @@ fi
 
 # Partitioned. A seed makes every node go to a random entry among those
 # that run it; the reference stays the interpreter alone.
-if [ -f "$build/plugins/cpu/kiln-cpu.so" ]; then
+lists=1
+if "$kiln" conformance --generate 1 --backend interpreter+cpu 2>&1 |
+   grep -q "unknown backend 'interpreter+cpu'"; then
+  lists=0 # this kiln conformance predates backend lists
+fi
+if [ ! -f "$build/plugins/cpu/kiln-cpu.so" ]; then
+  echo "SKIP partitioned: $build/plugins/cpu/kiln-cpu.so not built"
+elif [ "$lists" = 0 ]; then
+  echo "SKIP partitioned: kiln conformance does not take a backend list (A+B) yet"
+else
   KILN_PARTITION_SEED=2 run "interpreter+cpu, placement seed 2" --backend interpreter+cpu
   # 256 bytes of cpu memory split most of the family's graphs part-way.
   if "$kiln" conformance --help 2>&1 | grep -q -- '--device-memory'; then
@@ -59,7 +68,5 @@ if [ -f "$build/plugins/cpu/kiln-cpu.so" ]; then
     COUNT=24 KILN_PARTITION_SEED=3 run "opencl+cpu, placement seed 3, 24 graphs" \
       --backend opencl+cpu
   fi
-else
-  echo "SKIP partitioned: $build/plugins/cpu/kiln-cpu.so not built"
 fi
 exit $status
