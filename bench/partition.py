@@ -140,7 +140,7 @@ def report(results, md_path):
     ref = results["rows"][0].get("median_ms")
     for row in results["rows"]:
         plain, prof = row.get("plain", {}), row["profiled"]
-        if "median_ms" not in prof:
+        if "median_ms" not in prof or "regions" not in prof:
             why = prof.get("skipped") or f"{prof.get('error')} {prof.get('message', '')}"
             L.append(f"| {row['label']} | `{row['backend']}` | {row['memory'] or '-'} | - | - | "
                      f"- | - | - | - | - | {why.strip()[:200]} |")
