@@ -117,7 +117,8 @@ def report(results, md_path):
              "backend and split between two (`--backend A+B`, docs/partitioning.md); one run on "
              "one machine. Each row is its own kiln_bench process: "
              f"{results['warmup']} warm-up runs, then {results['runs']} timed runs, median "
-             f"ms; {results['threads']} threads (`kiln_compile_options.threads`).\n")
+             f"ms; {results['threads']} thread{'s' if results['threads'] != 1 else ''} "
+             "(`kiln_compile_options.threads`).\n")
     L.append(f"- date: {mi['date']}; machine: {mi['cpu']}, {mi['cores']} cores; kiln "
              f"{mi['kiln']}; {mi['llvm']}")
     la = results["loadavg"]
@@ -132,6 +133,9 @@ def report(results, md_path):
              "partitioned executable adds between regions (host buffers, a thread per entry of "
              "a level, the final output copy). A backend's own copies in and out of its device "
              "buffers are inside its region's time, not in the hand-over")
+    L.append("- the hand-over is measured inside each run, against that run's own region "
+             "times, so other work on the machine hardly moves it; the rows' medians (and "
+             "\"vs cpu alone\") come from separate processes and move with the load")
     L.append(f"- whole run: {results['elapsed_s']:.0f} s\n")
     L.append("| run | backend list | device memory | regions | bytes crossing per run | "
              "median ms | profiled ms | sum of region medians ms | hand-over ms (median, "
@@ -203,7 +207,10 @@ def main():
     a.add_argument("--split", action="append", default=[],
                    help="BACKENDS[@NAME=BYTES,...] (HALF = half the model's weights); "
                         "default cpu+opencl@cpu=HALF")
-    a.add_argument("--threads", type=int, default=2)
+    # One thread by default: on two shared cores a 2-thread run is as fast
+    # as the other core happens to be free, which moves from one process to
+    # the next and would blur the comparison between rows.
+    a.add_argument("--threads", type=int, default=1)
     a.add_argument("--warmup", type=int, default=3)
     a.add_argument("--runs", type=int, default=15)
     a.add_argument("--budget", type=float, default=30.0)
