@@ -1169,7 +1169,7 @@ static kiln_status part_build(kiln_context *ctx, kiln_module *mod, const kiln_fu
     const kiln_value *v = kiln_module_input(mod, i);
     exe->inputs[i].type = *kiln_value_type(v);
     exe->inputs[i].name = part_strdup(kiln_value_name(v));
-    uint32_t sl;
+    uint32_t sl = 0;
     part_slot in = {.kind = PART_SLOT_INPUT,
                     .input = i,
                     .bytes = (size_t)kiln_type_bytes(kiln_value_type(v))};
@@ -1227,7 +1227,7 @@ static kiln_status part_build(kiln_context *ctx, kiln_module *mod, const kiln_fu
       }
     }
     for (uint32_t i = 0; !s && i < no; i++) {
-      uint32_t sl;
+      uint32_t sl = 0;
       part_slot t = {.kind = PART_SLOT_TEMP,
                      .bytes = (size_t)kiln_type_bytes(kiln_value_type(outs[i]))};
       s = part_add_slot(px, t, &sl);
@@ -1279,7 +1279,7 @@ static kiln_status part_build(kiln_context *ctx, kiln_module *mod, const kiln_fu
       s = kiln_status_make(KILN_OUT_OF_MEMORY, "out of memory");
       break;
     }
-    uint32_t sl;
+    uint32_t sl = 0;
     if (kiln_value_get_kind(v) == KILN_VALUE_CONSTANT) {
       size_t b = (size_t)kiln_type_bytes(kiln_value_type(v));
       part_slot c = {.kind = PART_SLOT_CONST, .bytes = b, .data = malloc(b ? b : 1)};
