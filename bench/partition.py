@@ -27,35 +27,20 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import zoo_report  # noqa: E402 (the markers' section helpers)
+
 BEGIN = "<!-- partition:begin - written by bench/run --partition; bench/run keeps it -->"
 END = "<!-- partition:end -->"
 
 
 def extract(md_path):
     """The partition section of md_path, markers included, or ''."""
-    try:
-        with open(md_path) as f:
-            text = f.read()
-    except OSError:
-        return ""
-    b, e = text.find(BEGIN), text.find(END)
-    return text[b:e + len(END)] if b >= 0 and e > b else ""
+    return zoo_report.extract(md_path, BEGIN, END)
 
 
 def splice(md_path, block):
     """Puts block in place of md_path's partition section (appended if none)."""
-    try:
-        with open(md_path) as f:
-            text = f.read()
-    except OSError:
-        text = ""
-    b, e = text.find(BEGIN), text.find(END)
-    if b >= 0 and e > b:
-        text = text[:b] + block + text[e + len(END):]
-    else:
-        text = text.rstrip("\n") + ("\n\n" if text else "") + block + "\n"
-    with open(md_path, "w") as f:
-        f.write(text)
+    zoo_report.splice(md_path, block, BEGIN, END)
 
 
 def mib(b):

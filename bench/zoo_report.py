@@ -25,27 +25,29 @@ COLD_RATIO = 3.0      # geometric mean over the zoo
 CACHED_RATIO = 1.0    # geometric mean over the zoo
 
 
-def extract(md_path):
-    """The zoo section of md_path, markers included, or ''."""
+def extract(md_path, begin=BEGIN, end=END):
+    """The section of md_path between the markers (the zoo's by default),
+    markers included, or ''."""
     try:
         with open(md_path) as f:
             text = f.read()
     except OSError:
         return ""
-    b, e = text.find(BEGIN), text.find(END)
-    return text[b:e + len(END)] if b >= 0 and e > b else ""
+    b, e = text.find(begin), text.find(end)
+    return text[b:e + len(end)] if b >= 0 and e > b else ""
 
 
-def splice(md_path, block):
-    """Puts block in place of md_path's zoo section (appended if none)."""
+def splice(md_path, block, begin=BEGIN, end=END):
+    """Puts block in place of md_path's section between the markers (the
+    zoo's by default; appended if none)."""
     try:
         with open(md_path) as f:
             text = f.read()
     except OSError:
         text = ""
-    b, e = text.find(BEGIN), text.find(END)
+    b, e = text.find(begin), text.find(end)
     if b >= 0 and e > b:
-        text = text[:b] + block + text[e + len(END):]
+        text = text[:b] + block + text[e + len(end):]
     else:
         text = text.rstrip("\n") + ("\n\n" if text else "") + block + "\n"
     with open(md_path, "w") as f:

@@ -46,7 +46,7 @@ static void compile_format_inputs(const kiln_node *n, char *buf, size_t size) {
   }
 }
 
-static bool compile_node_is_quantized(const kiln_node *n) {
+bool kiln_core_node_is_quantized(const kiln_node *n) {
   for (uint32_t i = 0; i < kiln_node_input_count(n); i++) {
     const kiln_value *v = kiln_node_input(n, i);
     if (v && kiln_value_type(v)->quantized)
@@ -63,7 +63,7 @@ static bool compile_node_is_quantized(const kiln_node *n) {
 static kiln_status compile_check_support(const kiln_plugin *p, const kiln_function *f) {
   for (uint32_t i = 0; i < kiln_function_node_count(f); i++) {
     const kiln_node *n = kiln_function_node(f, i);
-    bool quant = compile_node_is_quantized(n);
+    bool quant = kiln_core_node_is_quantized(n);
     bool ok = p->supports_node(p->state, n);
     if (ok && quant)
       ok = KILN_PLUGIN_HOOK(p, supports_quantized) && p->supports_quantized(p->state, n);

@@ -84,6 +84,9 @@ struct kiln_executable {
 kiln_status kiln_core_no_backend(const kiln_context *ctx, const char *backend);
 kiln_status kiln_core_pick_function(const kiln_module *m, const char *name, kiln_function **out);
 void kiln_core_compile_options(const kiln_compile_options *in, kiln_compile_options *out);
+/* Does node n read or make a quantized type (supports_quantized then
+ * decides too)? */
+bool kiln_core_node_is_quantized(const kiln_node *n);
 
 /* Monotonic clock in nanoseconds (for compile phases and run times). */
 uint64_t kiln_core_now_ns(void);

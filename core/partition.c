@@ -235,22 +235,10 @@ kiln_status kiln_part_parse(const kiln_context *ctx, const char *list, const cha
 
 /* ---- can an entry run a node? ------------------------------------------ */
 
-static bool part_node_quantized(const kiln_node *n) {
-  for (uint32_t i = 0; i < kiln_node_input_count(n); i++) {
-    const kiln_value *v = kiln_node_input(n, i);
-    if (v && kiln_value_type(v)->quantized)
-      return true;
-  }
-  for (uint32_t i = 0; i < kiln_node_result_count(n); i++)
-    if (kiln_value_type(kiln_node_result(n, i))->quantized)
-      return true;
-  return false;
-}
-
 static bool part_declares(const kiln_plugin *p, const kiln_node *n) {
   if (!p->supports_node(p->state, n))
     return false;
-  if (part_node_quantized(n))
+  if (kiln_core_node_is_quantized(n))
     return KILN_PLUGIN_HOOK(p, supports_quantized) && p->supports_quantized(p->state, n);
   return true;
 }
