@@ -202,6 +202,10 @@ int kiln_cmd_compile(int argc, char **argv) {
   double t1 = tool_now_ms();
   if (!s) {
     printf("compiled %s for %s in %.3f ms\n", file, ca.backend, t1 - t0);
+    /* A list whose nodes all landed on one entry: say which. */
+    if (!tool_exe_partitioned(exe) && strcmp(kiln_executable_backend(exe), ca.backend) != 0)
+      printf("placed: the whole function on %s (one region, no partition)\n",
+             kiln_executable_backend(exe));
     printf("peak RSS: %.1f MiB\n", (double)tool_peak_rss_bytes() / (1024.0 * 1024.0));
     if (stats && tool_exe_partitioned(exe))
       s = compile_region_stats(exe);
