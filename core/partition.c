@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -785,111 +784,6 @@ kiln_status kiln_part_plan_make(const kiln_function *f, const kiln_part_entry *e
   return NULL;
 }
 
-/* ---- the plan as text --------------------------------------------------- */
-
-typedef struct part_buf {
-  char *s;
-  size_t len, cap;
-  bool oom;
-} part_buf;
-
-KILN_PRINTF(2, 3) static void part_printf(part_buf *b, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  va_list ap2;
-  va_copy(ap2, ap);
-  int w = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (w < 0 || b->oom) {
-    va_end(ap2);
-    return;
-  }
-  if (b->len + (size_t)w + 1 > b->cap) {
-    size_t cap = (b->cap ? b->cap * 2 : 1024) + (size_t)w;
-    char *n = realloc(b->s, cap);
-    if (!n) {
-      b->oom = true;
-      va_end(ap2);
-      return;
-    }
-    b->s = n;
-    b->cap = cap;
-  }
-  vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap2);
-  va_end(ap2);
-  b->len += (size_t)w;
-}
-
-/* Where value v comes from, as seen by region r: "input", "constant",
- * "region K". */
-static void part_source(const kiln_part_plan *p, const part_map *index, const kiln_value *v,
-                        char *buf, size_t n) {
-  uint32_t pi;
-  const kiln_node *pr = kiln_value_producer(v, NULL);
-  if (kiln_value_get_kind(v) == KILN_VALUE_INPUT)
-    snprintf(buf, n, "input");
-  else if (kiln_value_get_kind(v) == KILN_VALUE_CONSTANT)
-    snprintf(buf, n, "constant");
-  else if (pr && part_map_get(index, pr, &pi))
-    snprintf(buf, n, "region %u", p->node_region[pi]);
-  else
-    snprintf(buf, n, "?");
-}
-
-kiln_status kiln_part_plan_format(const kiln_part_plan *p, const kiln_function *f,
-                                  const kiln_part_entry *es, char **out) {
-  *out = NULL;
-  part_buf b = {0};
-  part_map index = {0};
-  kiln_status s = NULL;
-  for (uint32_t i = 0; !s && i < p->node_count; i++)
-    s = part_map_put(&index, kiln_function_node(f, i), i);
-  for (uint32_t r = 0; !s && r < p->region_count; r++) {
-    const kiln_part_region *R = &p->regions[r];
-    part_printf(&b, "region %u on %s (weights %" PRIu64 " B, activations %" PRIu64 " B):", r,
-                es[R->entry].label, R->weight_bytes, R->activation_bytes);
-    for (uint32_t k = 0; k < R->node_count; k++)
-      part_printf(&b, " %s%s", kiln_node_name(kiln_function_node(f, R->nodes[k])),
-                  p->node_lowered[R->nodes[k]] ? " (lowered)" : "");
-    part_printf(&b, "\n");
-    /* values read from outside, each once, in first-use order */
-    part_map seen = {0};
-    for (uint32_t k = 0; !s && k < R->node_count; k++) {
-      const kiln_node *n = kiln_function_node(f, R->nodes[k]);
-      for (uint32_t i = 0; !s && i < kiln_node_input_count(n); i++) {
-        const kiln_value *v = kiln_node_input(n, i);
-        if (!v || kiln_value_get_kind(v) == KILN_VALUE_CONSTANT || part_map_get(&seen, v, NULL))
-          continue;
-        char src[64];
-        part_source(p, &index, v, src, sizeof src);
-        if (strcmp(src, "input") != 0 && strncmp(src, "region ", 7) != 0)
-          continue;
-        if (strncmp(src, "region ", 7) == 0 && (uint32_t)atoi(src + 7) == r)
-          continue;
-        s = part_map_put(&seen, v, 1);
-        part_printf(&b, "  in %%%s from %s (%" PRId64 " B)\n", kiln_value_name(v), src,
-                    kiln_type_bytes(kiln_value_type(v)));
-      }
-    }
-    part_map_free(&seen);
-  }
-  for (uint32_t i = 0; !s && i < kiln_function_output_count(f); i++) {
-    const kiln_value *v = kiln_function_output_value(f, i);
-    char src[64];
-    part_source(p, &index, v, src, sizeof src);
-    part_printf(&b, "output %%%s from %s\n", kiln_function_output_name(f, i), src);
-  }
-  part_map_free(&index);
-  if (!s && (b.oom || !b.s))
-    s = kiln_status_make(KILN_OUT_OF_MEMORY, "out of memory formatting a partition");
-  if (s) {
-    free(b.s);
-    return s;
-  }
-  *out = b.s;
-  return NULL;
-}
-
 /* ---- the partitioned executable ----------------------------------------- */
 
 typedef enum part_slot_kind { PART_SLOT_INPUT, PART_SLOT_CONST, PART_SLOT_TEMP } part_slot_kind;
@@ -927,7 +821,6 @@ struct kiln_part_exe {
   uint64_t temp_bytes;
   uint32_t *out_slots; /* per output of the executable */
   uint32_t level_count;
-  uint64_t last_copy_ns;
   /* The scratch block of the run in flight; a concurrent run (kiln_run
    * may be called from several threads) allocates its own. */
   unsigned char *scratch;
@@ -1205,15 +1098,14 @@ static kiln_status part_build(kiln_context *ctx, kiln_module *mod, const kiln_fu
                              r, kiln_value_name(ins[i]));
       R->in_slots[i] = sl;
       R->n_in = i + 1;
-      if (px->slots[sl].kind == PART_SLOT_TEMP) {
+      if (px->slots[sl].kind == PART_SLOT_TEMP)
         R->bytes_in += px->slots[sl].bytes;
-        /* level: after every region that makes what it reads */
-        for (uint32_t q = 0; q < r; q++)
-          for (uint32_t j = 0; j < px->regions[q].n_out; j++)
-            if (px->regions[q].out_slots[j] == sl && px->regions[q].level + 1 > R->level)
-              R->level = px->regions[q].level + 1;
-      }
     }
+    /* level: one after the deepest region it depends on (the plan's
+     * regions come in an order where those are earlier) */
+    for (uint32_t q = 0; q < r; q++)
+      if (part_dep(p, r, q) && px->regions[q].level + 1 > R->level)
+        R->level = px->regions[q].level + 1;
     for (uint32_t i = 0; !s && i < no; i++) {
       uint32_t sl = 0;
       part_slot t = {.kind = PART_SLOT_TEMP,
@@ -1508,15 +1400,10 @@ kiln_status kiln_part_run(kiln_executable *exe, const void *const *inputs, void 
     }
   }
   /* Outputs only once every region has succeeded: none is half-written. */
-  if (!s) {
-    uint64_t t0 = exe->profiling ? kiln_core_now_ns() : 0;
-    for (uint32_t i = 0; i < exe->output_count; i++) {
-      const part_slot *sl = &px->slots[px->out_slots[i]];
-      if (sl->bytes)
-        memcpy(outputs[i], part_slot_ptr(px, px->out_slots[i], inputs, temp), sl->bytes);
-    }
-    if (exe->profiling)
-      __atomic_store_n(&px->last_copy_ns, kiln_core_now_ns() - t0, __ATOMIC_RELAXED);
+  for (uint32_t i = 0; !s && i < exe->output_count; i++) {
+    const part_slot *sl = &px->slots[px->out_slots[i]];
+    if (sl->bytes)
+      memcpy(outputs[i], part_slot_ptr(px, px->out_slots[i], inputs, temp), sl->bytes);
   }
   if (own)
     __atomic_store_n(&px->scratch_busy, false, __ATOMIC_RELEASE);

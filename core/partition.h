@@ -58,10 +58,6 @@ KILN_NODISCARD kiln_status kiln_part_plan_make(const kiln_function *f,
                                                kiln_part_plan **out);
 void kiln_part_plan_free(kiln_part_plan *p);
 
-/* The plan as text (one block per region; tests compare it), malloc'd. */
-KILN_NODISCARD kiln_status kiln_part_plan_format(const kiln_part_plan *p, const kiln_function *f,
-                                                 const kiln_part_entry *entries, char **out);
-
 /* Compile function `function` of m across the list `backends` into *exe
  * (whose core fields the caller has set: ctx). Called by kiln_compile when
  * the backend string names more than one entry; a plan with one region

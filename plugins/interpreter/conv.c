@@ -59,22 +59,6 @@ static int64_t mv_scalar_i(const interp_tensor *t, int64_t i) {
   return interp_mv_load_int(t, interp_mv_numel(t) == 1 ? 0 : i);
 }
 
-/* x_scale * w_scale / y_scale as the ONNX reference computes it: in
- * float32 when the scales are (numpy keeps f32 * f32 in f32), rounding
- * after each step; the accumulator is then multiplied in double. A
- * multiplier computed in double instead moves results that sit near a
- * tie (0.1 * 0.1 / 0.3 times 15 is just above 0.5 in f32, just below in
- * double). */
-static double mv_requant_multiplier(const interp_tensor *xs, int64_t xi, const interp_tensor *ws,
-                                    int64_t wi, const interp_tensor *ys) {
-  bool f64 = xs->type.elem == KILN_F64 || ws->type.elem == KILN_F64 || ys->type.elem == KILN_F64;
-  double p = interp_load_f(xs, xi) * interp_load_f(ws, wi);
-  if (!f64)
-    p = (float)p;
-  double s = p / interp_load_f(ys, 0);
-  return f64 ? s : (double)(float)s;
-}
-
 static void mv_conv_finish(const mv_conv_io *io, int64_t oi, int64_t m, double facc, int64_t iacc) {
   if (!io->integer) {
     if (io->b)
@@ -88,7 +72,8 @@ static void mv_conv_finish(const mv_conv_io *io, int64_t oi, int64_t m, double f
     interp_mv_store_bits(io->y, oi, (uint64_t)iacc);
     return;
   }
-  double s = mv_requant_multiplier(io->xs, 0, io->ws, interp_mv_numel(io->ws) == 1 ? 0 : m, io->ys);
+  double s =
+      interp_mv_requant_multiplier(io->xs, 0, io->ws, interp_mv_numel(io->ws) == 1 ? 0 : m, io->ys);
   double v = nearbyint((double)iacc * s) + (double)mv_scalar_i(io->yzp, 0);
   interp_mv_store_bits(io->y, oi, (uint64_t)interp_mv_saturate(io->y->type.elem, v));
 }

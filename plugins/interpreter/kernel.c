@@ -204,6 +204,16 @@ void interp_mv_copy_run(interp_tensor *dst, int64_t j, const interp_tensor *src,
           (size_t)count * es);
 }
 
+double interp_mv_requant_multiplier(const interp_tensor *xs, int64_t xi, const interp_tensor *ws,
+                                    int64_t wi, const interp_tensor *ys) {
+  bool f64 = xs->type.elem == KILN_F64 || ws->type.elem == KILN_F64 || ys->type.elem == KILN_F64;
+  double p = interp_load_f(xs, xi) * interp_load_f(ws, wi);
+  if (!f64)
+    p = (float)p;
+  double s = p / interp_load_f(ys, 0);
+  return f64 ? s : (double)(float)s;
+}
+
 int64_t interp_mv_saturate(kiln_elem e, double v) {
   double lo = 0, hi = 0;
   switch (e) {

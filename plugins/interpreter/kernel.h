@@ -111,5 +111,13 @@ void interp_mv_copy_run(interp_tensor *dst, int64_t j, const interp_tensor *src,
 /* Round half to even and saturate to the range of an 8/16/32-bit integer
  * type (used by the qlinear kernels). */
 int64_t interp_mv_saturate(kiln_elem e, double v);
+/* The qlinear kernels' multiplier x_scale * w_scale / y_scale (elements xi,
+ * wi and 0) as the ONNX reference computes it: in float32 when the scales
+ * are (numpy keeps f32 * f32 in f32), rounding after each step; the
+ * accumulator is then multiplied in double. In double throughout, results
+ * near a tie move (0.1 * 0.1 / 0.3 times 15 is just above 0.5 in f32, just
+ * below in double). */
+double interp_mv_requant_multiplier(const interp_tensor *xs, int64_t xi, const interp_tensor *ws,
+                                    int64_t wi, const interp_tensor *ys);
 
 #endif

@@ -108,11 +108,6 @@ kiln_status interp_MatMul(const kiln_attrs *attrs, interp_tensor *outs, uint32_t
 
 /* A zero point / scale that is a scalar or one entry per row (A) or column
  * (B); absent means 0. */
-static double mv_qparam_f(const interp_tensor *t, int64_t i) {
-  if (!t)
-    return 0;
-  return interp_load_f(t, interp_mv_numel(t) == 1 ? 0 : i);
-}
 static int64_t mv_qparam_i(const interp_tensor *t, int64_t i) {
   if (!t)
     return 0;
@@ -148,16 +143,8 @@ static void mv_cell_qlinear(void *vc, int64_t oi, int64_t ao, int64_t bo, int64_
                             int64_t K, int64_t N) {
   mv_mm_ctx *c = vc;
   double acc = (double)mv_int_dot(c, ao, bo, m, n, K, N);
-  /* the multiplier in the scales' precision, as the ONNX reference computes
-   * it (f32 * f32 stays f32 there); see interpreter conv.c */
-  bool f64 =
-      c->as->type.elem == KILN_F64 || c->bs->type.elem == KILN_F64 || c->ys->type.elem == KILN_F64;
-  double s = mv_qparam_f(c->as, m) * mv_qparam_f(c->bs, n);
-  if (!f64)
-    s = (float)s;
-  s /= mv_qparam_f(c->ys, 0);
-  if (!f64)
-    s = (float)s;
+  double s = interp_mv_requant_multiplier(c->as, interp_mv_numel(c->as) == 1 ? 0 : m, c->bs,
+                                          interp_mv_numel(c->bs) == 1 ? 0 : n, c->ys);
   /* round (half to even) before adding the zero point, as ONNX does */
   double v = nearbyint(acc * s) + (double)mv_qparam_i(c->yzp, 0);
   interp_mv_store_bits(c->y, oi, (uint64_t)interp_mv_saturate(c->y->type.elem, v));
