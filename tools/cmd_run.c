@@ -190,59 +190,6 @@ static kiln_status run_missing(const kiln_executable *exe, const run_input *give
                           list);
 }
 
-/* splitmix64: small, seeded, the same sequence on every machine. */
-static uint64_t run_next(uint64_t *state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-/* Fill t (type already set) with random values. Integers are 0 or 1 so
- * that index, token and mask inputs stay in range whatever they index. */
-static kiln_status run_random_tensor(const kiln_io_info *io, uint64_t *state, kiln_tensor *t) {
-  int64_t bytes = kiln_type_bytes(&io->type);
-  t->type = io->type;
-  t->data = malloc(bytes > 0 ? (size_t)bytes : 1);
-  if (!t->data)
-    return kiln_status_make(KILN_OUT_OF_MEMORY, "out of memory for random input '%s' (%lld bytes)",
-                            io->name, (long long)bytes);
-  int64_t n = kiln_type_numel(&io->type);
-  size_t es = kiln_elem_size(io->type.elem);
-  unsigned char *p = t->data;
-  for (int64_t i = 0; i < n; i++, p += es) {
-    uint64_t r = run_next(state);
-    double u = (double)(r >> 11) * 0x1.0p-53 * 2.0 - 1.0; /* [-1, 1) */
-    switch (io->type.elem) {
-    case KILN_F64:
-      memcpy(p, &u, sizeof u);
-      break;
-    case KILN_F32: {
-      float f = (float)u;
-      memcpy(p, &f, sizeof f);
-      break;
-    }
-    case KILN_F16: {
-      uint16_t h = kiln_f32_to_f16((float)u);
-      memcpy(p, &h, sizeof h);
-      break;
-    }
-    case KILN_BF16: {
-      uint16_t h = kiln_f32_to_bf16((float)u);
-      memcpy(p, &h, sizeof h);
-      break;
-    }
-    default: {
-      /* Every integer width and bool: the low byte first (little-endian). */
-      memset(p, 0, es);
-      p[0] = (unsigned char)(r & 1);
-      break;
-    }
-    }
-  }
-  return NULL;
-}
-
 static kiln_status run_random_missing(const kiln_executable *exe, uint64_t seed,
                                       kiln_tensor *tensors) {
   uint64_t state = seed;
@@ -251,7 +198,7 @@ static kiln_status run_random_missing(const kiln_executable *exe, uint64_t seed,
       continue;
     kiln_io_info io;
     kiln_executable_input(exe, i, &io);
-    KILN_TRY(run_random_tensor(&io, &state, &tensors[i]));
+    KILN_TRY(tool_random_tensor(io.name, &io.type, &state, &tensors[i]));
     char ty[160];
     kiln_type_format(&io.type, ty, sizeof ty);
     fprintf(stderr, "kiln run: input '%s' %s: random (seed %llu)\n", io.name, ty,

@@ -20,6 +20,8 @@ int kiln_cmd_compile(int argc, char **argv);
 int kiln_cmd_run(int argc, char **argv);
 int kiln_cmd_conformance(int argc, char **argv); /* tools/conformance.c */
 int kiln_cmd_opt(int argc, char **argv);         /* tools/cmd_opt.c */
+int kiln_cmd_profile(int argc, char **argv);     /* tools/cmd_quantize.c */
+int kiln_cmd_quantize(int argc, char **argv);    /* tools/cmd_quantize.c */
 
 /* --- helpers (tools/util.c) --- */
 
@@ -71,6 +73,14 @@ extern const char tool_compile_args_help[];
 bool tool_exe_partitioned(const kiln_executable *exe);
 /* "a, b, c and 4 more": the first `max` node names of a region. */
 void tool_region_names(const kiln_region_info *r, uint32_t max, char *buf, size_t size);
+
+/* Fill t with a tensor of `type` (t->data malloc'd; kiln_tensor_free)
+ * from the seeded generator *state (splitmix64, the same on every
+ * machine): floats uniform in [-1, 1), integers and bools 0 or 1, so that
+ * index, token and mask inputs stay in range whatever they index. name is
+ * for the out-of-memory message. */
+kiln_status tool_random_tensor(const char *name, const kiln_type *type, uint64_t *state,
+                               kiln_tensor *t);
 
 /* Milliseconds from a monotonic clock. */
 double tool_now_ms(void);

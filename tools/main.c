@@ -17,6 +17,9 @@ static const tool_command tool_commands[] = {
     {"compile", kiln_cmd_compile,
      "compile a model for a backend (or a list, A+B); report time, memory, sizes"},
     {"run", kiln_cmd_run, "compile and run a model on inputs from .npy / .pb files"},
+    {"profile", kiln_cmd_profile, "record the range of every float value on calibration inputs"},
+    {"quantize", kiln_cmd_quantize,
+     "quantize a model to int8 (QDQ), measure what it cost, fall back where needed"},
 #ifdef KILN_HAVE_OPT
     {"opt", kiln_cmd_opt, "run a pass pipeline on a model and print the result"},
 #endif

@@ -1,6 +1,7 @@
 /* tools/util.c: helpers shared by the kiln subcommands: the error and
  * usage conventions (exit codes 1 and 2, "kiln: ..." messages), option
- * values, --dim lists, model loading by file extension, and clocks. */
+ * values, --dim lists, model loading by file extension, seeded random
+ * tensors, and clocks. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -240,4 +241,56 @@ int tool_compile_arg(const char *cmd, int argc, char **argv, int *i, tool_compil
     return 1;
   }
   return 0;
+}
+
+/* splitmix64: small, seeded, the same sequence on every machine. */
+static uint64_t tool_random_next(uint64_t *state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+kiln_status tool_random_tensor(const char *name, const kiln_type *type, uint64_t *state,
+                               kiln_tensor *t) {
+  int64_t bytes = kiln_type_bytes(type);
+  t->type = *type;
+  t->data = malloc(bytes > 0 ? (size_t)bytes : 1);
+  if (!t->data)
+    return kiln_status_make(KILN_OUT_OF_MEMORY, "out of memory for random input '%s' (%lld bytes)",
+                            name, (long long)bytes);
+  int64_t n = kiln_type_numel(type);
+  size_t es = kiln_elem_size(type->elem);
+  unsigned char *p = t->data;
+  for (int64_t i = 0; i < n; i++, p += es) {
+    uint64_t r = tool_random_next(state);
+    double u = (double)(r >> 11) * 0x1.0p-53 * 2.0 - 1.0; /* [-1, 1) */
+    switch (type->elem) {
+    case KILN_F64:
+      memcpy(p, &u, sizeof u);
+      break;
+    case KILN_F32: {
+      float f = (float)u;
+      memcpy(p, &f, sizeof f);
+      break;
+    }
+    case KILN_F16: {
+      uint16_t h = kiln_f32_to_f16((float)u);
+      memcpy(p, &h, sizeof h);
+      break;
+    }
+    case KILN_BF16: {
+      uint16_t h = kiln_f32_to_bf16((float)u);
+      memcpy(p, &h, sizeof h);
+      break;
+    }
+    default: {
+      /* Every integer width and bool: the low byte first (little-endian). */
+      memset(p, 0, es);
+      p[0] = (unsigned char)(r & 1);
+      break;
+    }
+    }
+  }
+  return NULL;
 }
