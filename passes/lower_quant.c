@@ -184,55 +184,80 @@ bool kiln_lower_QuantizeLinear(kiln_lower_ctx *c, kiln_value **r) {
   return true;
 }
 
-static kiln_value *dq(kiln_lower_ctx *c, uint32_t x, uint32_t s, uint32_t zp, int64_t axis) {
-  kiln_value *in[3] = {kiln_node_input(c->n, x), kiln_node_input(c->n, s),
-                       kiln_node_input(c->n, zp)};
-  kiln_attr_desc a = KILN_ATTR_I("axis", axis);
-  return lower_emit(c, KILN_NODE_DequantizeLinear, in, in[2] ? 3 : 2, &a, 1);
+/* The integer kinds' result from their int32 accumulator acc (bias
+ * included), exactly as the interpreter and the ONNX reference compute
+ * it: the multiplier f32(f32(x_scale * w_scale) / y_scale), then
+ * round_half_even((double)acc * multiplier) + y_zero_point, saturated. The
+ * f64 product of an int32 and an f32 is the one the reference rounds, so
+ * every backend that lowers this gets the same integers. xs and ys are
+ * per tensor (or x per row of a MatMul); ws per tensor or per output
+ * channel, along axis `axis` of the rank-`rank` result. Only where
+ * requantizable(): 8/16-bit results, f32 scales (with an f64 scale the
+ * reference works in f64 throughout; no lowering here). */
+static bool requantizable(kiln_lower_ctx *c) {
+  double lo, hi;
+  return int_range(lower_tout(c, 0)->elem, &lo, &hi) && lower_tin(c, 1)->elem == KILN_F32 &&
+         lower_tin(c, 4)->elem == KILN_F32 && lower_tin(c, 6)->elem == KILN_F32;
 }
-static kiln_value *q(kiln_lower_ctx *c, kiln_value *y, uint32_t s, uint32_t zp) {
-  kiln_value *in[3] = {y, kiln_node_input(c->n, s), kiln_node_input(c->n, zp)};
-  return lower_emit(c, KILN_NODE_QuantizeLinear, in, in[2] ? 3 : 2, NULL, 0);
-}
-static bool all_scalar(kiln_lower_ctx *c, const uint32_t *which, uint32_t n) {
-  for (uint32_t i = 0; i < n; i++)
-    if (!kiln_node_input(c->n, which[i]) || kiln_type_numel(lower_tin(c, which[i])) != 1)
-      return false;
-  return true;
+
+static kiln_value *requantize(kiln_lower_ctx *c, kiln_value *acc, uint32_t xs, uint32_t ws,
+                              uint32_t ys, uint32_t yzp, uint32_t rank, int64_t w_axis,
+                              int64_t x_axis) {
+  double lo = 0, hi = 0;
+  const kiln_type *ot = lower_tout(c, 0);
+  int_range(ot->elem, &lo, &hi);
+  kiln_value *sx = along(c, kiln_node_input(c->n, xs), rank, x_axis);
+  kiln_value *sw = along(c, kiln_node_input(c->n, ws), rank, w_axis);
+  kiln_value *m = lower_bin(c, KILN_NODE_Div, lower_bin(c, KILN_NODE_Mul, sx, sw),
+                            kiln_node_input(c->n, ys));
+  kiln_value *v = lower_bin(c, KILN_NODE_Mul, lower_cast(c, acc, KILN_F64),
+                            lower_cast(c, m, KILN_F64));
+  v = lower_un(c, KILN_NODE_Round, v);
+  kiln_value *zp = lower_in(c, yzp);
+  if (zp)
+    v = lower_bin(c, KILN_NODE_Add, v, lower_cast(c, zp, KILN_F64));
+  v = lower_bin(c, KILN_NODE_Min, lower_bin(c, KILN_NODE_Max, v, lower_sce(c, KILN_F64, lo)),
+               lower_sce(c, KILN_F64, hi));
+  return lower_cast(c, v, ot->elem);
 }
 
 bool kiln_lower_QLinearMatMul(kiln_lower_ctx *c, kiln_value **r) {
-  static const uint32_t params[6] = {1, 2, 4, 5, 6, 7};
-  if (!all_scalar(c, params, 6))
+  const kiln_type *at = lower_tin(c, 0), *bt = lower_tin(c, 3), *yt = lower_tout(c, 0);
+  if (at->rank < 2 || bt->rank < 2 || kiln_type_numel(lower_tin(c, 6)) != 1 ||
+      !requantizable(c))
     return false;
-  r[0] = q(c, lower_bin(c, KILN_NODE_MatMul, dq(c, 0, 1, 2, 1), dq(c, 3, 4, 5, 1)), 6, 7);
+  /* per-row a / per-column b parameters must be plain vectors */
+  for (uint32_t i = 1; i < 6; i++)
+    if (i != 3 && kiln_node_input(c->n, i) && lower_tin(c, i)->rank > 1)
+      return false;
+  kiln_value *in[4] = {X0, kiln_node_input(c->n, 3), lower_in(c, 2), lower_in(c, 5)};
+  uint32_t n = in[3] ? 4 : in[2] ? 3 : 2;
+  if (!in[2] && in[3]) /* MatMulInteger's zero points are positional */
+    in[2] = lower_sce(c, kiln_value_type(X0)->elem, 0), n = 4;
+  kiln_value *acc = lower_emit(c, KILN_NODE_MatMulInteger, in, n, NULL, 0);
+  r[0] = requantize(c, acc, 1, 4, 6, 7, yt->rank, yt->rank - 1, yt->rank - 2);
   return true;
 }
 
 bool kiln_lower_QLinearConv(kiln_lower_ctx *c, kiln_value **r) {
-  static const uint32_t params[5] = {1, 2, 6, 7, 5};
-  if (!all_scalar(c, params, 4) || !kiln_node_input(c->n, 5))
+  const kiln_type *yt = lower_tout(c, 0);
+  if (kiln_type_numel(lower_tin(c, 1)) != 1 || kiln_type_numel(lower_tin(c, 6)) != 1 ||
+      lower_tin(c, 4)->rank > 1 || !requantizable(c))
     return false;
-  const kiln_type *wt = lower_tin(c, 3);
-  kiln_value *x = dq(c, 0, 1, 2, 1), *w = dq(c, 3, 4, 5, 0);
-  kiln_value *b = lower_in(c, 8);
-  if (b) {
-    /* Bias is i32 at scale x_scale * w_scale (per output channel). */
-    kiln_value *sw = kiln_node_input(c->n, 4);
-    if (kiln_value_type(sw)->rank > 1)
-      return false;
-    kiln_value *scale = lower_bin(c, KILN_NODE_Mul, kiln_node_input(c->n, 1), sw);
-    b = lower_bin(c, KILN_NODE_Mul, lower_cast(c, b, kiln_value_type(sw)->elem), scale);
-  }
-  (void)wt;
   kiln_attr_desc *d = NULL;
   uint32_t nd = 0;
   if (!c->s)
     c->s = kiln_pass_attrs_descs(kiln_node_attrs(c->n), 0, &d, &nd);
-  kiln_value *in[3] = {x, w, b};
-  kiln_value *y = lower_emit(c, KILN_NODE_Conv, in, b ? 3 : 2, d, nd);
+  kiln_value *in[4] = {X0, kiln_node_input(c->n, 3), lower_in(c, 2), lower_in(c, 5)};
+  uint32_t n = in[3] ? 4 : in[2] ? 3 : 2;
+  if (!in[2] && in[3]) /* ConvInteger's zero points are positional */
+    in[2] = lower_sce(c, kiln_value_type(X0)->elem, 0), n = 4;
+  kiln_value *acc = lower_emit(c, KILN_NODE_ConvInteger, in, n, d, nd);
   free(d);
-  r[0] = q(c, y, 6, 7);
+  kiln_value *b = lower_in(c, 8);
+  if (b) /* the int32 bias joins the accumulator, as in the reference */
+    acc = lower_bin(c, KILN_NODE_Add, acc, along(c, lower_cast(c, b, KILN_I32), yt->rank, 1));
+  r[0] = requantize(c, acc, 1, 4, 6, 7, yt->rank, 1, 1);
   return true;
 }
 
