@@ -420,14 +420,19 @@ static void qt_print(const qt_args *a, const quant_profile *p, const quant_sampl
   }
   uint32_t n8 = 0;
   double macs8 = 0;
-  printf("\n%-28s %-7s %-6s %7s %9s %9s  %s\n", "node", "kind", "runs", "MACs%", "isol dB",
+  int w = 20; /* the longest node name, within reason */
+  for (uint32_t i = 0; i < plan->n; i++) {
+    int l = (int)strlen(plan->nodes[i].name);
+    w = l > w ? (l < 64 ? l : 64) : w;
+  }
+  printf("\n%-*s %-7s %-6s %7s %9s %9s  %s\n", w, "node", "kind", "runs", "MACs%", "isol dB",
          "cumul dB", "why float");
   for (uint32_t i = 0; i < plan->n; i++) {
     const quant_node *q = &plan->nodes[i];
     char iso[32], cum[32], why[256];
     qt_db(iso, sizeof iso, q->state == QUANT_QDQ || q->state == QUANT_FALLBACK ? q->iso_sqnr : NAN);
     qt_db(cum, sizeof cum, q->state == QUANT_QDQ ? q->cum_sqnr : NAN);
-    printf("%-28s %-7s %-6s %6.1f%% %9s %9s  %s\n", q->name, kiln_node_kind_name(q->kind),
+    printf("%-*s %-7s %-6s %6.1f%% %9s %9s  %s\n", w, q->name, kiln_node_kind_name(q->kind),
            qt_state_name(q), total_macs > 0 ? 100.0 * q->macs / total_macs : 0.0, iso, cum,
            qt_why(q, a->ca.backend, why, sizeof why));
     if (q->state == QUANT_QDQ && q->int8)
@@ -697,6 +702,7 @@ static kiln_status qt_run(const qt_args *a, qt_state *q) {
   KILN_TRY(kiln_context_create(&q->ctx));
   KILN_TRY(tool_load_module(a->file, &a->ca.dims, q->ctx, &q->m));
   KILN_TRY(qt_ranges(a, q));
+  KILN_TRY(quant_prepare(q->ctx, q->m));
   if (a->n_eval_inputs)
     KILN_TRY(quant_samples_files(q->m, a->eval_inputs, a->n_eval_inputs, &q->ev));
   else

@@ -150,6 +150,11 @@ typedef struct quant_plan {
 } quant_plan;
 
 void quant_plan_free(quant_plan *p);
+/* The graph clean-ups the compiler runs first (dce, cse, fold, simplify),
+ * so that what is constant looks constant: exporters hand a shared zero
+ * bias through Identity nodes, for one. Values keep their names, so a
+ * profile of the model as loaded still applies. */
+kiln_status quant_prepare(kiln_context *ctx, kiln_module *m);
 /* The candidate nodes of function `function` of m, with their MACs and
  * whether each can be quantized; keep (may be NULL, n_keep patterns) are
  * fnmatch patterns on node names and kinds that stay float. */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "kiln/passes.h"
 #include "quant.h"
 
 static char *rw_strdup(const char *s) {
@@ -155,6 +156,20 @@ kiln_status quant_plan_make(const kiln_module *m, const char *function,
     }
   }
   return NULL;
+}
+
+static kiln_status rw_evaluate(void *user, const kiln_module *m, const kiln_value *v,
+                               kiln_tensor *out) {
+  return kiln_evaluate_value(user, m, v, out);
+}
+
+kiln_status quant_prepare(kiln_context *ctx, kiln_module *m) {
+  kiln_pass_options o = kiln_pass_options_default();
+  o.evaluate = rw_evaluate;
+  o.evaluate_user = ctx;
+  kiln_pass_target t = {.module = m};
+  kiln_status s = kiln_pass_run(&t, "dce,cse,fold*,simplify*,dce", &o, NULL);
+  return s ? kiln_status_wrap(s, "cleaning up the model before quantizing") : NULL;
 }
 
 /* ------------------------------------------------------------ rebuilding */
