@@ -157,7 +157,7 @@ def cmd_ort(args):
     # the zoo report shows how much of ORT's peak RSS that is.
     rss_import = peak_rss_mb()
     t0 = time.perf_counter()
-    sess = ort.InferenceSession(os.path.join(args.model_dir, "model.onnx"), so,
+    sess = ort.InferenceSession(args.model or os.path.join(args.model_dir, "model.onnx"), so,
                                 providers=["CPUExecutionProvider"])
     compile_ms = (time.perf_counter() - t0) * 1e3
     outs = sess.run(None, feeds)
@@ -446,6 +446,8 @@ def main():
         q.add_argument("--warmup", type=int, default=10)
         q.add_argument("--runs", type=int, default=50)
         q.add_argument("--budget", type=float, default=0.0)
+        # another model file on model_dir's inputs (a quantized one)
+        q.add_argument("--model", default=None)
         return q
 
     runner("ort")

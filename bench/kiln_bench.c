@@ -6,7 +6,7 @@
  * and the other frameworks out of both the timings and ru_maxrss.
  *
  *   kiln_bench --list
- *   kiln_bench MODEL.onnx --backend NAME --input NAME=FILE.npy ...
+ *   kiln_bench MODEL.onnx|MODEL.kir --backend NAME --input NAME=FILE.npy ...
  *              [--dim NAME=VALUE ...] [--threads N] [--warmup N] [--runs N]
  *              [--budget-s S] [--over-budget skip|reduce] [--output-dir DIR]
  *              [--check-only] [--device-memory NAME=BYTES,...] [--regions]
@@ -109,7 +109,7 @@ static int bench_fail(const char *stage, kiln_status s) {
 static int bench_usage(const char *why) {
   fprintf(stderr,
           "kiln_bench: %s\nusage: kiln_bench --list\n"
-          "       kiln_bench MODEL.onnx --backend NAME --input NAME=FILE.npy ...\n"
+          "       kiln_bench MODEL.onnx|MODEL.kir --backend NAME --input NAME=FILE.npy ...\n"
           "                  [--dim NAME=VALUE ...] [--threads N] [--warmup N] [--runs N]\n"
           "                  [--budget-s S] [--over-budget skip|reduce] [--output-dir DIR]\n"
           "                  [--check-only] [--device-memory NAME=BYTES,...] [--regions]\n",
@@ -410,7 +410,11 @@ static int bench_model(const bench_args *a) {
   lo.dim_names = a->dim_names;
   lo.dim_values = a->dim_values;
   lo.dim_count = (uint32_t)a->dim_count;
-  s = kiln_onnx_load(a->model, &lo, &st.mod);
+  size_t ml = strlen(a->model);
+  if (ml > 4 && strcmp(a->model + ml - 4, ".kir") == 0) /* a quantized model, say */
+    s = kiln_module_load_text(a->model, NULL, &st.mod);
+  else
+    s = kiln_onnx_load(a->model, &lo, &st.mod);
   const char *stage = s ? "load" : "compile";
   double t1 = bench_now_ms();
   kiln_compile_options co;

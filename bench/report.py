@@ -9,6 +9,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import partition  # noqa: E402 - after the path set-up
+import quant  # noqa: E402
 import zoo_report  # noqa: E402
 
 # The targets of the benchmark issue: kiln (cpu) median vs ONNX Runtime's.
@@ -213,6 +214,10 @@ def write(results, md_path, png_path):
     part = partition.extract(md_path)
     if part:
         L += ["", part]
+    # And the quantization section (bench/run --quant).
+    qs = quant.extract(md_path)
+    if qs:
+        L += ["", qs]
     with open(md_path, "w") as f:
         f.write("\n".join(L) + "\n")
     chart(results, cols, png_path)
