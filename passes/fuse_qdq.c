@@ -9,7 +9,9 @@
  * integer kinds take (activations per tensor, weights per tensor or per
  * output channel / column, an int32 bias at scale x_scale * w_scale with
  * zero point 0), the chain becomes one QLinearConv / QLinearMatMul, so a
- * backend that runs integers natively never sees the float detour. Only
+ * backend that runs integers natively never sees the float detour. A
+ * kind that only moves or selects values (MaxPool, Reshape, Transpose...)
+ * between a DQ and a Q of the same parameters runs on the integers. Only
  * where o->supports_node (when set) accepts the new node, because lowering
  * would otherwise turn it straight back into float. DequantizeLinear
  * nodes with other users stay for them; anything that does not match is
@@ -293,8 +295,88 @@ static kiln_status qdq_node(kiln_function *f, kiln_node *qn, const kiln_pass_opt
   return NULL;
 }
 
+/* Kinds whose result holds only values of their input 0, moved or
+ * selected (MaxPool: the largest of a window), so that they commute with
+ * any monotonic map, and so with Q(DQ(.)) of one scale and zero point. */
+static bool qdq_passes_through(kiln_node_kind k) {
+  switch (k) {
+  case KILN_NODE_MaxPool:
+  case KILN_NODE_Reshape:
+  case KILN_NODE_Flatten:
+  case KILN_NODE_Transpose:
+  case KILN_NODE_Squeeze:
+  case KILN_NODE_Unsqueeze:
+  case KILN_NODE_Identity:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* Equal per-tensor quantization parameters (an absent zero point is 0). */
+static bool qdq_same_params(const qdq_operand *a, const qdq_operand *b) {
+  if (qdq_load(a->scale, 0) != qdq_load(b->scale, 0) ||
+      kiln_value_type(a->scale)->elem != kiln_value_type(b->scale)->elem)
+    return false;
+  double za = a->zp ? qdq_load(a->zp, 0) : 0, zb = b->zp ? qdq_load(b->zp, 0) : 0;
+  return za == zb;
+}
+
+/* Q(P(DQ(q))) with P a pass-through kind and the Q's parameters the DQ's:
+ * P on the integers q directly, where the backend runs it on them. */
+static kiln_status qdq_pass_node(kiln_function *f, kiln_node *qn, const kiln_pass_options *o,
+                                 bool *done) {
+  qdq_operand y, x;
+  if (!qdq_match_q(qn, &y))
+    return NULL;
+  kiln_value *v = kiln_node_input(qn, 0);
+  kiln_node *p = kiln_value_producer(v, NULL);
+  if (!p || !qdq_passes_through(kiln_node_get_kind(p)) || kiln_value_use_count(v) != 1 ||
+      kiln_node_input(p, 0) == NULL)
+    return NULL;
+  for (uint32_t r = 1; r < kiln_node_result_count(p); r++) /* MaxPool's indices */
+    if (kiln_value_use_count(kiln_node_result(p, r)) != 0)
+      return NULL;
+  if (!qdq_match_dq(kiln_node_input(p, 0), false, -1, false, &x) ||
+      !qdq_per_tensor(kiln_value_type(x.scale)) ||
+      kiln_value_type(x.q)->elem != kiln_value_type(y.q)->elem || !qdq_same_params(&x, &y))
+    return NULL;
+  kiln_value *ins[8];
+  uint32_t ni = kiln_node_input_count(p);
+  if (ni > 8)
+    return NULL;
+  for (uint32_t i = 0; i < ni; i++)
+    ins[i] = i == 0 ? x.q : kiln_node_input(p, i);
+  kiln_attr_desc *d = NULL;
+  uint32_t nd = 0;
+  KILN_TRY(kiln_pass_attrs_descs(kiln_node_attrs(p), 0, &d, &nd));
+  kiln_value *r = NULL;
+  char nm[256];
+  kiln_status s = kiln_pass_emit_named(f, qn, kiln_pass_merged_name(p, 0, nm, sizeof nm),
+                                       kiln_node_get_kind(p), ins, ni, d, nd, &r);
+  free(d);
+  if (s)
+    return kiln_status_wrap(s, "fuseqdq: '%s' on integers", kiln_node_name(p));
+  kiln_node *pn = kiln_value_producer(r, NULL);
+  if (o->supports_node && !o->supports_node(o->backend_user, pn))
+    return kiln_function_remove_node(f, pn);
+  KILN_TRY(kiln_pass_replace_node(f, qn, &r));
+  kiln_node *dqs[1] = {x.node};
+  KILN_TRY(qdq_remove(f, NULL, p, dqs, 1));
+  *done = true;
+  return NULL;
+}
+
+static kiln_status qdq_any(kiln_function *f, kiln_node *qn, const kiln_pass_options *o,
+                           bool *done) {
+  KILN_TRY(qdq_node(f, qn, o, done));
+  if (*done)
+    return NULL;
+  return qdq_pass_node(f, qn, o, done);
+}
+
 kiln_status kiln_pass_fuse_qdq(kiln_function *f, const kiln_pass_options *o, uint32_t *changes) {
   if (!o)
     return NULL;
-  return kiln_pass_each_node(f, o, qdq_node, changes);
+  return kiln_pass_each_node(f, o, qdq_any, changes);
 }
