@@ -220,7 +220,7 @@ KILN_NODISCARD kiln_status kiln_onnx_load_memory(const void *data, size_t size,
                                                  const kiln_onnx_options *opts, kiln_module **out);
 
 /* Write function `function` (NULL = the first) of module m as an ONNX
- * model (docs/onnx.md, "Saving"): default domain at opset 21 (23 or 24
+ * model (docs/onnx.md, "Saving"): default domain at opset 22 (23 or 24
  * when the function uses RMSNormalization or Swish, which ONNX defines
  * there), module inputs as graph inputs with static shapes, every module
  * constant as an initializer (raw_data), nodes in order as the ONNX

@@ -455,6 +455,13 @@ static kiln_status move_to_input(saver *S, const kiln_node *n, const onnx_save_m
       return attr_kind_error(S, n, ka, "a number");
     e = kiln_attrs_type_or(as, "dtype", KILN_F32);
     break;
+  case ONNX_SAVE_DEPTH:
+    if (!num)
+      return attr_kind_error(S, n, ka, "an integer");
+    e = kiln_node_input(n, 1) && kiln_value_type(kiln_node_input(n, 1))->elem == KILN_I64
+            ? KILN_I64
+            : KILN_F32;
+    break;
   }
   kiln_type t;
   KILN_TRY_CTX(kiln_type_make(e, rank, &count, &t), "%s: %s: attribute '%s'", S->where,

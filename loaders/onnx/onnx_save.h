@@ -11,10 +11,11 @@
 #include "kiln/ir.h"
 
 /* The opset of the default domain that kiln writes, and the IR version
- * that goes with it (ONNX 1.16). A model with a kind that ONNX first
- * defines later (RMSNormalization 23, Swish 24) gets that later opset and
- * its IR version instead: the operators below keep their form up to 24. */
-#define ONNX_SAVE_OPSET 21
+ * that goes with it (ONNX 1.17): kiln's kinds follow the operators of
+ * opset 22 (node_kinds.def). A model with a kind that ONNX first defines
+ * later (RMSNormalization 23, Swish 24) gets that later opset and its IR
+ * version instead: the operators below keep their form up to 24. */
+#define ONNX_SAVE_OPSET 22
 #define ONNX_SAVE_IR_VERSION 10
 
 /* How a kiln attribute becomes an ONNX input tensor. */
@@ -25,6 +26,10 @@ typedef enum onnx_save_in_form {
   ONNX_SAVE_F32S,          /* float list -> f32 [n] */
   ONNX_SAVE_SCALAR_X,      /* float -> [] of input 0's element type */
   ONNX_SAVE_SCALAR_DTYPE,  /* float -> [] of the node's `dtype` (default f32) */
+  /* OneHot's depth, int -> []: i64 when the values (kiln input 1) are i64,
+   * else f32 (exact for any real depth). ONNX takes any numeric type; these
+   * are the combinations ONNX Runtime implements. */
+  ONNX_SAVE_DEPTH,
 } onnx_save_in_form;
 
 typedef struct onnx_save_move {

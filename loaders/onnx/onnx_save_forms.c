@@ -2,7 +2,7 @@
  * writer targets (ONNX_SAVE_OPSET): operator, attributes with their ONNX
  * types, and the kiln attributes that ONNX takes as inputs there (the
  * importer turned such inputs into attributes; onnx_ops_table.c). Attribute
- * lists follow the ONNX operator schemas of opset 21 (RMSNormalization 23,
+ * lists follow the ONNX operator schemas of opset 22 (RMSNormalization 23,
  * Swish 24). Kinds without a row have no ONNX form. */
 #include "onnx_save.h"
 
@@ -174,7 +174,7 @@ static const onnx_save_form forms[KILN_NODE_KIND_COUNT] = {
     ROW(ScatterND, "reduction:s"),
     ROW(ScatterElements, "axis:i reduction:s"),
     /* OneHot(indices, depth, values): kiln's second input goes to position 2 */
-    ROWM(OneHot, "axis:i", MV("depth", 1, I64_SCALAR, true)),
+    ROWM(OneHot, "axis:i", MV("depth", 1, ONNX_SAVE_DEPTH, true)),
     /* generator: value and dtype of ConstantOfShape become its `value`
      * tensor (onnx_save.c) */
     ROWM(ConstantOfShape, "value:- dtype:-", MV("shape", 0, I64S, true)),
