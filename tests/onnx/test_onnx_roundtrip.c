@@ -315,12 +315,12 @@ static void run_one(const char *suite, uint32_t min_passed) {
 }
 
 START_TEST(node_suite) {
-  run_one("/usr/share/libonnx-testdata/data/node", 500);
+  run_one("/usr/share/libonnx-testdata/data/node", 800);
 }
 END_TEST
 
 START_TEST(node_suite_v122) {
-  run_one(KILN_SOURCE_ROOT "/../shared/onnx-node-v1.22", 1000);
+  run_one(KILN_SOURCE_ROOT "/../shared/onnx-node-v1.22", 1250);
 }
 END_TEST
 
