@@ -80,7 +80,7 @@ static char *sv_strdup(saver *S, const char *s) {
 #define SV_PUSH(S, arr, n, cap, p)                                                                 \
   do {                                                                                             \
     if ((n) == (cap)) {                                                                            \
-      size_t ncap_ = (cap) ? (cap) * 2 : 64;                                                       \
+      size_t ncap_ = (cap) ? (cap)*2 : 64;                                                         \
       void *na_ = realloc((arr), ncap_ * sizeof *(arr));                                           \
       if (!na_) {                                                                                  \
         (S)->oom = true;                                                                           \
@@ -519,8 +519,7 @@ static kiln_status save_node(saver *S, const kiln_node *n) {
     while (pos < SAVE_MAX_INPUTS && claimed[pos])
       pos++;
     if (pos >= SAVE_MAX_INPUTS)
-      return kiln_status_make(KILN_OUT_OF_RANGE, "%s: %s: too many inputs", S->where,
-                              node_desc(n));
+      return kiln_status_make(KILN_OUT_OF_RANGE, "%s: %s: too many inputs", S->where, node_desc(n));
     const kiln_value *v = kiln_node_input(n, i);
     ins[pos] = v ? kiln_value_name(v) : NULL;
     if (v && pos + 1 > n_in)
@@ -613,8 +612,9 @@ static kiln_status check_nodes(saver *S) {
     return NULL;
   if (bad > 20)
     onnx_sb_printf(&sb, "\n  and %u more", bad - 20);
-  kiln_status s = kiln_status_make(KILN_UNIMPLEMENTED, "%s: %u node%s with no ONNX form:%s",
-                                   S->where, bad, bad == 1 ? "" : "s", sb.oom ? " (out of memory)" : sb.s);
+  kiln_status s =
+      kiln_status_make(KILN_UNIMPLEMENTED, "%s: %u node%s with no ONNX form:%s", S->where, bad,
+                       bad == 1 ? "" : "s", sb.oom ? " (out of memory)" : sb.s);
   onnx_sb_free(&sb);
   return s;
 }
@@ -679,7 +679,8 @@ static kiln_status build_model(saver *S, Onnx__ModelProto *mp, Onnx__GraphProto 
   onnx__operator_set_id_proto__init(ops);
   for (uint32_t i = 0; i < kiln_module_constant_count(S->m); i++) {
     const kiln_value *c = kiln_module_constant(S->m, i);
-    Onnx__TensorProto *tp = sv_tensor(S, kiln_value_name(c), kiln_value_type(c), kiln_value_data(c));
+    Onnx__TensorProto *tp =
+        sv_tensor(S, kiln_value_name(c), kiln_value_type(c), kiln_value_data(c));
     if (!tp)
       return sv_oom(S);
     SV_PUSH(S, S->inits, S->n_inits, S->cap_inits, tp);
@@ -732,9 +733,9 @@ static kiln_status sv_begin(saver *S, const kiln_module *m, const char *function
   S->where = where;
   if (!m)
     return kiln_status_make(KILN_INVALID_ARGUMENT, "%s: module is NULL", where);
-  S->f = function ? kiln_module_find_function(m, function)
-                  : kiln_module_function_count(m) ? kiln_module_function(m, 0)
-                                                  : NULL;
+  S->f = function                        ? kiln_module_find_function(m, function)
+         : kiln_module_function_count(m) ? kiln_module_function(m, 0)
+                                         : NULL;
   if (!S->f)
     return kiln_status_make(KILN_NOT_FOUND, "%s: module @%s has no function %s%s%s", where,
                             kiln_module_name(m), function ? "@" : "", function ? function : "",

@@ -20,12 +20,12 @@
 
 /* How a kiln attribute becomes an ONNX input tensor. */
 typedef enum onnx_save_in_form {
-  ONNX_SAVE_I64S = 1,      /* int list -> i64 [n] */
-  ONNX_SAVE_I64_SCALAR,    /* int -> i64 [] */
-  ONNX_SAVE_I64_ONE,       /* int -> i64 [1] */
-  ONNX_SAVE_F32S,          /* float list -> f32 [n] */
-  ONNX_SAVE_SCALAR_X,      /* float -> [] of input 0's element type */
-  ONNX_SAVE_SCALAR_DTYPE,  /* float -> [] of the node's `dtype` (default f32) */
+  ONNX_SAVE_I64S = 1,     /* int list -> i64 [n] */
+  ONNX_SAVE_I64_SCALAR,   /* int -> i64 [] */
+  ONNX_SAVE_I64_ONE,      /* int -> i64 [1] */
+  ONNX_SAVE_F32S,         /* float list -> f32 [n] */
+  ONNX_SAVE_SCALAR_X,     /* float -> [] of input 0's element type */
+  ONNX_SAVE_SCALAR_DTYPE, /* float -> [] of the node's `dtype` (default f32) */
   /* OneHot's depth, int -> []: i64 when the values (kiln input 1) are i64,
    * else f32 (exact for any real depth). ONNX takes any numeric type; these
    * are the combinations ONNX Runtime implements. */

@@ -17,7 +17,8 @@
 #define ROW(k, attrs) [KILN_NODE_##k] = {KILN_NODE_##k, NULL, 0, attrs, {{0}}}
 /* The same, with kiln attributes that ONNX takes as inputs. */
 #define ROWM(k, attrs, ...) [KILN_NODE_##k] = {KILN_NODE_##k, NULL, 0, attrs, {__VA_ARGS__}}
-#define MV(attr, pos, form, req) {attr, pos, form, req}
+#define MV(attr, pos, form, req)                                                                   \
+  { attr, pos, form, req }
 
 #define REDUCE "keepdims:i noop_with_empty_axes:i"
 #define CONV_WINDOW "auto_pad:s dilations:I group:i kernel_shape:I pads:I strides:I"
@@ -125,7 +126,8 @@ static const onnx_save_form forms[KILN_NODE_KIND_COUNT] = {
     ROW(LRN, "alpha:f beta:f bias:f size:i"),
     ROW(LpNormalization, "axis:i p:i"),
     ROW(GroupNormalization, "epsilon:f num_groups:i stash_type:i"),
-    [KILN_NODE_RMSNormalization] = {KILN_NODE_RMSNormalization, NULL, 23, "axis:i epsilon:f stash_type:i", {{0}}},
+    [KILN_NODE_RMSNormalization] =
+        {KILN_NODE_RMSNormalization, NULL, 23, "axis:i epsilon:f stash_type:i", {{0}}},
     /* linalg (kiln's fused `activation` attributes have no ONNX form) */
     ROW(MatMul, ""),
     ROW(Gemm, "alpha:f beta:f transA:i transB:i"),
@@ -135,7 +137,7 @@ static const onnx_save_form forms[KILN_NODE_KIND_COUNT] = {
     ROW(Conv, CONV_WINDOW),
     ROW(ConvTranspose, CONV_WINDOW " output_padding:I output_shape:I"),
     ROWM(Col2Im, "dilations:I pads:I strides:I", MV("image_shape", 1, I64S, true),
-        MV("block_shape", 2, I64S, true)),
+         MV("block_shape", 2, I64S, true)),
     /* pool */
     ROW(AveragePool,
         "auto_pad:s ceil_mode:i count_include_pad:i dilations:I kernel_shape:I pads:I strides:I"),
@@ -154,9 +156,9 @@ static const onnx_save_form forms[KILN_NODE_KIND_COUNT] = {
     ROWM(Expand, "", MV("shape", 1, I64S, true)),
     ROWM(Tile, "", MV("repeats", 1, I64S, true)),
     ROWM(Slice, "", MV("starts", 1, I64S, true), MV("ends", 2, I64S, true),
-        MV("axes", 3, I64S, false), MV("steps", 4, I64S, false)),
+         MV("axes", 3, I64S, false), MV("steps", 4, I64S, false)),
     ROWM(Pad, "mode:s", MV("pads", 1, I64S, true), MV("value", 2, SCALAR_X, false),
-        MV("axes", 3, I64S, false)),
+         MV("axes", 3, I64S, false)),
     ROW(Concat, "axis:i"),
     /* num_outputs is left out when split is given (ONNX takes one of them) */
     ROWM(Split, "axis:i num_outputs:i", MV("split", 1, I64S, false)),
@@ -180,18 +182,19 @@ static const onnx_save_form forms[KILN_NODE_KIND_COUNT] = {
     ROWM(ConstantOfShape, "value:- dtype:-", MV("shape", 0, I64S, true)),
     ROW(EyeLike, "dtype:d k:i"),
     ROWM(Range, "dtype:-", MV("start", 0, SCALAR_DTYPE, true), MV("limit", 1, SCALAR_DTYPE, true),
-        MV("delta", 2, SCALAR_DTYPE, true)),
+         MV("delta", 2, SCALAR_DTYPE, true)),
     ROWM(HannWindow, WINDOW, MV("size", 0, I64_SCALAR, true)),
     ROWM(HammingWindow, WINDOW, MV("size", 0, I64_SCALAR, true)),
     ROWM(BlackmanWindow, WINDOW, MV("size", 0, I64_SCALAR, true)),
     /* resize */
     ROWM(Resize,
-        "antialias:i axes:I coordinate_transformation_mode:s cubic_coeff_a:f exclude_outside:i "
-        "extrapolation_value:f keep_aspect_ratio_policy:s mode:s nearest_mode:s",
-        MV("roi", 1, F32S, false), MV("scales", 2, F32S, false), MV("sizes", 3, I64S, false)),
+         "antialias:i axes:I coordinate_transformation_mode:s cubic_coeff_a:f exclude_outside:i "
+         "extrapolation_value:f keep_aspect_ratio_policy:s mode:s nearest_mode:s",
+         MV("roi", 1, F32S, false), MV("scales", 2, F32S, false), MV("sizes", 3, I64S, false)),
     /* Upsample is deprecated since opset 10: written as the Resize it is
      * (asymmetric coordinates, floor for nearest; onnx_save.c adds them) */
-    [KILN_NODE_Upsample] = {KILN_NODE_Upsample, "Resize", 0, "mode:s", {MV("scales", 2, F32S, true)}},
+    [KILN_NODE_Upsample] =
+        {KILN_NODE_Upsample, "Resize", 0, "mode:s", {MV("scales", 2, F32S, true)}},
     /* rnn */
     ROW(RNN, RNN_COMMON),
     ROW(GRU, RNN_COMMON " linear_before_reset:i"),

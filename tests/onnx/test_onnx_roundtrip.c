@@ -310,8 +310,8 @@ static void run_one(const char *suite, uint32_t min_passed) {
   report(suite, &c);
   ck_assert_msg(c.failed == 0, "%s: %u cases failed the round trip", suite, c.failed);
   if (c.cases)
-    ck_assert_msg(c.same_text + c.same_outputs >= min_passed,
-                  "%s: only %u cases round-tripped", suite, c.same_text + c.same_outputs);
+    ck_assert_msg(c.same_text + c.same_outputs >= min_passed, "%s: only %u cases round-tripped",
+                  suite, c.same_text + c.same_outputs);
 }
 
 START_TEST(node_suite) {
