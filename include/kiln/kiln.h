@@ -219,6 +219,29 @@ KILN_NODISCARD kiln_status kiln_onnx_load_memory(const void *data, size_t size,
                                                  const char *base_dir, const char *name_for_errors,
                                                  const kiln_onnx_options *opts, kiln_module **out);
 
+/* Write function `function` (NULL = the first) of module m as an ONNX
+ * model (docs/onnx.md, "Saving"): default domain at opset 22 (23 or 24
+ * when the function uses RMSNormalization or Swish, which ONNX defines
+ * there), module inputs as graph inputs with static shapes, every module
+ * constant as an initializer (raw_data), nodes in order as the ONNX
+ * operator of each kind, attributes that ONNX takes as inputs (Reshape's
+ * shape, Slice's starts ...) as initializers named "<result>.<attribute>",
+ * and outputs by name. m is not changed. Fails, writing nothing, naming
+ * the culprit: UNIMPLEMENTED for a node whose kind has no ONNX form (all
+ * such nodes are listed, with kiln_node_kind_no_onnx_reason), an attribute
+ * ONNX does not have (Conv's fused `activation`, say), Conv's residual
+ * input, or a value of a quantized type; OUT_OF_RANGE for a model over
+ * protobuf's 2 GiB (no external data is written); NOT_FOUND for an unknown
+ * function. The file is written under a temporary name beside `path` and
+ * renamed over it when complete: a failure (IO_ERROR naming the path, a
+ * missing folder say) leaves no file behind and an existing one as it was. */
+KILN_NODISCARD kiln_status kiln_onnx_save(const kiln_module *m, const char *function,
+                                          const char *path);
+/* The same model in memory: *out_data (malloc'd, *out_size bytes) is the
+ * caller's, released with kiln_free; both are NULL / 0 on failure. */
+KILN_NODISCARD kiln_status kiln_onnx_save_memory(const kiln_module *m, const char *function,
+                                                 void **out_data, size_t *out_size);
+
 /* Evaluate a value of a module whose inputs are all constants (the cone
  * feeding it has no module inputs) on the reference kernels linked into
  * libkiln: no plugin is loaded. ctx may be NULL; it is needed only for a

@@ -953,6 +953,7 @@ static Suite *onnx_suite(void) {
 
 Suite *onnx_attention_suite(void); /* test_onnx_attention.c */
 Suite *onnx_eval_suite(void);      /* test_onnx_eval.c */
+Suite *onnx_save_suite(void);      /* test_onnx_save.c */
 
 int main(void) {
   /* Run every case whatever the environment selects. */
@@ -961,6 +962,7 @@ int main(void) {
   SRunner *sr = srunner_create(onnx_suite());
   srunner_add_suite(sr, onnx_attention_suite());
   srunner_add_suite(sr, onnx_eval_suite());
+  srunner_add_suite(sr, onnx_save_suite());
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);
