@@ -1588,6 +1588,90 @@ static bool gg_gen_quant(gg *g) {
                  (q.hi - zp) * scale + 1e-3);
 }
 
+/* A QDQ convolution as quantizers write it (docs/quantization.md): the
+ * input quantized to u8 and dequantized, s8 weights with one scale per
+ * output channel, an int32 bias at x_scale * w_scale, an optional Relu,
+ * the result quantized and dequantized. Every scale is a power of two and
+ * every sum stays far below 2^24 units, so the float QDQ graph and the
+ * QLinearConv that fuseqdq makes of it where a backend runs integers
+ * compute the same values: backends must agree whichever path they take. */
+static bool gg_gen_qdq(gg *g) {
+  gg_val a;
+  if (!gg_base(g, &(gg_want){GG_BIT(KILN_F32), 4, 4, false}, &a))
+    return false;
+  const kiln_type *t = kiln_value_type(a.v);
+  int64_t C = t->dims[1];
+  if (C > 8)
+    return false;
+  double amax = fmax(gg_absmax(a.lo, a.hi), 1.0 / 64);
+  double xs = exp2(ceil(log2(2 * amax / 255))), xz = 128;
+  gg_opnd q1[3] = {gg_use(&a), gg_fresh(KILN_F32, 0, NULL, xs, xs),
+                   gg_fresh(KILN_U8, 0, NULL, xz, xz)};
+  q1[1].vals = &xs, q1[2].vals = &xz;
+  if (!gg_try1(g, KILN_NODE_QuantizeLinear, q1, 3, NULL, 0, 0, 255))
+    return false;
+  gg_val q = g->pool[g->npool - 1];
+  gg_opnd d1[3] = {gg_use(&q), gg_fresh(KILN_F32, 0, NULL, xs, xs),
+                   gg_fresh(KILN_U8, 0, NULL, xz, xz)};
+  d1[1].vals = &xs, d1[2].vals = &xz;
+  if (!gg_try1(g, KILN_NODE_DequantizeLinear, d1, 3, NULL, 0, -xz * xs, (255 - xz) * xs))
+    return false;
+  gg_val dx = g->pool[g->npool - 1];
+  uint32_t ns = t->rank - 2;
+  int64_t k[2], st[2], p[4], dl[2];
+  if (!gg_spatial(g, t, true, k, st, p, dl))
+    return false;
+  int64_t group = C > 1 && gg_chance(g, 0.3) ? C : 1;
+  int64_t M = group > 1 ? C * (1 + gg_below(g, 2)) : 1 + gg_below(g, 4);
+  int64_t wd[4] = {M, C / group, k[0], ns > 1 ? k[1] : 0};
+  double ws[16], bs[16], zeros[16] = {0}, wmax = 0;
+  for (int64_t m = 0; m < M; m++) {
+    ws[m] = exp2(-(double)gg_irange(g, 4, 7));
+    bs[m] = xs * ws[m];
+    wmax = fmax(wmax, ws[m]);
+  }
+  kiln_attr_desc ax = KILN_ATTR_I("axis", 0);
+  gg_opnd dw[3] = {gg_fresh(KILN_I8, 4, wd, -127, 127), gg_fresh(KILN_F32, 1, &M, 0, 0),
+                   gg_fresh(KILN_I8, 1, &M, 0, 0)};
+  dw[1].vals = ws, dw[2].vals = zeros;
+  if (!gg_try1(g, KILN_NODE_DequantizeLinear, dw, 3, &ax, 1, -127 * wmax, 127 * wmax))
+    return false;
+  gg_val w = g->pool[g->npool - 1];
+  double bmax = 64 * xs * wmax;
+  gg_opnd db[2] = {gg_fresh(KILN_I32, 1, &M, -64, 64), gg_fresh(KILN_F32, 1, &M, 0, 0)};
+  db[1].vals = bs;
+  if (!gg_try1(g, KILN_NODE_DequantizeLinear, db, 2, &ax, 1, -bmax, bmax))
+    return false;
+  gg_val b = g->pool[g->npool - 1];
+  kiln_attr_desc at[5] = {KILN_ATTR_IS("kernel_shape", k, ns), KILN_ATTR_IS("strides", st, ns),
+                          KILN_ATTR_IS("pads", p, 2 * ns), KILN_ATTR_IS("dilations", dl, ns),
+                          KILN_ATTR_I("group", group)};
+  double hi = (double)(C / group) * (double)k[0] * (ns > 1 ? (double)k[1] : 1) * 255 * xs * 127 *
+                  wmax + bmax;
+  gg_opnd cv[3] = {gg_use(&dx), gg_use(&w), gg_use(&b)};
+  if (!gg_try1(g, KILN_NODE_Conv, cv, 3, at, 5, -hi, hi))
+    return false;
+  gg_val y = g->pool[g->npool - 1];
+  bool relu = gg_chance(g, 0.5);
+  if (relu) {
+    gg_opnd r[1] = {gg_use(&y)};
+    if (!gg_try1(g, KILN_NODE_Relu, r, 1, NULL, 0, 0, hi))
+      return false;
+    y = g->pool[g->npool - 1];
+  }
+  double ys = exp2(ceil(log2(2 * hi / 255))), yz = relu ? 0 : 128;
+  gg_opnd q2[3] = {gg_use(&y), gg_fresh(KILN_F32, 0, NULL, ys, ys),
+                   gg_fresh(KILN_U8, 0, NULL, yz, yz)};
+  q2[1].vals = &ys, q2[2].vals = &yz;
+  if (!gg_try1(g, KILN_NODE_QuantizeLinear, q2, 3, NULL, 0, 0, 255))
+    return false;
+  gg_val qy = g->pool[g->npool - 1];
+  gg_opnd d2[3] = {gg_use(&qy), gg_fresh(KILN_F32, 0, NULL, ys, ys),
+                   gg_fresh(KILN_U8, 0, NULL, yz, yz)};
+  d2[1].vals = &ys, d2[2].vals = &yz;
+  return gg_try1(g, KILN_NODE_DequantizeLinear, d2, 3, NULL, 0, -yz * ys, (255 - yz) * ys);
+}
+
 /* Resize of the spatial dims: nearest (asymmetric, floor: exact for the
  * integer and 1/2 scales drawn) or linear (a convex combination, so the
  * range holds). */
@@ -1670,6 +1754,7 @@ static const gg_gen_row gg_gens[] = {
     {gg_gen_pool, 3},   {gg_gen_shape_op, 8}, {gg_gen_slice_pad, 5}, {gg_gen_concat_split, 4},
     {gg_gen_gather, 3}, {gg_gen_norm, 3},     {gg_gen_gather2, 3},   {gg_gen_scatter, 3},
     {gg_gen_rnn, 2},    {gg_gen_quant, 2},    {gg_gen_resize, 2},    {gg_gen_einsum, 2},
+    {gg_gen_qdq, 2},
 };
 
 static bool gg_draw(gg *g) {
