@@ -70,7 +70,8 @@ static void quantize_help(void) {
          "SQNR, cosine similarity, largest error over the output's range and top-1 / top-5\n"
          "agreement, and per node whether BACKEND runs it in integers or float and why, its\n"
          "isolated and cumulative SQNR and its share of the MACs.\n\n"
-         "  -o, --output OUT      write the quantized model: .kir (text) or .onnx\n"
+         "  -o, --output OUT      write the quantized model: .kir (text) or .onnx (opset 22,\n"
+         "                        QDQ, loadable by ONNX Runtime)\n"
          "  --profile P           ranges from profile P; refused when P was made for a\n"
          "                        different model (fingerprint)\n"
          "  --input NAME=PATH     calibration tensors instead (as kiln profile)\n"
@@ -538,8 +539,7 @@ static kiln_status qt_write_report(const qt_args *a, const quant_profile *p,
 static kiln_status qt_write_model(const char *path, const kiln_module *q) {
   size_t n = strlen(path);
   if (n > 5 && strcmp(path + n - 5, ".onnx") == 0)
-    return kiln_status_make(KILN_UNIMPLEMENTED,
-                            "%s: this kiln cannot write ONNX yet; write .kir instead", path);
+    return kiln_onnx_save(q, NULL, path); /* written whole or not at all */
   char *text = NULL;
   KILN_TRY(kiln_module_print(q, &text));
   char tmp[4096];

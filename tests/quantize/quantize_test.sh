@@ -7,7 +7,7 @@
 # is recomputed from the profile's min and max; the report must name the
 # Conv and MatMul nodes as int8 on the interpreter and the Gemm as float
 # with a reason; the quantized model runs and keeps the float model's
-# class. Error paths: no calibration data, NaN calibration data, a
+# class, and written as ONNX computes what the .kir computes. Error paths: no calibration data, NaN calibration data, a
 # truncated profile, a profile of another model, --require-int8 that
 # cannot hold (nothing written), bad options (usage, exit 2).
 # usage: quantize_test.sh KILN SOURCE_ROOT PYTHON
@@ -153,6 +153,17 @@ print("class kept")
 PY
 ); rc=$?
 check quantize-runs 0 "class kept"
+
+# The same model written as ONNX loads back and computes what the .kir
+# computes, on the shipped input.
+out=$("$kiln" quantize "$cnn" --backend interpreter --profile "$tmp/files.prof" -o "$tmp/cnn_qf.onnx" \
+  --target-sqnr off 2>&1); rc=$?
+check quantize-onnx 0 "wrote $tmp/cnn_qf.onnx"
+a=$("$kiln" run "$tmp/cnn_qf.kir" --backend interpreter --input "x=$root/examples/models/cnn_input.npy" 2>&1)
+b=$("$kiln" run "$tmp/cnn_qf.onnx" --backend interpreter --input "x=$root/examples/models/cnn_input.npy" 2>&1)
+out="$b"; rc=0
+[ -n "$a" ] && [ "$a" = "$b" ] && check quantize-onnx-same 0 "y : f32[1,10]" || {
+  echo "FAIL quantize-onnx-same: .kir gives '$a', .onnx gives '$b'"; fail=$((fail + 1)); }
 
 # The same profile, other settings: s8 activations; --keep-float by name
 # and by kind; the MatMul MLP quantizes both MatMul nodes.
