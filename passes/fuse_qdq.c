@@ -11,7 +11,9 @@
  * zero point 0), the chain becomes one QLinearConv / QLinearMatMul, so a
  * backend that runs integers natively never sees the float detour. A
  * kind that only moves or selects values (MaxPool, Reshape, Transpose...)
- * between a DQ and a Q of the same parameters runs on the integers. Only
+ * between a DQ and a Q of the same parameters runs on the integers, and
+ * an elementwise function of one value between a DQ and a Q becomes a
+ * lookup in its 256-entry table. Only
  * where o->supports_node (when set) accepts the new node, because lowering
  * would otherwise turn it straight back into float. DequantizeLinear
  * nodes with other users stay for them; anything that does not match is
@@ -367,12 +369,108 @@ static kiln_status qdq_pass_node(kiln_function *f, kiln_node *qn, const kiln_pas
   return NULL;
 }
 
+/* A function of one f32 value, elementwise: on 8-bit input it takes at
+ * most 256 values, so it is a table. */
+static bool qdq_tabulable(const kiln_node *p) {
+  kiln_node_kind k = kiln_node_get_kind(p);
+  if (k == KILN_NODE_Mish || k == KILN_NODE_Swish)
+    return true;
+  const kiln_node_kind_info *i = kiln_node_kind_get_info(k);
+  return i && (i->flags & KILN_NK_UNARY) && k != KILN_NODE_Identity && k != KILN_NODE_Cast &&
+         kiln_node_input_count(p) == 1 &&
+         kiln_value_type(kiln_node_result(p, 0))->elem == KILN_F32;
+}
+
+/* Q(f(DQ(q))) with f elementwise and one input: Gather(T, q as an index)
+ * with the 256-entry table T = Q(f(DQ(every value of q's type))), whose
+ * nodes have constant inputs only, so that `fold` computes the table once
+ * with the reference kernels. Exact by construction: each entry is the
+ * QDQ graph's own result for that input. */
+static kiln_status qdq_table_node(kiln_function *f, kiln_node *qn, const kiln_pass_options *o,
+                                  bool *done) {
+  qdq_operand y, x;
+  if (!qdq_match_q(qn, &y))
+    return NULL;
+  kiln_value *v = kiln_node_input(qn, 0);
+  kiln_node *p = kiln_value_producer(v, NULL);
+  if (!p || !qdq_tabulable(p) || kiln_value_use_count(v) != 1 ||
+      !qdq_match_dq(kiln_node_input(p, 0), false, -1, false, &x) ||
+      !qdq_per_tensor(kiln_value_type(x.scale)) || qdq_is_const(x.q)) /* fold's, not ours */
+    return NULL;
+  kiln_module *m = kiln_function_module(f);
+  kiln_elem xe = kiln_value_type(x.q)->elem;
+  double first = xe == KILN_U8 ? 0 : -128;
+  int64_t n = 256;
+  kiln_type ct;
+  KILN_TRY(kiln_type_make(xe, 1, &n, &ct));
+  uint8_t all[256];
+  for (int i = 0; i < 256; i++)
+    all[i] = (uint8_t)(int)(first + i); /* the two's complement bytes for i8 */
+  kiln_value *cv = NULL;
+  KILN_TRY(kiln_module_add_constant(m, NULL, &ct, all, &cv));
+  kiln_attr_desc *d = NULL;
+  uint32_t nd = 0;
+  KILN_TRY(kiln_pass_attrs_descs(kiln_node_attrs(p), 0, &d, &nd));
+  kiln_value *din[3] = {cv, x.scale, x.zp}, *dv = NULL, *fv = NULL, *tv = NULL;
+  kiln_status s = kiln_pass_emit(f, qn, KILN_NODE_DequantizeLinear, din, x.zp ? 3 : 2, NULL, 0,
+                                 &dv);
+  if (!s)
+    s = kiln_pass_emit(f, qn, kiln_node_get_kind(p), &dv, 1, d, nd, &fv);
+  free(d);
+  kiln_value *qin[3] = {fv, y.scale, y.zp};
+  if (!s)
+    s = kiln_pass_emit(f, qn, KILN_NODE_QuantizeLinear, qin, y.zp ? 3 : 2, NULL, 0, &tv);
+  kiln_value *idx = NULL, *r = NULL;
+  kiln_attr_desc to = KILN_ATTR_T("to", KILN_I32);
+  if (!s)
+    s = kiln_pass_emit(f, qn, KILN_NODE_Cast, &x.q, 1, &to, 1, &idx);
+  if (!s && first != 0) {
+    kiln_value *off = NULL;
+    s = kiln_pass_const_scalar(m, KILN_I32, -first, &off);
+    kiln_value *ain[2] = {idx, off};
+    if (!s)
+      s = kiln_pass_emit(f, qn, KILN_NODE_Add, ain, 2, NULL, 0, &idx);
+  }
+  kiln_value *gin[2] = {tv, idx};
+  kiln_attr_desc ax = KILN_ATTR_I("axis", 0);
+  char nm[256];
+  if (!s)
+    s = kiln_pass_emit_named(f, qn, kiln_pass_merged_name(p, 0, nm, sizeof nm), KILN_NODE_Gather,
+                             gin, 2, &ax, 1, &r);
+  if (s)
+    return kiln_status_wrap(s, "fuseqdq: tabulating '%s'", kiln_node_name(p));
+  /* Where the backend would not run the lookup natively, undo it. */
+  kiln_node *made[3] = {kiln_value_producer(r, NULL), kiln_value_producer(idx, NULL),
+                        first != 0 ? kiln_value_producer(kiln_node_input(
+                                                             kiln_value_producer(idx, NULL), 0),
+                                                         NULL)
+                                   : NULL};
+  bool ok = true;
+  for (int i = 0; i < 3 && ok; i++)
+    ok = !made[i] || !o->supports_node || o->supports_node(o->backend_user, made[i]);
+  if (!ok) {
+    kiln_node *order[6] = {made[0], made[1], made[2], kiln_value_producer(tv, NULL),
+                           kiln_value_producer(fv, NULL), kiln_value_producer(dv, NULL)};
+    for (int i = 0; i < 6; i++)
+      if (order[i])
+        KILN_TRY(kiln_function_remove_node(f, order[i]));
+    return NULL;
+  }
+  KILN_TRY(kiln_pass_replace_node(f, qn, &r));
+  kiln_node *dqs[1] = {x.node};
+  KILN_TRY(qdq_remove(f, NULL, p, dqs, 1));
+  *done = true;
+  return NULL;
+}
+
 static kiln_status qdq_any(kiln_function *f, kiln_node *qn, const kiln_pass_options *o,
                            bool *done) {
   KILN_TRY(qdq_node(f, qn, o, done));
-  if (*done)
-    return NULL;
-  return qdq_pass_node(f, qn, o, done);
+  if (!*done)
+    KILN_TRY(qdq_pass_node(f, qn, o, done));
+  if (!*done)
+    KILN_TRY(qdq_table_node(f, qn, o, done));
+  return NULL;
 }
 
 kiln_status kiln_pass_fuse_qdq(kiln_function *f, const kiln_pass_options *o, uint32_t *changes) {
