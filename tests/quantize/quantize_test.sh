@@ -181,6 +181,45 @@ check quantize-keep-kind 0 "0 of 3 nodes run in int8"
 out=$("$kiln" quantize "$mlp" --backend interpreter --random-inputs 8 -o "$tmp/mlp_q.kir" --target-sqnr off 2>&1); rc=$?
 check quantize-matmul 0 "2 of 2 nodes run in int8"
 
+# Calibration methods on data with one outlier: 50 samples of the MLP's
+# x [1,4] in [-1, 1] and a single 100. minmax stretches x's scale to the
+# outlier (101/255); percentile:99 clips it (about 2/255); mse keeps it
+# too: clipping 100 to 2 costs 98^2, far more than the rounding noise
+# of 199 values at the wide scale (about 200 * 0.4^2 / 12).
+"$py" - "$tmp" <<'PY'
+import struct, sys
+hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 4), }"
+hdr += " " * (118 - len(hdr)) + "\n"
+for k in range(50):
+    vals = [((k * 4 + i) * 37 % 200) / 100.0 - 1.0 for i in range(4)]
+    if k == 7:
+        vals[2] = 100.0
+    with open(f"{sys.argv[1]}/o{k}.npy", "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode())
+        f.write(struct.pack("<4f", *vals))
+PY
+oargs=""
+for k in $(seq 0 49); do oargs="$oargs --input x=$tmp/o$k.npy"; done
+# shellcheck disable=SC2086
+"$kiln" profile "$mlp" --backend interpreter $oargs -o "$tmp/o.prof" >/dev/null 2>&1
+for c in minmax percentile:99 mse; do
+  "$kiln" quantize "$mlp" --backend interpreter --profile "$tmp/o.prof" -o "$tmp/o_$c.kir" \
+    --target-sqnr off --calibration "$c" >/dev/null 2>&1
+done
+out=$("$py" - "$tmp" <<'PY' 2>&1
+import re, sys
+def xs(c):
+    t = open(f"{sys.argv[1]}/o_{c}.kir").read()
+    return float(re.search(r"const %x\.scale : f32\[\] = \[([^\]]+)\]", t).group(1))
+mm, pc, ms = xs("minmax"), xs("percentile:99"), xs("mse")
+assert abs(mm - 101 / 255) < 0.01 * mm, mm
+assert pc < 0.03 and pc < mm / 10, (pc, mm)
+assert ms == mm, (ms, mm)
+print("calibration ok", mm, pc, ms)
+PY
+); rc=$?
+check calibration-methods 0 "calibration ok"
+
 # A target no quantized node can meet: every node falls back, worst first,
 # and the all-float model meets it exactly.
 out=$("$kiln" quantize "$cnn" --backend interpreter --profile "$tmp/cnn.prof" -o "$tmp/t.kir" \
