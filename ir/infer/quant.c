@@ -12,8 +12,11 @@
 static kiln_status check_qparams(const char *kind, const kiln_type *x, const kiln_type *scale,
                                  const kiln_type *zp, const kiln_attrs *attrs) {
   KILN_TRY(kiln_infer_check_elem(kind, "scale (input 1)", scale, KILN_INFER_FLOAT));
-  bool same = !zp || zp->rank == scale->rank;
-  for (uint32_t i = 0; zp && same && i < zp->rank; i++)
+  /* Per tensor, a scalar and a [1] are the same thing (quantizers mix them). */
+  bool one = zp && zp->rank <= 1 && scale->rank <= 1 && kiln_type_numel(zp) == 1 &&
+             kiln_type_numel(scale) == 1;
+  bool same = !zp || one || zp->rank == scale->rank;
+  for (uint32_t i = 0; zp && !one && same && i < zp->rank; i++)
     same = zp->dims[i] == scale->dims[i];
   if (!same)
     return kiln_infer_fail(kind, "zero point (input 2) %s must have the shape of scale %s",

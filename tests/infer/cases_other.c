@@ -36,6 +36,10 @@ void cases_other(void) {
   OK(DequantizeLinear, "i8[2,3] f32[] i8[]", "f32[2,3]");
   OK(DequantizeLinear, "u8[4] f16[]", "f16[4]");
   OK(DequantizeLinear, "i32[2,3] f32[2]", "f32[2,3]", KILN_ATTR_I("axis", 0));
+  /* per tensor as ONNX Runtime's quantizer writes it: scale [1], zero point [] */
+  OK(DequantizeLinear, "i32[4] f32[1] i32[]", "f32[4]");
+  OK(QuantizeLinear, "f32[4] f32[] u8[1]", "u8[4]");
+  ERR(DequantizeLinear, "i8[4] f32[1] i8[2]", "must have the shape of scale");
   ERR(DequantizeLinear, "f32[2] f32[]", "input 0 is f32[2]");
   ERR(DequantizeLinear, "i8[2] f32[] u8[]", "element types differ: input 0 is i8[2]");
   OK(DynamicQuantizeLinear, "f32[2,3]", "u8[2,3] f32[] u8[]");
