@@ -4,9 +4,11 @@ quantization buys and costs (issue 16, docs/quantization.md), in one run.
 1. int8 GEMM: one QLinearMatMul (u8 x s8, 2-D, constant weights) against the
    same MatMul in f32, each in its own kiln_bench process on cpu; GOP/s
    (2·M·N·K per run).
-2. Speed models (default resnet50, mobilenet_v2; zoo, opset 17, batch 1):
-   calibration inputs (uniform in [-1, 1), seed 1) and held-out inputs
-   (seed 2) are written as .npy. `kiln quantize` quantizes the model on
+2. Speed models (default resnet50, mobilenet_v2, bert; zoo, opset 17,
+   batch 1):
+   calibration inputs (floats uniform in [-1, 1), token ids uniform over
+   the zoo input's range; seed 1) and held-out inputs (seed 2) are written
+   as .npy. `kiln quantize` quantizes the model on
    them (every Conv / MatMul / Gemm, `--target-sqnr off`, as ONNX Runtime's
    quantizer does); ONNX Runtime's `quantize_static` (QDQ, per-channel s8
    weights, u8 activations, minmax) quantizes it on the same calibration
@@ -181,27 +183,34 @@ def speed_model(args, name, zoo_dir):
     src = os.path.join(mdir, "model.onnx")
     wd = os.path.join(args.out_dir, "quant", name)
     os.makedirs(wd, exist_ok=True)
-    (iname, ifile), = man["inputs"].items()
-    shape = np.load(os.path.join(mdir, ifile)).shape
+    given = {k: np.load(os.path.join(mdir, v)) for k, v in man["inputs"].items()}
+    # samples: float inputs uniform in [-1, 1); integer ones (token ids)
+    # uniform over the values the zoo's own input uses
     calib, held, cfiles, hfiles = [], [], [], []
     for seed, feeds, files, n in ((1, calib, cfiles, args.calib), (2, held, hfiles, args.eval)):
         rng = np.random.default_rng(seed)
         for i in range(n):
-            x = rng.uniform(-1, 1, size=shape).astype(np.float32)
-            p = os.path.join(wd, f"{'calib' if seed == 1 else 'held'}{i}.npy")
-            np.save(p, x)
-            feeds.append({iname: x})
-            files.append(p)
+            feed, paths = {}, {}
+            for k, v in given.items():
+                if np.issubdtype(v.dtype, np.floating):
+                    x = rng.uniform(-1, 1, size=v.shape).astype(v.dtype)
+                else:
+                    x = rng.integers(0, int(v.max()) + 1, size=v.shape).astype(v.dtype)
+                p = os.path.join(wd, f"{'calib' if seed == 1 else 'held'}{i}_{k}.npy")
+                np.save(p, x)
+                feed[k], paths[k] = x, p
+            feeds.append(feed)
+            files.append(paths)
     r = {"name": name}
     print(f"quant: {name}", flush=True)
     kq = os.path.join(wd, "kiln_int8.kir")
     rep = os.path.join(wd, "kiln_int8.json")
     cmd = [args.kiln, "quantize", src, "--backend", "cpu", "--target-sqnr", "off", "-o", kq,
            "--report", rep]
-    for f in cfiles:
-        cmd += ["--input", f"{iname}={f}"]
-    for f in hfiles:
-        cmd += ["--eval-input", f"{iname}={f}"]
+    for paths in cfiles:
+        cmd += [a for k, f in paths.items() for a in ("--input", f"{k}={f}")]
+    for paths in hfiles:
+        cmd += [a for k, f in paths.items() for a in ("--eval-input", f"{k}={f}")]
     t0 = time.time()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
     r["kiln_quantize_s"] = time.time() - t0
@@ -229,10 +238,10 @@ def speed_model(args, name, zoo_dir):
         print("  ORT quantize failed: " + r["ort_quantize_error"], flush=True)
     if os.path.exists(oq):
         try:
-            r["kiln_on_ort_sqnr"] = kiln_sqnr_of(args, oq, None, [{iname: f} for f in hfiles], src)
+            r["kiln_on_ort_sqnr"] = kiln_sqnr_of(args, oq, None, hfiles, src)
         except Exception as e:  # noqa: BLE001
             r["kiln_on_ort_error"] = str(e)[:400]
-    inputs = {iname: os.path.join(mdir, ifile)}
+    inputs = {k: os.path.join(mdir, v) for k, v in man["inputs"].items()}
     r["kiln_fp32"] = bench_kiln(args, src, inputs, "kiln cpu fp32")
     if os.path.exists(kq) and "kiln_quantize_error" not in r:
         r["kiln_int8"] = bench_kiln(args, kq, inputs, "kiln cpu int8 (kiln quantize)")
@@ -367,7 +376,7 @@ def main():
     a.add_argument("--models-dir", required=True)
     a.add_argument("--out-dir", required=True)
     a.add_argument("--report", required=True)
-    a.add_argument("--models", default="resnet50,mobilenet_v2")
+    a.add_argument("--models", default="resnet50,mobilenet_v2,bert")
     a.add_argument("--sqnr-models", default=",".join(CNNS),
                    help="zoo CNNs for the default-settings SQNR table ('' = none)")
     a.add_argument("--opset", type=int, default=17)
