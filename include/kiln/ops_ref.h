@@ -154,18 +154,23 @@ static inline double kiln_ref_requant_multiplier(double x_scale, double w_scale,
   return any_f64 ? s : (double)(float)s;
 }
 
-/* One requantized result: the int32 accumulator (bias included) times the
- * multiplier in double, rounded half to even (the default rounding mode)
- * before the zero point is added, as ONNX does, then saturated to
- * [lo, hi] (the result type's range); NaN (an infinite multiplier times
- * 0) gives 0. */
+/* One requantized result from an accumulator held exactly in a double
+ * (an integer below 2^53: the int32 sum plus the bias): times the
+ * multiplier, rounded half to even (the default rounding mode) before the
+ * zero point is added, as ONNX does, then saturated to [lo, hi] (the result
+ * type's range); NaN (an infinite multiplier times 0) gives 0. Branch-free,
+ * so that a loop of them vectorizes. */
+static inline double kiln_ref_requantize_f64(double acc, double multiplier, double zero_point,
+                                             double lo, double hi) {
+  double v = __builtin_rint(acc * multiplier) + zero_point;
+  v = v != v ? 0.0 : v;
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* The same for an int64 accumulator. */
 static inline int64_t kiln_ref_requantize(int64_t acc, double multiplier, int64_t zero_point,
                                           double lo, double hi) {
-  double v = __builtin_rint((double)acc * multiplier) + (double)zero_point;
-  if (v != v)
-    return 0;
-  v = v < lo ? lo : v > hi ? hi : v;
-  return (int64_t)v;
+  return (int64_t)kiln_ref_requantize_f64((double)acc, multiplier, (double)zero_point, lo, hi);
 }
 
 #endif

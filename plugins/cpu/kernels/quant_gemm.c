@@ -37,7 +37,7 @@ typedef struct kcpu_qg {
   const int32_t *zb;      /* per column: the weight zero point (as s8 values) */
   const int32_t *corr;    /* per column: K za zb - za colsum (wrapping) */
   const double *mult;     /* per column */
-  const int32_t *bias;    /* per column or NULL */
+  const double *bias;     /* per column (zeros without a bias) */
   int64_t yzp;
   double lo, hi;
   uint8_t *y;
@@ -46,7 +46,8 @@ typedef struct kcpu_qg {
   int64_t rows_per_task; /* in micro-tiles */
 } kcpu_qg;
 
-/* ---- micro-kernels: c[MR][64] = sum over kg groups of 4 of a . b ---- */
+/* ---- micro-kernels: c[MR][64] (+)= sum over kg groups of 4 of a . b ----
+ * (load: add to what c holds, the sums of the earlier k blocks) */
 #if defined(__x86_64__)
 /* The name's kcpu_vnni_ prefix keeps these features when the plugin sets
  * each function's cpu and features (llvm_util.c); it is called only when
@@ -61,9 +62,15 @@ typedef struct kcpu_qg {
     c##r##2 = _mm512_dpbusd_epi32(c##r##2, av, b2);                                                \
     c##r##3 = _mm512_dpbusd_epi32(c##r##3, av, b3);                                                \
   }
-#define KCPU_VNNI_ZERO(r)                                                                          \
+#define KCPU_VNNI_LOAD(r)                                                                          \
   __m512i c##r##0 = _mm512_setzero_si512(), c##r##1 = _mm512_setzero_si512(),                      \
-          c##r##2 = _mm512_setzero_si512(), c##r##3 = _mm512_setzero_si512();
+          c##r##2 = _mm512_setzero_si512(), c##r##3 = _mm512_setzero_si512();                      \
+  if (load) {                                                                                      \
+    c##r##0 = _mm512_loadu_si512((const void *)(c + (r) * 64));                                    \
+    c##r##1 = _mm512_loadu_si512((const void *)(c + (r) * 64 + 16));                               \
+    c##r##2 = _mm512_loadu_si512((const void *)(c + (r) * 64 + 32));                               \
+    c##r##3 = _mm512_loadu_si512((const void *)(c + (r) * 64 + 48));                               \
+  }
 #define KCPU_VNNI_STORE(r)                                                                         \
   _mm512_storeu_si512((void *)(c + (r) * 64), c##r##0);                                            \
   _mm512_storeu_si512((void *)(c + (r) * 64 + 16), c##r##1);                                       \
@@ -71,9 +78,10 @@ typedef struct kcpu_qg {
   _mm512_storeu_si512((void *)(c + (r) * 64 + 48), c##r##3);
 
 __attribute__((target("avx512f,avx512bw,avx512vnni"), noinline)) static void
-kcpu_vnni_qg_ukr(int64_t kg, const uint8_t *a, int64_t lda, const int8_t *b, int32_t *c) {
-  KCPU_VNNI_ZERO(0) KCPU_VNNI_ZERO(1) KCPU_VNNI_ZERO(2)
-  KCPU_VNNI_ZERO(3) KCPU_VNNI_ZERO(4) KCPU_VNNI_ZERO(5)
+kcpu_vnni_qg_ukr(int64_t kg, const uint8_t *a, int64_t lda, const int8_t *b, int32_t *c,
+                 int load) {
+  KCPU_VNNI_LOAD(0) KCPU_VNNI_LOAD(1) KCPU_VNNI_LOAD(2)
+  KCPU_VNNI_LOAD(3) KCPU_VNNI_LOAD(4) KCPU_VNNI_LOAD(5)
   for (int64_t g = 0; g < kg; g++) {
     const int8_t *bg = b + g * 4 * KCPU_QG_NR;
     __m512i b0 = _mm512_loadu_si512((const void *)bg);
@@ -92,11 +100,11 @@ kcpu_vnni_qg_ukr(int64_t kg, const uint8_t *a, int64_t lda, const int8_t *b, int
  * vpdpbusd's do. One row at a time over the 64 columns, which the final
  * O3 vectorizes for the target's width. */
 static void kcpu_qg_ukr_any(int64_t kg, const uint8_t *a, int64_t lda, const int8_t *b,
-                            int32_t *c) {
+                            int32_t *c, int load) {
   for (int64_t r = 0; r < KCPU_QG_MR; r++) {
     uint32_t acc[KCPU_QG_NR];
     for (int64_t j = 0; j < KCPU_QG_NR; j++)
-      acc[j] = 0;
+      acc[j] = load ? (uint32_t)c[r * KCPU_QG_NR + j] : 0;
     const uint8_t *ar = a + r * lda;
     for (int64_t g = 0; g < kg; g++) {
       const int8_t *bg = b + g * 4 * KCPU_QG_NR;
@@ -111,42 +119,72 @@ static void kcpu_qg_ukr_any(int64_t kg, const uint8_t *a, int64_t lda, const int
 }
 
 /* Rows m0.. (mr of them) and columns n0.. (nr) of the tile c: the
- * zero-point correction, the bias, the requantization, the store. */
+ * zero-point correction, the bias, the requantization, the store. The int32
+ * sum plus the bias is exact in double, so it is formed there; each row is
+ * one pass over contiguous per-column arrays (which the final O3
+ * vectorizes), then stored along the result's row or, for a convolution
+ * (channel-major), down its columns. */
 static void kcpu_qg_epilogue(const kcpu_qg *q, const int32_t *c, int64_t m0, int64_t mr,
                              int64_t n0, int64_t nr) {
+  const int32_t *zb = q->zb + n0, *corr = q->corr + n0;
+  const double *mult = q->mult + n0, *bias = q->bias + n0;
+  double yzp = (double)q->yzp, lo = q->lo, hi = q->hi;
+  uint8_t out[KCPU_QG_MR][KCPU_QG_NR];
   for (int64_t r = 0; r < mr; r++) {
-    int64_t m = m0 + r;
-    uint32_t rs = (uint32_t)q->rowsum[m];
-    uint8_t *yr = q->y + m * q->ys_m + n0 * q->ys_n;
+    uint32_t rs = (uint32_t)q->rowsum[m0 + r];
+    const int32_t *cr = c + r * KCPU_QG_NR;
     for (int64_t j = 0; j < nr; j++) {
-      int64_t n = n0 + j;
-      uint32_t acc = (uint32_t)c[r * KCPU_QG_NR + j] - (uint32_t)q->zb[n] * rs + (uint32_t)q->corr[n];
-      int64_t v = (int64_t)(int32_t)acc + (q->bias ? (int64_t)q->bias[n] : 0);
-      yr[j * q->ys_n] = (uint8_t)kiln_ref_requantize(v, q->mult[n], q->yzp, q->lo, q->hi);
+      uint32_t acc = (uint32_t)cr[j] - (uint32_t)zb[j] * rs + (uint32_t)corr[j];
+      double v = (double)(int32_t)acc + bias[j];
+      out[r][j] = (uint8_t)(int32_t)kiln_ref_requantize_f64(v, mult[j], yzp, lo, hi);
     }
   }
+  if (q->ys_n == 1) {
+    for (int64_t r = 0; r < mr; r++)
+      memcpy(q->y + (m0 + r) * q->ys_m + n0, out[r], (size_t)nr);
+    return;
+  }
+  for (int64_t j = 0; j < nr; j++) {
+    uint8_t *yc = q->y + m0 * q->ys_m + (n0 + j) * q->ys_n;
+    for (int64_t r = 0; r < mr; r++)
+      yc[r * q->ys_m] = out[r][j];
+  }
 }
+
+/* k is taken in blocks of KCPU_QG_KC so that a panel's block of B
+ * (KC x 64 bytes) stays in L1 while every micro-tile of the task's rows
+ * runs over it; the tiles' sums wait in c between blocks. */
+#define KCPU_QG_KC 1024
+#define KCPU_QG_RUN 16 /* micro-tiles per task at most */
 
 static void kcpu_qg_task(void *ctx, int64_t begin, int64_t end) {
   const kcpu_qg *q = ctx;
   int64_t panels = (q->N + KCPU_QG_NR - 1) / KCPU_QG_NR;
   int64_t tiles = (q->M + KCPU_QG_MR - 1) / KCPU_QG_MR;
-  int32_t c[KCPU_QG_MR * KCPU_QG_NR] __attribute__((aligned(64)));
+  int32_t c[KCPU_QG_RUN][KCPU_QG_MR * KCPU_QG_NR] __attribute__((aligned(64)));
   for (int64_t t = begin; t < end; t++) {
     int64_t p = t % panels, chunk = t / panels;
     const int8_t *bp = q->b + p * KCPU_QG_NR * q->K4;
     int64_t n0 = p * KCPU_QG_NR, nr = q->N - n0 < KCPU_QG_NR ? q->N - n0 : KCPU_QG_NR;
-    int64_t i1 = (chunk + 1) * q->rows_per_task;
-    for (int64_t i = chunk * q->rows_per_task; i < i1 && i < tiles; i++) {
-      int64_t m0 = i * KCPU_QG_MR, mr = q->M - m0 < KCPU_QG_MR ? q->M - m0 : KCPU_QG_MR;
-      const uint8_t *ap = q->a + m0 * q->K4;
+    int64_t i0 = chunk * q->rows_per_task, i1 = i0 + q->rows_per_task;
+    i1 = i1 < tiles ? i1 : tiles;
+    for (int64_t k0 = 0; k0 < q->K4; k0 += KCPU_QG_KC) {
+      int64_t kc = q->K4 - k0 < KCPU_QG_KC ? q->K4 - k0 : KCPU_QG_KC;
+      /* group k0/4 of a panel starts at byte k0 * 64 */
+      const int8_t *bk = bp + k0 * KCPU_QG_NR;
+      for (int64_t i = i0; i < i1; i++) {
+        const uint8_t *ap = q->a + i * KCPU_QG_MR * q->K4 + k0;
 #if defined(__x86_64__)
-      if (q->vnni)
-        kcpu_vnni_qg_ukr(q->K4 / 4, ap, q->K4, bp, c);
-      else
+        if (q->vnni)
+          kcpu_vnni_qg_ukr(kc / 4, ap, q->K4, bk, c[i - i0], k0 > 0);
+        else
 #endif
-        kcpu_qg_ukr_any(q->K4 / 4, ap, q->K4, bp, c);
-      kcpu_qg_epilogue(q, c, m0, mr, n0, nr);
+          kcpu_qg_ukr_any(kc / 4, ap, q->K4, bk, c[i - i0], k0 > 0);
+      }
+    }
+    for (int64_t i = i0; i < i1; i++) {
+      int64_t m0 = i * KCPU_QG_MR, mr = q->M - m0 < KCPU_QG_MR ? q->M - m0 : KCPU_QG_MR;
+      kcpu_qg_epilogue(q, c[i - i0], m0, mr, n0, nr);
     }
   }
 }
@@ -157,9 +195,9 @@ static void kcpu_qg_run(kcpu_qg *q, struct kcpu_pool *pool) {
   int64_t panels = (q->N + KCPU_QG_NR - 1) / KCPU_QG_NR;
   int64_t tiles = (q->M + KCPU_QG_MR - 1) / KCPU_QG_MR;
   int64_t threads = kcpu_pool_threads(pool);
-  /* at least 4 tasks per thread where the shape allows, runs of at most 16 */
+  /* at least 4 tasks per thread where the shape allows */
   int64_t per = tiles * panels / (4 * threads);
-  per = per < 1 ? 1 : per > 16 ? 16 : per;
+  per = per < 1 ? 1 : per > KCPU_QG_RUN ? KCPU_QG_RUN : per;
   q->rows_per_task = per;
   int64_t tasks = (tiles + per - 1) / per * panels;
   if (threads > 1 && tasks > 1)
@@ -170,15 +208,17 @@ static void kcpu_qg_run(kcpu_qg *q, struct kcpu_pool *pool) {
 
 /* ---- quantization parameters, per column ---- */
 typedef struct kcpu_qg_cols {
-  double *mult;
+  double *mult, *bias;
   int32_t *zb, *corr;
   int64_t za, yzp;
   double lo, hi;
 } kcpu_qg_cols;
 
-/* mult and zb for n columns from the scales and zero points (per tensor,
- * or per column when ws_n / wzp_n > 1; a NULL zero point is 0). */
-static void kcpu_qg_cols_fill(kcpu_qg_cols *k, int64_t n, int64_t a_s8, int64_t b_u8, int64_t y_s8,
+/* mult, zb and the bias (as doubles; zeros when bias is NULL) for n
+ * columns from the scales and zero points (per tensor, or per column when
+ * ws_n / wzp_n > 1; a NULL zero point is 0). */
+static void kcpu_qg_cols_fill(kcpu_qg_cols *k, int64_t n, const int32_t *bias, int64_t a_s8,
+                              int64_t b_u8, int64_t y_s8,
                               int64_t xs_t, const void *xs, int64_t xzp_t, const void *xzp,
                               int64_t ws_t, const void *ws, int64_t ws_n, int64_t wzp_t,
                               const void *wzp, int64_t wzp_n, int64_t ys_t, const void *ys,
@@ -189,6 +229,7 @@ static void kcpu_qg_cols_fill(kcpu_qg_cols *k, int64_t n, int64_t a_s8, int64_t 
     k->mult[j] = kiln_ref_requant_multiplier(xsv, kcpu_e_ldf(ws_t, ws, ws_n > 1 ? j : 0), ysv, f64);
     int64_t z = wzp ? kcpu_e_ldi(wzp_t, wzp, wzp_n > 1 ? j : 0) : 0;
     k->zb[j] = (int32_t)(b_u8 ? z - 128 : z);
+    k->bias[j] = bias ? (double)bias[j] : 0.0;
   }
   k->za = (xzp ? kcpu_e_ldi(xzp_t, xzp, 0) : 0) + (a_s8 ? 128 : 0);
   k->yzp = yzp ? kcpu_e_ldi(yzp_t, yzp, 0) : 0;
@@ -276,7 +317,7 @@ KCPU_PREBUILT void kcpu_k_qlinear_matmul(
   int64_t mats = b_batched ? batch : 1;
   int64_t K4 = kcpu_qg_k4(K), one = kcpu_qg_packed_bytes(K, N);
   int64_t rows_pad = (rows + KCPU_QG_MR - 1) / KCPU_QG_MR * KCPU_QG_MR;
-  int64_t bytes = rows_pad * K4 + 4 * rows_pad + (Bp ? 0 : nb * one) + N * 16 + 256;
+  int64_t bytes = rows_pad * K4 + 4 * rows_pad + (Bp ? 0 : nb * one) + N * 24 + 256;
   uint8_t *scratch = kcpu_alloc(bytes);
   if (!scratch)
     return;
@@ -285,14 +326,15 @@ KCPU_PREBUILT void kcpu_k_qlinear_matmul(
   int8_t *bpk = (int8_t *)(rowsum + rows_pad);
   uint8_t *colmem = (uint8_t *)bpk + (Bp ? 0 : nb * one);
   kcpu_qg_cols k = {.mult = (double *)(void *)((uintptr_t)(colmem + 63) & ~(uintptr_t)63)};
-  k.zb = (int32_t *)(k.mult + N);
+  k.bias = k.mult + N;
+  k.zb = (int32_t *)(k.bias + N);
   k.corr = k.zb + N;
   if (!Bp) {
     for (int64_t i = 0; i < nb; i++)
       kcpu_qg_pack_b((const int8_t *)B + i * K * N, b_u8, K, N, N, 1, bpk + i * one);
     Bp = bpk;
   }
-  kcpu_qg_cols_fill(&k, N, a_s8, b_u8, y_s8, xs_t, xs, xzp_t, xzp, ws_t, ws, ws_n, wzp_t, wzp,
+  kcpu_qg_cols_fill(&k, N, NULL, a_s8, b_u8, y_s8, xs_t, xs, xzp_t, xzp, ws_t, ws, ws_n, wzp_t, wzp,
                     wzp_n, ys_t, ys, yzp_t, yzp);
   for (int64_t i = 0; i < mats; i++) {
     kcpu_qg_apack ap = {.src = (const uint8_t *)A + i * rows * K, .K = K, .K4 = K4, .M = rows,
@@ -301,7 +343,7 @@ KCPU_PREBUILT void kcpu_k_qlinear_matmul(
     const int8_t *bm = Bp + (b_batched ? i : 0) * one;
     kcpu_qg_corr(&k, bm, K, N, k.corr, k.zb);
     kcpu_qg q = {.a = apk, .rowsum = rowsum, .b = bm, .M = rows, .N = N, .K4 = K4, .zb = k.zb,
-                 .corr = k.corr, .mult = k.mult, .yzp = k.yzp, .lo = k.lo, .hi = k.hi,
+                 .corr = k.corr, .mult = k.mult, .bias = k.bias, .yzp = k.yzp, .lo = k.lo, .hi = k.hi,
                  .y = (uint8_t *)Y + i * rows * N, .ys_m = N, .ys_n = 1, .vnni = vnni};
     kcpu_qg_run(&q, pool);
   }
@@ -324,7 +366,7 @@ KCPU_PREBUILT void kcpu_k_qlinear_conv(
   int64_t Cg = C / group, Mg = M / group, K = Cg * KH * KW, K4 = kcpu_qg_k4(K), P = OH * OW;
   int64_t one = kcpu_qg_packed_bytes(K, Mg);
   int64_t rows_pad = (P + KCPU_QG_MR - 1) / KCPU_QG_MR * KCPU_QG_MR;
-  int64_t bytes = rows_pad * K4 + 4 * rows_pad + (Wp ? 0 : group * one) + M * 16 + 256;
+  int64_t bytes = rows_pad * K4 + 4 * rows_pad + (Wp ? 0 : group * one) + M * 24 + 256;
   uint8_t *scratch = kcpu_alloc(bytes);
   if (!scratch)
     return;
@@ -333,14 +375,15 @@ KCPU_PREBUILT void kcpu_k_qlinear_conv(
   int8_t *bpk = (int8_t *)(rowsum + rows_pad);
   uint8_t *colmem = (uint8_t *)bpk + (Wp ? 0 : group * one);
   kcpu_qg_cols k = {.mult = (double *)(void *)((uintptr_t)(colmem + 63) & ~(uintptr_t)63)};
-  k.zb = (int32_t *)(k.mult + M);
+  k.bias = k.mult + M;
+  k.zb = (int32_t *)(k.bias + M);
   k.corr = k.zb + M;
   if (!Wp) {
     for (int64_t g = 0; g < group; g++)
       kcpu_qg_pack_b((const uint8_t *)Wt + g * Mg * K, w_u8, K, Mg, 1, K, bpk + g * one);
     Wp = bpk;
   }
-  kcpu_qg_cols_fill(&k, M, x_s8, w_u8, y_s8, xs_t, xs, xzp_t, xzp, ws_t, ws, ws_n, wzp_t, wzp,
+  kcpu_qg_cols_fill(&k, M, bias, x_s8, w_u8, y_s8, xs_t, xs, xzp_t, xzp, ws_t, ws, ws_n, wzp_t, wzp,
                     wzp_n, ys_t, ys, yzp_t, yzp);
   for (int64_t g = 0; g < group; g++)
     kcpu_qg_corr(&k, Wp + g * one, K, Mg, k.corr + g * Mg, k.zb + g * Mg);
@@ -354,7 +397,7 @@ KCPU_PREBUILT void kcpu_k_qlinear_conv(
       kcpu_qg_apack_run(&ap, pool);
       kcpu_qg q = {.a = apk, .rowsum = rowsum, .b = Wp + g * one, .M = P, .N = Mg, .K4 = K4,
                    .zb = k.zb + g * Mg, .corr = k.corr + g * Mg, .mult = k.mult + g * Mg,
-                   .bias = bias ? bias + g * Mg : NULL, .yzp = k.yzp, .lo = k.lo, .hi = k.hi,
+                   .bias = k.bias + g * Mg, .yzp = k.yzp, .lo = k.lo, .hi = k.hi,
                    .y = (uint8_t *)Y + (n * M + g * Mg) * P, .ys_m = 1, .ys_n = P, .vnni = vnni};
       kcpu_qg_run(&q, pool);
     }
