@@ -96,25 +96,50 @@ kcpu_vnni_qg_ukr(int64_t kg, const uint8_t *a, int64_t lda, const int8_t *b, int
 }
 #endif
 
-/* Portable: each product widened to int32 (exact), the sums wrap as
- * vpdpbusd's do. One row at a time over the 64 columns, which the final
- * O3 vectorizes for the target's width. */
+/* Portable (any target; the final O3 maps the vectors onto its width):
+ * one row at a time, B's bytes widened to int16 and multiplied by the
+ * row's 4 values as int16 (a u8 times an s8 fits: |p| <= 32640, no
+ * saturation anywhere); each int32 lane then takes the sum of its two
+ * int16 products, sign-extended, so lane i of accumulator v holds a
+ * partial sum of column 8v + i/2, and the two partials of a column are
+ * added at the end. 8 accumulators (64 columns) spelled out, as the
+ * library is built with unrolling off. */
+typedef int8_t kcpu_qv32b __attribute__((vector_size(32), aligned(1)));
+typedef int16_t kcpu_qv32h __attribute__((vector_size(64)));
+typedef int32_t kcpu_qv16i __attribute__((vector_size(64)));
+
+#define KCPU_QANY_8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define KCPU_QANY_DECL(v) kcpu_qv16i acc##v = {0};
+#define KCPU_QANY_LOAD(v)                                                                          \
+  for (int i = 0; i < 8; i++)                                                                      \
+    acc##v[2 * i] = cr[8 * (v) + i];
+#define KCPU_QANY_STEP(v)                                                                          \
+  {                                                                                                \
+    kcpu_qv32h p = __builtin_convertvector(*(const kcpu_qv32b *)(bg + 32 * (v)), kcpu_qv32h) * av; \
+    kcpu_qv16i l = (kcpu_qv16i)p;                                                                  \
+    acc##v += ((l << 16) >> 16) + (l >> 16);                                                       \
+  }
+#define KCPU_QANY_STORE(v)                                                                         \
+  for (int i = 0; i < 8; i++)                                                                      \
+    cr[8 * (v) + i] = (int32_t)((uint32_t)acc##v[2 * i] + (uint32_t)acc##v[2 * i + 1]);
+
 static void kcpu_qg_ukr_any(int64_t kg, const uint8_t *a, int64_t lda, const int8_t *b,
                             int32_t *c, int load) {
   for (int64_t r = 0; r < KCPU_QG_MR; r++) {
-    uint32_t acc[KCPU_QG_NR];
-    for (int64_t j = 0; j < KCPU_QG_NR; j++)
-      acc[j] = load ? (uint32_t)c[r * KCPU_QG_NR + j] : 0;
     const uint8_t *ar = a + r * lda;
+    int32_t *cr = c + r * KCPU_QG_NR;
+    KCPU_QANY_8(KCPU_QANY_DECL)
+    if (load) {
+      KCPU_QANY_8(KCPU_QANY_LOAD)
+    }
     for (int64_t g = 0; g < kg; g++) {
       const int8_t *bg = b + g * 4 * KCPU_QG_NR;
-      int32_t a0 = ar[4 * g], a1 = ar[4 * g + 1], a2 = ar[4 * g + 2], a3 = ar[4 * g + 3];
-      for (int64_t j = 0; j < KCPU_QG_NR; j++)
-        acc[j] += (uint32_t)(a0 * bg[4 * j] + a1 * bg[4 * j + 1] + a2 * bg[4 * j + 2] +
-                             a3 * bg[4 * j + 3]);
+      int16_t a0 = ar[4 * g], a1 = ar[4 * g + 1], a2 = ar[4 * g + 2], a3 = ar[4 * g + 3];
+      kcpu_qv32h av = {a0, a1, a2, a3, a0, a1, a2, a3, a0, a1, a2, a3, a0, a1, a2, a3,
+                       a0, a1, a2, a3, a0, a1, a2, a3, a0, a1, a2, a3, a0, a1, a2, a3};
+      KCPU_QANY_8(KCPU_QANY_STEP)
     }
-    for (int64_t j = 0; j < KCPU_QG_NR; j++)
-      c[r * KCPU_QG_NR + j] = (int32_t)acc[j];
+    KCPU_QANY_8(KCPU_QANY_STORE)
   }
 }
 
