@@ -107,6 +107,7 @@ kcpu_vnni_qg_ukr(int64_t kg, const uint8_t *a, int64_t lda, const int8_t *b, int
 typedef int8_t kcpu_qv32b __attribute__((vector_size(32), aligned(1)));
 typedef int16_t kcpu_qv32h __attribute__((vector_size(64)));
 typedef int32_t kcpu_qv16i __attribute__((vector_size(64)));
+typedef uint32_t kcpu_qv16u __attribute__((vector_size(64)));
 
 #define KCPU_QANY_8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 #define KCPU_QANY_DECL(v) kcpu_qv16i acc##v = {0};
@@ -117,7 +118,7 @@ typedef int32_t kcpu_qv16i __attribute__((vector_size(64)));
   {                                                                                                \
     kcpu_qv32h p = __builtin_convertvector(*(const kcpu_qv32b *)(bg + 32 * (v)), kcpu_qv32h) * av; \
     kcpu_qv16i l = (kcpu_qv16i)p;                                                                  \
-    acc##v += ((l << 16) >> 16) + (l >> 16);                                                       \
+    acc##v += ((kcpu_qv16i)((kcpu_qv16u)l << 16) >> 16) + (l >> 16);                                                       \
   }
 #define KCPU_QANY_STORE(v)                                                                         \
   for (int i = 0; i < 8; i++)                                                                      \
