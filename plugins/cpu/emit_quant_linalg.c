@@ -2,7 +2,8 @@
  * integers, as calls to the int8 GEMM kernels of kernels/quant_gemm.c
  * (vpdpbusd where the target has AVX512-VNNI, a portable widening loop
  * elsewhere), bit-exact with the interpreter. Constant weights are packed
- * here, once, into the kernels' layout (kernels/quant_gemm.h); weights
+ * here, once, into the kernels' layouts (kernels/quant_gemm.h: B for
+ * QLinearMatMul, A for QLinearConv's filters); weights
  * that are not constants, or live in a bundle's region, are packed by the
  * kernel at each call. Scales and zero points are read at run time, so
  * they need not be constants. Nodes outside what the kernels take (other
@@ -43,24 +44,29 @@ static bool kcpu_ql_params(const kiln_node *n, uint32_t si, kiln_elem elem, int6
   return kcpu_e_plain(z) && z->elem == elem && (nz == 1 || (per > 1 && z->rank == 1 && nz == per));
 }
 
-/* The weights packed into the GEMM layout, `mats` K x N matrices, element
- * (k, n) of matrix i at w[i*mstride + k*rs + n*cs]; NULL (a C NULL) when w
- * is not a constant with data, the weights live in a bundle's region, or
- * memory runs out: the kernel then packs at run time. */
+/* The weights packed for the GEMM, `mats` matrices of `rows` x `cols`
+ * (matrix i at w + i*mstride, row-major): as B, K x N (QLinearMatMul), or
+ * as A, M x K (QLinearConv's filters, as_a). NULL (a C NULL) when w is not
+ * a constant with data, the weights live in a bundle's region, or memory
+ * runs out: the kernel then packs at run time. */
 static LLVMValueRef kcpu_ql_prepack(kcpu_emit *e, const kiln_buffer *w, int64_t mats,
-                                    int64_t mstride, int64_t K, int64_t N, int64_t rs, int64_t cs) {
+                                    int64_t mstride, int64_t rows, int64_t cols, bool as_a) {
   if (!w || kiln_buffer_get_kind(w) != KILN_BUFFER_WEIGHT)
     return NULL;
   const uint8_t *src = kiln_buffer_data(w);
   if (!src)
     return NULL;
-  int64_t one = kcpu_qg_packed_bytes(K, N);
-  int8_t *dst = aligned_alloc(64, (size_t)(mats * one));
+  int64_t one = as_a ? kcpu_qg_apacked_bytes(rows, cols) : kcpu_qg_packed_bytes(rows, cols);
+  uint8_t *dst = aligned_alloc(64, (size_t)(mats * one));
   if (!dst)
     return NULL;
-  bool u8 = kiln_buffer_type(w)->elem == KILN_U8;
-  for (int64_t i = 0; i < mats; i++)
-    kcpu_qg_pack_b(src + i * mstride, u8, K, N, rs, cs, dst + i * one);
+  bool s8 = kiln_buffer_type(w)->elem == KILN_I8;
+  for (int64_t i = 0; i < mats; i++) {
+    if (as_a)
+      kcpu_qg_pack_a(src + i * mstride, s8, rows, cols, cols, dst + i * one);
+    else
+      kcpu_qg_pack_b(src + i * mstride, !s8, rows, cols, cols, 1, (int8_t *)dst + i * one);
+  }
   LLVMValueRef at = kcpu_packed_weight(e, dst); /* dst is the table's now */
   if (at)
     kcpu_weight_packed(e, w);
@@ -129,7 +135,7 @@ kiln_status kcpu_emit_QLinearMatMul(kcpu_emit *e, const kiln_instr *in) {
   if (!a || !b || !y || kcpu_i_inputs(in) < 8 || !kcpu_qmm_shape(a, b, &M, &K, &N, &batch, &bb))
     return kcpu_e_fail(in, "operands the int8 GEMM does not take");
   const kiln_buffer *bw = kcpu_i_in(in, 3);
-  LLVMValueRef bpk = kcpu_ql_prepack(e, bw, bb ? batch : 1, K * N, K, N, N, 1);
+  LLVMValueRef bpk = kcpu_ql_prepack(e, bw, bb ? batch : 1, K * N, K, N, false);
   LLVMValueRef args[28];
   unsigned k = 0;
   args[k++] = kcpu_i64(e, batch);
@@ -193,16 +199,16 @@ kiln_status kcpu_emit_QLinearConv(kcpu_emit *e, const kiln_instr *in) {
     return kcpu_e_fail(in, "shapes or window attributes the int8 convolution does not take");
   int64_t C = x->dims[1], M = y->dims[1], Mg = M / group;
   int64_t K = C / group * win.k[0] * win.k[1];
-  /* group g's weights are rows g*Mg.. of [M, K]: element (k, n) at n*K + k */
+  /* group g's filters are rows g*Mg.. of [M, K], the A side */
   const kiln_buffer *ww = kcpu_i_in(in, 3);
-  LLVMValueRef wpk = kcpu_ql_prepack(e, ww, group, Mg * K, K, Mg, 1, K);
+  LLVMValueRef wpk = kcpu_ql_prepack(e, ww, group, Mg * K, Mg, K, true);
   LLVMValueRef args[40];
   unsigned k = 0;
   args[k++] = kcpu_addr(e, kcpu_i_in(in, 0));
   args[k++] = kcpu_i64(e, x->elem == KILN_I8);
   args[k++] = wpk ? wpk : kcpu_e_null(e);
   args[k++] = wpk ? kcpu_e_null(e) : kcpu_addr(e, ww);
-  args[k++] = kcpu_i64(e, w->elem == KILN_U8);
+  args[k++] = kcpu_i64(e, w->elem == KILN_I8);
   args[k++] = kcpu_e_ptr(e, kcpu_i_in(in, 8));
   args[k++] = kcpu_addr(e, kcpu_i_out(in, 0));
   args[k++] = kcpu_i64(e, x->dims[0]);

@@ -2,20 +2,26 @@
  * integers: u8 x s8 products summed in int32, then the requantization of
  * kiln/ops_ref.h, bit for bit the interpreter's.
  *
- * A (activations) is made u8 (an s8 value a becomes a ^ 0x80 = a + 128 and
- * its zero point moves by 128) and packed in rows of K padded to 4, with
- * each row's sum; QLinearConv's A is its im2col, padding cells holding the
- * input's zero point. B (weights) is s8 in the layout of quant_gemm.h,
- * packed at compile time when constant. With a' = a - za, b' = b - zb:
- *   sum a'b' = sum ab - zb[n] * rowsum[m] - za * colsum[n] + K za zb[n]
- * where the last two terms are one per-column constant. Every step wraps
- * in uint32: the exact result fits in int32 (the emitter bounds K so that
- * K * 255 * 255 does), so the wrapped sum is exact.
+ * The product is A (u8, rows) times B (s8, columns) in the layouts of
+ * quant_gemm.h, values moved into those types by flipping the top bit
+ * with their zero points moved alike. QLinearMatMul: A is the activations
+ * (packed at each call), B the weights (packed at compile time when
+ * constant). QLinearConv: A is the filters (rows = output channels,
+ * packed at compile time when constant), B the im2col of each image and
+ * group, built straight into B's layout (padding cells hold the input's
+ * zero point), so the result comes out row-major, NCHW. With a' = a - za,
+ * b' = b - zb:
+ *   sum a'b' = sum ab - zb * rowsum[m] - za * colsum[n] + K za zb
+ * where the zero point of the weights is per row (conv) or per column
+ * (matmul), so all but the product term fold into one constant per row or
+ * column. Every step wraps in uint32: the exact result fits in int32 (the
+ * emitter bounds K so that K * 255 * 255 does), so the wrapped sum is
+ * exact.
  *
  * The product is tiled in 6 rows x 64 columns. On targets with
  * AVX512-VNNI (the emitter passes vnni = 1) the tile is 24 zmm
  * accumulators fed by vpdpbusd (u8 x s8, 4 products per int32 lane,
- * wrapping, never saturating); elsewhere a portable loop widens to int32
+ * wrapping, never saturating); elsewhere a portable loop on int16 products
  * (never the saturating u8 x s8 -> s16 pair sums of vpmaddubsw). Integer
  * sums are exact, so results do not depend on the path or thread count. */
 #include <string.h>
@@ -33,15 +39,21 @@ typedef struct kcpu_qg {
   const uint8_t *a;       /* packed rows: K4 bytes each, M padded to MR */
   const int32_t *rowsum;  /* per row */
   const int8_t *b;        /* one packed matrix (quant_gemm.h) */
+  const int32_t *colsum;  /* per column (per_row only) */
   int64_t M, N, K4;
-  const int32_t *zb;      /* per column: the weight zero point (as s8 values) */
-  const int32_t *corr;    /* per column: K za zb - za colsum (wrapping) */
-  const double *mult;     /* per column */
-  const double *bias;     /* per column (zeros without a bias) */
+  /* per_row (conv): z, corr, mult and bias are per row, and
+   *   acc = c - z[m] colsum[n] + corr[m];
+   * else (matmul) they are per column, and
+   *   acc = c - z[n] rowsum[m] + corr[n]. */
+  int64_t per_row;
+  const int32_t *z;       /* the weights' zero point (in their packed type) */
+  const int32_t *corr;    /* K za zb - (the other zero point) x (the other sum) */
+  const double *mult;
+  const double *bias;     /* zeros without a bias */
   int64_t yzp;
   double lo, hi;
   uint8_t *y;
-  int64_t ys_m, ys_n; /* element strides of the result's rows and columns */
+  int64_t ys_m; /* the result's row stride (its columns are contiguous) */
   int64_t vnni;
   int64_t rows_per_task; /* in micro-tiles */
 } kcpu_qg;
@@ -147,34 +159,40 @@ static void kcpu_qg_ukr_any(int64_t kg, const uint8_t *a, int64_t lda, const int
 /* Rows m0.. (mr of them) and columns n0.. (nr) of the tile c: the
  * zero-point correction, the bias, the requantization, the store. The int32
  * sum plus the bias is exact in double, so it is formed there; each row is
- * one pass over contiguous per-column arrays (which the final O3
- * vectorizes), then stored along the result's row or, for a convolution
- * (channel-major), down its columns. */
+ * one pass over contiguous arrays (which the final O3 vectorizes); written
+ * element by element this took as long as the products. */
 static void kcpu_qg_epilogue(const kcpu_qg *q, const int32_t *c, int64_t m0, int64_t mr,
                              int64_t n0, int64_t nr) {
-  const int32_t *zb = q->zb + n0, *corr = q->corr + n0;
-  const double *mult = q->mult + n0, *bias = q->bias + n0;
   double yzp = (double)q->yzp, lo = q->lo, hi = q->hi;
   uint8_t out[KCPU_QG_MR][KCPU_QG_NR];
-  for (int64_t r = 0; r < mr; r++) {
-    uint32_t rs = (uint32_t)q->rowsum[m0 + r];
-    const int32_t *cr = c + r * KCPU_QG_NR;
-    for (int64_t j = 0; j < nr; j++) {
-      uint32_t acc = (uint32_t)cr[j] - (uint32_t)zb[j] * rs + (uint32_t)corr[j];
-      double v = (double)(int32_t)acc + bias[j];
-      out[r][j] = (uint8_t)(int32_t)kiln_ref_requantize_f64(v, mult[j], yzp, lo, hi);
+  if (q->per_row) {
+    const int32_t *cs = q->colsum + n0;
+    for (int64_t r = 0; r < mr; r++) {
+      int64_t m = m0 + r;
+      uint32_t z = (uint32_t)q->z[m], corr = (uint32_t)q->corr[m];
+      double mult = q->mult[m], bias = q->bias[m];
+      const int32_t *cr = c + r * KCPU_QG_NR;
+      for (int64_t j = 0; j < nr; j++) {
+        uint32_t acc = (uint32_t)cr[j] - z * (uint32_t)cs[j] + corr;
+        double v = (double)(int32_t)acc + bias;
+        out[r][j] = (uint8_t)(int32_t)kiln_ref_requantize_f64(v, mult, yzp, lo, hi);
+      }
+    }
+  } else {
+    const int32_t *z = q->z + n0, *corr = q->corr + n0;
+    const double *mult = q->mult + n0, *bias = q->bias + n0;
+    for (int64_t r = 0; r < mr; r++) {
+      uint32_t rs = (uint32_t)q->rowsum[m0 + r];
+      const int32_t *cr = c + r * KCPU_QG_NR;
+      for (int64_t j = 0; j < nr; j++) {
+        uint32_t acc = (uint32_t)cr[j] - (uint32_t)z[j] * rs + (uint32_t)corr[j];
+        double v = (double)(int32_t)acc + bias[j];
+        out[r][j] = (uint8_t)(int32_t)kiln_ref_requantize_f64(v, mult[j], yzp, lo, hi);
+      }
     }
   }
-  if (q->ys_n == 1) {
-    for (int64_t r = 0; r < mr; r++)
-      memcpy(q->y + (m0 + r) * q->ys_m + n0, out[r], (size_t)nr);
-    return;
-  }
-  for (int64_t j = 0; j < nr; j++) {
-    uint8_t *yc = q->y + m0 * q->ys_m + (n0 + j) * q->ys_n;
-    for (int64_t r = 0; r < mr; r++)
-      yc[r * q->ys_m] = out[r][j];
-  }
+  for (int64_t r = 0; r < mr; r++)
+    memcpy(q->y + (m0 + r) * q->ys_m + n0, out[r], (size_t)nr);
 }
 
 /* k is taken in blocks of KCPU_QG_KC so that a panel's block of B
@@ -232,55 +250,67 @@ static void kcpu_qg_run(kcpu_qg *q, struct kcpu_pool *pool) {
     kcpu_qg_task(q, 0, tasks);
 }
 
-/* ---- quantization parameters, per column ---- */
+/* ---- quantization parameters, per weight row or column ---- */
 typedef struct kcpu_qg_cols {
   double *mult, *bias;
-  int32_t *zb, *corr;
-  int64_t za, yzp;
+  int32_t *z, *corr;
+  int64_t zx, yzp; /* the activations' zero point in their packed type; y's */
   double lo, hi;
 } kcpu_qg_cols;
 
-/* mult, zb and the bias (as doubles; zeros when bias is NULL) for n
- * columns from the scales and zero points (per tensor, or per column when
- * ws_n / wzp_n > 1; a NULL zero point is 0). */
-static void kcpu_qg_cols_fill(kcpu_qg_cols *k, int64_t n, const int32_t *bias, int64_t a_s8,
-                              int64_t b_u8, int64_t y_s8,
-                              int64_t xs_t, const void *xs, int64_t xzp_t, const void *xzp,
-                              int64_t ws_t, const void *ws, int64_t ws_n, int64_t wzp_t,
-                              const void *wzp, int64_t wzp_n, int64_t ys_t, const void *ys,
-                              int64_t yzp_t, const void *yzp) {
+/* mult, z (the weights' zero point moved by w_shift into their packed
+ * type) and the bias (as doubles; zeros when bias is NULL) for n weight
+ * rows or columns, from the scales and zero points (per tensor, or one
+ * each when ws_n / wzp_n > 1; a NULL zero point is 0); the activations'
+ * zero point moved by x_shift. */
+static void kcpu_qg_cols_fill(kcpu_qg_cols *k, int64_t n, const int32_t *bias, int64_t x_shift,
+                              int64_t w_shift, int64_t y_s8, int64_t xs_t, const void *xs,
+                              int64_t xzp_t, const void *xzp, int64_t ws_t, const void *ws,
+                              int64_t ws_n, int64_t wzp_t, const void *wzp, int64_t wzp_n,
+                              int64_t ys_t, const void *ys, int64_t yzp_t, const void *yzp) {
   int f64 = xs_t == KCPU_F64 || ws_t == KCPU_F64 || ys_t == KCPU_F64;
   double xsv = kcpu_e_ldf(xs_t, xs, 0), ysv = kcpu_e_ldf(ys_t, ys, 0);
   for (int64_t j = 0; j < n; j++) {
     k->mult[j] = kiln_ref_requant_multiplier(xsv, kcpu_e_ldf(ws_t, ws, ws_n > 1 ? j : 0), ysv, f64);
     int64_t z = wzp ? kcpu_e_ldi(wzp_t, wzp, wzp_n > 1 ? j : 0) : 0;
-    k->zb[j] = (int32_t)(b_u8 ? z - 128 : z);
+    k->z[j] = (int32_t)(z + w_shift);
     k->bias[j] = bias ? (double)bias[j] : 0.0;
   }
-  k->za = (xzp ? kcpu_e_ldi(xzp_t, xzp, 0) : 0) + (a_s8 ? 128 : 0);
+  k->zx = (xzp ? kcpu_e_ldi(xzp_t, xzp, 0) : 0) + x_shift;
   k->yzp = yzp ? kcpu_e_ldi(yzp_t, yzp, 0) : 0;
   k->lo = y_s8 ? -128.0 : 0.0;
   k->hi = y_s8 ? 127.0 : 255.0;
 }
 
-/* corr for columns [0, n) of one packed K x n matrix. */
-static void kcpu_qg_corr(const kcpu_qg_cols *k, const int8_t *bp, int64_t K, int64_t n,
-                         int32_t *corr, const int32_t *zb) {
-  const int32_t *colsum = (const int32_t *)(const void *)(bp + kcpu_qg_k4(K) * kcpu_qg_npad(n));
-  uint32_t za = (uint32_t)k->za;
+/* corr[j] = K zx z[j] - zx sums[j] for j < n (wrapping): the folded
+ * zero-point terms, sums being the weights' own sums (colsum of a packed B
+ * for matmul, rowsum of a packed A for conv). */
+static void kcpu_qg_corr(const kcpu_qg_cols *k, const int32_t *sums, int64_t K, int64_t n,
+                         const int32_t *z, int32_t *corr) {
+  uint32_t zx = (uint32_t)k->zx;
   for (int64_t j = 0; j < n; j++)
-    corr[j] = (int32_t)((uint32_t)K * za * (uint32_t)zb[j] - za * (uint32_t)colsum[j]);
+    corr[j] = (int32_t)((uint32_t)K * zx * (uint32_t)z[j] - zx * (uint32_t)sums[j]);
 }
 
-/* ---- A: rows of a matrix, or the im2col of an image ---- */
+/* The scratch of one call: [pack][per-weight arrays], 64-byte aligned;
+ * NULL without memory. */
+static uint8_t *kcpu_qg_scratch(int64_t pack_bytes, int64_t n, kcpu_qg_cols *k) {
+  uint8_t *s = kcpu_alloc(pack_bytes + n * 24 + 128);
+  if (!s)
+    return NULL;
+  k->mult = (double *)(void *)(s + (pack_bytes + 63) / 64 * 64);
+  k->bias = k->mult + n;
+  k->z = (int32_t *)(k->bias + n);
+  k->corr = k->z + n;
+  return s;
+}
+
+/* ---- QLinearMatMul: A (activations) rows packed in parallel ---- */
 typedef struct kcpu_qg_apack {
   const uint8_t *src;
   int64_t K, K4, M, flip;
   uint8_t *dst;
   int32_t *rowsum;
-  /* im2col (conv): src is one image's group of Cg channels */
-  int64_t conv, Cg, H, W, OW, KH, KW, sh, sw, dh, dw, pt, pl;
-  uint8_t fill; /* the input zero point, as u8 */
 } kcpu_qg_apack;
 
 static void kcpu_qg_apack_fn(void *ctx, int64_t begin, int64_t end) {
@@ -290,26 +320,12 @@ static void kcpu_qg_apack_fn(void *ctx, int64_t begin, int64_t end) {
     uint32_t s = 0;
     if (m >= p->M) {
       memset(d, 0, (size_t)p->K4);
-    } else if (!p->conv) {
+    } else {
       const uint8_t *r = p->src + m * p->K;
       for (int64_t k = 0; k < p->K; k++) {
         d[k] = (uint8_t)(r[k] ^ p->flip);
         s += d[k];
       }
-    } else {
-      int64_t oh = m / p->OW, ow = m % p->OW, k = 0;
-      for (int64_t c = 0; c < p->Cg; c++)
-        for (int64_t kh = 0; kh < p->KH; kh++) {
-          int64_t ih = oh * p->sh - p->pt + kh * p->dh;
-          const uint8_t *row = p->src + (c * p->H + ih) * p->W;
-          int inside = ih >= 0 && ih < p->H;
-          for (int64_t kw = 0; kw < p->KW; kw++, k++) {
-            int64_t iw = ow * p->sw - p->pl + kw * p->dw;
-            uint8_t v = inside && iw >= 0 && iw < p->W ? (uint8_t)(row[iw] ^ p->flip) : p->fill;
-            d[k] = v;
-            s += v;
-          }
-        }
     }
     for (int64_t k = p->K; k < p->K4; k++)
       d[k] = 0;
@@ -318,7 +334,7 @@ static void kcpu_qg_apack_fn(void *ctx, int64_t begin, int64_t end) {
 }
 
 static void kcpu_qg_apack_run(kcpu_qg_apack *p, struct kcpu_pool *pool) {
-  int64_t rows = (p->M + KCPU_QG_MR - 1) / KCPU_QG_MR * KCPU_QG_MR;
+  int64_t rows = kcpu_qg_rows_pad(p->M);
   if (kcpu_pool_threads(pool) > 1 && rows * p->K4 >= 32768)
     kcpu_parallel_for(pool, rows, kcpu_qg_apack_fn, p);
   else
@@ -330,8 +346,7 @@ static void kcpu_qg_apack_run(kcpu_qg_apack *p, struct kcpu_pool *pool) {
  * matrices Bp, or raw B to pack here: u8 when b_u8, else s8), requantized
  * into Y (s8 when y_s8, else u8). Scales are per tensor but ws (ws_n > 1:
  * one per column), zero points likewise (wzp_n), any may be NULL but the
- * scales. Returns without writing when scratch memory runs out (the
- * emitter's callers treat that as they treat the other kernels'). */
+ * scales. Returns without writing when scratch memory runs out. */
 KCPU_PREBUILT void kcpu_k_qlinear_matmul(
     int64_t batch, int64_t b_batched, int64_t M, int64_t N, int64_t K, const void *A, int64_t a_s8,
     const int8_t *Bp, const void *B, int64_t b_u8, int64_t xs_t, const void *xs, int64_t xzp_t,
@@ -340,49 +355,126 @@ KCPU_PREBUILT void kcpu_k_qlinear_matmul(
     int64_t y_s8, int64_t vnni, struct kcpu_pool *pool) {
   int64_t nb = b_batched ? batch : 1;
   int64_t rows = b_batched ? M : M * batch; /* an unbatched B: one tall product */
-  int64_t mats = b_batched ? batch : 1;
-  int64_t K4 = kcpu_qg_k4(K), one = kcpu_qg_packed_bytes(K, N);
-  int64_t rows_pad = (rows + KCPU_QG_MR - 1) / KCPU_QG_MR * KCPU_QG_MR;
-  int64_t bytes = rows_pad * K4 + 4 * rows_pad + (Bp ? 0 : nb * one) + N * 24 + 256;
-  uint8_t *scratch = kcpu_alloc(bytes);
+  int64_t K4 = kcpu_qg_k4(K), one = kcpu_qg_packed_bytes(K, N), rows_pad = kcpu_qg_rows_pad(rows);
+  kcpu_qg_cols k;
+  uint8_t *scratch = kcpu_qg_scratch(rows_pad * (K4 + 4) + (Bp ? 0 : nb * one), N, &k);
   if (!scratch)
     return;
   uint8_t *apk = scratch;
   int32_t *rowsum = (int32_t *)(void *)(apk + rows_pad * K4);
   int8_t *bpk = (int8_t *)(rowsum + rows_pad);
-  uint8_t *colmem = (uint8_t *)bpk + (Bp ? 0 : nb * one);
-  kcpu_qg_cols k = {.mult = (double *)(void *)((uintptr_t)(colmem + 63) & ~(uintptr_t)63)};
-  k.bias = k.mult + N;
-  k.zb = (int32_t *)(k.bias + N);
-  k.corr = k.zb + N;
   if (!Bp) {
     for (int64_t i = 0; i < nb; i++)
       kcpu_qg_pack_b((const int8_t *)B + i * K * N, b_u8, K, N, N, 1, bpk + i * one);
     Bp = bpk;
   }
-  kcpu_qg_cols_fill(&k, N, NULL, a_s8, b_u8, y_s8, xs_t, xs, xzp_t, xzp, ws_t, ws, ws_n, wzp_t, wzp,
-                    wzp_n, ys_t, ys, yzp_t, yzp);
-  for (int64_t i = 0; i < mats; i++) {
+  kcpu_qg_cols_fill(&k, N, NULL, a_s8 ? 128 : 0, b_u8 ? -128 : 0, y_s8, xs_t, xs, xzp_t, xzp,
+                    ws_t, ws, ws_n, wzp_t, wzp, wzp_n, ys_t, ys, yzp_t, yzp);
+  for (int64_t i = 0; i < nb; i++) {
     kcpu_qg_apack ap = {.src = (const uint8_t *)A + i * rows * K, .K = K, .K4 = K4, .M = rows,
                         .flip = a_s8 ? 0x80 : 0, .dst = apk, .rowsum = rowsum};
     kcpu_qg_apack_run(&ap, pool);
-    const int8_t *bm = Bp + (b_batched ? i : 0) * one;
-    kcpu_qg_corr(&k, bm, K, N, k.corr, k.zb);
-    kcpu_qg q = {.a = apk, .rowsum = rowsum, .b = bm, .M = rows, .N = N, .K4 = K4, .zb = k.zb,
-                 .corr = k.corr, .mult = k.mult, .bias = k.bias, .yzp = k.yzp, .lo = k.lo, .hi = k.hi,
-                 .y = (uint8_t *)Y + i * rows * N, .ys_m = N, .ys_n = 1, .vnni = vnni};
+    const int8_t *bm = Bp + i * one;
+    kcpu_qg_corr(&k, (const int32_t *)(const void *)(bm + K4 * kcpu_qg_npad(N)), K, N, k.z,
+                 k.corr);
+    kcpu_qg q = {.a = apk, .rowsum = rowsum, .b = bm, .M = rows, .N = N, .K4 = K4, .z = k.z,
+                 .corr = k.corr, .mult = k.mult, .bias = k.bias, .yzp = k.yzp, .lo = k.lo,
+                 .hi = k.hi, .y = (uint8_t *)Y + i * rows * N, .ys_m = N, .vnni = vnni};
     kcpu_qg_run(&q, pool);
   }
   kcpu_free(scratch);
 }
 
+/* ---- QLinearConv: the im2col of one image and group as B ---- */
+typedef struct kcpu_qg_bpack {
+  const uint8_t *x; /* the group's first channel of the image */
+  int64_t K, K4, P, H, W, OW, KH, KW, sh, sw, dh, dw, pt, pl;
+  uint8_t flip, fill; /* fill: the input's zero point, as stored (unflipped) */
+  int8_t *dst;        /* kcpu_qg_packed_bytes(K, P) */
+} kcpu_qg_bpack;
+
+/* Row k of the im2col (tap (c, kh, kw)) at output positions p0 .. p0+np-1
+ * into row[0 .. np), as stored in x; cells in the padding hold fill. */
+static void kcpu_qg_im2col_row(const kcpu_qg_bpack *p, int64_t k, int64_t p0, int64_t np,
+                               uint8_t *row) {
+  int64_t taps = p->KH * p->KW, c = k / taps, kh = k % taps / p->KW, kw = k % p->KW;
+  const uint8_t *plane = p->x + c * p->H * p->W;
+  int64_t oh = p0 / p->OW, ow = p0 % p->OW;
+  for (int64_t i = 0; i < np; oh++, ow = 0) {
+    int64_t seg = np - i < p->OW - ow ? np - i : p->OW - ow;
+    int64_t ih = oh * p->sh - p->pt + kh * p->dh;
+    if (ih < 0 || ih >= p->H) {
+      memset(row + i, p->fill, (size_t)seg);
+    } else {
+      const uint8_t *xr = plane + ih * p->W;
+      int64_t iw0 = ow * p->sw - p->pl + kw * p->dw;
+      if (p->sw == 1) {
+        int64_t lo = iw0 < 0 ? -iw0 : 0, hi = p->W - iw0 < seg ? p->W - iw0 : seg;
+        if (hi < lo)
+          hi = lo;
+        memset(row + i, p->fill, (size_t)lo);
+        memcpy(row + i + lo, xr + iw0 + lo, (size_t)(hi - lo));
+        memset(row + i + hi, p->fill, (size_t)(seg - hi));
+      } else {
+        for (int64_t j = 0; j < seg; j++) {
+          int64_t iw = iw0 + j * p->sw;
+          row[i + j] = iw >= 0 && iw < p->W ? xr[iw] : p->fill;
+        }
+      }
+    }
+    i += seg;
+  }
+}
+
+/* Runs of panels [begin, end) of B (run r: panels r*KCPU_QG_BRUN ..): for
+ * each group of 4 taps, 4 im2col rows over the run's positions (one call
+ * per row and run: building a row costs about as much per call as per
+ * position), interleaved panel by panel into the VNNI layout (flipped to
+ * s8) and summed into the positions' column sums. */
+#define KCPU_QG_BRUN 16
+
+static void kcpu_qg_bpack_fn(void *ctx, int64_t begin, int64_t end) {
+  const kcpu_qg_bpack *p = ctx;
+  int64_t NP = kcpu_qg_npad(p->P), panels = NP / KCPU_QG_NR;
+  int32_t *colsum = (int32_t *)(void *)(p->dst + p->K4 * NP);
+  uint8_t rows[4][KCPU_QG_BRUN * KCPU_QG_NR];
+  for (int64_t run = begin; run < end; run++) {
+    int64_t pn0 = run * KCPU_QG_BRUN, pn1 = pn0 + KCPU_QG_BRUN < panels ? pn0 + KCPU_QG_BRUN : panels;
+    int64_t p0 = pn0 * KCPU_QG_NR, p1 = pn1 * KCPU_QG_NR < p->P ? pn1 * KCPU_QG_NR : p->P;
+    int64_t width = (pn1 - pn0) * KCPU_QG_NR;
+    for (int64_t j = p0; j < pn1 * KCPU_QG_NR; j++)
+      colsum[j] = 0;
+    for (int64_t k0 = 0; k0 < p->K4; k0 += 4) {
+      for (int64_t q = 0; q < 4; q++) {
+        /* taps past K and positions past P are 0 in B's type */
+        if (k0 + q < p->K)
+          kcpu_qg_im2col_row(p, k0 + q, p0, p1 - p0, rows[q]);
+        else
+          memset(rows[q], p->flip, (size_t)(p1 - p0));
+        memset(rows[q] + (p1 - p0), p->flip, (size_t)(width - (p1 - p0)));
+      }
+      for (int64_t pn = pn0; pn < pn1; pn++) {
+        int8_t *g = p->dst + pn * KCPU_QG_NR * p->K4 + k0 * KCPU_QG_NR;
+        int32_t *cs = colsum + pn * KCPU_QG_NR;
+        int64_t o = (pn - pn0) * KCPU_QG_NR;
+        for (int64_t j = 0; j < KCPU_QG_NR; j++) {
+          int8_t b0 = (int8_t)(rows[0][o + j] ^ p->flip), b1 = (int8_t)(rows[1][o + j] ^ p->flip);
+          int8_t b2 = (int8_t)(rows[2][o + j] ^ p->flip), b3 = (int8_t)(rows[3][o + j] ^ p->flip);
+          g[4 * j] = b0, g[4 * j + 1] = b1, g[4 * j + 2] = b2, g[4 * j + 3] = b3;
+          cs[j] += b0 + b1 + b2 + b3;
+        }
+      }
+    }
+  }
+}
+
 /* QLinearConv, 2-D NCHW (1-D: H = KH = OH = 1): X [N, C, H, W] (u8, or s8
- * when x_s8), weights [M, C/group, KH, KW] (packed per group in Wp, or raw
- * Wt to pack here: u8 when w_u8), bias [M] int32 or NULL, Y [N, M, OH, OW].
- * Each (image, group) is one product: im2col rows (output positions) times
- * the group's weights, stored transposed (channel-major). */
+ * when x_s8), weights [M, C/group, KH, KW] (packed per group as A in Wp,
+ * or raw Wt to pack here: s8 when w_s8, else u8), bias [M] int32 or NULL,
+ * Y [N, M, OH, OW]. Each (image, group) is one product: the group's
+ * filters (rows) times the im2col (columns: output positions). */
 KCPU_PREBUILT void kcpu_k_qlinear_conv(
-    const void *X, int64_t x_s8, const int8_t *Wp, const void *Wt, int64_t w_u8,
+    const void *X, int64_t x_s8, const uint8_t *Wp, const void *Wt, int64_t w_s8,
     const int32_t *bias, void *Y, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M,
     int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
     int64_t pt, int64_t pl, int64_t group, int64_t xs_t, const void *xs, int64_t xzp_t,
@@ -390,41 +482,43 @@ KCPU_PREBUILT void kcpu_k_qlinear_conv(
     int64_t wzp_n, int64_t ys_t, const void *ys, int64_t yzp_t, const void *yzp, int64_t y_s8,
     int64_t vnni, struct kcpu_pool *pool) {
   int64_t Cg = C / group, Mg = M / group, K = Cg * KH * KW, K4 = kcpu_qg_k4(K), P = OH * OW;
-  int64_t one = kcpu_qg_packed_bytes(K, Mg);
-  int64_t rows_pad = (P + KCPU_QG_MR - 1) / KCPU_QG_MR * KCPU_QG_MR;
-  int64_t bytes = rows_pad * K4 + 4 * rows_pad + (Wp ? 0 : group * one) + M * 24 + 256;
-  uint8_t *scratch = kcpu_alloc(bytes);
+  int64_t aone = kcpu_qg_apacked_bytes(Mg, K), bone = kcpu_qg_packed_bytes(K, P);
+  kcpu_qg_cols k;
+  uint8_t *scratch = kcpu_qg_scratch(bone + (Wp ? 0 : group * aone), M, &k);
   if (!scratch)
     return;
-  uint8_t *apk = scratch;
-  int32_t *rowsum = (int32_t *)(void *)(apk + rows_pad * K4);
-  int8_t *bpk = (int8_t *)(rowsum + rows_pad);
-  uint8_t *colmem = (uint8_t *)bpk + (Wp ? 0 : group * one);
-  kcpu_qg_cols k = {.mult = (double *)(void *)((uintptr_t)(colmem + 63) & ~(uintptr_t)63)};
-  k.bias = k.mult + M;
-  k.zb = (int32_t *)(k.bias + M);
-  k.corr = k.zb + M;
+  int8_t *bpk = (int8_t *)scratch;
   if (!Wp) {
+    uint8_t *apk = scratch + bone;
     for (int64_t g = 0; g < group; g++)
-      kcpu_qg_pack_b((const uint8_t *)Wt + g * Mg * K, w_u8, K, Mg, 1, K, bpk + g * one);
-    Wp = bpk;
+      kcpu_qg_pack_a((const uint8_t *)Wt + g * Mg * K, w_s8, Mg, K, K, apk + g * aone);
+    Wp = apk;
   }
-  kcpu_qg_cols_fill(&k, M, bias, x_s8, w_u8, y_s8, xs_t, xs, xzp_t, xzp, ws_t, ws, ws_n, wzp_t, wzp,
-                    wzp_n, ys_t, ys, yzp_t, yzp);
+  kcpu_qg_cols_fill(&k, M, bias, x_s8 ? 0 : -128, w_s8 ? 128 : 0, y_s8, xs_t, xs, xzp_t, xzp,
+                    ws_t, ws, ws_n, wzp_t, wzp, wzp_n, ys_t, ys, yzp_t, yzp);
+  int64_t MP = kcpu_qg_rows_pad(Mg);
   for (int64_t g = 0; g < group; g++)
-    kcpu_qg_corr(&k, Wp + g * one, K, Mg, k.corr + g * Mg, k.zb + g * Mg);
+    kcpu_qg_corr(&k, (const int32_t *)(const void *)(Wp + g * aone + MP * K4), K, Mg,
+                 k.z + g * Mg, k.corr + g * Mg);
+  uint8_t flip = x_s8 ? 0 : 0x80;
   for (int64_t n = 0; n < N; n++)
     for (int64_t g = 0; g < group; g++) {
-      kcpu_qg_apack ap = {.src = (const uint8_t *)X + (n * C + g * Cg) * H * W,
-                          .K = K, .K4 = K4, .M = P, .flip = x_s8 ? 0x80 : 0, .dst = apk,
-                          .rowsum = rowsum, .conv = 1, .Cg = Cg, .H = H, .W = W, .OW = OW,
-                          .KH = KH, .KW = KW, .sh = sh, .sw = sw, .dh = dh, .dw = dw, .pt = pt,
-                          .pl = pl, .fill = (uint8_t)k.za};
-      kcpu_qg_apack_run(&ap, pool);
-      kcpu_qg q = {.a = apk, .rowsum = rowsum, .b = Wp + g * one, .M = P, .N = Mg, .K4 = K4,
-                   .zb = k.zb + g * Mg, .corr = k.corr + g * Mg, .mult = k.mult + g * Mg,
-                   .bias = k.bias + g * Mg, .yzp = k.yzp, .lo = k.lo, .hi = k.hi,
-                   .y = (uint8_t *)Y + (n * M + g * Mg) * P, .ys_m = 1, .ys_n = P, .vnni = vnni};
+      kcpu_qg_bpack bp = {.x = (const uint8_t *)X + (n * C + g * Cg) * H * W, .K = K, .K4 = K4,
+                          .P = P, .H = H, .W = W, .OW = OW, .KH = KH, .KW = KW, .sh = sh,
+                          .sw = sw, .dh = dh, .dw = dw, .pt = pt, .pl = pl, .flip = flip,
+                          .fill = (uint8_t)(k.zx ^ flip), .dst = bpk};
+      int64_t runs = (kcpu_qg_npad(P) / KCPU_QG_NR + KCPU_QG_BRUN - 1) / KCPU_QG_BRUN;
+      if (kcpu_pool_threads(pool) > 1 && runs > 1 && P * K4 >= 32768)
+        kcpu_parallel_for(pool, runs, kcpu_qg_bpack_fn, &bp);
+      else
+        kcpu_qg_bpack_fn(&bp, 0, runs);
+      const uint8_t *a = Wp + g * aone;
+      kcpu_qg q = {.a = a, .rowsum = (const int32_t *)(const void *)(a + MP * K4), .b = bpk,
+                   .colsum = (const int32_t *)(const void *)(bpk + K4 * kcpu_qg_npad(P)),
+                   .M = Mg, .N = P, .K4 = K4, .per_row = 1, .z = k.z + g * Mg,
+                   .corr = k.corr + g * Mg, .mult = k.mult + g * Mg, .bias = k.bias + g * Mg,
+                   .yzp = k.yzp, .lo = k.lo, .hi = k.hi,
+                   .y = (uint8_t *)Y + (n * M + g * Mg) * P, .ys_m = P, .vnni = vnni};
       kcpu_qg_run(&q, pool);
     }
   kcpu_free(scratch);

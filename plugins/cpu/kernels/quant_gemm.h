@@ -1,10 +1,17 @@
-/* plugins/cpu/kernels/quant_gemm.h: the packed weight layout of the int8
- * GEMM (quant_gemm.c), shared by the kernels (which pack weights that are
+/* plugins/cpu/kernels/quant_gemm.h: the packed operand layouts of the int8
+ * GEMM (quant_gemm.c), shared by the kernels (which pack operands that are
  * not constants at each call) and the emitters (which pack constant
- * weights once, at compile time, emit_quant_linalg.c).
+ * weights once, at compile time, emit_quant_linalg.c). QLinearMatMul's
+ * weights are the B side; QLinearConv's are the A side (rows = output
+ * channels), its im2col the B side.
  *
- * B (K x N, u8 or s8) is stored as s8: an u8 weight b becomes b - 128 and
- * its zero point moves by the same 128, so b - zp is unchanged. Columns
+ * A (M x K) is stored as u8 (an s8 value a becomes a ^ 0x80 = a + 128, and
+ * its zero point moves by the same 128, so a - zp is unchanged): rows
+ * padded to KCPU_QG_MR with zeros, each K padded to 4 with zeros, then one
+ * int32 per (padded) row, the sum of its bytes.
+ *
+ * B (K x N, u8 or s8) is stored as s8 (an u8 value b becomes b ^ 0x80 =
+ * b - 128, its zero point likewise). Columns
  * go in panels of KCPU_QG_NR (64: four vectors of 16 int32 lanes); in a
  * panel, each group of 4 consecutive k holds, column after column, that
  * column's 4 bytes (what vpdpbusd multiplies with 4 bytes of a row of A
@@ -57,6 +64,37 @@ static inline void kcpu_qg_pack_b(const void *B, int64_t b_u8, int64_t K, int64_
       }
     }
   }
+}
+
+static inline int64_t kcpu_qg_rows_pad(int64_t M) {
+  return (M + KCPU_QG_MR - 1) / KCPU_QG_MR * KCPU_QG_MR;
+}
+
+/* Bytes of one packed M x K A, row sums included (a multiple of 64). */
+static inline int64_t kcpu_qg_apacked_bytes(int64_t M, int64_t K) {
+  int64_t b = kcpu_qg_rows_pad(M) * (kcpu_qg_k4(K) + 4);
+  return (b + 63) / 64 * 64;
+}
+
+/* Pack A, row m at src + m*lda (s8 when a_s8, else u8), into dst
+ * (kcpu_qg_apacked_bytes(M, K) bytes). */
+static inline void kcpu_qg_pack_a(const void *src, int64_t a_s8, int64_t M, int64_t K,
+                                  int64_t lda, uint8_t *dst) {
+  int64_t K4 = kcpu_qg_k4(K), MP = kcpu_qg_rows_pad(M);
+  int32_t *sums = (int32_t *)(void *)(dst + MP * K4);
+  uint8_t flip = a_s8 ? 0x80 : 0;
+  for (int64_t m = 0; m < MP; m++) {
+    uint8_t *d = dst + m * K4;
+    uint32_t s = 0;
+    for (int64_t k = 0; k < K4; k++) {
+      uint8_t v = m < M && k < K ? (uint8_t)(((const uint8_t *)src)[m * lda + k] ^ flip) : 0;
+      d[k] = v;
+      s += v;
+    }
+    sums[m] = (int32_t)s;
+  }
+  for (int64_t i = MP * (K4 + 4); i < kcpu_qg_apacked_bytes(M, K); i++)
+    dst[i] = 0;
 }
 
 #endif
