@@ -163,7 +163,7 @@ kiln_status kcpu_emit_QLinearMatMul(kcpu_emit *e, const kiln_instr *in) {
 static bool kcpu_qconv_geometry(const kiln_attrs *at, const kiln_type *x, const kiln_type *w,
                                 const kiln_type *y, kcpu_win *win, int64_t *group) {
   if ((x->rank != 3 && x->rank != 4) || w->rank != x->rank || y->rank != x->rank ||
-      !kcpu_win_make(at, x, y, w->dims + 2, x->rank - 2, win))
+      !kcpu_win_make(at, x, y, w->dims + 2, x->rank - 2, win) || win->pb[0] < 0 || win->pb[1] < 0)
     return false;
   *group = kiln_attrs_int_or(at, "group", 1);
   int64_t C = x->dims[1], M = y->dims[1];
@@ -199,9 +199,11 @@ kiln_status kcpu_emit_QLinearConv(kcpu_emit *e, const kiln_instr *in) {
     return kcpu_e_fail(in, "shapes or window attributes the int8 convolution does not take");
   int64_t C = x->dims[1], M = y->dims[1], Mg = M / group;
   int64_t K = C / group * win.k[0] * win.k[1];
-  /* group g's filters are rows g*Mg.. of [M, K], the A side */
+  /* group g's filters are rows g*Mg.. of [M, K], the A side; depthwise
+   * filters stay as they are (the kernel's direct loop reads them) */
   const kiln_buffer *ww = kcpu_i_in(in, 3);
-  LLVMValueRef wpk = kcpu_ql_prepack(e, ww, group, Mg * K, Mg, K, true);
+  bool depthwise = Mg == 1 && C == group;
+  LLVMValueRef wpk = depthwise ? NULL : kcpu_ql_prepack(e, ww, group, Mg * K, Mg, K, true);
   LLVMValueRef args[40];
   unsigned k = 0;
   args[k++] = kcpu_addr(e, kcpu_i_in(in, 0));

@@ -387,6 +387,13 @@ START_TEST(qlinear_conv_groups_and_types) {
   c.C = 5, c.M = 5, c.group = 5, c.attrs = "group = 5, pads = [1, 1, 1, 1], strides = [2, 1]";
   c.OH = 4, c.N = 2;
   qt_conv_check(&c); /* depthwise, batch 2 */
+  c.x_el = "i8", c.zx = -7, c.w_el = "u8", c.zw = 131, c.per_ch = false;
+  c.attrs = "group = 5, pads = [2, 0, 2, 1], dilations = [2, 2], strides = [1, 2]", c.OH = 7;
+  c.OW = 3;
+  qt_conv_check(&c); /* depthwise with dilation, s8 activations, u8 weights */
+  c = qt_conv_base;
+  c.C = 3, c.M = 6, c.group = 3, c.attrs = "group = 3, pads = [1, 1, 1, 1]", c.OH = 7, c.OW = 9;
+  qt_conv_check(&c); /* two output channels per input channel */
   c = qt_conv_base;
   c.x_el = "i8", c.zx = -100, c.y_el = "i8", c.zy = -3, c.attrs = "pads = [1, 1, 1, 1]";
   c.OH = 7, c.OW = 9, c.per_ch = false, c.zw = 17;

@@ -315,19 +315,24 @@ typedef struct kcpu_qg_apack {
 
 static void kcpu_qg_apack_fn(void *ctx, int64_t begin, int64_t end) {
   const kcpu_qg_apack *p = ctx;
+  /* locals: stores through uint8_t * may alias p, which would keep the
+   * loops scalar */
+  uint8_t flip = (uint8_t)p->flip;
+  int64_t K = p->K, K4 = p->K4;
   for (int64_t m = begin; m < end; m++) {
-    uint8_t *d = p->dst + m * p->K4;
+    uint8_t *d = p->dst + m * K4;
     uint32_t s = 0;
     if (m >= p->M) {
-      memset(d, 0, (size_t)p->K4);
+      memset(d, 0, (size_t)K4);
     } else {
-      const uint8_t *r = p->src + m * p->K;
-      for (int64_t k = 0; k < p->K; k++) {
-        d[k] = (uint8_t)(r[k] ^ p->flip);
-        s += d[k];
+      const uint8_t *r = p->src + m * K;
+      for (int64_t k = 0; k < K; k++) {
+        uint8_t v = (uint8_t)(r[k] ^ flip);
+        d[k] = v;
+        s += v;
       }
     }
-    for (int64_t k = p->K; k < p->K4; k++)
+    for (int64_t k = K; k < K4; k++)
       d[k] = 0;
     p->rowsum[m] = (int32_t)s;
   }
@@ -435,8 +440,9 @@ static void kcpu_qg_im2col_row(const kcpu_qg_bpack *p, int64_t k, int64_t p0, in
 
 static void kcpu_qg_bpack_fn(void *ctx, int64_t begin, int64_t end) {
   const kcpu_qg_bpack *p = ctx;
-  int64_t NP = kcpu_qg_npad(p->P), panels = NP / KCPU_QG_NR;
-  int32_t *colsum = (int32_t *)(void *)(p->dst + p->K4 * NP);
+  int64_t NP = kcpu_qg_npad(p->P), panels = NP / KCPU_QG_NR, K4 = p->K4;
+  uint8_t flip = p->flip; /* a local: the int8_t stores below may alias p */
+  int32_t *colsum = (int32_t *)(void *)(p->dst + K4 * NP);
   uint8_t rows[4][KCPU_QG_BRUN * KCPU_QG_NR];
   for (int64_t run = begin; run < end; run++) {
     int64_t pn0 = run * KCPU_QG_BRUN, pn1 = pn0 + KCPU_QG_BRUN < panels ? pn0 + KCPU_QG_BRUN : panels;
@@ -444,7 +450,7 @@ static void kcpu_qg_bpack_fn(void *ctx, int64_t begin, int64_t end) {
     int64_t width = (pn1 - pn0) * KCPU_QG_NR;
     for (int64_t j = p0; j < pn1 * KCPU_QG_NR; j++)
       colsum[j] = 0;
-    for (int64_t k0 = 0; k0 < p->K4; k0 += 4) {
+    for (int64_t k0 = 0; k0 < K4; k0 += 4) {
       for (int64_t q = 0; q < 4; q++) {
         /* taps past K and positions past P are 0 in B's type */
         if (k0 + q < p->K)
@@ -454,12 +460,12 @@ static void kcpu_qg_bpack_fn(void *ctx, int64_t begin, int64_t end) {
         memset(rows[q] + (p1 - p0), p->flip, (size_t)(width - (p1 - p0)));
       }
       for (int64_t pn = pn0; pn < pn1; pn++) {
-        int8_t *g = p->dst + pn * KCPU_QG_NR * p->K4 + k0 * KCPU_QG_NR;
-        int32_t *cs = colsum + pn * KCPU_QG_NR;
+        int8_t *restrict g = p->dst + pn * KCPU_QG_NR * K4 + k0 * KCPU_QG_NR;
+        int32_t *restrict cs = colsum + pn * KCPU_QG_NR;
         int64_t o = (pn - pn0) * KCPU_QG_NR;
         for (int64_t j = 0; j < KCPU_QG_NR; j++) {
-          int8_t b0 = (int8_t)(rows[0][o + j] ^ p->flip), b1 = (int8_t)(rows[1][o + j] ^ p->flip);
-          int8_t b2 = (int8_t)(rows[2][o + j] ^ p->flip), b3 = (int8_t)(rows[3][o + j] ^ p->flip);
+          int8_t b0 = (int8_t)(rows[0][o + j] ^ flip), b1 = (int8_t)(rows[1][o + j] ^ flip);
+          int8_t b2 = (int8_t)(rows[2][o + j] ^ flip), b3 = (int8_t)(rows[3][o + j] ^ flip);
           g[4 * j] = b0, g[4 * j + 1] = b1, g[4 * j + 2] = b2, g[4 * j + 3] = b3;
           cs[j] += b0 + b1 + b2 + b3;
         }
@@ -468,11 +474,96 @@ static void kcpu_qg_bpack_fn(void *ctx, int64_t begin, int64_t end) {
   }
 }
 
+/* ---- QLinearConv, depthwise (one input and one output channel per
+ * group): direct, a plane at a time. The plane minus its zero point is
+ * copied as int16 into a zeroed buffer (so the padding adds nothing), split
+ * by the horizontal stride into column phases (phase q holds padded columns
+ * q, q + sw, ...), so that every tap reads a contiguous run for a row of
+ * outputs; output rows are taken 16 at a time in int32 vectors (exact),
+ * the row padded to a multiple of 16 so that no scalar remainder loop
+ * runs (written plainly, a 56-wide row never reached the vector loop). ---- */
+typedef int16_t kcpu_qdw16h __attribute__((vector_size(32), aligned(2)));
+typedef int32_t kcpu_qdw16i __attribute__((vector_size(64)));
+
+typedef struct kcpu_qg_dw {
+  const uint8_t *x, *w;
+  int64_t x_s8, w_s8, C, H, W, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl;
+  int64_t Hp, OWp, Wq; /* buffer rows, padded output row, phase width */
+  const kcpu_qg_cols *k;
+  uint8_t *y;
+} kcpu_qg_dw;
+
+static void kcpu_qg_dw_fn(void *ctx, int64_t begin, int64_t end) {
+  const kcpu_qg_dw *d = ctx;
+  const kcpu_qg_cols *k = d->k;
+  int64_t taps = d->KH * d->KW, plane = d->Hp * d->Wq, phases = d->sw;
+  /* the phases, one output row's sums, the taps' offsets, the filter */
+  uint8_t *mem = kcpu_alloc(phases * plane * 2 + d->OWp * 4 + taps * 12 + 128);
+  if (!mem)
+    return;
+  int16_t *xp = (int16_t *)(void *)mem;
+  int32_t *acc = (int32_t *)(void *)(mem + (phases * plane * 2 + 63) / 64 * 64);
+  int64_t *toff = (int64_t *)(void *)(acc + d->OWp); /* per tap: offset in the phases */
+  int32_t *wt = (int32_t *)(toff + taps);
+  double yzp = (double)k->yzp, lo = k->lo, hi = k->hi;
+  int64_t OW = d->OW;
+  for (int64_t pc = begin; pc < end; pc++) { /* (image, channel) planes */
+    int64_t c = pc % d->C;
+    const uint8_t *xs = d->x + pc * d->H * d->W;
+    int32_t zx = (int32_t)k->zx, zw = k->z[c];
+    memset(xp, 0, (size_t)(phases * plane) * sizeof *xp);
+    for (int64_t i = 0; i < d->H && i + d->pt < d->Hp; i++) {
+      const uint8_t *src = xs + i * d->W;
+      int16_t *dst = xp + (i + d->pt) * d->Wq;
+      if (phases == 1) {
+        /* input columns [0, j1) land inside (those past it are never read) */
+        int64_t j1 = d->W < d->Wq - d->pl ? d->W : d->Wq - d->pl;
+        for (int64_t j = 0; j < j1; j++)
+          dst[d->pl + j] = (int16_t)((d->x_s8 ? (int32_t)(int8_t)src[j] : (int32_t)src[j]) - zx);
+      } else {
+        for (int64_t j = 0; j < d->W; j++) {
+          int64_t col = j + d->pl, q = col % phases, at = col / phases;
+          if (at < d->Wq)
+            dst[q * plane + at] =
+                (int16_t)((d->x_s8 ? (int32_t)(int8_t)src[j] : (int32_t)src[j]) - zx);
+        }
+      }
+    }
+    for (int64_t t = 0; t < taps; t++) {
+      uint8_t b = d->w[c * taps + t];
+      wt[t] = (d->w_s8 ? (int32_t)(int8_t)b : (int32_t)b) - zw;
+    }
+    for (int64_t t = 0; t < taps && pc == begin; t++) {
+      int64_t off = t % d->KW * d->dw; /* tap t's column in the padded plane */
+      toff[t] = t / d->KW * d->dh * d->Wq + off % phases * plane + off / phases;
+    }
+    uint8_t *yp = d->y + pc * d->OH * d->OW;
+    double mult = k->mult[c], bias = k->bias[c];
+    for (int64_t oh = 0; oh < d->OH; oh++) {
+      const int16_t *base = xp + oh * d->sh * d->Wq;
+      for (int64_t o = 0; o < d->OWp; o += 16) {
+        kcpu_qdw16i s = {0};
+        for (int64_t t = 0; t < taps; t++)
+          s += wt[t] * __builtin_convertvector(*(const kcpu_qdw16h *)(base + toff[t] + o),
+                                               kcpu_qdw16i);
+        *(kcpu_qdw16i *)(void *)(acc + o) = s;
+      }
+      /* locals only: a store through uint8_t * may alias anything, and
+       * rereading k-> each step keeps the loop scalar */
+      uint8_t *restrict yr = yp + oh * d->OW;
+      for (int64_t ow = 0; ow < OW; ow++)
+        yr[ow] = (uint8_t)(int32_t)kiln_ref_requantize_f64((double)acc[ow] + bias, mult, yzp, lo, hi);
+    }
+  }
+  kcpu_free(mem);
+}
+
 /* QLinearConv, 2-D NCHW (1-D: H = KH = OH = 1): X [N, C, H, W] (u8, or s8
  * when x_s8), weights [M, C/group, KH, KW] (packed per group as A in Wp,
  * or raw Wt to pack here: s8 when w_s8, else u8), bias [M] int32 or NULL,
  * Y [N, M, OH, OW]. Each (image, group) is one product: the group's
- * filters (rows) times the im2col (columns: output positions). */
+ * filters (rows) times the im2col (columns: output positions); depthwise
+ * (given raw filters) is direct. */
 KCPU_PREBUILT void kcpu_k_qlinear_conv(
     const void *X, int64_t x_s8, const uint8_t *Wp, const void *Wt, int64_t w_s8,
     const int32_t *bias, void *Y, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M,
@@ -484,6 +575,24 @@ KCPU_PREBUILT void kcpu_k_qlinear_conv(
   int64_t Cg = C / group, Mg = M / group, K = Cg * KH * KW, K4 = kcpu_qg_k4(K), P = OH * OW;
   int64_t aone = kcpu_qg_apacked_bytes(Mg, K), bone = kcpu_qg_packed_bytes(K, P);
   kcpu_qg_cols k;
+  if (Cg == 1 && Mg == 1 && Wt) { /* depthwise, the raw filters at hand */
+    uint8_t *cols = kcpu_qg_scratch(0, M, &k);
+    if (!cols)
+      return;
+    kcpu_qg_cols_fill(&k, M, bias, 0, 0, y_s8, xs_t, xs, xzp_t, xzp, ws_t, ws, ws_n, wzp_t, wzp,
+                      wzp_n, ys_t, ys, yzp_t, yzp);
+    kcpu_qg_dw d = {.x = X, .w = Wt, .x_s8 = x_s8, .w_s8 = w_s8, .C = C, .H = H, .W = W,
+                    .OH = OH, .OW = OW, .KH = KH, .KW = KW, .sh = sh, .sw = sw, .dh = dh,
+                    .dw = dw, .pt = pt, .pl = pl, .Hp = (OH - 1) * sh + (KH - 1) * dh + 1,
+                    .OWp = (OW + 15) / 16 * 16, .k = &k, .y = Y};
+    d.Wq = d.OWp + (KW - 1) * dw / sw + 1;
+    if (kcpu_pool_threads(pool) > 1 && N * C > 1)
+      kcpu_parallel_for(pool, N * C, kcpu_qg_dw_fn, &d);
+    else
+      kcpu_qg_dw_fn(&d, 0, N * C);
+    kcpu_free(cols);
+    return;
+  }
   uint8_t *scratch = kcpu_qg_scratch(bone + (Wp ? 0 : group * aone), M, &k);
   if (!scratch)
     return;
