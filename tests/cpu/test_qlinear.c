@@ -377,6 +377,9 @@ START_TEST(qlinear_conv_windows) {
   c = qt_conv_base;
   c.H = 1, c.KH = 1, c.OH = 1, c.attrs = "pads = [0, 1, 0, 1]", c.OW = 9, c.N = 2;
   qt_conv_check(&c); /* a row (as 1-D is lifted to 2-D) */
+  c = qt_conv_base;
+  c.C = 8, c.M = 20, c.H = 40, c.W = 41, c.OH = 40, c.OW = 41, c.attrs = "pads = [1, 1, 1, 1]";
+  qt_conv_check(&c); /* more positions than one packing run (1024): runs on both threads */
 }
 END_TEST
 
