@@ -44,28 +44,40 @@ static bool kcpu_ql_params(const kiln_node *n, uint32_t si, kiln_elem elem, int6
   return kcpu_e_plain(z) && z->elem == elem && (nz == 1 || (per > 1 && z->rank == 1 && nz == per));
 }
 
+/* How constant weights are packed (kernels/quant_gemm.h). */
+typedef enum kcpu_ql_form {
+  KCPU_QL_B,        /* QLinearMatMul: K x N matrices as B */
+  KCPU_QL_A,        /* QLinearConv through im2col: M x K filters as A */
+  KCPU_QL_A_DIRECT, /* QLinearConv read in place: [M, Cg, KH, KW] filters as A */
+} kcpu_ql_form;
+
 /* The weights packed for the GEMM, `mats` matrices of `rows` x `cols`
- * (matrix i at w + i*mstride, row-major): as B, K x N (QLinearMatMul), or
- * as A, M x K (QLinearConv's filters, as_a). NULL (a C NULL) when w is not
- * a constant with data, the weights live in a bundle's region, or memory
+ * (matrix i at w + i*mstride, row-major; for KCPU_QL_A_DIRECT rows = M and
+ * cols = Cg * taps with Cg, KH, KW given). NULL (a C NULL) when w is not a
+ * constant with data, the weights live in a bundle's region, or memory
  * runs out: the kernel then packs at run time. */
-static LLVMValueRef kcpu_ql_prepack(kcpu_emit *e, const kiln_buffer *w, int64_t mats,
-                                    int64_t mstride, int64_t rows, int64_t cols, bool as_a) {
+static LLVMValueRef kcpu_ql_prepack(kcpu_emit *e, const kiln_buffer *w, kcpu_ql_form form,
+                                    int64_t mats, int64_t mstride, int64_t rows, int64_t cols,
+                                    int64_t Cg, int64_t KH, int64_t KW) {
   if (!w || kiln_buffer_get_kind(w) != KILN_BUFFER_WEIGHT)
     return NULL;
   const uint8_t *src = kiln_buffer_data(w);
   if (!src)
     return NULL;
-  int64_t one = as_a ? kcpu_qg_apacked_bytes(rows, cols) : kcpu_qg_packed_bytes(rows, cols);
+  int64_t one = form == KCPU_QL_B        ? kcpu_qg_packed_bytes(rows, cols)
+                : form == KCPU_QL_A      ? kcpu_qg_apacked_bytes(rows, cols)
+                                         : kcpu_qg_apacked_bytes(rows, kcpu_qg_direct_k(Cg, KH, KW));
   uint8_t *dst = aligned_alloc(64, (size_t)(mats * one));
   if (!dst)
     return NULL;
   bool s8 = kiln_buffer_type(w)->elem == KILN_I8;
   for (int64_t i = 0; i < mats; i++) {
-    if (as_a)
+    if (form == KCPU_QL_B)
+      kcpu_qg_pack_b(src + i * mstride, !s8, rows, cols, cols, 1, (int8_t *)dst + i * one);
+    else if (form == KCPU_QL_A)
       kcpu_qg_pack_a(src + i * mstride, s8, rows, cols, cols, dst + i * one);
     else
-      kcpu_qg_pack_b(src + i * mstride, !s8, rows, cols, cols, 1, (int8_t *)dst + i * one);
+      kcpu_qg_pack_a_direct(src + i * mstride, s8, rows, Cg, KH, KW, dst + i * one);
   }
   LLVMValueRef at = kcpu_packed_weight(e, dst); /* dst is the table's now */
   if (at)
@@ -135,7 +147,7 @@ kiln_status kcpu_emit_QLinearMatMul(kcpu_emit *e, const kiln_instr *in) {
   if (!a || !b || !y || kcpu_i_inputs(in) < 8 || !kcpu_qmm_shape(a, b, &M, &K, &N, &batch, &bb))
     return kcpu_e_fail(in, "operands the int8 GEMM does not take");
   const kiln_buffer *bw = kcpu_i_in(in, 3);
-  LLVMValueRef bpk = kcpu_ql_prepack(e, bw, bb ? batch : 1, K * N, K, N, false);
+  LLVMValueRef bpk = kcpu_ql_prepack(e, bw, KCPU_QL_B, bb ? batch : 1, K * N, K, N, 0, 0, 0);
   LLVMValueRef args[28];
   unsigned k = 0;
   args[k++] = kcpu_i64(e, batch);
@@ -203,7 +215,13 @@ kiln_status kcpu_emit_QLinearConv(kcpu_emit *e, const kiln_instr *in) {
    * filters stay as they are (the kernel's direct loop reads them) */
   const kiln_buffer *ww = kcpu_i_in(in, 3);
   bool depthwise = Mg == 1 && C == group;
-  LLVMValueRef wpk = depthwise ? NULL : kcpu_ql_prepack(e, ww, group, Mg * K, Mg, K, true);
+  int64_t Cg = C / group;
+  kcpu_ql_form form =
+      kcpu_qg_conv_direct(win.s[0], win.s[1], win.k[0] * win.k[1], Cg, Mg) ? KCPU_QL_A_DIRECT
+                                                                            : KCPU_QL_A;
+  LLVMValueRef wpk = depthwise ? NULL
+                               : kcpu_ql_prepack(e, ww, form, group, Mg * K, Mg, K, Cg, win.k[0],
+                                                 win.k[1]);
   LLVMValueRef args[40];
   unsigned k = 0;
   args[k++] = kcpu_addr(e, kcpu_i_in(in, 0));

@@ -38,7 +38,13 @@
 typedef struct kcpu_qg {
   const uint8_t *a;       /* packed rows: K4 bytes each, M padded to MR */
   const int32_t *rowsum;  /* per row */
-  const int8_t *b;        /* one packed matrix (quant_gemm.h) */
+  /* B: column panel p (64 columns) starts at b + p * pstride, and its
+   * group g of 4 k (64 x 4 bytes) at goff[g] from there: a packed matrix
+   * (quant_gemm.h: pstride 64 K4, goff[g] = 256 g), or a convolution's
+   * input read in place (kcpu_qg_direct) */
+  const int8_t *b;
+  const int64_t *goff;
+  int64_t pstride;
   const int32_t *colsum;  /* per column (per_row only) */
   int64_t M, N, K4;
   /* per_row (conv): z, corr, mult and bias are per row, and
@@ -54,12 +60,16 @@ typedef struct kcpu_qg {
   double lo, hi;
   uint8_t *y;
   int64_t ys_m; /* the result's row stride (its columns are contiguous) */
+  /* grid_w > 0: column n is position n of a grid grid_w wide whose first
+   * y_w columns are the result's row n / grid_w (the rest are dropped) */
+  int64_t grid_w, y_w;
   int64_t vnni;
   int64_t rows_per_task; /* in micro-tiles */
 } kcpu_qg;
 
 /* ---- micro-kernels: c[MR][64] (+)= sum over kg groups of 4 of a . b ----
- * (load: add to what c holds, the sums of the earlier k blocks) */
+ * (group g of b at b + goff[g]; load: add to what c holds, the sums of the
+ * earlier k blocks) */
 #if defined(__x86_64__)
 /* The name's kcpu_vnni_ prefix keeps these features when the plugin sets
  * each function's cpu and features (llvm_util.c); it is called only when
@@ -90,12 +100,12 @@ typedef struct kcpu_qg {
   _mm512_storeu_si512((void *)(c + (r) * 64 + 48), c##r##3);
 
 __attribute__((target("avx512f,avx512bw,avx512vnni"), noinline)) static void
-kcpu_vnni_qg_ukr(int64_t kg, const uint8_t *a, int64_t lda, const int8_t *b, int32_t *c,
-                 int load) {
+kcpu_vnni_qg_ukr(int64_t kg, const uint8_t *a, int64_t lda, const int8_t *b,
+                 const int64_t *goff, int32_t *c, int load) {
   KCPU_VNNI_LOAD(0) KCPU_VNNI_LOAD(1) KCPU_VNNI_LOAD(2)
   KCPU_VNNI_LOAD(3) KCPU_VNNI_LOAD(4) KCPU_VNNI_LOAD(5)
   for (int64_t g = 0; g < kg; g++) {
-    const int8_t *bg = b + g * 4 * KCPU_QG_NR;
+    const int8_t *bg = b + goff[g];
     __m512i b0 = _mm512_loadu_si512((const void *)bg);
     __m512i b1 = _mm512_loadu_si512((const void *)(bg + 64));
     __m512i b2 = _mm512_loadu_si512((const void *)(bg + 128));
@@ -137,7 +147,7 @@ typedef uint32_t kcpu_qv16u __attribute__((vector_size(64)));
     cr[8 * (v) + i] = (int32_t)((uint32_t)acc##v[2 * i] + (uint32_t)acc##v[2 * i + 1]);
 
 static void kcpu_qg_ukr_any(int64_t kg, const uint8_t *a, int64_t lda, const int8_t *b,
-                            int32_t *c, int load) {
+                            const int64_t *goff, int32_t *c, int load) {
   for (int64_t r = 0; r < KCPU_QG_MR; r++) {
     const uint8_t *ar = a + r * lda;
     int32_t *cr = c + r * KCPU_QG_NR;
@@ -146,7 +156,7 @@ static void kcpu_qg_ukr_any(int64_t kg, const uint8_t *a, int64_t lda, const int
       KCPU_QANY_8(KCPU_QANY_LOAD)
     }
     for (int64_t g = 0; g < kg; g++) {
-      const int8_t *bg = b + g * 4 * KCPU_QG_NR;
+      const int8_t *bg = b + goff[g];
       int16_t a0 = ar[4 * g], a1 = ar[4 * g + 1], a2 = ar[4 * g + 2], a3 = ar[4 * g + 3];
       kcpu_qv32h av = {a0, a1, a2, a3, a0, a1, a2, a3, a0, a1, a2, a3, a0, a1, a2, a3,
                        a0, a1, a2, a3, a0, a1, a2, a3, a0, a1, a2, a3, a0, a1, a2, a3};
@@ -191,8 +201,20 @@ static void kcpu_qg_epilogue(const kcpu_qg *q, const int32_t *c, int64_t m0, int
       }
     }
   }
-  for (int64_t r = 0; r < mr; r++)
-    memcpy(q->y + (m0 + r) * q->ys_m + n0, out[r], (size_t)nr);
+  if (!q->grid_w) {
+    for (int64_t r = 0; r < mr; r++)
+      memcpy(q->y + (m0 + r) * q->ys_m + n0, out[r], (size_t)nr);
+    return;
+  }
+  /* grid rows: the first y_w of each grid_w columns are the result's */
+  for (int64_t j = 0; j < nr;) {
+    int64_t n = n0 + j, gr = n / q->grid_w, gc = n % q->grid_w;
+    int64_t seg = q->grid_w - gc < nr - j ? q->grid_w - gc : nr - j;
+    int64_t keep = gc < q->y_w ? (q->y_w - gc < seg ? q->y_w - gc : seg) : 0;
+    for (int64_t r = 0; keep > 0 && r < mr; r++)
+      memcpy(q->y + (m0 + r) * q->ys_m + gr * q->y_w + gc, out[r] + j, (size_t)keep);
+    j += seg;
+  }
 }
 
 /* k is taken in blocks of KCPU_QG_KC so that a panel's block of B
@@ -208,22 +230,21 @@ static void kcpu_qg_task(void *ctx, int64_t begin, int64_t end) {
   int32_t c[KCPU_QG_RUN][KCPU_QG_MR * KCPU_QG_NR] __attribute__((aligned(64)));
   for (int64_t t = begin; t < end; t++) {
     int64_t p = t % panels, chunk = t / panels;
-    const int8_t *bp = q->b + p * KCPU_QG_NR * q->K4;
+    const int8_t *bp = q->b + p * q->pstride;
     int64_t n0 = p * KCPU_QG_NR, nr = q->N - n0 < KCPU_QG_NR ? q->N - n0 : KCPU_QG_NR;
     int64_t i0 = chunk * q->rows_per_task, i1 = i0 + q->rows_per_task;
     i1 = i1 < tiles ? i1 : tiles;
     for (int64_t k0 = 0; k0 < q->K4; k0 += KCPU_QG_KC) {
       int64_t kc = q->K4 - k0 < KCPU_QG_KC ? q->K4 - k0 : KCPU_QG_KC;
-      /* group k0/4 of a panel starts at byte k0 * 64 */
-      const int8_t *bk = bp + k0 * KCPU_QG_NR;
+      const int64_t *gk = q->goff + k0 / 4;
       for (int64_t i = i0; i < i1; i++) {
         const uint8_t *ap = q->a + i * KCPU_QG_MR * q->K4 + k0;
 #if defined(__x86_64__)
         if (q->vnni)
-          kcpu_vnni_qg_ukr(kc / 4, ap, q->K4, bk, c[i - i0], k0 > 0);
+          kcpu_vnni_qg_ukr(kc / 4, ap, q->K4, bp, gk, c[i - i0], k0 > 0);
         else
 #endif
-          kcpu_qg_ukr_any(kc / 4, ap, q->K4, bk, c[i - i0], k0 > 0);
+          kcpu_qg_ukr_any(kc / 4, ap, q->K4, bp, gk, c[i - i0], k0 > 0);
       }
     }
     for (int64_t i = i0; i < i1; i++) {
@@ -292,17 +313,25 @@ static void kcpu_qg_corr(const kcpu_qg_cols *k, const int32_t *sums, int64_t K, 
     corr[j] = (int32_t)((uint32_t)K * zx * (uint32_t)z[j] - zx * (uint32_t)sums[j]);
 }
 
-/* The scratch of one call: [pack][per-weight arrays], 64-byte aligned;
- * NULL without memory. */
-static uint8_t *kcpu_qg_scratch(int64_t pack_bytes, int64_t n, kcpu_qg_cols *k) {
-  uint8_t *s = kcpu_alloc(pack_bytes + n * 24 + 128);
+/* The scratch of one call: [pack][per-weight arrays][goff: ngroups],
+ * 64-byte aligned; NULL without memory. */
+static uint8_t *kcpu_qg_scratch(int64_t pack_bytes, int64_t n, kcpu_qg_cols *k, int64_t ngroups,
+                                int64_t **goff) {
+  uint8_t *s = kcpu_alloc(pack_bytes + n * 24 + ngroups * 8 + 128);
   if (!s)
     return NULL;
   k->mult = (double *)(void *)(s + (pack_bytes + 63) / 64 * 64);
   k->bias = k->mult + n;
-  k->z = (int32_t *)(k->bias + n);
+  *goff = (int64_t *)(k->bias + n);
+  k->z = (int32_t *)(*goff + ngroups);
   k->corr = k->z + n;
   return s;
+}
+
+/* goff of a packed matrix: group g at 256 g in its panel */
+static void kcpu_qg_goff_packed(int64_t *goff, int64_t K4) {
+  for (int64_t g = 0; g < K4 / 4; g++)
+    goff[g] = g * 4 * KCPU_QG_NR;
 }
 
 /* ---- QLinearMatMul: A (activations) rows packed in parallel ---- */
@@ -362,9 +391,11 @@ KCPU_PREBUILT void kcpu_k_qlinear_matmul(
   int64_t rows = b_batched ? M : M * batch; /* an unbatched B: one tall product */
   int64_t K4 = kcpu_qg_k4(K), one = kcpu_qg_packed_bytes(K, N), rows_pad = kcpu_qg_rows_pad(rows);
   kcpu_qg_cols k;
-  uint8_t *scratch = kcpu_qg_scratch(rows_pad * (K4 + 4) + (Bp ? 0 : nb * one), N, &k);
+  int64_t *goff;
+  uint8_t *scratch = kcpu_qg_scratch(rows_pad * (K4 + 4) + (Bp ? 0 : nb * one), N, &k, K4 / 4, &goff);
   if (!scratch)
     return;
+  kcpu_qg_goff_packed(goff, K4);
   uint8_t *apk = scratch;
   int32_t *rowsum = (int32_t *)(void *)(apk + rows_pad * K4);
   int8_t *bpk = (int8_t *)(rowsum + rows_pad);
@@ -382,7 +413,8 @@ KCPU_PREBUILT void kcpu_k_qlinear_matmul(
     const int8_t *bm = Bp + i * one;
     kcpu_qg_corr(&k, (const int32_t *)(const void *)(bm + K4 * kcpu_qg_npad(N)), K, N, k.z,
                  k.corr);
-    kcpu_qg q = {.a = apk, .rowsum = rowsum, .b = bm, .M = rows, .N = N, .K4 = K4, .z = k.z,
+    kcpu_qg q = {.a = apk, .rowsum = rowsum, .b = bm, .goff = goff, .pstride = KCPU_QG_NR * K4,
+                 .M = rows, .N = N, .K4 = K4, .z = k.z,
                  .corr = k.corr, .mult = k.mult, .bias = k.bias, .yzp = k.yzp, .lo = k.lo,
                  .hi = k.hi, .y = (uint8_t *)Y + i * rows * N, .ys_m = N, .vnni = vnni};
     kcpu_qg_run(&q, pool);
@@ -558,6 +590,66 @@ static void kcpu_qg_dw_fn(void *ctx, int64_t begin, int64_t end) {
   kcpu_free(mem);
 }
 
+/* ---- QLinearConv at stride 1: the input read in place ----
+ * One image's group of Cg channels becomes C4 = ceil(Cg / 4) planes of
+ * 4-byte cells (the 4 channels of a quad, flipped to s8) on a grid Wg wide
+ * holding the padded input (padding cells: the zero point; channels past
+ * Cg: 0); a tap (kh, kw) of output position n (grid index oh Wg + ow) is
+ * then the cell at n + kh dh Wg + kw dw, so 64 consecutive positions are
+ * 256 consecutive bytes: B's panels without an im2col. Cells past the
+ * grid (read only for dropped columns) hold the zero point too. Column
+ * sums: each cell's sum over the real channels, then per position the sum
+ * over the taps. */
+static void kcpu_qg_direct_fill(const uint8_t *x, int64_t H, int64_t W, int64_t Cg, int64_t plane,
+                                int64_t Wg, int64_t Hg, int64_t pt, int64_t pl, uint8_t flip,
+                                int8_t zx, int64_t KH, int64_t KW, int64_t dh, int64_t dw,
+                                int64_t npos, int8_t *buf, int32_t *colsum, int32_t *cellsum) {
+  /* every cell starts as the zero point in all 4 channels (channels past
+   * Cg meet zero weights, so any value does), every cell sum as Cg of
+   * them; copying a pixel adds its difference */
+  int64_t C4 = (Cg + 3) / 4;
+  for (int64_t i = 0; i < C4 * plane * 4; i++)
+    buf[i] = zx;
+  for (int64_t i = 0; i < plane; i++)
+    cellsum[i] = (int32_t)Cg * zx;
+  int64_t j1 = W < Wg - pl ? W : Wg - pl; /* input columns that land on the grid */
+  int32_t z4 = 4 * (int32_t)zx;
+  for (int64_t c4 = 0; c4 < C4; c4++) {
+    const uint8_t *xc = x + c4 * 4 * H * W;
+    int64_t nq = Cg - c4 * 4 < 4 ? Cg - c4 * 4 : 4;
+    for (int64_t i = 0; j1 > 0 && i < H && i + pt < Hg; i++) {
+      int64_t at = (i + pt) * Wg + pl;
+      int8_t *restrict d = buf + (c4 * plane + at) * 4;
+      int32_t *restrict cs = cellsum + at;
+      const uint8_t *r0 = xc + i * W;
+      if (nq == 4) { /* a whole quad: interleave 4 rows (vectorizes) */
+        const uint8_t *r1 = r0 + H * W, *r2 = r1 + H * W, *r3 = r2 + H * W;
+        for (int64_t j = 0; j < j1; j++) {
+          int8_t b0 = (int8_t)(r0[j] ^ flip), b1 = (int8_t)(r1[j] ^ flip);
+          int8_t b2 = (int8_t)(r2[j] ^ flip), b3 = (int8_t)(r3[j] ^ flip);
+          d[4 * j] = b0, d[4 * j + 1] = b1, d[4 * j + 2] = b2, d[4 * j + 3] = b3;
+          cs[j] += b0 + b1 + b2 + b3 - z4;
+        }
+      } else {
+        for (int64_t q = 0; q < nq; q++)
+          for (int64_t j = 0; j < j1; j++) {
+            int8_t v = (int8_t)(r0[q * H * W + j] ^ flip);
+            d[4 * j + q] = v;
+            cs[j] += v - zx;
+          }
+      }
+    }
+  }
+  for (int64_t n = 0; n < npos; n++)
+    colsum[n] = 0;
+  for (int64_t kh = 0; kh < KH; kh++)
+    for (int64_t kw = 0; kw < KW; kw++) {
+      const int32_t *restrict cs = cellsum + kh * dh * Wg + kw * dw;
+      for (int64_t n = 0; n < npos; n++)
+        colsum[n] += cs[n];
+    }
+}
+
 /* QLinearConv, 2-D NCHW (1-D: H = KH = OH = 1): X [N, C, H, W] (u8, or s8
  * when x_s8), weights [M, C/group, KH, KW] (packed per group as A in Wp,
  * or raw Wt to pack here: s8 when w_s8, else u8), bias [M] int32 or NULL,
@@ -576,7 +668,8 @@ KCPU_PREBUILT void kcpu_k_qlinear_conv(
   int64_t aone = kcpu_qg_apacked_bytes(Mg, K), bone = kcpu_qg_packed_bytes(K, P);
   kcpu_qg_cols k;
   if (Cg == 1 && Mg == 1 && Wt) { /* depthwise, the raw filters at hand */
-    uint8_t *cols = kcpu_qg_scratch(0, M, &k);
+    int64_t *unused;
+    uint8_t *cols = kcpu_qg_scratch(0, M, &k, 0, &unused);
     if (!cols)
       return;
     kcpu_qg_cols_fill(&k, M, bias, 0, 0, y_s8, xs_t, xs, xzp_t, xzp, ws_t, ws, ws_n, wzp_t, wzp,
@@ -593,41 +686,71 @@ KCPU_PREBUILT void kcpu_k_qlinear_conv(
     kcpu_free(cols);
     return;
   }
-  uint8_t *scratch = kcpu_qg_scratch(bone + (Wp ? 0 : group * aone), M, &k);
+  /* direct: the input in place, on a grid Wg wide (OW plus the window's
+   * reach; the extra columns are computed and dropped) */
+  int direct = kcpu_qg_conv_direct(sh, sw, KH * KW, Cg, Mg);
+  int64_t KA = direct ? kcpu_qg_direct_k(Cg, KH, KW) : K4; /* A's (padded) k */
+  int64_t taps = KH * KW, C4 = (Cg + 3) / 4, Wg = OW + (KW - 1) * dw, NG = OH * Wg;
+  int64_t reach = (KH - 1) * dh * Wg + (KW - 1) * dw, plane = kcpu_qg_npad(NG) + reach;
+  aone = kcpu_qg_apacked_bytes(Mg, KA);
+  if (direct) /* C4 planes of 4-byte cells, the column sums, the cells' channel sums */
+    bone = (C4 * plane * 4 + 63) / 64 * 64 + kcpu_qg_npad(NG) * 4 + plane * 4;
+  int64_t *goff;
+  uint8_t *scratch = kcpu_qg_scratch(bone + (Wp ? 0 : group * aone), M, &k, KA / 4, &goff);
   if (!scratch)
     return;
   int8_t *bpk = (int8_t *)scratch;
   if (!Wp) {
     uint8_t *apk = scratch + bone;
-    for (int64_t g = 0; g < group; g++)
-      kcpu_qg_pack_a((const uint8_t *)Wt + g * Mg * K, w_s8, Mg, K, K, apk + g * aone);
+    for (int64_t g = 0; g < group; g++) {
+      const uint8_t *wg = (const uint8_t *)Wt + g * Mg * K;
+      if (direct)
+        kcpu_qg_pack_a_direct(wg, w_s8, Mg, Cg, KH, KW, apk + g * aone);
+      else
+        kcpu_qg_pack_a(wg, w_s8, Mg, K, K, apk + g * aone);
+    }
     Wp = apk;
   }
   kcpu_qg_cols_fill(&k, M, bias, x_s8 ? 0 : -128, w_s8 ? 128 : 0, y_s8, xs_t, xs, xzp_t, xzp,
                     ws_t, ws, ws_n, wzp_t, wzp, wzp_n, ys_t, ys, yzp_t, yzp);
   int64_t MP = kcpu_qg_rows_pad(Mg);
   for (int64_t g = 0; g < group; g++)
-    kcpu_qg_corr(&k, (const int32_t *)(const void *)(Wp + g * aone + MP * K4), K, Mg,
+    kcpu_qg_corr(&k, (const int32_t *)(const void *)(Wp + g * aone + MP * KA), K, Mg,
                  k.z + g * Mg, k.corr + g * Mg);
   uint8_t flip = x_s8 ? 0 : 0x80;
+  if (direct) /* group (quad, tap): the tap's offset in the quad's plane */
+    for (int64_t c4 = 0; c4 < C4; c4++)
+      for (int64_t t = 0; t < taps; t++)
+        goff[c4 * taps + t] = (c4 * plane + t / KW * dh * Wg + t % KW * dw) * 4;
+  else
+    kcpu_qg_goff_packed(goff, K4);
   for (int64_t n = 0; n < N; n++)
     for (int64_t g = 0; g < group; g++) {
-      kcpu_qg_bpack bp = {.x = (const uint8_t *)X + (n * C + g * Cg) * H * W, .K = K, .K4 = K4,
-                          .P = P, .H = H, .W = W, .OW = OW, .KH = KH, .KW = KW, .sh = sh,
-                          .sw = sw, .dh = dh, .dw = dw, .pt = pt, .pl = pl, .flip = flip,
-                          .fill = (uint8_t)(k.zx ^ flip), .dst = bpk};
-      int64_t runs = (kcpu_qg_npad(P) / KCPU_QG_NR + KCPU_QG_BRUN - 1) / KCPU_QG_BRUN;
-      if (kcpu_pool_threads(pool) > 1 && runs > 1 && P * K4 >= 32768)
-        kcpu_parallel_for(pool, runs, kcpu_qg_bpack_fn, &bp);
-      else
-        kcpu_qg_bpack_fn(&bp, 0, runs);
+      const uint8_t *xg = (const uint8_t *)X + (n * C + g * Cg) * H * W;
       const uint8_t *a = Wp + g * aone;
-      kcpu_qg q = {.a = a, .rowsum = (const int32_t *)(const void *)(a + MP * K4), .b = bpk,
-                   .colsum = (const int32_t *)(const void *)(bpk + K4 * kcpu_qg_npad(P)),
-                   .M = Mg, .N = P, .K4 = K4, .per_row = 1, .z = k.z + g * Mg,
+      kcpu_qg q = {.a = a, .rowsum = (const int32_t *)(const void *)(a + MP * KA), .b = bpk,
+                   .goff = goff, .M = Mg, .K4 = KA, .per_row = 1, .z = k.z + g * Mg,
                    .corr = k.corr + g * Mg, .mult = k.mult + g * Mg, .bias = k.bias + g * Mg,
                    .yzp = k.yzp, .lo = k.lo, .hi = k.hi,
                    .y = (uint8_t *)Y + (n * M + g * Mg) * P, .ys_m = P, .vnni = vnni};
+      if (direct) {
+        int32_t *colsum = (int32_t *)(void *)(scratch + (C4 * plane * 4 + 63) / 64 * 64);
+        kcpu_qg_direct_fill(xg, H, W, Cg, plane, Wg, OH + (KH - 1) * dh, pt, pl, flip,
+                            (int8_t)k.zx, KH, KW, dh, dw, kcpu_qg_npad(NG), bpk, colsum,
+                            colsum + kcpu_qg_npad(NG));
+        q.pstride = 4 * KCPU_QG_NR, q.colsum = colsum, q.N = NG, q.grid_w = Wg, q.y_w = OW;
+      } else {
+        kcpu_qg_bpack bp = {.x = xg, .K = K, .K4 = K4, .P = P, .H = H, .W = W, .OW = OW,
+                            .KH = KH, .KW = KW, .sh = sh, .sw = sw, .dh = dh, .dw = dw, .pt = pt,
+                            .pl = pl, .flip = flip, .fill = (uint8_t)(k.zx ^ flip), .dst = bpk};
+        int64_t runs = (kcpu_qg_npad(P) / KCPU_QG_NR + KCPU_QG_BRUN - 1) / KCPU_QG_BRUN;
+        if (kcpu_pool_threads(pool) > 1 && runs > 1 && P * K4 >= 32768)
+          kcpu_parallel_for(pool, runs, kcpu_qg_bpack_fn, &bp);
+        else
+          kcpu_qg_bpack_fn(&bp, 0, runs);
+        q.pstride = KCPU_QG_NR * K4, q.N = P;
+        q.colsum = (const int32_t *)(const void *)(bpk + K4 * kcpu_qg_npad(P));
+      }
       kcpu_qg_run(&q, pool);
     }
   kcpu_free(scratch);

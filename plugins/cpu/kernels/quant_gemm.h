@@ -97,4 +97,45 @@ static inline void kcpu_qg_pack_a(const void *src, int64_t a_s8, int64_t M, int6
     dst[i] = 0;
 }
 
+/* QLinearConv reads its input in place (kcpu_k_qlinear_conv's direct
+ * form) at stride 1 with more than one tap, unless depthwise (a 1x1
+ * convolution's im2col is only an interleave of whole rows, which measured
+ * faster); its filters are then packed with k running over (quad of 4
+ * channels, kh, kw, channel in the quad), the channels padded to a
+ * multiple of 4 with zeros: K = kcpu_qg_direct_k. */
+static inline int kcpu_qg_conv_direct(int64_t sh, int64_t sw, int64_t taps, int64_t Cg,
+                                      int64_t Mg) {
+  return sh == 1 && sw == 1 && taps > 1 && !(Cg == 1 && Mg == 1);
+}
+
+static inline int64_t kcpu_qg_direct_k(int64_t Cg, int64_t KH, int64_t KW) {
+  return (Cg + 3) / 4 * 4 * KH * KW;
+}
+
+/* Pack a group's filters w [Mg, Cg, KH, KW] (s8 when w_s8, else u8) as A
+ * in the direct form's k order into dst
+ * (kcpu_qg_apacked_bytes(Mg, kcpu_qg_direct_k(Cg, KH, KW)) bytes). */
+static inline void kcpu_qg_pack_a_direct(const void *w, int64_t w_s8, int64_t Mg, int64_t Cg,
+                                         int64_t KH, int64_t KW, uint8_t *dst) {
+  int64_t K = kcpu_qg_direct_k(Cg, KH, KW), MP = kcpu_qg_rows_pad(Mg), taps = KH * KW;
+  int32_t *sums = (int32_t *)(void *)(dst + MP * K);
+  const uint8_t *src = (const uint8_t *)w;
+  uint8_t flip = w_s8 ? 0x80 : 0;
+  for (int64_t m = 0; m < MP; m++) {
+    uint8_t *d = dst + m * K;
+    uint32_t s = 0;
+    for (int64_t c4 = 0; c4 < K / (4 * taps); c4++)
+      for (int64_t t = 0; t < taps; t++)
+        for (int64_t q = 0; q < 4; q++) {
+          int64_t c = c4 * 4 + q;
+          uint8_t v = m < Mg && c < Cg ? (uint8_t)(src[(m * Cg + c) * taps + t] ^ flip) : 0;
+          *d++ = v;
+          s += v;
+        }
+    sums[m] = (int32_t)s;
+  }
+  for (int64_t i = MP * (K + 4); i < kcpu_qg_apacked_bytes(Mg, K); i++)
+    dst[i] = 0;
+}
+
 #endif
