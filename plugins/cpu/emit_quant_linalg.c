@@ -64,9 +64,9 @@ static LLVMValueRef kcpu_ql_prepack(kcpu_emit *e, const kiln_buffer *w, kcpu_ql_
   const uint8_t *src = kiln_buffer_data(w);
   if (!src)
     return NULL;
-  int64_t one = form == KCPU_QL_B        ? kcpu_qg_packed_bytes(rows, cols)
-                : form == KCPU_QL_A      ? kcpu_qg_apacked_bytes(rows, cols)
-                                         : kcpu_qg_apacked_bytes(rows, kcpu_qg_direct_k(Cg, KH, KW));
+  int64_t one = form == KCPU_QL_B   ? kcpu_qg_packed_bytes(rows, cols)
+                : form == KCPU_QL_A ? kcpu_qg_apacked_bytes(rows, cols)
+                                    : kcpu_qg_apacked_bytes(rows, kcpu_qg_direct_k(Cg, KH, KW));
   uint8_t *dst = aligned_alloc(64, (size_t)(mats * one));
   if (!dst)
     return NULL;
@@ -133,10 +133,9 @@ bool kcpu_supports_QLinearMatMul(const kiln_node *n) {
   int64_t M, K, N, batch;
   bool bb;
   return kcpu_n_inputs(n) == 8 && kcpu_ql_8bit(a) && kcpu_ql_8bit(b) && kcpu_ql_8bit(y) &&
-         kcpu_qmm_shape(a, b, &M, &K, &N, &batch, &bb) &&
-         kiln_type_numel(y) == batch * M * N && kcpu_ql_params(n, 1, a->elem, 1) &&
-         kcpu_ql_params(n, 4, b->elem, N) && kcpu_ql_params(n, 6, y->elem, 1) &&
-         !kiln_attrs_find(kiln_node_attrs(n), "activation");
+         kcpu_qmm_shape(a, b, &M, &K, &N, &batch, &bb) && kiln_type_numel(y) == batch * M * N &&
+         kcpu_ql_params(n, 1, a->elem, 1) && kcpu_ql_params(n, 4, b->elem, N) &&
+         kcpu_ql_params(n, 6, y->elem, 1) && !kiln_attrs_find(kiln_node_attrs(n), "activation");
 }
 
 kiln_status kcpu_emit_QLinearMatMul(kcpu_emit *e, const kiln_instr *in) {
@@ -194,8 +193,8 @@ bool kcpu_supports_QLinearConv(const kiln_node *n) {
       kiln_attrs_find(kiln_node_attrs(n), "activation"))
     return false;
   int64_t M = y->dims[1];
-  if (bias && !(kcpu_e_plain(bias) && bias->elem == KILN_I32 && bias->rank == 1 &&
-                bias->dims[0] == M))
+  if (bias &&
+      !(kcpu_e_plain(bias) && bias->elem == KILN_I32 && bias->rank == 1 && bias->dims[0] == M))
     return false;
   return kcpu_ql_params(n, 1, x->elem, 1) && kcpu_ql_params(n, 4, w->elem, M) &&
          kcpu_ql_params(n, 6, y->elem, 1);
@@ -216,12 +215,11 @@ kiln_status kcpu_emit_QLinearConv(kcpu_emit *e, const kiln_instr *in) {
   const kiln_buffer *ww = kcpu_i_in(in, 3);
   bool depthwise = Mg == 1 && C == group;
   int64_t Cg = C / group;
-  kcpu_ql_form form =
-      kcpu_qg_conv_direct(win.s[0], win.s[1], win.k[0] * win.k[1], Cg, Mg) ? KCPU_QL_A_DIRECT
-                                                                            : KCPU_QL_A;
-  LLVMValueRef wpk = depthwise ? NULL
-                               : kcpu_ql_prepack(e, ww, form, group, Mg * K, Mg, K, Cg, win.k[0],
-                                                 win.k[1]);
+  kcpu_ql_form form = kcpu_qg_conv_direct(win.s[0], win.s[1], win.k[0] * win.k[1], Cg, Mg)
+                          ? KCPU_QL_A_DIRECT
+                          : KCPU_QL_A;
+  LLVMValueRef wpk =
+      depthwise ? NULL : kcpu_ql_prepack(e, ww, form, group, Mg * K, Mg, K, Cg, win.k[0], win.k[1]);
   LLVMValueRef args[40];
   unsigned k = 0;
   args[k++] = kcpu_addr(e, kcpu_i_in(in, 0));

@@ -207,11 +207,19 @@ static void qt_mm_shape(int64_t M, int64_t K, int64_t N, qt_mm c, int input_fill
   qt_mm_check(&c, input_fill);
 }
 
-static const qt_mm qt_mm_base = {.a_el = "u8", .b_el = "i8", .y_el = "u8", .za = 3, .zb = 0,
-                                 .zy = 128, .xs = 0.02f, .ws = 0.01f, .ys = 0.05f, .b_fill = -999};
+static const qt_mm qt_mm_base = {.a_el = "u8",
+                                 .b_el = "i8",
+                                 .y_el = "u8",
+                                 .za = 3,
+                                 .zb = 0,
+                                 .zy = 128,
+                                 .xs = 0.02f,
+                                 .ws = 0.01f,
+                                 .ys = 0.05f,
+                                 .b_fill = -999};
 
 START_TEST(qlinear_matmul_odd_sizes) {
-  static const int64_t sz[][3] = {{1, 1, 1},  {3, 7, 17}, {7, 17, 3},  {17, 65, 7},
+  static const int64_t sz[][3] = {{1, 1, 1},   {3, 7, 17}, {7, 17, 3},   {17, 65, 7},
                                   {65, 3, 65}, {1, 64, 1}, {13, 5, 129}, {6, 4, 64}};
   for (size_t i = 0; i < sizeof sz / sizeof *sz; i++)
     qt_mm_shape(sz[i][0], sz[i][1], sz[i][2], qt_mm_base, -999);
@@ -357,10 +365,25 @@ static void qt_conv_check(const qt_conv *c) {
   free(t.s);
 }
 
-static const qt_conv qt_conv_base = {.N = 1, .C = 3, .H = 7, .W = 9, .M = 5, .KH = 3, .KW = 3,
-                                     .group = 1, .attrs = "", .OH = 5, .OW = 7, .x_el = "u8",
-                                     .w_el = "i8", .y_el = "u8", .per_ch = true, .bias = true,
-                                     .zx = 131, .zw = 0, .zy = 120};
+static const qt_conv qt_conv_base = {.N = 1,
+                                     .C = 3,
+                                     .H = 7,
+                                     .W = 9,
+                                     .M = 5,
+                                     .KH = 3,
+                                     .KW = 3,
+                                     .group = 1,
+                                     .attrs = "",
+                                     .OH = 5,
+                                     .OW = 7,
+                                     .x_el = "u8",
+                                     .w_el = "i8",
+                                     .y_el = "u8",
+                                     .per_ch = true,
+                                     .bias = true,
+                                     .zx = 131,
+                                     .zw = 0,
+                                     .zy = 120};
 
 START_TEST(qlinear_conv_windows) {
   qt_conv c = qt_conv_base;
@@ -413,8 +436,10 @@ START_TEST(qdq_fuses_on_cpu) {
    * equal the interpreter's (which fuses them the same way) */
   float xs = 0.05f, ws[4] = {0.01f, 0.02f, 0.015f, 0.03f};
   qt_text t = {0};
-  qt_add(&t, "module @q\ninput %%x : u8[1,3,6,6]\n"
-             "const %%xs : f32[] = [%.9g]\nconst %%xz : u8[] = [128]\n", xs);
+  qt_add(&t,
+         "module @q\ninput %%x : u8[1,3,6,6]\n"
+         "const %%xs : f32[] = [%.9g]\nconst %%xz : u8[] = [128]\n",
+         xs);
   qt_const_int(&t, "w", "i8", "4,3,3,3", 108, -999, 5);
   qt_add(&t, "const %%ws : f32[4] = [%.9g, %.9g, %.9g, %.9g]\n", ws[0], ws[1], ws[2], ws[3]);
   qt_add(&t, "const %%wz : i8[4] = [0, 0, 0, 0]\nconst %%b : i32[4] = [100, -50, 7, 0]\n");

@@ -95,13 +95,12 @@ static void tq_case(int64_t M, int64_t N, int64_t K, int a_s8, int b_u8, int y_s
 }
 
 START_TEST(quant_gemm_matches_reference) {
-  static const int64_t sz[][3] = {{1, 1, 1},   {3, 17, 7}, {7, 3, 17}, {17, 64, 65},
-                                  {65, 7, 3},  {13, 63, 4}, {6, 64, 8}, {40, 33, 301}};
+  static const int64_t sz[][3] = {{1, 1, 1},  {3, 17, 7},  {7, 3, 17}, {17, 64, 65},
+                                  {65, 7, 3}, {13, 63, 4}, {6, 64, 8}, {40, 33, 301}};
   uint32_t seed = 1;
   for (size_t i = 0; i < sizeof sz / sizeof *sz; i++)
     for (int v = 0; v < 16; v++, seed += 7)
-      tq_case(sz[i][0], sz[i][1], sz[i][2], v & 1, (v >> 1) & 1, (v >> 2) & 1, (v >> 3) & 1,
-              seed);
+      tq_case(sz[i][0], sz[i][1], sz[i][2], v & 1, (v >> 1) & 1, (v >> 2) & 1, (v >> 3) & 1, seed);
 }
 END_TEST
 

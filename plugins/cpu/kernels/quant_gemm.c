@@ -36,8 +36,8 @@
 #endif
 
 typedef struct kcpu_qg {
-  const uint8_t *a;       /* packed rows: K4 bytes each, M padded to MR */
-  const int32_t *rowsum;  /* per row */
+  const uint8_t *a;      /* packed rows: K4 bytes each, M padded to MR */
+  const int32_t *rowsum; /* per row */
   /* B: column panel p (64 columns) starts at b + p * pstride, and its
    * group g of 4 k (64 x 4 bytes) at goff[g] from there: a packed matrix
    * (quant_gemm.h: pstride 64 K4, goff[g] = 256 g), or a convolution's
@@ -45,17 +45,17 @@ typedef struct kcpu_qg {
   const int8_t *b;
   const int64_t *goff;
   int64_t pstride;
-  const int32_t *colsum;  /* per column (per_row only) */
+  const int32_t *colsum; /* per column (per_row only) */
   int64_t M, N, K4;
   /* per_row (conv): z, corr, mult and bias are per row, and
    *   acc = c - z[m] colsum[n] + corr[m];
    * else (matmul) they are per column, and
    *   acc = c - z[n] rowsum[m] + corr[n]. */
   int64_t per_row;
-  const int32_t *z;       /* the weights' zero point (in their packed type) */
-  const int32_t *corr;    /* K za zb - (the other zero point) x (the other sum) */
+  const int32_t *z;    /* the weights' zero point (in their packed type) */
+  const int32_t *corr; /* K za zb - (the other zero point) x (the other sum) */
   const double *mult;
-  const double *bias;     /* zeros without a bias */
+  const double *bias; /* zeros without a bias */
   int64_t yzp;
   double lo, hi;
   uint8_t *y;
@@ -77,7 +77,7 @@ typedef struct kcpu_qg {
 #define KCPU_VNNI_ROW(r)                                                                           \
   {                                                                                                \
     int32_t q;                                                                                     \
-    memcpy(&q, a + (r) * lda + 4 * g, 4);                                                          \
+    memcpy(&q, a + (r)*lda + 4 * g, 4);                                                            \
     __m512i av = _mm512_set1_epi32(q);                                                             \
     c##r##0 = _mm512_dpbusd_epi32(c##r##0, av, b0);                                                \
     c##r##1 = _mm512_dpbusd_epi32(c##r##1, av, b1);                                                \
@@ -88,33 +88,33 @@ typedef struct kcpu_qg {
   __m512i c##r##0 = _mm512_setzero_si512(), c##r##1 = _mm512_setzero_si512(),                      \
           c##r##2 = _mm512_setzero_si512(), c##r##3 = _mm512_setzero_si512();                      \
   if (load) {                                                                                      \
-    c##r##0 = _mm512_loadu_si512((const void *)(c + (r) * 64));                                    \
-    c##r##1 = _mm512_loadu_si512((const void *)(c + (r) * 64 + 16));                               \
-    c##r##2 = _mm512_loadu_si512((const void *)(c + (r) * 64 + 32));                               \
-    c##r##3 = _mm512_loadu_si512((const void *)(c + (r) * 64 + 48));                               \
+    c##r##0 = _mm512_loadu_si512((const void *)(c + (r)*64));                                      \
+    c##r##1 = _mm512_loadu_si512((const void *)(c + (r)*64 + 16));                                 \
+    c##r##2 = _mm512_loadu_si512((const void *)(c + (r)*64 + 32));                                 \
+    c##r##3 = _mm512_loadu_si512((const void *)(c + (r)*64 + 48));                                 \
   }
 #define KCPU_VNNI_STORE(r)                                                                         \
-  _mm512_storeu_si512((void *)(c + (r) * 64), c##r##0);                                            \
-  _mm512_storeu_si512((void *)(c + (r) * 64 + 16), c##r##1);                                       \
-  _mm512_storeu_si512((void *)(c + (r) * 64 + 32), c##r##2);                                       \
-  _mm512_storeu_si512((void *)(c + (r) * 64 + 48), c##r##3);
+  _mm512_storeu_si512((void *)(c + (r)*64), c##r##0);                                              \
+  _mm512_storeu_si512((void *)(c + (r)*64 + 16), c##r##1);                                         \
+  _mm512_storeu_si512((void *)(c + (r)*64 + 32), c##r##2);                                         \
+  _mm512_storeu_si512((void *)(c + (r)*64 + 48), c##r##3);
 
 __attribute__((target("avx512f,avx512bw,avx512vnni"), noinline)) static void
-kcpu_vnni_qg_ukr(int64_t kg, const uint8_t *a, int64_t lda, const int8_t *b,
-                 const int64_t *goff, int32_t *c, int load) {
-  KCPU_VNNI_LOAD(0) KCPU_VNNI_LOAD(1) KCPU_VNNI_LOAD(2)
-  KCPU_VNNI_LOAD(3) KCPU_VNNI_LOAD(4) KCPU_VNNI_LOAD(5)
-  for (int64_t g = 0; g < kg; g++) {
+kcpu_vnni_qg_ukr(int64_t kg, const uint8_t *a, int64_t lda, const int8_t *b, const int64_t *goff,
+                 int32_t *c, int load) {
+  KCPU_VNNI_LOAD(0)
+  KCPU_VNNI_LOAD(1) KCPU_VNNI_LOAD(2) KCPU_VNNI_LOAD(3) KCPU_VNNI_LOAD(4)
+      KCPU_VNNI_LOAD(5) for (int64_t g = 0; g < kg; g++) {
     const int8_t *bg = b + goff[g];
     __m512i b0 = _mm512_loadu_si512((const void *)bg);
     __m512i b1 = _mm512_loadu_si512((const void *)(bg + 64));
     __m512i b2 = _mm512_loadu_si512((const void *)(bg + 128));
     __m512i b3 = _mm512_loadu_si512((const void *)(bg + 192));
-    KCPU_VNNI_ROW(0) KCPU_VNNI_ROW(1) KCPU_VNNI_ROW(2)
-    KCPU_VNNI_ROW(3) KCPU_VNNI_ROW(4) KCPU_VNNI_ROW(5)
+    KCPU_VNNI_ROW(0)
+    KCPU_VNNI_ROW(1) KCPU_VNNI_ROW(2) KCPU_VNNI_ROW(3) KCPU_VNNI_ROW(4) KCPU_VNNI_ROW(5)
   }
-  KCPU_VNNI_STORE(0) KCPU_VNNI_STORE(1) KCPU_VNNI_STORE(2)
-  KCPU_VNNI_STORE(3) KCPU_VNNI_STORE(4) KCPU_VNNI_STORE(5)
+  KCPU_VNNI_STORE(0)
+  KCPU_VNNI_STORE(1) KCPU_VNNI_STORE(2) KCPU_VNNI_STORE(3) KCPU_VNNI_STORE(4) KCPU_VNNI_STORE(5)
 }
 #endif
 
@@ -140,7 +140,7 @@ typedef uint32_t kcpu_qv16u __attribute__((vector_size(64)));
   {                                                                                                \
     kcpu_qv32h p = __builtin_convertvector(*(const kcpu_qv32b *)(bg + 32 * (v)), kcpu_qv32h) * av; \
     kcpu_qv16i l = (kcpu_qv16i)p;                                                                  \
-    acc##v += ((kcpu_qv16i)((kcpu_qv16u)l << 16) >> 16) + (l >> 16);                                                       \
+    acc##v += ((kcpu_qv16i)((kcpu_qv16u)l << 16) >> 16) + (l >> 16);                               \
   }
 #define KCPU_QANY_STORE(v)                                                                         \
   for (int i = 0; i < 8; i++)                                                                      \
@@ -171,8 +171,8 @@ static void kcpu_qg_ukr_any(int64_t kg, const uint8_t *a, int64_t lda, const int
  * sum plus the bias is exact in double, so it is formed there; each row is
  * one pass over contiguous arrays (which the final O3 vectorizes); written
  * element by element this took as long as the products. */
-static void kcpu_qg_epilogue(const kcpu_qg *q, const int32_t *c, int64_t m0, int64_t mr,
-                             int64_t n0, int64_t nr) {
+static void kcpu_qg_epilogue(const kcpu_qg *q, const int32_t *c, int64_t m0, int64_t mr, int64_t n0,
+                             int64_t nr) {
   double yzp = (double)q->yzp, lo = q->lo, hi = q->hi;
   uint8_t out[KCPU_QG_MR][KCPU_QG_NR];
   if (q->per_row) {
@@ -381,18 +381,21 @@ static void kcpu_qg_apack_run(kcpu_qg_apack *p, struct kcpu_pool *pool) {
  * into Y (s8 when y_s8, else u8). Scales are per tensor but ws (ws_n > 1:
  * one per column), zero points likewise (wzp_n), any may be NULL but the
  * scales. Returns without writing when scratch memory runs out. */
-KCPU_PREBUILT void kcpu_k_qlinear_matmul(
-    int64_t batch, int64_t b_batched, int64_t M, int64_t N, int64_t K, const void *A, int64_t a_s8,
-    const int8_t *Bp, const void *B, int64_t b_u8, int64_t xs_t, const void *xs, int64_t xzp_t,
-    const void *xzp, int64_t ws_t, const void *ws, int64_t ws_n, int64_t wzp_t, const void *wzp,
-    int64_t wzp_n, int64_t ys_t, const void *ys, int64_t yzp_t, const void *yzp, void *Y,
-    int64_t y_s8, int64_t vnni, struct kcpu_pool *pool) {
+KCPU_PREBUILT void kcpu_k_qlinear_matmul(int64_t batch, int64_t b_batched, int64_t M, int64_t N,
+                                         int64_t K, const void *A, int64_t a_s8, const int8_t *Bp,
+                                         const void *B, int64_t b_u8, int64_t xs_t, const void *xs,
+                                         int64_t xzp_t, const void *xzp, int64_t ws_t,
+                                         const void *ws, int64_t ws_n, int64_t wzp_t,
+                                         const void *wzp, int64_t wzp_n, int64_t ys_t,
+                                         const void *ys, int64_t yzp_t, const void *yzp, void *Y,
+                                         int64_t y_s8, int64_t vnni, struct kcpu_pool *pool) {
   int64_t nb = b_batched ? batch : 1;
   int64_t rows = b_batched ? M : M * batch; /* an unbatched B: one tall product */
   int64_t K4 = kcpu_qg_k4(K), one = kcpu_qg_packed_bytes(K, N), rows_pad = kcpu_qg_rows_pad(rows);
   kcpu_qg_cols k;
   int64_t *goff;
-  uint8_t *scratch = kcpu_qg_scratch(rows_pad * (K4 + 4) + (Bp ? 0 : nb * one), N, &k, K4 / 4, &goff);
+  uint8_t *scratch =
+      kcpu_qg_scratch(rows_pad * (K4 + 4) + (Bp ? 0 : nb * one), N, &k, K4 / 4, &goff);
   if (!scratch)
     return;
   kcpu_qg_goff_packed(goff, K4);
@@ -404,19 +407,37 @@ KCPU_PREBUILT void kcpu_k_qlinear_matmul(
       kcpu_qg_pack_b((const int8_t *)B + i * K * N, b_u8, K, N, N, 1, bpk + i * one);
     Bp = bpk;
   }
-  kcpu_qg_cols_fill(&k, N, NULL, a_s8 ? 128 : 0, b_u8 ? -128 : 0, y_s8, xs_t, xs, xzp_t, xzp,
-                    ws_t, ws, ws_n, wzp_t, wzp, wzp_n, ys_t, ys, yzp_t, yzp);
+  kcpu_qg_cols_fill(&k, N, NULL, a_s8 ? 128 : 0, b_u8 ? -128 : 0, y_s8, xs_t, xs, xzp_t, xzp, ws_t,
+                    ws, ws_n, wzp_t, wzp, wzp_n, ys_t, ys, yzp_t, yzp);
   for (int64_t i = 0; i < nb; i++) {
-    kcpu_qg_apack ap = {.src = (const uint8_t *)A + i * rows * K, .K = K, .K4 = K4, .M = rows,
-                        .flip = a_s8 ? 0x80 : 0, .dst = apk, .rowsum = rowsum};
+    kcpu_qg_apack ap = {.src = (const uint8_t *)A + i * rows * K,
+                        .K = K,
+                        .K4 = K4,
+                        .M = rows,
+                        .flip = a_s8 ? 0x80 : 0,
+                        .dst = apk,
+                        .rowsum = rowsum};
     kcpu_qg_apack_run(&ap, pool);
     const int8_t *bm = Bp + i * one;
-    kcpu_qg_corr(&k, (const int32_t *)(const void *)(bm + K4 * kcpu_qg_npad(N)), K, N, k.z,
-                 k.corr);
-    kcpu_qg q = {.a = apk, .rowsum = rowsum, .b = bm, .goff = goff, .pstride = KCPU_QG_NR * K4,
-                 .M = rows, .N = N, .K4 = K4, .z = k.z,
-                 .corr = k.corr, .mult = k.mult, .bias = k.bias, .yzp = k.yzp, .lo = k.lo,
-                 .hi = k.hi, .y = (uint8_t *)Y + i * rows * N, .ys_m = N, .vnni = vnni};
+    kcpu_qg_corr(&k, (const int32_t *)(const void *)(bm + K4 * kcpu_qg_npad(N)), K, N, k.z, k.corr);
+    kcpu_qg q = {.a = apk,
+                 .rowsum = rowsum,
+                 .b = bm,
+                 .goff = goff,
+                 .pstride = KCPU_QG_NR * K4,
+                 .M = rows,
+                 .N = N,
+                 .K4 = K4,
+                 .z = k.z,
+                 .corr = k.corr,
+                 .mult = k.mult,
+                 .bias = k.bias,
+                 .yzp = k.yzp,
+                 .lo = k.lo,
+                 .hi = k.hi,
+                 .y = (uint8_t *)Y + i * rows * N,
+                 .ys_m = N,
+                 .vnni = vnni};
     kcpu_qg_run(&q, pool);
   }
   kcpu_free(scratch);
@@ -477,7 +498,8 @@ static void kcpu_qg_bpack_fn(void *ctx, int64_t begin, int64_t end) {
   int32_t *colsum = (int32_t *)(void *)(p->dst + K4 * NP);
   uint8_t rows[4][KCPU_QG_BRUN * KCPU_QG_NR];
   for (int64_t run = begin; run < end; run++) {
-    int64_t pn0 = run * KCPU_QG_BRUN, pn1 = pn0 + KCPU_QG_BRUN < panels ? pn0 + KCPU_QG_BRUN : panels;
+    int64_t pn0 = run * KCPU_QG_BRUN,
+            pn1 = pn0 + KCPU_QG_BRUN < panels ? pn0 + KCPU_QG_BRUN : panels;
     int64_t p0 = pn0 * KCPU_QG_NR, p1 = pn1 * KCPU_QG_NR < p->P ? pn1 * KCPU_QG_NR : p->P;
     int64_t width = (pn1 - pn0) * KCPU_QG_NR;
     for (int64_t j = p0; j < pn1 * KCPU_QG_NR; j++)
@@ -576,15 +598,16 @@ static void kcpu_qg_dw_fn(void *ctx, int64_t begin, int64_t end) {
       for (int64_t o = 0; o < d->OWp; o += 16) {
         kcpu_qdw16i s = {0};
         for (int64_t t = 0; t < taps; t++)
-          s += wt[t] * __builtin_convertvector(*(const kcpu_qdw16h *)(base + toff[t] + o),
-                                               kcpu_qdw16i);
+          s += wt[t] *
+               __builtin_convertvector(*(const kcpu_qdw16h *)(base + toff[t] + o), kcpu_qdw16i);
         *(kcpu_qdw16i *)(void *)(acc + o) = s;
       }
       /* locals only: a store through uint8_t * may alias anything, and
        * rereading k-> each step keeps the loop scalar */
       uint8_t *restrict yr = yp + oh * d->OW;
       for (int64_t ow = 0; ow < OW; ow++)
-        yr[ow] = (uint8_t)(int32_t)kiln_ref_requantize_f64((double)acc[ow] + bias, mult, yzp, lo, hi);
+        yr[ow] =
+            (uint8_t)(int32_t)kiln_ref_requantize_f64((double)acc[ow] + bias, mult, yzp, lo, hi);
     }
   }
   kcpu_free(mem);
@@ -656,14 +679,16 @@ static void kcpu_qg_direct_fill(const uint8_t *x, int64_t H, int64_t W, int64_t 
  * Y [N, M, OH, OW]. Each (image, group) is one product: the group's
  * filters (rows) times the im2col (columns: output positions); depthwise
  * (given raw filters) is direct. */
-KCPU_PREBUILT void kcpu_k_qlinear_conv(
-    const void *X, int64_t x_s8, const uint8_t *Wp, const void *Wt, int64_t w_s8,
-    const int32_t *bias, void *Y, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M,
-    int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
-    int64_t pt, int64_t pl, int64_t group, int64_t xs_t, const void *xs, int64_t xzp_t,
-    const void *xzp, int64_t ws_t, const void *ws, int64_t ws_n, int64_t wzp_t, const void *wzp,
-    int64_t wzp_n, int64_t ys_t, const void *ys, int64_t yzp_t, const void *yzp, int64_t y_s8,
-    int64_t vnni, struct kcpu_pool *pool) {
+KCPU_PREBUILT void kcpu_k_qlinear_conv(const void *X, int64_t x_s8, const uint8_t *Wp,
+                                       const void *Wt, int64_t w_s8, const int32_t *bias, void *Y,
+                                       int64_t N, int64_t C, int64_t H, int64_t W, int64_t M,
+                                       int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
+                                       int64_t sw, int64_t dh, int64_t dw, int64_t pt, int64_t pl,
+                                       int64_t group, int64_t xs_t, const void *xs, int64_t xzp_t,
+                                       const void *xzp, int64_t ws_t, const void *ws, int64_t ws_n,
+                                       int64_t wzp_t, const void *wzp, int64_t wzp_n, int64_t ys_t,
+                                       const void *ys, int64_t yzp_t, const void *yzp, int64_t y_s8,
+                                       int64_t vnni, struct kcpu_pool *pool) {
   int64_t Cg = C / group, Mg = M / group, K = Cg * KH * KW, K4 = kcpu_qg_k4(K), P = OH * OW;
   int64_t aone = kcpu_qg_apacked_bytes(Mg, K), bone = kcpu_qg_packed_bytes(K, P);
   kcpu_qg_cols k;
@@ -674,10 +699,27 @@ KCPU_PREBUILT void kcpu_k_qlinear_conv(
       return;
     kcpu_qg_cols_fill(&k, M, bias, 0, 0, y_s8, xs_t, xs, xzp_t, xzp, ws_t, ws, ws_n, wzp_t, wzp,
                       wzp_n, ys_t, ys, yzp_t, yzp);
-    kcpu_qg_dw d = {.x = X, .w = Wt, .x_s8 = x_s8, .w_s8 = w_s8, .C = C, .H = H, .W = W,
-                    .OH = OH, .OW = OW, .KH = KH, .KW = KW, .sh = sh, .sw = sw, .dh = dh,
-                    .dw = dw, .pt = pt, .pl = pl, .Hp = (OH - 1) * sh + (KH - 1) * dh + 1,
-                    .OWp = (OW + 15) / 16 * 16, .k = &k, .y = Y};
+    kcpu_qg_dw d = {.x = X,
+                    .w = Wt,
+                    .x_s8 = x_s8,
+                    .w_s8 = w_s8,
+                    .C = C,
+                    .H = H,
+                    .W = W,
+                    .OH = OH,
+                    .OW = OW,
+                    .KH = KH,
+                    .KW = KW,
+                    .sh = sh,
+                    .sw = sw,
+                    .dh = dh,
+                    .dw = dw,
+                    .pt = pt,
+                    .pl = pl,
+                    .Hp = (OH - 1) * sh + (KH - 1) * dh + 1,
+                    .OWp = (OW + 15) / 16 * 16,
+                    .k = &k,
+                    .y = Y};
     d.Wq = d.OWp + (KW - 1) * dw / sw + 1;
     if (kcpu_pool_threads(pool) > 1 && N * C > 1)
       kcpu_parallel_for(pool, N * C, kcpu_qg_dw_fn, &d);
@@ -711,12 +753,12 @@ KCPU_PREBUILT void kcpu_k_qlinear_conv(
     }
     Wp = apk;
   }
-  kcpu_qg_cols_fill(&k, M, bias, x_s8 ? 0 : -128, w_s8 ? 128 : 0, y_s8, xs_t, xs, xzp_t, xzp,
-                    ws_t, ws, ws_n, wzp_t, wzp, wzp_n, ys_t, ys, yzp_t, yzp);
+  kcpu_qg_cols_fill(&k, M, bias, x_s8 ? 0 : -128, w_s8 ? 128 : 0, y_s8, xs_t, xs, xzp_t, xzp, ws_t,
+                    ws, ws_n, wzp_t, wzp, wzp_n, ys_t, ys, yzp_t, yzp);
   int64_t MP = kcpu_qg_rows_pad(Mg);
   for (int64_t g = 0; g < group; g++)
-    kcpu_qg_corr(&k, (const int32_t *)(const void *)(Wp + g * aone + MP * KA), K, Mg,
-                 k.z + g * Mg, k.corr + g * Mg);
+    kcpu_qg_corr(&k, (const int32_t *)(const void *)(Wp + g * aone + MP * KA), K, Mg, k.z + g * Mg,
+                 k.corr + g * Mg);
   uint8_t flip = x_s8 ? 0 : 0x80;
   if (direct) /* group (quad, tap): the tap's offset in the quad's plane */
     for (int64_t c4 = 0; c4 < C4; c4++)
@@ -728,21 +770,48 @@ KCPU_PREBUILT void kcpu_k_qlinear_conv(
     for (int64_t g = 0; g < group; g++) {
       const uint8_t *xg = (const uint8_t *)X + (n * C + g * Cg) * H * W;
       const uint8_t *a = Wp + g * aone;
-      kcpu_qg q = {.a = a, .rowsum = (const int32_t *)(const void *)(a + MP * KA), .b = bpk,
-                   .goff = goff, .M = Mg, .K4 = KA, .per_row = 1, .z = k.z + g * Mg,
-                   .corr = k.corr + g * Mg, .mult = k.mult + g * Mg, .bias = k.bias + g * Mg,
-                   .yzp = k.yzp, .lo = k.lo, .hi = k.hi,
-                   .y = (uint8_t *)Y + (n * M + g * Mg) * P, .ys_m = P, .vnni = vnni};
+      kcpu_qg q = {.a = a,
+                   .rowsum = (const int32_t *)(const void *)(a + MP * KA),
+                   .b = bpk,
+                   .goff = goff,
+                   .M = Mg,
+                   .K4 = KA,
+                   .per_row = 1,
+                   .z = k.z + g * Mg,
+                   .corr = k.corr + g * Mg,
+                   .mult = k.mult + g * Mg,
+                   .bias = k.bias + g * Mg,
+                   .yzp = k.yzp,
+                   .lo = k.lo,
+                   .hi = k.hi,
+                   .y = (uint8_t *)Y + (n * M + g * Mg) * P,
+                   .ys_m = P,
+                   .vnni = vnni};
       if (direct) {
         int32_t *colsum = (int32_t *)(void *)(scratch + (C4 * plane * 4 + 63) / 64 * 64);
-        kcpu_qg_direct_fill(xg, H, W, Cg, plane, Wg, OH + (KH - 1) * dh, pt, pl, flip,
-                            (int8_t)k.zx, KH, KW, dh, dw, kcpu_qg_npad(NG), bpk, colsum,
+        kcpu_qg_direct_fill(xg, H, W, Cg, plane, Wg, OH + (KH - 1) * dh, pt, pl, flip, (int8_t)k.zx,
+                            KH, KW, dh, dw, kcpu_qg_npad(NG), bpk, colsum,
                             colsum + kcpu_qg_npad(NG));
         q.pstride = 4 * KCPU_QG_NR, q.colsum = colsum, q.N = NG, q.grid_w = Wg, q.y_w = OW;
       } else {
-        kcpu_qg_bpack bp = {.x = xg, .K = K, .K4 = K4, .P = P, .H = H, .W = W, .OW = OW,
-                            .KH = KH, .KW = KW, .sh = sh, .sw = sw, .dh = dh, .dw = dw, .pt = pt,
-                            .pl = pl, .flip = flip, .fill = (uint8_t)(k.zx ^ flip), .dst = bpk};
+        kcpu_qg_bpack bp = {.x = xg,
+                            .K = K,
+                            .K4 = K4,
+                            .P = P,
+                            .H = H,
+                            .W = W,
+                            .OW = OW,
+                            .KH = KH,
+                            .KW = KW,
+                            .sh = sh,
+                            .sw = sw,
+                            .dh = dh,
+                            .dw = dw,
+                            .pt = pt,
+                            .pl = pl,
+                            .flip = flip,
+                            .fill = (uint8_t)(k.zx ^ flip),
+                            .dst = bpk};
         int64_t runs = (kcpu_qg_npad(P) / KCPU_QG_NR + KCPU_QG_BRUN - 1) / KCPU_QG_BRUN;
         if (kcpu_pool_threads(pool) > 1 && runs > 1 && P * K4 >= 32768)
           kcpu_parallel_for(pool, runs, kcpu_qg_bpack_fn, &bp);

@@ -78,8 +78,8 @@ static inline int64_t kcpu_qg_apacked_bytes(int64_t M, int64_t K) {
 
 /* Pack A, row m at src + m*lda (s8 when a_s8, else u8), into dst
  * (kcpu_qg_apacked_bytes(M, K) bytes). */
-static inline void kcpu_qg_pack_a(const void *src, int64_t a_s8, int64_t M, int64_t K,
-                                  int64_t lda, uint8_t *dst) {
+static inline void kcpu_qg_pack_a(const void *src, int64_t a_s8, int64_t M, int64_t K, int64_t lda,
+                                  uint8_t *dst) {
   int64_t K4 = kcpu_qg_k4(K), MP = kcpu_qg_rows_pad(M);
   int32_t *sums = (int32_t *)(void *)(dst + MP * K4);
   uint8_t flip = a_s8 ? 0x80 : 0;
