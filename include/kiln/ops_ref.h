@@ -1,9 +1,11 @@
 /* kiln/ops_ref.h: reference numerics that several backends must compute
  * bit for bit like the interpreter: the f16 / bf16 conversions, the
- * integer power of Pow and Det's LU elimination. Header-only, needing
- * stdint.h and string.h alone, so that the cpu backend's bitcode kernels,
- * built without libkiln, include the same code the interpreter runs.
- * Every function is pure and thread-safe. */
+ * integer power of Pow, Det's LU elimination and the requantization of
+ * QLinearConv / QLinearMatMul. Header-only, needing stdint.h and string.h
+ * alone (rounding uses the compiler's __builtin_rint, which gcc and clang
+ * inline or turn into a call to rint), so that the cpu backend's bitcode
+ * kernels, built without libkiln, include the same code the interpreter
+ * runs. Every function is pure and thread-safe. */
 #ifndef KILN_OPS_REF_H
 #define KILN_OPS_REF_H
 
@@ -135,6 +137,40 @@ static inline double kiln_ref_det(double *a, int64_t n) {
     }
   }
   return det;
+}
+
+/* The requantization multiplier x_scale * w_scale / y_scale of the qlinear
+ * kinds, as the ONNX reference computes it: in float32 when no scale is
+ * f64 (numpy keeps f32 * f32 in f32), rounding after each step, else in
+ * double. The scales come as doubles holding their exact values. In double
+ * throughout, results near a tie would move (0.1 * 0.1 / 0.3 times 15 is
+ * just above 0.5 in f32, just below in double). */
+static inline double kiln_ref_requant_multiplier(double x_scale, double w_scale, double y_scale,
+                                                 int any_f64) {
+  double p = x_scale * w_scale; /* exact in double for f32 operands */
+  if (!any_f64)
+    p = (double)(float)p;
+  double s = p / y_scale;
+  return any_f64 ? s : (double)(float)s;
+}
+
+/* One requantized result from an accumulator held exactly in a double
+ * (an integer below 2^53: the int32 sum plus the bias): times the
+ * multiplier, rounded half to even (the default rounding mode) before the
+ * zero point is added, as ONNX does, then saturated to [lo, hi] (the result
+ * type's range); NaN (an infinite multiplier times 0) gives 0. Branch-free,
+ * so that a loop of them vectorizes. */
+static inline double kiln_ref_requantize_f64(double acc, double multiplier, double zero_point,
+                                             double lo, double hi) {
+  double v = __builtin_rint(acc * multiplier) + zero_point;
+  v = v != v ? 0.0 : v;
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* The same for an int64 accumulator. */
+static inline int64_t kiln_ref_requantize(int64_t acc, double multiplier, int64_t zero_point,
+                                          double lo, double hi) {
+  return (int64_t)kiln_ref_requantize_f64((double)acc, multiplier, (double)zero_point, lo, hi);
 }
 
 #endif

@@ -214,6 +214,7 @@ kiln_status kcpu_emit_bundle(void *state, const kiln_ir *ir, const kiln_compile_
   kcpu_codegen_opts co = {.entry_name = entry,
                           .threads = opts && opts->threads == 1 ? 1 : 2,
                           .lanes = t.lanes,
+                          .vnni = t.vnni,
                           .weights = KCPU_WEIGHTS_REGION};
   kiln_status s = kcpu_load_library(ctx, &t, &mod);
   if (!s)

@@ -84,6 +84,9 @@ uint32_t kcpu_threads(kcpu_emit *e) {
 uint32_t kcpu_vector_lanes(kcpu_emit *e) {
   return e->o->lanes ? e->o->lanes : 4;
 }
+bool kcpu_target_vnni(kcpu_emit *e) {
+  return e->o->vnni;
+}
 uint32_t kcpu_next_id(kcpu_emit *e) {
   return e->next_id++;
 }

@@ -22,6 +22,10 @@ typedef struct kcpu_target {
   char *triple, *cpu, *features;
   bool aarch64;
   uint32_t lanes; /* f32 lanes of the widest vector unit */
+  /* x86 with AVX512-VNNI (and AVX512F/BW) enabled in the feature string:
+   * the int8 GEMM may use vpdpbusd. A cpu name alone (no feature list)
+   * never turns it on. */
+  bool vnni;
 } kcpu_target;
 
 kiln_status kcpu_llvm_init(void);
@@ -122,6 +126,7 @@ void kcpu_pack_plan(kcpu_pack_jobs *jobs, const bool *read);
 typedef struct kcpu_codegen_opts {
   const char *entry_name;
   uint32_t threads, lanes;
+  bool vnni; /* kcpu_target.vnni */
   kcpu_weights_mode weights;
   kcpu_weight_table *table; /* KCPU_WEIGHTS_TABLE: filled by kcpu_codegen */
   kcpu_profile_plan *profile; /* NULL: no timers, the code is as without profiling */

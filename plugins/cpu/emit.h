@@ -69,6 +69,8 @@ LLVMValueRef kcpu_fault_ptr(kcpu_emit *e);
 uint32_t kcpu_threads(kcpu_emit *e);
 /* Vector width in f32 lanes of the target (16 for AVX-512, 8 for AVX2, 4). */
 uint32_t kcpu_vector_lanes(kcpu_emit *e);
+/* The target has AVX512-VNNI (kernels may use vpdpbusd). */
+bool kcpu_target_vnni(kcpu_emit *e);
 
 LLVMValueRef kcpu_i32(kcpu_emit *e, int32_t v);
 LLVMValueRef kcpu_i64(kcpu_emit *e, int64_t v);

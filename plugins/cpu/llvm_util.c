@@ -87,6 +87,21 @@ static uint32_t kcpu_lanes_for(const char *features, bool aarch64) {
   return 4;
 }
 
+/* Is feature `name` enabled in a feature list ("+a,-b,..."; the last
+ * mention wins)? */
+static bool kcpu_feature_on(const char *features, const char *name) {
+  bool on = false;
+  size_t n = strlen(name);
+  for (const char *p = features; p && *p;) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len == n + 1 && (p[0] == '+' || p[0] == '-') && strncmp(p + 1, name, n) == 0)
+      on = p[0] == '+';
+    p = end ? end + 1 : NULL;
+  }
+  return on;
+}
+
 kiln_status kcpu_target_resolve(const kiln_compile_options *opts, kcpu_target *t) {
   memset(t, 0, sizeof *t);
   KILN_TRY(kcpu_llvm_init());
@@ -128,6 +143,8 @@ kiln_status kcpu_target_resolve(const kiln_compile_options *opts, kcpu_target *t
   /* With a named cpu and no feature list the width follows from the cpu;
    * ask a target machine for it through its feature string. */
   t->lanes = kcpu_lanes_for(t->features, t->aarch64);
+  t->vnni = !t->aarch64 && kcpu_feature_on(t->features, "avx512f") &&
+            kcpu_feature_on(t->features, "avx512bw") && kcpu_feature_on(t->features, "avx512vnni");
   if (cpu && !feat && !t->aarch64) {
     /* Conservative table for common names; unknown names get 4. */
     static const char *const avx512[] = {"skylake-avx512", "cascadelake",    "icelake-server",
@@ -188,7 +205,14 @@ kiln_status kcpu_load_library(LLVMContextRef ctx, const kcpu_target *t, LLVMModu
   return NULL;
 }
 
-static void kcpu_set_fn_target(LLVMContextRef ctx, LLVMValueRef fn, const kcpu_target *t) {
+/* Functions named kcpu_vnni_* (kernels/quant_gemm.c) are written with
+ * AVX512-VNNI intrinsics and called only where kcpu_target.vnni says the
+ * target has them; they get these features on top of the target's, or
+ * instruction selection would fail on a target without them. */
+static const char kcpu_vnni_features[] = ",+avx512f,+avx512bw,+avx512vnni";
+
+static void kcpu_set_fn_target(LLVMContextRef ctx, LLVMValueRef fn, const kcpu_target *t,
+                               bool vnni_fn) {
   static const char *const drop[] = {"target-cpu", "target-features", "tune-cpu"};
   for (size_t i = 0; i < 3; i++)
     LLVMRemoveStringAttributeAtIndex(fn, LLVMAttributeFunctionIndex, drop[i],
@@ -196,7 +220,19 @@ static void kcpu_set_fn_target(LLVMContextRef ctx, LLVMValueRef fn, const kcpu_t
   LLVMAddAttributeAtIndex(
       fn, LLVMAttributeFunctionIndex,
       LLVMCreateStringAttribute(ctx, "target-cpu", 10, t->cpu, (unsigned)strlen(t->cpu)));
-  if (t->features[0])
+  if (vnni_fn && !t->aarch64) {
+    size_t n = strlen(t->features);
+    char *f = malloc(n + sizeof kcpu_vnni_features);
+    if (f) {
+      memcpy(f, t->features, n);
+      /* no leading comma on an empty list */
+      memcpy(f + n, kcpu_vnni_features + (n ? 0 : 1), sizeof kcpu_vnni_features - (n ? 0 : 1));
+      LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                              LLVMCreateStringAttribute(ctx, "target-features", 15, f,
+                                                        (unsigned)strlen(f)));
+      free(f);
+    }
+  } else if (t->features[0])
     LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
                             LLVMCreateStringAttribute(ctx, "target-features", 15, t->features,
                                                       (unsigned)strlen(t->features)));
@@ -235,7 +271,7 @@ static void kcpu_prepare_module(LLVMModuleRef mod, const kcpu_target *t, const c
       continue;
     size_t len;
     const char *name = LLVMGetValueName2(fn, &len);
-    kcpu_set_fn_target(ctx, fn, t);
+    kcpu_set_fn_target(ctx, fn, t, strncmp(name, "kcpu_vnni_", 10) == 0);
     LLVMRemoveEnumAttributeAtIndex(fn, LLVMAttributeFunctionIndex, optnone);
     if (strncmp(name, "kcpu_m_", 7) == 0) {
       LLVMRemoveEnumAttributeAtIndex(fn, LLVMAttributeFunctionIndex, noinline);

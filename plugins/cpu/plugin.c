@@ -203,6 +203,7 @@ static kiln_status kcpu_compile(void *state, const kiln_ir *ir, const kiln_compi
   kcpu_codegen_opts co = {.entry_name = "kiln_entry",
                           .threads = x->threads,
                           .lanes = t.lanes,
+                          .vnni = t.vnni,
                           .weights = KCPU_WEIGHTS_TABLE,
                           .table = &x->weights,
                           .pack = &jobs};

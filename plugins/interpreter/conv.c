@@ -74,8 +74,8 @@ static void mv_conv_finish(const mv_conv_io *io, int64_t oi, int64_t m, double f
   }
   double s =
       interp_mv_requant_multiplier(io->xs, 0, io->ws, interp_mv_numel(io->ws) == 1 ? 0 : m, io->ys);
-  double v = nearbyint((double)iacc * s) + (double)mv_scalar_i(io->yzp, 0);
-  interp_mv_store_bits(io->y, oi, (uint64_t)interp_mv_saturate(io->y->type.elem, v));
+  interp_mv_store_bits(
+      io->y, oi, (uint64_t)interp_mv_requantize(io->y->type.elem, iacc, s, mv_scalar_i(io->yzp, 0)));
 }
 
 static kiln_status mv_conv_run(const mv_conv *p, const mv_conv_io *io) {

@@ -1,5 +1,7 @@
 /* plugins/interpreter/kernel.c: the private helpers of kernel.h, kept out
  * of the kernel files so that each holds only its operators' semantics. */
+#include <kiln/ops_ref.h>
+
 #include "kernel.h"
 
 #include <stdarg.h>
@@ -207,40 +209,35 @@ void interp_mv_copy_run(interp_tensor *dst, int64_t j, const interp_tensor *src,
 double interp_mv_requant_multiplier(const interp_tensor *xs, int64_t xi, const interp_tensor *ws,
                                     int64_t wi, const interp_tensor *ys) {
   bool f64 = xs->type.elem == KILN_F64 || ws->type.elem == KILN_F64 || ys->type.elem == KILN_F64;
-  double p = interp_load_f(xs, xi) * interp_load_f(ws, wi);
-  if (!f64)
-    p = (float)p;
-  double s = p / interp_load_f(ys, 0);
-  return f64 ? s : (double)(float)s;
+  return kiln_ref_requant_multiplier(interp_load_f(xs, xi), interp_load_f(ws, wi),
+                                     interp_load_f(ys, 0), f64);
 }
 
-int64_t interp_mv_saturate(kiln_elem e, double v) {
-  double lo = 0, hi = 0;
+/* The range of an 8/16/32-bit integer type (others: int32's). */
+static void mv_int_range(kiln_elem e, double *lo, double *hi) {
   switch (e) {
   case KILN_I8:
-    lo = -128, hi = 127;
+    *lo = -128, *hi = 127;
     break;
   case KILN_U8:
-    lo = 0, hi = 255;
+    *lo = 0, *hi = 255;
     break;
   case KILN_I16:
-    lo = -32768, hi = 32767;
+    *lo = -32768, *hi = 32767;
     break;
   case KILN_U16:
-    lo = 0, hi = 65535;
+    *lo = 0, *hi = 65535;
     break;
   case KILN_U32:
-    lo = 0, hi = 4294967295.0;
+    *lo = 0, *hi = 4294967295.0;
     break;
   default:
-    lo = -2147483648.0, hi = 2147483647.0;
+    *lo = -2147483648.0, *hi = 2147483647.0;
   }
-  if (isnan(v))
-    return 0;
-  v = nearbyint(v); /* default rounding mode: half to even */
-  if (v < lo)
-    v = lo;
-  if (v > hi)
-    v = hi;
-  return (int64_t)v;
+}
+
+int64_t interp_mv_requantize(kiln_elem e, int64_t acc, double multiplier, int64_t zero_point) {
+  double lo, hi;
+  mv_int_range(e, &lo, &hi);
+  return kiln_ref_requantize(acc, multiplier, zero_point, lo, hi);
 }

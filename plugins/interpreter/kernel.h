@@ -108,16 +108,13 @@ void interp_mv_store_zero(interp_tensor *t, int64_t i);
 /* Copy `count` elements starting at src index i to dst index j, bit-exact. */
 void interp_mv_copy_run(interp_tensor *dst, int64_t j, const interp_tensor *src, int64_t i,
                         int64_t count);
-/* Round half to even and saturate to the range of an 8/16/32-bit integer
- * type (used by the qlinear kernels). */
-int64_t interp_mv_saturate(kiln_elem e, double v);
 /* The qlinear kernels' multiplier x_scale * w_scale / y_scale (elements xi,
- * wi and 0) as the ONNX reference computes it: in float32 when the scales
- * are (numpy keeps f32 * f32 in f32), rounding after each step; the
- * accumulator is then multiplied in double. In double throughout, results
- * near a tie move (0.1 * 0.1 / 0.3 times 15 is just above 0.5 in f32, just
- * below in double). */
+ * wi and 0) as the ONNX reference computes it (kiln_ref_requant_multiplier:
+ * in float32 unless a scale is f64). */
 double interp_mv_requant_multiplier(const interp_tensor *xs, int64_t xi, const interp_tensor *ws,
                                     int64_t wi, const interp_tensor *ys);
+/* The requantized result of accumulator acc in element type e (u8, i8, or
+ * another 16/32-bit integer type): kiln_ref_requantize with e's range. */
+int64_t interp_mv_requantize(kiln_elem e, int64_t acc, double multiplier, int64_t zero_point);
 
 #endif

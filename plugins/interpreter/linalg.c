@@ -142,12 +142,12 @@ kiln_status interp_MatMulInteger(const kiln_attrs *attrs, interp_tensor *outs, u
 static void mv_cell_qlinear(void *vc, int64_t oi, int64_t ao, int64_t bo, int64_t m, int64_t n,
                             int64_t K, int64_t N) {
   mv_mm_ctx *c = vc;
-  double acc = (double)mv_int_dot(c, ao, bo, m, n, K, N);
+  int64_t acc = mv_int_dot(c, ao, bo, m, n, K, N);
   double s = interp_mv_requant_multiplier(c->as, interp_mv_numel(c->as) == 1 ? 0 : m, c->bs,
                                           interp_mv_numel(c->bs) == 1 ? 0 : n, c->ys);
-  /* round (half to even) before adding the zero point, as ONNX does */
-  double v = nearbyint(acc * s) + (double)mv_qparam_i(c->yzp, 0);
-  interp_mv_store_bits(c->y, oi, (uint64_t)interp_mv_saturate(c->y->type.elem, v));
+  interp_mv_store_bits(c->y, oi,
+                       (uint64_t)interp_mv_requantize(c->y->type.elem, acc, s,
+                                                      mv_qparam_i(c->yzp, 0)));
 }
 
 kiln_status interp_QLinearMatMul(const kiln_attrs *attrs, interp_tensor *outs, uint32_t n_outs,

@@ -50,5 +50,6 @@ Suite *tk_conv_suite(void);
 Suite *tk_rowwise_suite(void);
 Suite *tk_generic_suite(void);
 Suite *tk_pool_suite(void);
+Suite *tk_quant_gemm_suite(void);
 
 #endif
