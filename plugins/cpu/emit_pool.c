@@ -1,7 +1,8 @@
 /* plugins/cpu/emit_pool.c: MaxPool, AveragePool and the global pools.
  * f32 1-D and 2-D windows go to kernels/pool.c; other spatial ranks and
  * types (integer MaxPool, the Indices result) to the type-generic kernel
- * of kernels/conv_nd.c; f32 global pools to kernels/pool.c's plane
+ * of kernels/conv_nd.c, except 8-bit 2-D MaxPool, which has its own
+ * kernel in kernels/pool.c; f32 global pools to kernels/pool.c's plane
  * kernel. Window geometry: emit_window.c. */
 #include "emit_window.h"
 
@@ -85,10 +86,39 @@ static bool kcpu_pool_fast(const kiln_instr *in) {
          x->elem == KILN_F32 && y->elem == KILN_F32;
 }
 
+/* 8-bit 2-D MaxPool, one result (the quantized networks' pools between
+ * integer convolutions): the separable kernel of kernels/pool.c. */
+static bool kcpu_pool8(const kiln_instr *in) {
+  const kiln_type *x = kcpu_i_in_type(in, 0), *y = kcpu_i_out_type(in, 0);
+  return kiln_instr_result_count(in) == 1 && x && y && x->rank == 4 && !x->quantized &&
+         (x->elem == KILN_U8 || x->elem == KILN_I8) && y->elem == x->elem && x->dims[3] <= 4096;
+}
+
+static kiln_status kcpu_emit_pool8(kcpu_emit *e, const kiln_instr *in) {
+  const kiln_type *x = kcpu_i_in_type(in, 0), *y = kcpu_i_out_type(in, 0);
+  const kiln_attrs *a = kiln_instr_attrs(in);
+  const int64_t *ks;
+  kcpu_win w;
+  if (kcpu_e_ints(a, "kernel_shape", &ks) != 2 || !kcpu_win_make(a, x, y, ks, 2, &w))
+    return kcpu_e_fail(in, "unsupported window attributes");
+  LLVMValueRef args[17] = {kcpu_addr(e, kcpu_i_in(in, 0)), kcpu_addr(e, kcpu_i_out(in, 0)),
+                           kcpu_i64(e, x->elem == KILN_I8),
+                           kcpu_i64(e, x->dims[0] * x->dims[1]),
+                           kcpu_i64(e, w.in[0]),
+                           kcpu_i64(e, w.in[1]),
+                           kcpu_i64(e, w.out[0]),
+                           kcpu_i64(e, w.out[1])};
+  kcpu_win_args(e, &w, args + 8);
+  args[16] = kcpu_pool(e);
+  return kcpu_e_call(e, in, "kcpu_k_pool2d_8", args, 17);
+}
+
 bool kcpu_supports_MaxPool(const kiln_node *n) {
   return kcpu_pool_ok(n) || kcpu_nd_pool_ok(n, 0);
 }
 kiln_status kcpu_emit_MaxPool(kcpu_emit *e, const kiln_instr *in) {
+  if (kcpu_pool8(in))
+    return kcpu_emit_pool8(e, in);
   return kcpu_pool_fast(in) ? kcpu_emit_pool(e, in, 0) : kcpu_nd_pool_emit(e, in, 0);
 }
 bool kcpu_supports_AveragePool(const kiln_node *n) {

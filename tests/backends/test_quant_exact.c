@@ -9,6 +9,8 @@
  * definition, written independently of every backend:
  *   acc = sum (x - x_zp)(w - w_zp) [+ bias], m = f32(f32(xs*ws)/ys),
  *   y = saturate(round_half_even((double)acc * m) + y_zp).
+ * MaxPool on u8 and i8 (kept in integers between quantized convolutions)
+ * is checked the same way against the largest value of each window.
  * A backend that cannot run a case (no device) is skipped, saying why. */
 #include <math.h>
 #include <stdio.h>
@@ -299,6 +301,72 @@ static void matmul_case(const char *name, kiln_elem ae, int64_t M, int64_t K, in
   free(a), free(b), free(bzp), free(bs), free(y);
 }
 
+/* MaxPool on 8-bit integers (what runs between integer convolutions):
+ * the largest value of each window clipped to the input. */
+static void maxpool_case(const char *name, kiln_elem e, int64_t C, int64_t H, int64_t W,
+                         int64_t k, int64_t sd, int64_t dil, int64_t pad, int64_t ceil_mode) {
+  int64_t span = dil * (k - 1) + 1, num_h = H + 2 * pad - span, num_w = W + 2 * pad - span;
+  int64_t OH = (ceil_mode ? (num_h + sd - 1) / sd : num_h / sd) + 1;
+  int64_t OW = (ceil_mode ? (num_w + sd - 1) / sd : num_w / sd) + 1;
+  /* ONNX: with ceil_mode the last window must start inside the padded input */
+  if (ceil_mode && (OH - 1) * sd >= H + pad)
+    OH--;
+  if (ceil_mode && (OW - 1) * sd >= W + pad)
+    OW--;
+  uint8_t *x = malloc((size_t)(C * H * W)), *y = malloc((size_t)(C * OH * OW));
+  uint64_t seed = 5;
+  for (int64_t i = 0; i < C * H * W; i++)
+    x[i] = (uint8_t)rnd(&seed);
+  for (int64_t c = 0; c < C; c++)
+    for (int64_t oh = 0; oh < OH; oh++)
+      for (int64_t ow = 0; ow < OW; ow++) {
+        int64_t m = e == KILN_U8 ? 0 : -128;
+        for (int64_t i = 0; i < k; i++)
+          for (int64_t j = 0; j < k; j++) {
+            int64_t ih = oh * sd - pad + i * dil, iw = ow * sd - pad + j * dil;
+            if (ih >= 0 && ih < H && iw >= 0 && iw < W) {
+              int64_t v = ld(e, x, (c * H + ih) * W + iw);
+              m = v > m ? v : m;
+            }
+          }
+        st(e, y, (c * OH + oh) * OW + ow, m);
+      }
+  kiln_module *mod = NULL;
+  kiln_function *f = NULL;
+  kiln_value *xv = NULL;
+  kiln_node *n = NULL;
+  kiln_type xt;
+  int64_t xd[4] = {1, C, H, W}, ks[2] = {k, k}, ss[2] = {sd, sd}, ds[2] = {dil, dil};
+  int64_t ps[4] = {pad, pad, pad, pad};
+  kiln_attr_desc a[5] = {KILN_ATTR_IS("kernel_shape", ks, 2), KILN_ATTR_IS("strides", ss, 2),
+                         KILN_ATTR_IS("dilations", ds, 2), KILN_ATTR_IS("pads", ps, 4),
+                         KILN_ATTR_I("ceil_mode", ceil_mode)};
+  kiln_status s = kiln_module_create(NULL, name, &mod);
+  if (!s)
+    s = kiln_type_make(e, 4, xd, &xt);
+  if (!s)
+    s = kiln_module_add_input(mod, "x", &xt, &xv);
+  if (!s)
+    s = kiln_module_add_function(mod, "main", &f);
+  if (!s)
+    s = kiln_function_add_node(f, KILN_NODE_MaxPool, "pool", &xv, 1, a, 5, 1, &n);
+  if (!s && kiln_type_numel(kiln_value_type(kiln_node_result(n, 0))) != C * OH * OW)
+    s = kiln_status_make(KILN_INTERNAL, "the result has %lld elements, the reference %lld",
+                         (long long)kiln_type_numel(kiln_value_type(kiln_node_result(n, 0))),
+                         (long long)(C * OH * OW));
+  if (!s)
+    s = kiln_function_add_output(f, "y", kiln_node_result(n, 0));
+  if (s) {
+    printf("FAIL %s: building: %s\n", name, kiln_status_message(s));
+    kiln_status_free(s);
+    failures++;
+  } else {
+    run_everywhere(name, mod, x, (size_t)(C * H * W), y, (size_t)(C * OH * OW));
+  }
+  kiln_module_destroy(mod);
+  free(x), free(y);
+}
+
 int main(void) {
   /* xs * ws / ys = 0.5 * (1..3) on small accumulators (x within 2 of
    * its zero point, w in -1..1): odd ones land on .5 (ties). */
@@ -328,6 +396,10 @@ int main(void) {
   matmul_case("matmul_saturate_low", KILN_U8, 1, 300, 5, 0.1f, 0, 0.1f, 0.5f, 10, true);
   matmul_case("matmul_one_row_wide", KILN_U8, 1, 1024, 65, 0.004f, 120, 0.002f, 0.1f, 128,
               false);
+  maxpool_case("maxpool_u8_3x3_s2_pad1", KILN_U8, 5, 17, 19, 3, 2, 1, 1, 0);
+  maxpool_case("maxpool_i8_2x2_s2", KILN_I8, 3, 8, 9, 2, 2, 1, 0, 0);
+  maxpool_case("maxpool_i8_3x3_s1_dil2_ceil", KILN_I8, 2, 11, 10, 3, 1, 2, 2, 1);
+  maxpool_case("maxpool_u8_ceil_s3", KILN_U8, 4, 10, 13, 3, 3, 1, 1, 1);
   printf("quant exactness: %d passed, %d failed, %d skipped\n", passes, failures, skips);
   return failures ? 1 : 0;
 }

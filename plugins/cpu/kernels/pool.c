@@ -1,4 +1,5 @@
-/* plugins/cpu/kernels/pool.c: MaxPool and AveragePool on [NC, H, W] f32,
+/* plugins/cpu/kernels/pool.c: MaxPool and AveragePool on [NC, H, W] f32
+ * (and MaxPool on 8-bit integers, at the end of the file),
  * and the global pools on [NC, n]. Windows are clipped to the input (output
  * sizes already include ceil_mode and padding); AveragePool with
  * count_include_pad counts pad cells inside the declared pads but not cells
@@ -590,4 +591,84 @@ KCPU_PREBUILT void kcpu_k_gpool(const float *X, float *Y, int64_t NC, int64_t n,
     kcpu_gpool_fn(&a, 0, NC);
   else
     kcpu_parallel_for(pool, NC, kcpu_gpool_fn, &a);
+}
+
+/* ---- 8-bit MaxPool (the integers between quantized convolutions) ----
+ * Separable as the f32 pools: per output row, the window's input rows
+ * combined column by column into one row (contiguous, vectorized by the
+ * JIT), then each output the largest of its columns. Windows are clipped
+ * to the input, so padding never wins; integers have no NaN. */
+typedef struct kcpu_pool8_args {
+  const uint8_t *X;
+  uint8_t *Y;
+  int64_t sgn, H, W, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl;
+} kcpu_pool8_args;
+
+#define KCPU_POOL8_ROW 4096
+
+static inline __attribute__((always_inline)) void kcpu_pool8_body(const kcpu_pool8_args *a,
+                                                                   int64_t b, int64_t e,
+                                                                   const uint8_t flip) {
+  uint8_t row[KCPU_POOL8_ROW];
+  const int64_t W = a->W, OW = a->OW, KW = a->KW, sw = a->sw, dw = a->dw, pl = a->pl;
+  /* outputs [o0, o1) have their whole window inside the row */
+  int64_t o0 = (pl + sw - 1) / sw, o1 = (W - 1 - (KW - 1) * dw + pl) / sw + 1;
+  o0 = o0 > OW ? OW : o0;
+  o1 = o1 < o0 ? o0 : o1 > OW ? OW : o1;
+  for (int64_t k = b; k < e; k++) {
+    int64_t plane = k / a->OH, oh = k % a->OH;
+    const uint8_t *x = a->X + plane * a->H * W;
+    uint8_t *y = a->Y + k * OW;
+    int64_t r0 = oh * a->sh - a->pt;
+    for (int64_t w = 0; w < W; w++)
+      row[w] = 0;
+    for (int64_t i = 0; i < a->KH; i++) {
+      int64_t r = r0 + i * a->dh;
+      if (r < 0 || r >= a->H)
+        continue;
+      const uint8_t *xr = x + r * W;
+      for (int64_t w = 0; w < W; w++) {
+        uint8_t v = (uint8_t)(xr[w] ^ flip);
+        row[w] = v > row[w] ? v : row[w];
+      }
+    }
+    for (int64_t ow = 0; ow < OW; ow++) {
+      int64_t c0 = ow * sw - pl;
+      uint8_t m = 0;
+      if (ow >= o0 && ow < o1) {
+        for (int64_t j = 0; j < KW; j++)
+          m = row[c0 + j * dw] > m ? row[c0 + j * dw] : m;
+      } else {
+        for (int64_t j = 0; j < KW; j++) {
+          int64_t c = c0 + j * dw;
+          if (c >= 0 && c < W)
+            m = row[c] > m ? row[c] : m;
+        }
+      }
+      y[ow] = (uint8_t)(m ^ flip);
+    }
+  }
+}
+
+/* signed bytes compare as unsigned once their sign bit is flipped */
+static void kcpu_pool8_fn(void *ctx, int64_t b, int64_t e) {
+  const kcpu_pool8_args *a = ctx;
+  if (a->sgn)
+    kcpu_pool8_body(a, b, e, 0x80);
+  else
+    kcpu_pool8_body(a, b, e, 0);
+}
+
+/* X [NC, H, W] of u8 (sgn 0) or i8 (sgn 1); rows up to KCPU_POOL8_ROW
+ * (the emitter declines wider ones). */
+KCPU_PREBUILT void kcpu_k_pool2d_8(const uint8_t *X, uint8_t *Y, int64_t sgn, int64_t NC,
+                                   int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t KH,
+                                   int64_t KW, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
+                                   int64_t pt, int64_t pl, struct kcpu_pool *pool) {
+  if (NC <= 0 || OH <= 0 || OW <= 0 || W > KCPU_POOL8_ROW)
+    return;
+  kcpu_pool8_args a = {.X = X,   .Y = Y,   .sgn = sgn, .H = H,   .W = W,   .OH = OH, .OW = OW,
+                       .KH = KH, .KW = KW, .sh = sh,   .sw = sw, .dh = dh, .dw = dw, .pt = pt,
+                       .pl = pl};
+  kcpu_parallel_for(pool, NC * OH, kcpu_pool8_fn, &a);
 }
