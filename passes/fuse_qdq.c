@@ -2,7 +2,7 @@
  * Runtime's format) is the float graph with DequantizeLinear on each
  * integer operand and QuantizeLinear on the result:
  *
- *   Q(Conv(DQ(x), DQ(w), DQ(b)?)) [a Relu may sit before the Q]
+ *   Q(Conv(DQ(x), DQ(w), DQ(b)?)) [a Relu or a constant Clip may sit before the Q]
  *   Q(MatMul(DQ(a), DQ(b)))
  *
  * Where every scale and zero point is constant and of the forms the
@@ -156,11 +156,25 @@ static kiln_status qdq_zp(kiln_module *m, const qdq_operand *op, kiln_elem elem,
 
 /* The float product under the Q: Conv or MatMul in f32 without a fused
  * activation, directly or through a Relu, each result used only by the
- * next step. *relu is the Relu or NULL. */
+ * next step. *relu is the Relu (or constant Clip) or NULL. */
+/* Clip with constant scalar bounds (or none), f32: monotonic like Relu. */
+static bool qdq_const_clip(const kiln_node *p) {
+  if (kiln_node_get_kind(p) != KILN_NODE_Clip || kiln_attrs_count(kiln_node_attrs(p)) != 0)
+    return false;
+  for (uint32_t i = 1; i < kiln_node_input_count(p); i++) {
+    const kiln_value *b = kiln_node_input(p, i);
+    if (b && (!qdq_is_const(b) || kiln_type_numel(kiln_value_type(b)) != 1 ||
+              kiln_value_type(b)->elem != KILN_F32))
+      return false;
+  }
+  return true;
+}
+
 static kiln_node *qdq_producer(kiln_value *v, kiln_node **relu) {
   *relu = NULL;
   kiln_node *p = kiln_value_producer(v, NULL);
-  if (p && kiln_node_get_kind(p) == KILN_NODE_Relu && kiln_value_use_count(v) == 1) {
+  if (p && (kiln_node_get_kind(p) == KILN_NODE_Relu || qdq_const_clip(p)) &&
+      kiln_value_use_count(v) == 1) {
     *relu = p;
     v = kiln_node_input(p, 0);
     p = kiln_value_producer(v, NULL);
@@ -192,27 +206,60 @@ static kiln_status qdq_inputs(kiln_module *m, const qdq_operand *x, const qdq_op
   return NULL;
 }
 
-/* Relu under the Q: Q(Relu(v)) = max(Q(v), Q(0)) because rounding and
- * saturation are monotonic, and Q(0) is the zero point. When that is the
- * type's lowest value the Q already saturates there and the Relu simply
- * goes; otherwise a Max with the zero point follows, if the backend runs
- * it. *r is the value to use, NULL when the backend declines. */
-static kiln_status qdq_relu(kiln_function *f, const kiln_pass_options *o, kiln_node *qn,
-                            const qdq_operand *y, kiln_value *fused, kiln_value **r) {
+/* Relu or Clip under the Q: quantizing is monotonic, so
+ * Q(Clip(v, a, b)) = clamp(Q(v), Q(a), Q(b)) and Q(Relu(v)) = max(Q(v),
+ * Q(0)) with Q(0) the zero point. A bound at or past the type's end is
+ * the Q's own saturation and goes; any other becomes a Max / Min with the
+ * quantized bound after the fused node, if the backend runs it. *r is the
+ * value to use, NULL when the backend declines. */
+static double qdq_quantize_bound(const qdq_operand *y, double v) {
   kiln_elem e = kiln_value_type(y->q)->elem;
-  double z = y->zp ? qdq_load(y->zp, 0) : 0, lowest = e == KILN_U8 ? 0 : -128;
-  *r = fused;
-  if (z == lowest)
-    return NULL;
-  kiln_value *zp = y->zp;
-  if (!zp)
-    KILN_TRY(kiln_pass_const_scalar(kiln_function_module(f), e, 0, &zp));
-  kiln_value *in[2] = {fused, zp};
-  KILN_TRY(kiln_pass_emit(f, qn, KILN_NODE_Max, in, 2, NULL, 0, r));
-  kiln_node *mx = kiln_value_producer(*r, NULL);
-  if (o->supports_node && !o->supports_node(o->backend_user, mx)) {
+  double lo = e == KILN_U8 ? 0 : -128, hi = e == KILN_U8 ? 255 : 127;
+  float q = (float)v / (float)qdq_load(y->scale, 0); /* as QuantizeLinear divides */
+  double z = nearbyint((double)q) + (y->zp ? qdq_load(y->zp, 0) : 0);
+  return z < lo ? lo : z > hi ? hi : z;
+}
+
+static kiln_status qdq_bound(kiln_function *f, const kiln_pass_options *o, kiln_node *qn,
+                             kiln_node_kind k, kiln_value *x, kiln_value *bound, kiln_value **r) {
+  kiln_value *in[2] = {x, bound};
+  KILN_TRY(kiln_pass_emit(f, qn, k, in, 2, NULL, 0, r));
+  kiln_node *n = kiln_value_producer(*r, NULL);
+  if (o->supports_node && !o->supports_node(o->backend_user, n)) {
     *r = NULL;
-    return kiln_function_remove_node(f, mx);
+    return kiln_function_remove_node(f, n);
+  }
+  return NULL;
+}
+
+static kiln_status qdq_relu(kiln_function *f, const kiln_pass_options *o, kiln_node *qn,
+                            kiln_node *act, const qdq_operand *y, kiln_value *fused,
+                            kiln_value **r) {
+  kiln_module *m = kiln_function_module(f);
+  kiln_elem e = kiln_value_type(y->q)->elem;
+  double tlo = e == KILN_U8 ? 0 : -128, thi = e == KILN_U8 ? 255 : 127;
+  bool relu = kiln_node_get_kind(act) == KILN_NODE_Relu;
+  const kiln_value *a = relu ? NULL : kiln_node_input_count(act) > 1 ? kiln_node_input(act, 1) : NULL;
+  const kiln_value *b = relu ? NULL : kiln_node_input_count(act) > 2 ? kiln_node_input(act, 2) : NULL;
+  double qlo = relu ? (y->zp ? qdq_load(y->zp, 0) : 0) : a ? qdq_quantize_bound(y, qdq_load(a, 0)) : tlo;
+  double qhi = b ? qdq_quantize_bound(y, qdq_load(b, 0)) : thi;
+  *r = fused;
+  kiln_node *made[2] = {NULL, NULL};
+  if (qlo > tlo) {
+    kiln_value *zp = relu ? y->zp : NULL;
+    if (!zp)
+      KILN_TRY(kiln_pass_const_scalar(m, e, qlo, &zp));
+    KILN_TRY(qdq_bound(f, o, qn, KILN_NODE_Max, *r, zp, r));
+    if (!*r)
+      return NULL;
+    made[0] = kiln_value_producer(*r, NULL);
+  }
+  if (qhi < thi) {
+    kiln_value *hv = NULL;
+    KILN_TRY(kiln_pass_const_scalar(m, e, qhi, &hv));
+    KILN_TRY(qdq_bound(f, o, qn, KILN_NODE_Min, *r, hv, r));
+    if (!*r && made[0]) /* both or neither */
+      KILN_TRY(kiln_function_remove_node(f, made[0]));
   }
   return NULL;
 }
@@ -285,7 +332,7 @@ static kiln_status qdq_node(kiln_function *f, kiln_node *qn, const kiln_pass_opt
     return kiln_function_remove_node(f, fn);
   kiln_value *r = fused;
   if (relu) {
-    KILN_TRY(qdq_relu(f, o, qn, &y, fused, &r));
+    KILN_TRY(qdq_relu(f, o, qn, relu, &y, fused, &r));
     if (!r)
       return kiln_function_remove_node(f, fn);
   }
