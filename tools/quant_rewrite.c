@@ -93,8 +93,25 @@ static double rw_macs(const kiln_node *n) {
   }
 }
 
-/* The value whose quantized form stands for n's result: a Relu that is
- * the result's only user takes it over, as fuseqdq then absorbs it. */
+/* An activation fuseqdq absorbs into the integer node: Relu, or Clip with
+ * constant bounds (ReLU6). */
+static bool rw_absorbable(const kiln_node *u) {
+  if (kiln_node_get_kind(u) == KILN_NODE_Relu)
+    return true;
+  if (kiln_node_get_kind(u) != KILN_NODE_Clip || kiln_attrs_count(kiln_node_attrs(u)) != 0)
+    return false;
+  for (uint32_t i = 1; i < kiln_node_input_count(u); i++) {
+    const kiln_value *b = kiln_node_input(u, i);
+    if (b && (kiln_value_get_kind(b) != KILN_VALUE_CONSTANT ||
+              kiln_type_numel(kiln_value_type(b)) != 1))
+      return false;
+  }
+  return true;
+}
+
+/* The value whose quantized form stands for n's result: a Relu or ReLU6
+ * that is the result's only user takes it over, as fuseqdq then absorbs
+ * it. */
 static const kiln_value *rw_quant_out(const kiln_function *f, const kiln_node *n) {
   const kiln_value *y = kiln_node_result(n, 0);
   if (kiln_value_use_count(y) != 1)
@@ -104,7 +121,7 @@ static const kiln_value *rw_quant_out(const kiln_function *f, const kiln_node *n
       return y;
   for (uint32_t i = 0; i < kiln_function_node_count(f); i++) {
     const kiln_node *u = kiln_function_node(f, i);
-    if (kiln_node_get_kind(u) == KILN_NODE_Relu && kiln_node_input(u, 0) == y)
+    if (rw_absorbable(u) && kiln_node_input(u, 0) == y)
       return kiln_node_result(u, 0);
   }
   return y;
@@ -579,11 +596,16 @@ static kiln_status rw_shadow(rw_ctx *c, const kiln_node *n, quant_node *q) {
   KILN_TRY(rw_quant_node(c, n, xq, prefix, &sn));
   kiln_value *y = kiln_node_result(sn, 0);
   if (strcmp(q->out, kiln_value_name(kiln_node_result(n, 0))) != 0) {
+    /* the absorbed activation (Relu / Clip), copied onto the shadow */
+    const kiln_value *act = kiln_module_find_value(c->src, q->out);
+    const kiln_node *an = act ? kiln_value_producer(act, NULL) : NULL;
+    if (!an || kiln_node_input_count(an) > RW_MAX_IO)
+      return kiln_status_make(KILN_INTERNAL, "no activation node for '%s'", q->out);
+    kiln_value *ins[RW_MAX_IO] = {y};
+    for (uint32_t i = 1; i < kiln_node_input_count(an); i++)
+      KILN_TRY(rw_value(c, kiln_node_input(an, i), false, &ins[i]));
     kiln_node *r = NULL;
-    char nm[700];
-    snprintf(nm, sizeof nm, "%s%s", prefix, q->out);
-    const char *rn[1] = {nm};
-    KILN_TRY(kiln_function_add_node_named(c->g, KILN_NODE_Relu, nm, &y, 1, NULL, 0, 1, rn, &r));
+    KILN_TRY(rw_copy(c, an, ins, prefix, &r));
     y = kiln_node_result(r, 0);
   }
   kiln_value *yq = NULL;
