@@ -575,11 +575,21 @@ static void kcpu_qg_dw_fn(void *ctx, int64_t begin, int64_t end) {
         for (int64_t j = 0; j < j1; j++)
           dst[d->pl + j] = (int16_t)((d->x_s8 ? (int32_t)(int8_t)src[j] : (int32_t)src[j]) - zx);
       } else {
-        for (int64_t j = 0; j < d->W; j++) {
-          int64_t col = j + d->pl, q = col % phases, at = col / phases;
-          if (at < d->Wq)
-            dst[q * plane + at] =
-                (int16_t)((d->x_s8 ? (int32_t)(int8_t)src[j] : (int32_t)src[j]) - zx);
+        /* phase q holds padded columns q, q + sw, ...: input column
+         * at * sw + q - pl at position at, a strided copy per phase (no
+         * division per element) */
+        for (int64_t q = 0; q < phases; q++) {
+          int64_t a0 = q >= d->pl ? 0 : (d->pl - q + phases - 1) / phases;
+          int64_t a1 = (d->W - 1 + d->pl - q) / phases + 1;
+          a1 = a1 > d->Wq ? d->Wq : a1;
+          int16_t *dq = dst + q * plane;
+          const uint8_t *sq = src + q - d->pl;
+          if (d->x_s8)
+            for (int64_t at = a0; at < a1; at++)
+              dq[at] = (int16_t)((int32_t)(int8_t)sq[at * phases] - zx);
+          else
+            for (int64_t at = a0; at < a1; at++)
+              dq[at] = (int16_t)((int32_t)sq[at * phases] - zx);
         }
       }
     }
