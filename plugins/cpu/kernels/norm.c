@@ -128,9 +128,13 @@ typedef struct kcpu_ln_args {
 static void kcpu_ln_rows(void *ctx, int64_t b, int64_t e) {
   const kcpu_ln_args *a = ctx;
   int64_t n = a->n;
+  /* locals, and one loop per case: a bias test or a field read inside the
+   * loop kept it from vectorizing (20x slower without a bias) */
+  const float *restrict scale = a->scale, *restrict bias = a->bias;
+  const float eps = a->eps;
   for (int64_t r = b; r < e; r++) {
-    const float *x = a->x + r * n;
-    float *y = a->y + r * n;
+    const float *restrict x = a->x + r * n;
+    float *restrict y = a->y + r * n;
     float mean = a->centre ? kcpu_row_sum(x, n) / (float)n : 0.0f;
     /* two passes: the centred squares go through y as scratch */
     for (int64_t i = 0; i < n; i++) {
@@ -138,10 +142,15 @@ static void kcpu_ln_rows(void *ctx, int64_t b, int64_t e) {
       y[i] = d * d;
     }
     float var = kcpu_row_sum(y, n) / (float)n;
-    float rs = 1.0f / sqrtf(var + a->eps);
-    for (int64_t i = 0; i < n; i++) {
-      float v = (x[i] - mean) * rs * a->scale[i];
-      y[i] = a->bias ? v + a->bias[i] : v;
+    float rs = 1.0f / sqrtf(var + eps);
+    if (bias) {
+      for (int64_t i = 0; i < n; i++) {
+        float v = (x[i] - mean) * rs * scale[i];
+        y[i] = v + bias[i];
+      }
+    } else {
+      for (int64_t i = 0; i < n; i++)
+        y[i] = (x[i] - mean) * rs * scale[i];
     }
     if (a->mean)
       a->mean[r] = mean;
