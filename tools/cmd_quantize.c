@@ -302,14 +302,19 @@ int kiln_cmd_profile(int argc, char **argv) {
   quant_samples s = {0};
   quant_profile p = {0};
   double t0 = tool_now_ms();
+  char fp[17] = "";
   kiln_status st = kiln_context_create(&ctx);
   if (!st)
     st = tool_load_module(a->file, &a->ca.dims, ctx, &m);
   if (!st)
+    st = quant_fingerprint(m, fp);
+  if (!st)
+    st = quant_prepare(ctx, m);
+  if (!st)
     st = qt_calibration(a, m, &s);
   if (!st)
     st = quant_profile_collect(ctx, m, a->ca.function, a->ca.backend, &a->ca.opts, &s, a->file,
-                               &p);
+                               fp, &p);
   if (!st)
     st = quant_profile_write(a->out, &p);
   if (!st) {
@@ -662,16 +667,15 @@ static void qt_state_free(qt_state *q) {
   kiln_context_destroy(q->ctx);
 }
 
-/* Ranges: read (and check the fingerprint) or measure. */
-static kiln_status qt_ranges(const qt_args *a, qt_state *q) {
+/* Ranges: read (and check the fingerprint fp of the model as loaded) or
+ * measure on the prepared model. */
+static kiln_status qt_ranges(const qt_args *a, qt_state *q, const char fp[17]) {
   if (!a->profile) {
     KILN_TRY(qt_calibration(a, q->m, &q->calib));
     return quant_profile_collect(q->ctx, q->m, a->ca.function, a->ca.backend, &a->ca.opts,
-                                 &q->calib, a->file, &q->prof);
+                                 &q->calib, a->file, fp, &q->prof);
   }
   KILN_TRY(quant_profile_read(a->profile, &q->prof));
-  char fp[17];
-  KILN_TRY(quant_fingerprint(q->m, fp));
   if (strcmp(fp, q->prof.fingerprint) != 0)
     return kiln_status_make(KILN_FAILED_PRECONDITION,
                             "profile %s was made for a different model (%s, fingerprint %s); "
@@ -701,8 +705,10 @@ static kiln_status qt_round(const qt_args *a, qt_state *q, bool iso) {
 static kiln_status qt_run(const qt_args *a, qt_state *q) {
   KILN_TRY(kiln_context_create(&q->ctx));
   KILN_TRY(tool_load_module(a->file, &a->ca.dims, q->ctx, &q->m));
-  KILN_TRY(qt_ranges(a, q));
+  char fp[17];
+  KILN_TRY(quant_fingerprint(q->m, fp));
   KILN_TRY(quant_prepare(q->ctx, q->m));
+  KILN_TRY(qt_ranges(a, q, fp));
   if (a->n_eval_inputs)
     KILN_TRY(quant_samples_files(q->m, a->eval_inputs, a->n_eval_inputs, &q->ev));
   else

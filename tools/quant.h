@@ -94,11 +94,13 @@ void quant_profile_free(quant_profile *p);
  * constant's bytes; any change to the graph or a weight changes it. */
 kiln_status quant_fingerprint(const kiln_module *m, char out[17]);
 /* Run the samples twice through the model on `backend`: min and max of
- * every f32 value first, then a histogram over [min(min,0), max(max,0)]. */
+ * every f32 value first, then a histogram over [min(min,0), max(max,0)].
+ * m is the model after quant_prepare (whose value names the rewrite
+ * reads); fingerprint, that of the model as loaded, goes into the profile. */
 kiln_status quant_profile_collect(kiln_context *ctx, const kiln_module *m, const char *function,
                                   const char *backend, const kiln_compile_options *opts,
                                   const quant_samples *s, const char *model_path,
-                                  quant_profile *out);
+                                  const char fingerprint[17], quant_profile *out);
 kiln_status quant_profile_write(const char *path, const quant_profile *p);
 kiln_status quant_profile_read(const char *path, quant_profile *out);
 const quant_range *quant_profile_find(const quant_profile *p, const char *name);
@@ -152,8 +154,9 @@ typedef struct quant_plan {
 void quant_plan_free(quant_plan *p);
 /* The graph clean-ups the compiler runs first (dce, cse, fold, simplify),
  * so that what is constant looks constant: exporters hand a shared zero
- * bias through Identity nodes, for one. Values keep their names, so a
- * profile of the model as loaded still applies. */
+ * bias through Identity nodes, for one. Both kiln profile and kiln
+ * quantize run it before anything else, so the values they name (some
+ * made by the clean-ups) are the same. */
 kiln_status quant_prepare(kiln_context *ctx, kiln_module *m);
 /* The candidate nodes of function `function` of m, with their MACs and
  * whether each can be quantized; keep (may be NULL, n_keep patterns) are

@@ -79,6 +79,8 @@ static const char *rw_unsupported(const kiln_node *n) {
 
 /* Multiply-accumulates of a candidate node. */
 static double rw_macs(const kiln_node *n) {
+  if (!kiln_node_input(n, 0) || !kiln_node_input(n, 1))
+    return 0;
   const kiln_type *y = kiln_value_type(kiln_node_result(n, 0));
   const kiln_type *w = kiln_value_type(kiln_node_input(n, 1));
   const kiln_type *x = kiln_value_type(kiln_node_input(n, 0));
@@ -88,8 +90,12 @@ static double rw_macs(const kiln_node *n) {
                       : 0;
   case KILN_NODE_MatMul:
     return x->rank ? (double)kiln_type_numel(y) * (double)x->dims[x->rank - 1] : 0;
-  default: /* Gemm */
-    return x->rank == 2 ? (double)kiln_type_numel(y) * (double)x->dims[1] : 0;
+  default: /* Gemm: K is A's columns, or its rows with transA */
+    return x->rank == 2 ? (double)kiln_type_numel(y) *
+                              (double)x->dims[kiln_attrs_int_or(kiln_node_attrs(n), "transA", 0)
+                                                  ? 0
+                                                  : 1]
+                        : 0;
   }
 }
 
@@ -160,13 +166,13 @@ kiln_status quant_plan_make(const kiln_module *m, const char *function,
       quant_plan_free(out);
       return kiln_status_make(KILN_OUT_OF_MEMORY, "out of memory for the quantization plan");
     }
+    q->macs = rw_macs(n);
     const char *why = rw_unsupported(n);
     if (why) {
       q->state = QUANT_UNSUPPORTED;
       snprintf(q->why, sizeof q->why, "%s", why);
       continue;
     }
-    q->macs = rw_macs(n);
     if (rw_keep(n, keep, n_keep)) {
       q->state = QUANT_KEPT_FLOAT;
       snprintf(q->why, sizeof q->why, "--keep-float");
@@ -180,13 +186,96 @@ static kiln_status rw_evaluate(void *user, const kiln_module *m, const kiln_valu
   return kiln_evaluate_value(user, m, v, out);
 }
 
+/* Gemm(x, W, b) with constant W, transA 0, alpha and beta 1 as MatMul(x,
+ * W [K, N]) + b: the same values, in the form whose quantized product
+ * fuseqdq turns into QLinearMatMul (no integer kind takes Gemm's bias). */
+static kiln_status rw_split_gemm(kiln_function *f, kiln_node *n, bool *done) {
+  *done = false;
+  const kiln_attrs *a = kiln_node_attrs(n);
+  kiln_value *x = kiln_node_input(n, 0), *w = kiln_node_input(n, 1);
+  kiln_value *b = kiln_node_input_count(n) > 2 ? kiln_node_input(n, 2) : NULL;
+  if (kiln_node_get_kind(n) != KILN_NODE_Gemm || !rw_const_f32(w) ||
+      kiln_value_type(x)->elem != KILN_F32 || kiln_attrs_int_or(a, "transA", 0) != 0 ||
+      kiln_attrs_float_or(a, "alpha", 1.0) != 1.0 || kiln_attrs_float_or(a, "beta", 1.0) != 1.0)
+    return NULL;
+  const kiln_type *wt = kiln_value_type(w);
+  bool tb = kiln_attrs_int_or(a, "transB", 0) != 0;
+  int64_t K = wt->dims[tb ? 1 : 0], N = wt->dims[tb ? 0 : 1];
+  kiln_module *m = kiln_function_module(f);
+  kiln_value *wk = w;
+  if (tb) {
+    const float *d = kiln_value_data(w);
+    float *t = malloc((size_t)(K * N) * sizeof *t + 1);
+    if (!t)
+      return kiln_status_make(KILN_OUT_OF_MEMORY, "out of memory transposing '%s'",
+                              kiln_value_name(w));
+    for (int64_t i = 0; i < N; i++)
+      for (int64_t k = 0; k < K; k++)
+        t[k * N + i] = d[i * K + k];
+    kiln_type tt;
+    int64_t dims[2] = {K, N};
+    kiln_status s = kiln_type_make(KILN_F32, 2, dims, &tt);
+    char nm[512];
+    snprintf(nm, sizeof nm, "%.480s.kn", kiln_value_name(w));
+    if (!s)
+      s = kiln_module_add_constant(m, kiln_module_find_value(m, nm) ? NULL : nm, &tt, t, &wk);
+    free(t);
+    KILN_TRY(s);
+  }
+  kiln_function_set_insert_point(f, n);
+  char nm[512];
+  snprintf(nm, sizeof nm, "%.480s", kiln_node_name(n));
+  kiln_value *in[2] = {x, wk};
+  kiln_node *mm = NULL, *add = NULL;
+  /* results named after the Gemm's ("logits.matmul", "logits.bias") */
+  const char *yn = kiln_value_name(kiln_node_result(n, 0));
+  char rn[2][520];
+  snprintf(rn[0], sizeof rn[0], "%.480s.matmul", yn);
+  snprintf(rn[1], sizeof rn[1], "%.480s.bias", yn);
+  const char *r0[1] = {kiln_module_find_value(m, rn[0]) ? NULL : rn[0]};
+  const char *r1[1] = {kiln_module_find_value(m, rn[1]) ? NULL : rn[1]};
+  kiln_status s =
+      kiln_function_add_node_named(f, KILN_NODE_MatMul, nm, in, 2, NULL, 0, 1, r0, &mm);
+  kiln_value *r = s ? NULL : kiln_node_result(mm, 0);
+  if (!s && b) {
+    kiln_value *ain[2] = {r, b};
+    char an[520];
+    snprintf(an, sizeof an, "%.480s.bias", nm);
+    s = kiln_function_add_node_named(f, KILN_NODE_Add, an, ain, 2, NULL, 0, 1, r1, &add);
+    if (!s)
+      r = kiln_node_result(add, 0);
+  }
+  kiln_function_set_insert_point(f, NULL);
+  if (!s && !kiln_type_equal(kiln_value_type(r), kiln_value_type(kiln_node_result(n, 0))))
+    s = kiln_status_make(KILN_INTERNAL, "splitting Gemm '%s' changed its result type", nm);
+  if (!s)
+    s = kiln_function_replace_uses(f, kiln_node_result(n, 0), r);
+  if (!s)
+    s = kiln_function_remove_node(f, n);
+  if (s)
+    return kiln_status_wrap(s, "splitting Gemm '%s' for quantization", nm);
+  *done = true;
+  return NULL;
+}
+
 kiln_status quant_prepare(kiln_context *ctx, kiln_module *m) {
   kiln_pass_options o = kiln_pass_options_default();
   o.evaluate = rw_evaluate;
   o.evaluate_user = ctx;
   kiln_pass_target t = {.module = m};
   kiln_status s = kiln_pass_run(&t, "dce,cse,fold*,simplify*,dce", &o, NULL);
-  return s ? kiln_status_wrap(s, "cleaning up the model before quantizing") : NULL;
+  if (s)
+    return kiln_status_wrap(s, "cleaning up the model before quantizing");
+  for (uint32_t fi = 0; fi < kiln_module_function_count(m); fi++) {
+    kiln_function *f = kiln_module_function(m, fi);
+    for (uint32_t i = 0; i < kiln_function_node_count(f); i++) {
+      /* the MatMul (and Add) take the Gemm's place: not Gemms, passed over */
+      bool done = false;
+      KILN_TRY(rw_split_gemm(f, kiln_function_node(f, i), &done));
+    }
+  }
+  kiln_module_remove_unused_constants(m);
+  return NULL;
 }
 
 /* ------------------------------------------------------------ rebuilding */

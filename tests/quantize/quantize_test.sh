@@ -1,15 +1,17 @@
 #!/bin/sh
 # tests/quantize/quantize_test.sh: `kiln profile` and `kiln quantize` end to
-# end on the shipped models (examples/models/cnn.onnx: two Conv, a Gemm;
-# mlp.kir: two MatMul). The profile's counts are checked against the
-# models' shapes, its histograms against its counts and the input range
-# against the generator's [-1, 1); the quantized model's activation scale
-# is recomputed from the profile's min and max; the report must name the
-# Conv and MatMul nodes as int8 on the interpreter and the Gemm as float
-# with a reason; the quantized model runs and keeps the float model's
-# class, and written as ONNX computes what the .kir computes. Error paths: no calibration data, NaN calibration data, a
-# truncated profile, a profile of another model, --require-int8 that
-# cannot hold (nothing written), bad options (usage, exit 2).
+# end on the shipped models (examples/models/cnn.onnx: two Conv and a Gemm,
+# which quantizing splits into MatMul + Add; mlp.kir: two MatMul). The
+# profile's counts are checked against the models' shapes, its histograms
+# against its counts and the input range against the generator's [-1, 1);
+# the quantized model's activation scale is recomputed from the profile's
+# min and max; the report must name the Conv and MatMul nodes as int8 on
+# the interpreter (a kept-float one with its reason); the quantized model
+# runs and keeps the float model's class, and written as ONNX computes
+# what the .kir computes. Error paths: no calibration data, NaN
+# calibration data, a truncated profile, a profile of another model,
+# --require-int8 that cannot hold (nothing written), bad options (usage,
+# exit 2).
 # usage: quantize_test.sh KILN SOURCE_ROOT PYTHON
 set -u
 kiln="$1"; root="$2"; py="$3"
@@ -35,18 +37,19 @@ check() { # check NAME EXPECTED_RC PATTERN... (fixed strings, all must appear)
 
 # --- kiln profile ---
 out=$("$kiln" profile "$cnn" --backend interpreter --random-inputs 4 -o "$tmp/cnn.prof" 2>&1); rc=$?
-check profile 0 "profiled 11 values" "over 4 samples (random-inputs 4 seed 1)" "wrote $tmp/cnn.prof"
+check profile 0 "profiled 12 values" "over 4 samples (random-inputs 4 seed 1)" "wrote $tmp/cnn.prof"
 
-# cnn.onnx: input x [1,3,16,16] and ten f32 node results; every histogram
+# cnn.onnx: input x [1,3,16,16] and eleven f32 node results (the Gemm
+# split into MatMul + Add, as quantizing prepares it); every histogram
 # holds its value's count; x is uniform in [-1, 1); Relu results are >= 0.
 out=$("$py" - "$tmp/cnn.prof" <<'PY' 2>&1
 import sys
 lines = open(sys.argv[1]).read().split("\n")
 assert lines[0] == "kiln-profile 1", lines[0]
-assert lines[-2] == "end 11" and lines[-1] == "", lines[-3:]
+assert lines[-2] == "end 12" and lines[-1] == "", lines[-3:]
 vals = {}
 i = 7
-assert lines[6] == "values 11", lines[6]
+assert lines[6] == "values 12", lines[6]
 while lines[i].startswith("value "):
     f = lines[i].split(" ", 7)
     mn, mx, cnt, nonfinite, lo, hi, name = float(f[1]), float(f[2]), int(f[3]), int(f[4]), float(f[5]), float(f[6]), f[7]
@@ -57,11 +60,12 @@ while lines[i].startswith("value "):
     assert lo == min(mn, 0) and hi == max(mx, 0), name
     vals[name] = (mn, mx, cnt)
     i += 2
-assert len(vals) == 11, sorted(vals)
+assert len(vals) == 12, sorted(vals)
 assert vals["x"][2] == 4 * 3 * 16 * 16, vals["x"]
 assert -1 <= vals["x"][0] < -0.9 and 0.9 < vals["x"][1] < 1, vals["x"]
 assert vals["r1"][0] >= 0 and vals["r2"][0] >= 0
-assert vals["c1"][2] == 4 * 8 * 16 * 16 and vals["logits"][2] == 4 * 10
+assert vals["c1"][2] == 4 * 8 * 16 * 16 and vals["logits.matmul"][2] == 4 * 10
+assert vals["logits.bias"][2] == 4 * 10
 print("profile ok")
 PY
 ); rc=$?
@@ -97,19 +101,20 @@ check profile-bad-input 1 "the model has no input 'y'"
 # --- kiln quantize ---
 out=$("$kiln" quantize "$cnn" --backend interpreter --profile "$tmp/cnn.prof" -o "$tmp/cnn_q.kir" \
   --target-sqnr off --report "$tmp/cnn_q.json" 2>&1); rc=$?
-check quantize 0 "2 of 3 nodes run in int8 on interpreter" "wrote $tmp/cnn_q.kir and $tmp/cnn_q.json" \
+check quantize 0 "3 of 3 nodes run in int8 on interpreter" "wrote $tmp/cnn_q.kir and $tmp/cnn_q.json" \
   "held out: random-inputs 4 seed 1000004"
 
-# The report: conv1 and conv2 int8, fc (Gemm) float with its reason; the
-# MAC shares from the shapes (conv1 1*8*16*16 * 3*3*3, conv2 1*16*8*8 *
-# 8*3*3, fc 10*16); the input's scale in the model is (max - min) / 255
-# of the profile's x.
+# The report: conv1 and conv2 int8, and fc too: the Gemm (with a bias, as
+# no integer kind takes) was split into MatMul + Add and its MatMul runs
+# in int8; the MAC shares from the shapes (conv1 1*8*16*16 * 3*3*3, conv2
+# 1*16*8*8 * 8*3*3, fc 10*16); the input's scale in the model is
+# (max - min) / 255 of the profile's x.
 out=$("$py" - "$tmp/cnn_q.json" "$tmp/cnn.prof" "$tmp/cnn_q.kir" <<'PY' 2>&1
 import json, re, sys
 r = json.load(open(sys.argv[1]))
 nodes = {n["name"]: n for n in r["nodes"]}
 assert nodes["conv1"]["runs"] == "int8" and nodes["conv2"]["runs"] == "int8", nodes
-assert nodes["fc"]["runs"] == "float" and "no integer kernel" in nodes["fc"]["why"], nodes["fc"]
+assert nodes["fc"]["runs"] == "int8" and nodes["fc"]["kind"] == "MatMul", nodes["fc"]
 macs = {"conv1": 8 * 16 * 16 * 27, "conv2": 16 * 8 * 8 * 72, "fc": 160}
 for k, v in macs.items():
     assert nodes[k]["macs"] == v, (k, nodes[k]["macs"], v)
@@ -137,7 +142,7 @@ check quantize-report 0 "report ok"
 # model runs and keeps the float model's class on it.
 out=$("$kiln" quantize "$cnn" --backend interpreter --profile "$tmp/files.prof" -o "$tmp/cnn_qf.kir" \
   --target-sqnr off 2>&1); rc=$?
-check quantize-files 0 "2 of 3 nodes run in int8 on interpreter"
+check quantize-files 0 "3 of 3 nodes run in int8 on interpreter"
 out=$("$py" - "$kiln" "$cnn" "$tmp/cnn_qf.kir" "$root/examples/models/cnn_input.npy" <<'PY' 2>&1
 import subprocess, sys
 def run(model):
@@ -169,15 +174,15 @@ out="$b"; rc=0
 # and by kind; the MatMul MLP quantizes both MatMul nodes.
 out=$("$kiln" quantize "$cnn" --backend interpreter --profile "$tmp/cnn.prof" -o "$tmp/s8.kir" \
   --target-sqnr off --activations s8 2>&1); rc=$?
-check quantize-s8 0 "2 of 3 nodes run in int8"
+check quantize-s8 0 "3 of 3 nodes run in int8"
 grep -q "%x.quantized : i8\[1,3,16,16\]" "$tmp/s8.kir" && pass=$((pass + 1)) || {
   echo "FAIL quantize-s8: x not quantized to i8"; fail=$((fail + 1)); }
 out=$("$kiln" quantize "$cnn" --backend interpreter --profile "$tmp/cnn.prof" -o "$tmp/k.kir" \
   --target-sqnr off --keep-float conv1 --calibration percentile:99.9 --per-tensor 2>&1); rc=$?
-check quantize-keep-name 0 "1 of 3 nodes run in int8" "--keep-float"
+check quantize-keep-name 0 "2 of 3 nodes run in int8" "--keep-float"
 out=$("$kiln" quantize "$cnn" --backend interpreter --profile "$tmp/cnn.prof" -o "$tmp/k2.kir" \
   --target-sqnr off --keep-float Conv --calibration mse 2>&1); rc=$?
-check quantize-keep-kind 0 "0 of 3 nodes run in int8"
+check quantize-keep-kind 0 "1 of 3 nodes run in int8"
 out=$("$kiln" quantize "$mlp" --backend interpreter --random-inputs 8 -o "$tmp/mlp_q.kir" --target-sqnr off 2>&1); rc=$?
 check quantize-matmul 0 "2 of 2 nodes run in int8"
 
@@ -228,8 +233,9 @@ check quantize-fallback 0 "fallback 1:" "fallback 3:" "0 of 3 nodes run in int8"
 
 # --require-int8 that cannot hold: an error naming the node, nothing written.
 out=$("$kiln" quantize "$cnn" --backend interpreter --profile "$tmp/cnn.prof" -o "$tmp/req.kir" \
-  --target-sqnr off --require-int8 Conv,Gemm --report "$tmp/req.json" 2>&1); rc=$?
-check quantize-require 1 "--require-int8 Conv,Gemm: 1 node would not run in int8 on interpreter" "fc (Gemm)"
+  --target-sqnr off --keep-float conv2 --require-int8 Conv,MatMul --report "$tmp/req.json" 2>&1); rc=$?
+check quantize-require 1 "--require-int8 Conv,MatMul: 1 node would not run in int8 on interpreter" \
+  "conv2 (Conv): --keep-float"
 [ ! -e "$tmp/req.kir" ] && [ ! -e "$tmp/req.json" ] && pass=$((pass + 1)) || {
   echo "FAIL quantize-require wrote a file"; fail=$((fail + 1)); }
 
@@ -238,7 +244,7 @@ out=$("$kiln" quantize "$mlp" --backend interpreter --profile "$tmp/cnn.prof" -o
 check quantize-fingerprint 1 "profile $tmp/cnn.prof was made for a different model" "kiln profile"
 head -n 12 "$tmp/cnn.prof" > "$tmp/cut.prof"
 out=$("$kiln" quantize "$cnn" --backend interpreter --profile "$tmp/cut.prof" -o "$tmp/c.kir" 2>&1); rc=$?
-check quantize-truncated 1 "$tmp/cut.prof is truncated" "holds 2 of its 11 values"
+check quantize-truncated 1 "$tmp/cut.prof is truncated" "holds 2 of its 12 values"
 head -c 3000 "$tmp/cnn.prof" > "$tmp/cut2.prof"
 out=$("$kiln" quantize "$cnn" --backend interpreter --profile "$tmp/cut2.prof" -o "$tmp/c.kir" 2>&1); rc=$?
 check quantize-truncated-midline 1 "$tmp/cut2.prof"
