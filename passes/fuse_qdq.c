@@ -344,10 +344,7 @@ static kiln_status qdq_node(kiln_function *f, kiln_node *qn, const kiln_pass_opt
   return NULL;
 }
 
-/* Kinds whose result holds only values of their input 0, moved or
- * selected (MaxPool: the largest of a window), so that they commute with
- * any monotonic map, and so with Q(DQ(.)) of one scale and zero point. */
-static bool qdq_passes_through(kiln_node_kind k) {
+bool kiln_pass_qdq_passes_through(kiln_node_kind k) {
   switch (k) {
   case KILN_NODE_MaxPool:
   case KILN_NODE_Reshape:
@@ -371,25 +368,37 @@ static bool qdq_same_params(const qdq_operand *a, const qdq_operand *b) {
   return za == zb;
 }
 
+/* qn = Q(P(DQ(q))) with P a node `ok` accepts whose first result only the
+ * Q reads, both per tensor: P, with *y the Q's and *x the DQ's operand;
+ * NULL otherwise. */
+static kiln_node *qdq_sandwich(kiln_node *qn, bool (*ok)(const kiln_node *), qdq_operand *y,
+                               qdq_operand *x) {
+  if (!qdq_match_q(qn, y))
+    return NULL;
+  kiln_value *v = kiln_node_input(qn, 0);
+  kiln_node *p = kiln_value_producer(v, NULL);
+  if (!p || !ok(p) || kiln_value_use_count(v) != 1 || kiln_node_input(p, 0) == NULL ||
+      !qdq_match_dq(kiln_node_input(p, 0), false, -1, false, x) ||
+      !qdq_per_tensor(kiln_value_type(x->scale)))
+    return NULL;
+  return p;
+}
+
+static bool qdq_pass_ok(const kiln_node *p) {
+  return kiln_pass_qdq_passes_through(kiln_node_get_kind(p));
+}
+
 /* Q(P(DQ(q))) with P a pass-through kind and the Q's parameters the DQ's:
  * P on the integers q directly, where the backend runs it on them. */
 static kiln_status qdq_pass_node(kiln_function *f, kiln_node *qn, const kiln_pass_options *o,
                                  bool *done) {
   qdq_operand y, x;
-  if (!qdq_match_q(qn, &y))
-    return NULL;
-  kiln_value *v = kiln_node_input(qn, 0);
-  kiln_node *p = kiln_value_producer(v, NULL);
-  if (!p || !qdq_passes_through(kiln_node_get_kind(p)) || kiln_value_use_count(v) != 1 ||
-      kiln_node_input(p, 0) == NULL)
+  kiln_node *p = qdq_sandwich(qn, qdq_pass_ok, &y, &x);
+  if (!p || kiln_value_type(x.q)->elem != kiln_value_type(y.q)->elem || !qdq_same_params(&x, &y))
     return NULL;
   for (uint32_t r = 1; r < kiln_node_result_count(p); r++) /* MaxPool's indices */
     if (kiln_value_use_count(kiln_node_result(p, r)) != 0)
       return NULL;
-  if (!qdq_match_dq(kiln_node_input(p, 0), false, -1, false, &x) ||
-      !qdq_per_tensor(kiln_value_type(x.scale)) ||
-      kiln_value_type(x.q)->elem != kiln_value_type(y.q)->elem || !qdq_same_params(&x, &y))
-    return NULL;
   kiln_value *ins[8];
   uint32_t ni = kiln_node_input_count(p);
   if (ni > 8)
@@ -436,13 +445,8 @@ static bool qdq_tabulable(const kiln_node *p) {
 static kiln_status qdq_table_node(kiln_function *f, kiln_node *qn, const kiln_pass_options *o,
                                   bool *done) {
   qdq_operand y, x;
-  if (!qdq_match_q(qn, &y))
-    return NULL;
-  kiln_value *v = kiln_node_input(qn, 0);
-  kiln_node *p = kiln_value_producer(v, NULL);
-  if (!p || !qdq_tabulable(p) || kiln_value_use_count(v) != 1 ||
-      !qdq_match_dq(kiln_node_input(p, 0), false, -1, false, &x) ||
-      !qdq_per_tensor(kiln_value_type(x.scale)) || qdq_is_const(x.q)) /* fold's, not ours */
+  kiln_node *p = qdq_sandwich(qn, qdq_tabulable, &y, &x);
+  if (!p || qdq_is_const(x.q)) /* a constant input is fold's, not ours */
     return NULL;
   kiln_module *m = kiln_function_module(f);
   kiln_elem xe = kiln_value_type(x.q)->elem;

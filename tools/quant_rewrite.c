@@ -391,25 +391,6 @@ static kiln_status rw_copy(rw_ctx *c, const kiln_node *n, kiln_value *const *ins
                                       kiln_node_input_count(n), d, nd, nr, rn, out);
 }
 
-/* Kinds whose result holds only values of their input 0 (moved, selected
- * or the largest of a window): quantized with their input's parameters,
- * the result is exact, no second rounding, and an integer backend can pass
- * the integers through. */
-static bool rw_passes_through(kiln_node_kind k) {
-  switch (k) {
-  case KILN_NODE_MaxPool:
-  case KILN_NODE_Reshape:
-  case KILN_NODE_Flatten:
-  case KILN_NODE_Transpose:
-  case KILN_NODE_Squeeze:
-  case KILN_NODE_Unsqueeze:
-  case KILN_NODE_Identity:
-    return true;
-  default:
-    return false;
-  }
-}
-
 /* The value whose range quantizes src value `name`: itself, or through
  * pass-through kinds the first value upstream that is not one. */
 static const char *rw_range_source(const rw_ctx *c, const char *name) {
@@ -417,7 +398,7 @@ static const char *rw_range_source(const rw_ctx *c, const char *name) {
     const kiln_value *v = kiln_module_find_value(c->src, name);
     const kiln_node *p = v ? kiln_value_producer(v, NULL) : NULL;
     const kiln_value *in = p ? kiln_node_input(p, 0) : NULL;
-    if (!p || !in || !rw_passes_through(kiln_node_get_kind(p)) ||
+    if (!p || !in || !kiln_pass_qdq_passes_through(kiln_node_get_kind(p)) ||
         kiln_value_type(in)->elem != KILN_F32 || !quant_profile_find(c->p, kiln_value_name(in)))
       return name;
     name = kiln_value_name(in);

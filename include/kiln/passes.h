@@ -179,6 +179,12 @@ KILN_NODISCARD kiln_status kiln_pass_fuse_activation(kiln_function *f, const kil
  * o->supports_node (when set) accepts them (docs/passes.md). */
 KILN_NODISCARD kiln_status kiln_pass_fuse_qdq(kiln_function *f, const kiln_pass_options *o,
                                               uint32_t *changes);
+/* The kinds whose result holds only values of their input 0, moved or
+ * selected (MaxPool: a window's largest): they commute with any monotonic
+ * map, so with Q(DQ(.)) of one scale and zero point. fuseqdq runs them on
+ * integers between such a DQ and Q; a quantizer gives their result their
+ * input's parameters. */
+bool kiln_pass_qdq_passes_through(kiln_node_kind k);
 
 /* Lowering: rewrite every node the backend (o->supports_node, else the
  * primitive set) does not run, by its rule, repeatedly, until every node is
