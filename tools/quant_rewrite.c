@@ -392,7 +392,10 @@ static kiln_status rw_copy(rw_ctx *c, const kiln_node *n, kiln_value *const *ins
 }
 
 /* The value whose range quantizes src value `name`: itself, or through
- * pass-through kinds the first value upstream that is not one. */
+ * pass-through kinds (kiln_pass_qdq_passes_through) the first value
+ * upstream that is not one: quantized with their input's parameters,
+ * their result is exact (no second rounding) and fuseqdq can run them on
+ * the integers. */
 static const char *rw_range_source(const rw_ctx *c, const char *name) {
   for (int depth = 0; depth < 64; depth++) {
     const kiln_value *v = kiln_module_find_value(c->src, name);
