@@ -22,23 +22,11 @@
 # usage: tool_test.sh KILN BUILD_DIR SRC_DIR SOURCE_ROOT
 set -u
 kiln="$1"; build="$2"; src="$3"; root="$4"
-pass=0; fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export KILN_CACHE_DIR="$tmp/cache-default"
 
-check() { # check NAME EXPECTED_RC PATTERN... (patterns are fixed strings, all must appear)
-  name="$1"; want_rc="$2"; shift 2
-  if [ "$rc" -ne "$want_rc" ]; then
-    echo "FAIL $name: exit code $rc, wanted $want_rc"; echo "$out"; fail=$((fail + 1)); return
-  fi
-  for pat in "$@"; do
-    if ! printf '%s\n' "$out" | grep -qF -- "$pat"; then
-      echo "FAIL $name: output lacks '$pat'"; echo "$out"; fail=$((fail + 1)); return
-    fi
-  done
-  pass=$((pass + 1))
-}
+. "$(dirname "$0")/../check.sh"
 
 export KILN_PLUGIN_PATH="$build:$build/dup_a:$build/dup_b:$build/junk"
 unset KILN_PLUGIN_PATH_ONLY

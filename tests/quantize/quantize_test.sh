@@ -15,25 +15,13 @@
 # usage: quantize_test.sh KILN SOURCE_ROOT PYTHON
 set -u
 kiln="$1"; root="$2"; py="$3"
-pass=0; fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export KILN_CACHE_DIR="$tmp/cache"
 cnn="$root/examples/models/cnn.onnx"
 mlp="$root/examples/models/mlp.kir"
 
-check() { # check NAME EXPECTED_RC PATTERN... (fixed strings, all must appear)
-  name="$1"; want_rc="$2"; shift 2
-  if [ "$rc" -ne "$want_rc" ]; then
-    echo "FAIL $name: exit code $rc, wanted $want_rc"; echo "$out"; fail=$((fail + 1)); return
-  fi
-  for pat in "$@"; do
-    if ! printf '%s\n' "$out" | grep -qF -- "$pat"; then
-      echo "FAIL $name: output lacks '$pat'"; echo "$out"; fail=$((fail + 1)); return
-    fi
-  done
-  pass=$((pass + 1))
-}
+. "$(dirname "$0")/../check.sh"
 
 # --- kiln profile ---
 out=$("$kiln" profile "$cnn" --backend interpreter --random-inputs 4 -o "$tmp/cnn.prof" 2>&1); rc=$?
