@@ -563,80 +563,78 @@ typedef struct kcpu_qg_dw {
   uint8_t *y;
 } kcpu_qg_dw;
 
-/* Rows of one input plane into the phases, minus the zero point. At
- * stride 2 the even bytes of 32 are picked by a shuffle: as a strided
- * loop this was scalar and took two thirds of the time. */
-static void kcpu_qg_dw_fill(const kcpu_qg_dw *d, const uint8_t *xs, float zx, float *buf) {
-  int64_t sh = d->sh, sw = d->sw, Wq = d->Wq, W = d->W, pl = d->pl, plane = d->plane;
+/* Where a plane's rows go, the same for every plane (made once per task,
+ * so that filling a plane divides nothing): input row i's cells start at
+ * buf + row[i] (-1: never read), phase b's run of it is positions
+ * [a0[b], a1[b]) of that phase's row, from input column b + sw at - pl. */
+typedef struct kcpu_qg_dwmap {
+  int64_t *row, *a0, *a1;
+} kcpu_qg_dwmap;
+
+static void kcpu_qg_dw_map(const kcpu_qg_dw *d, kcpu_qg_dwmap *m) {
+  int64_t sh = d->sh, sw = d->sw, pl = d->pl;
+  for (int64_t b = 0; b < sw; b++) {
+    m->a0[b] = b >= pl ? 0 : (pl - b + sw - 1) / sw;
+    int64_t a1 = (d->W - 1 + pl - b) / sw + 1;
+    m->a1[b] = a1 > d->Wq ? d->Wq : a1;
+  }
   for (int64_t i = 0; i < d->H; i++) {
     int64_t r = i + d->pt;
-    if (r / sh >= d->Hq)
-      break;
+    m->row[i] = r / sh < d->Hq ? r % sh * sw * d->plane + r / sh * d->Wq : -1;
+  }
+}
+
+/* One input plane into the phases, minus the zero point, 16 cells at a
+ * time while the bytes read stay in the plane. At stride 2 the even bytes
+ * of 32 are picked by a shuffle (as a strided loop this was scalar and
+ * took two thirds of the time), the last 16 of a run overlapping the
+ * ones before. At stride 1 a row's last piece runs past the row's end
+ * (a 7-wide row is then one vector instead of 7 scalars). */
+static void kcpu_qg_dw_fill(const kcpu_qg_dw *d, const kcpu_qg_dwmap *m, const uint8_t *xs,
+                            float zx, float *buf) {
+  int64_t sw = d->sw, W = d->W, pl = d->pl, plane = d->plane, H = d->H;
+  int s8 = (int)d->x_s8;
+  for (int64_t i = 0; i < H; i++) {
+    if (m->row[i] < 0)
+      continue;
     const uint8_t *src = xs + i * W;
-    int64_t lim = (d->H - i) * W; /* bytes from src to the plane's end */
-    float *dst = buf + r % sh * sw * plane + r / sh * Wq;
-    /* phase b holds padded columns b + sw at, input column b + sw at - pl */
+    int64_t lim = (H - i) * W; /* bytes from src to the plane's end */
     for (int64_t b = 0; b < sw; b++) {
-      int64_t a0 = b >= pl ? 0 : (pl - b + sw - 1) / sw;
-      int64_t a1 = (W - 1 + pl - b) / sw + 1;
-      a1 = a1 > Wq ? Wq : a1;
-      float *restrict dq = dst + b * plane;
+      int64_t a0 = m->a0[b], a1 = m->a1[b], at = a0;
+      float *restrict dq = buf + m->row[i] + b * plane;
       const uint8_t *sq = src + b - pl;
-      if (sw == 1) {
-        /* 16 at a time while the bytes read stay in the plane, the last
-         * piece running past the row's end into cells that a later row
-         * rewrites or the loop below zeroes again */
-        int64_t at = a0;
+      if (sw == 1 && a0 < a1) {
         for (; at < a1 && at - pl + 16 <= lim; at += 16) {
           kcpu_qv16u8 e = *(const kcpu_qv16u8a *)(sq + at);
-          kcpu_qdwf f = d->x_s8 ? __builtin_convertvector((kcpu_qv16s8)e, kcpu_qdwf)
-                                : __builtin_convertvector(e, kcpu_qdwf);
+          kcpu_qdwf f = s8 ? __builtin_convertvector((kcpu_qv16s8)e, kcpu_qdwf)
+                           : __builtin_convertvector(e, kcpu_qdwf);
           *(kcpu_qdwf *)(dq + at) = f - zx;
         }
-        if (d->x_s8)
-          for (; at < a1; at++)
-            dq[at] = (float)(int8_t)sq[at] - zx;
-        else
-          for (; at < a1; at++)
-            dq[at] = (float)sq[at] - zx;
-      } else {
-        int64_t at = a0;
-        /* 16 at a time while the 32 bytes read stay in the plane, the last
-         * 16 overlapping the one before (the same values again) */
-        while (sw == 2 && a1 - a0 >= 16 && at < a1) {
+        /* the padding after the run, which the last piece may have
+         * overwritten (past it: the next row of the phase, rewritten
+         * after this, or the phase's 16 cells of slack) */
+        *(kcpu_qdwf *)(dq + a1) = (kcpu_qdwf){0};
+      } else if (sw == 2) {
+        while (a1 - a0 >= 16 && at < a1) {
           at = at + 16 > a1 ? a1 - 16 : at;
           if (b - pl + 2 * at + 32 > lim)
             break;
           kcpu_qv32u8 v = *(const kcpu_qv32u8 *)(sq + 2 * at);
           kcpu_qv16u8 e = __builtin_shufflevector(v, v, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22,
                                                   24, 26, 28, 30);
-          kcpu_qdwf f = d->x_s8 ? __builtin_convertvector((kcpu_qv16s8)e, kcpu_qdwf)
-                                : __builtin_convertvector(e, kcpu_qdwf);
+          kcpu_qdwf f = s8 ? __builtin_convertvector((kcpu_qv16s8)e, kcpu_qdwf)
+                           : __builtin_convertvector(e, kcpu_qdwf);
           *(kcpu_qdwf *)(dq + at) = f - zx;
           at += 16;
         }
-        if (d->x_s8)
-          for (; at < a1; at++)
-            dq[at] = (float)(int8_t)sq[at * sw] - zx;
-        else
-          for (; at < a1; at++)
-            dq[at] = (float)sq[at * sw] - zx;
       }
+      if (s8)
+        for (; at < a1; at++)
+          dq[at] = (float)(int8_t)sq[at * sw] - zx;
+      else
+        for (; at < a1; at++)
+          dq[at] = (float)sq[at * sw] - zx;
     }
-  }
-  if (sw != 1)
-    return;
-  /* zero what the rows' last pieces overwrote past their ends: up to the
-   * next row of the same phase, or 16 cells (the phases' slack) */
-  int64_t j1 = W < Wq - pl ? W : Wq - pl;
-  for (int64_t i = 0; i < d->H && j1 > 0; i++) {
-    int64_t r = i + d->pt;
-    if (r / sh >= d->Hq)
-      break;
-    float *end = buf + r % sh * plane + r / sh * Wq + pl + j1;
-    int64_t n = i + sh < d->H && (r + sh) / sh < d->Hq ? Wq - j1 : 16;
-    for (int64_t j = 0; j < n; j++)
-      end[j] = 0;
   }
 }
 
@@ -644,15 +642,20 @@ static void kcpu_qg_dw_fn(void *ctx, int64_t begin, int64_t end) {
   const kcpu_qg_dw *d = ctx;
   const kcpu_qg_cols *k = d->k;
   int64_t taps = d->KH * d->KW, bufn = d->sh * d->sw * d->plane, npos = d->npos;
-  /* the phases, the plane's sums, its bytes, the taps' offsets and weights */
-  uint8_t *mem = kcpu_alloc(bufn * 4 + npos * 5 + taps * 12 + 256);
+  /* the phases, the plane's sums, its bytes, the taps' offsets, the map,
+   * the taps' weights */
+  int64_t nmap = d->H + 2 * d->sw;
+  uint8_t *mem = kcpu_alloc(bufn * 4 + npos * 5 + (taps + nmap) * 12 + 256);
   if (!mem)
     return;
   float *buf = (float *)(void *)mem;
   float *acc = buf + (bufn + 15) / 16 * 16;
   uint8_t *out = (uint8_t *)(acc + npos);
   int64_t *toff = (int64_t *)(void *)(out + (npos + 16 + 63) / 64 * 64);
-  float *wt = (float *)(toff + taps);
+  kcpu_qg_dwmap map = {.row = toff + taps};
+  map.a0 = map.row + d->H, map.a1 = map.a0 + d->sw;
+  float *wt = (float *)(map.a1 + d->sw);
+  kcpu_qg_dw_map(d, &map);
   memset(buf, 0, (size_t)bufn * sizeof *buf);
   for (int64_t t = 0; t < taps; t++) {
     int64_t rh = t / d->KW * d->dh, cw = t % d->KW * d->dw;
@@ -663,7 +666,7 @@ static void kcpu_qg_dw_fn(void *ctx, int64_t begin, int64_t end) {
   int64_t OW = d->OW, Wq = d->Wq;
   for (int64_t pc = begin; pc < end; pc++) { /* (image, channel) planes */
     int64_t c = pc % d->C;
-    kcpu_qg_dw_fill(d, d->x + pc * d->H * d->W, zx, buf);
+    kcpu_qg_dw_fill(d, &map, d->x + pc * d->H * d->W, zx, buf);
     int32_t zw = k->z[c];
     for (int64_t t = 0; t < taps; t++) {
       uint8_t b = d->w[c * taps + t];
@@ -694,8 +697,16 @@ static void kcpu_qg_dw_fn(void *ctx, int64_t begin, int64_t end) {
       *(kcpu_qdwf *)(void *)(acc + o) = s0;
     }
     double mult = k->mult[c], bias = k->bias[c];
-    for (int64_t n = 0; n < npos; n++)
-      out[n] = (uint8_t)(int32_t)kiln_ref_requantize_f64((double)acc[n] + bias, mult, yzp, lo, hi);
+    if (mult - mult == 0) /* finite: no NaN can arise, so two compares fewer */
+      for (int64_t n = 0; n < npos; n++) {
+        double v = __builtin_rint(((double)acc[n] + bias) * mult) + yzp;
+        v = v < lo ? lo : v;
+        out[n] = (uint8_t)(int32_t)(v > hi ? hi : v);
+      }
+    else
+      for (int64_t n = 0; n < npos; n++)
+        out[n] =
+            (uint8_t)(int32_t)kiln_ref_requantize_f64((double)acc[n] + bias, mult, yzp, lo, hi);
     /* the kept columns, 16 bytes at a time (out has npos + 16 bytes);
      * a row's last piece may run into the next row, which is written
      * after it, but not past the plane (another task's) */
