@@ -468,6 +468,20 @@ START_TEST(qlinear_conv_depthwise_planes) {
 }
 END_TEST
 
+/* 1x1 (the im2col row of a tap is then the input plane itself, copied
+ * whole): planes wider than one packing run (1024 positions), so that a
+ * run starts inside the plane; with pads and strides, where it is not. */
+START_TEST(qlinear_conv_pointwise) {
+  qt_conv c = qt_conv_base;
+  c.KH = c.KW = 1, c.C = 24, c.M = 13, c.H = 40, c.W = 41, c.OH = 40, c.OW = 41;
+  qt_conv_check(&c);
+  c.attrs = "pads = [1, 0, 0, 1]", c.C = 5, c.OH = 41, c.OW = 42;
+  qt_conv_check(&c);
+  c.attrs = "strides = [2, 2]", c.OH = 20, c.OW = 21;
+  qt_conv_check(&c);
+}
+END_TEST
+
 /* ---- fuseqdq on the cpu ---- */
 START_TEST(qdq_fuses_on_cpu) {
   /* Q(Relu(Conv(DQ x, DQ w, DQ bias))) and Q(MatMul(DQ a, DQ b)): the cpu
@@ -528,6 +542,7 @@ Suite *kcpu_qlinear_suite(void) {
   tcase_add_test(tc, qlinear_conv_windows);
   tcase_add_test(tc, qlinear_conv_groups_and_types);
   tcase_add_test(tc, qlinear_conv_depthwise_planes);
+  tcase_add_test(tc, qlinear_conv_pointwise);
   tcase_add_test(tc, qdq_fuses_on_cpu);
   suite_add_tcase(s, tc);
   return s;

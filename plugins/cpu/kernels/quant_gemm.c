@@ -182,11 +182,19 @@ static void kcpu_qg_epilogue(const kcpu_qg *q, const int32_t *c, int64_t m0, int
       uint32_t z = (uint32_t)q->z[m], corr = (uint32_t)q->corr[m];
       double mult = q->mult[m], bias = q->bias[m];
       const int32_t *cr = c + r * KCPU_QG_NR;
-      for (int64_t j = 0; j < nr; j++) {
-        uint32_t acc = (uint32_t)cr[j] - z * (uint32_t)cs[j] + corr;
-        double v = (double)(int32_t)acc + bias;
-        out[r][j] = (uint8_t)(int32_t)kiln_ref_requantize_f64(v, mult, yzp, lo, hi);
-      }
+      if (mult - mult == 0) /* finite: no NaN can arise, two compares fewer */
+        for (int64_t j = 0; j < nr; j++) {
+          uint32_t acc = (uint32_t)cr[j] - z * (uint32_t)cs[j] + corr;
+          double v = __builtin_rint(((double)(int32_t)acc + bias) * mult) + yzp;
+          v = v < lo ? lo : v;
+          out[r][j] = (uint8_t)(int32_t)(v > hi ? hi : v);
+        }
+      else
+        for (int64_t j = 0; j < nr; j++) {
+          uint32_t acc = (uint32_t)cr[j] - z * (uint32_t)cs[j] + corr;
+          double v = (double)(int32_t)acc + bias;
+          out[r][j] = (uint8_t)(int32_t)kiln_ref_requantize_f64(v, mult, yzp, lo, hi);
+        }
     }
   } else {
     const int32_t *z = q->z + n0, *corr = q->corr + n0;
@@ -457,6 +465,11 @@ static void kcpu_qg_im2col_row(const kcpu_qg_bpack *p, int64_t k, int64_t p0, in
                                uint8_t *row) {
   int64_t taps = p->KH * p->KW, c = k / taps, kh = k % taps / p->KW, kw = k % p->KW;
   const uint8_t *plane = p->x + c * p->H * p->W;
+  if (taps == 1 && p->sh == 1 && p->sw == 1 && p->pt == 0 && p->pl == 0 && p->OW == p->W &&
+      p->P <= p->H * p->W) { /* 1x1 over the whole plane: the row is the plane */
+    memcpy(row, plane + p0, (size_t)np);
+    return;
+  }
   int64_t oh = p0 / p->OW, ow = p0 % p->OW;
   for (int64_t i = 0; i < np; oh++, ow = 0) {
     int64_t seg = np - i < p->OW - ow ? np - i : p->OW - ow;
