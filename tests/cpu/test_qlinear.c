@@ -429,6 +429,59 @@ START_TEST(qlinear_conv_groups_and_types) {
 }
 END_TEST
 
+/* Depthwise (kernels/quant_gemm.c's direct f32 loop: one flat run of
+ * positions per plane, the phases of both strides) at the sizes of
+ * MobileNet's small planes and their edges: 7x7 and 14x14 with pads 1
+ * (the pad columns computed and dropped), odd widths, strides 2 with
+ * uneven pads, pads 0 and 2, dilation 2, a 5x5 window, enough planes to
+ * split over both threads, and windows at and past 256 taps (the largest
+ * f32 sums, then the int32 loop). */
+static void qt_dw_check(qt_conv c, int64_t C, int64_t H, int64_t W, int64_t K, const char *pads,
+                        int64_t sh, int64_t sw, int64_t dil, int64_t OH, int64_t OW) {
+  char attrs[200];
+  snprintf(attrs, sizeof attrs,
+           "group = %lld, pads = [%s], strides = [%lld, %lld], "
+           "dilations = [%lld, %lld]",
+           (long long)C, pads, (long long)sh, (long long)sw, (long long)dil, (long long)dil);
+  c.C = c.M = c.group = C, c.H = H, c.W = W, c.KH = c.KW = K, c.OH = OH, c.OW = OW;
+  c.attrs = attrs;
+  qt_conv_check(&c);
+}
+
+START_TEST(qlinear_conv_depthwise_planes) {
+  qt_conv c = qt_conv_base;
+  qt_dw_check(c, 16, 7, 7, 3, "1, 1, 1, 1", 1, 1, 1, 7, 7);
+  qt_dw_check(c, 6, 14, 14, 3, "1, 1, 1, 1", 1, 1, 1, 14, 14);
+  qt_dw_check(c, 5, 13, 11, 3, "0, 0, 0, 0", 1, 1, 1, 11, 9);  /* odd, pads 0 */
+  qt_dw_check(c, 4, 9, 10, 3, "2, 2, 2, 2", 1, 1, 2, 9, 10);   /* pads 2, dilation 2 */
+  qt_dw_check(c, 4, 15, 15, 3, "1, 1, 1, 1", 2, 2, 1, 8, 8);   /* stride 2, odd */
+  qt_dw_check(c, 3, 28, 27, 3, "0, 0, 1, 1", 2, 2, 1, 14, 13); /* stride 2, pads after only */
+  qt_dw_check(c, 3, 14, 14, 5, "2, 2, 2, 2", 2, 2, 1, 7, 7);   /* 5x5, stride 2 */
+  qt_dw_check(c, 3, 17, 13, 3, "2, 1, 0, 2", 2, 1, 2, 8, 12);  /* strides 2 x 1, dilation */
+  c.x_el = "i8", c.zx = -90, c.w_el = "u8", c.zw = 140, c.y_el = "i8", c.zy = 5;
+  qt_dw_check(c, 7, 14, 13, 3, "1, 1, 1, 1", 1, 1, 1, 14, 13); /* s8 x, u8 w, s8 y */
+  c.per_ch = false, c.bias = false, c.N = 2;
+  qt_dw_check(c, 3, 7, 9, 3, "1, 2, 1, 0", 2, 2, 1, 4, 5); /* batch 2, no bias */
+  c = qt_conv_base;
+  qt_dw_check(c, 2, 18, 16, 16, "0, 0, 0, 0", 1, 1, 1, 3, 1); /* 256 taps (f32) */
+  qt_dw_check(c, 2, 18, 17, 17, "0, 0, 0, 0", 1, 1, 1, 2, 1); /* 289 taps (int32) */
+}
+END_TEST
+
+/* 1x1 (the im2col row of a tap is then the input plane itself, copied
+ * whole): planes wider than one packing run (1024 positions), so that a
+ * run starts inside the plane; with pads and strides, where it is not. */
+START_TEST(qlinear_conv_pointwise) {
+  qt_conv c = qt_conv_base;
+  c.KH = c.KW = 1, c.C = 24, c.M = 13, c.H = 40, c.W = 41, c.OH = 40, c.OW = 41;
+  qt_conv_check(&c);
+  c.attrs = "pads = [1, 0, 0, 1]", c.C = 5, c.OH = 41, c.OW = 42;
+  qt_conv_check(&c);
+  c.attrs = "strides = [2, 2]", c.OH = 20, c.OW = 21;
+  qt_conv_check(&c);
+}
+END_TEST
+
 /* ---- fuseqdq on the cpu ---- */
 START_TEST(qdq_fuses_on_cpu) {
   /* Q(Relu(Conv(DQ x, DQ w, DQ bias))) and Q(MatMul(DQ a, DQ b)): the cpu
@@ -488,6 +541,8 @@ Suite *kcpu_qlinear_suite(void) {
   tcase_add_test(tc, qlinear_matmul_hand_computed_ties);
   tcase_add_test(tc, qlinear_conv_windows);
   tcase_add_test(tc, qlinear_conv_groups_and_types);
+  tcase_add_test(tc, qlinear_conv_depthwise_planes);
+  tcase_add_test(tc, qlinear_conv_pointwise);
   tcase_add_test(tc, qdq_fuses_on_cpu);
   suite_add_tcase(s, tc);
   return s;

@@ -182,11 +182,19 @@ static void kcpu_qg_epilogue(const kcpu_qg *q, const int32_t *c, int64_t m0, int
       uint32_t z = (uint32_t)q->z[m], corr = (uint32_t)q->corr[m];
       double mult = q->mult[m], bias = q->bias[m];
       const int32_t *cr = c + r * KCPU_QG_NR;
-      for (int64_t j = 0; j < nr; j++) {
-        uint32_t acc = (uint32_t)cr[j] - z * (uint32_t)cs[j] + corr;
-        double v = (double)(int32_t)acc + bias;
-        out[r][j] = (uint8_t)(int32_t)kiln_ref_requantize_f64(v, mult, yzp, lo, hi);
-      }
+      if (mult - mult == 0) /* finite: no NaN can arise, two compares fewer */
+        for (int64_t j = 0; j < nr; j++) {
+          uint32_t acc = (uint32_t)cr[j] - z * (uint32_t)cs[j] + corr;
+          double v = __builtin_rint(((double)(int32_t)acc + bias) * mult) + yzp;
+          v = v < lo ? lo : v;
+          out[r][j] = (uint8_t)(int32_t)(v > hi ? hi : v);
+        }
+      else
+        for (int64_t j = 0; j < nr; j++) {
+          uint32_t acc = (uint32_t)cr[j] - z * (uint32_t)cs[j] + corr;
+          double v = (double)(int32_t)acc + bias;
+          out[r][j] = (uint8_t)(int32_t)kiln_ref_requantize_f64(v, mult, yzp, lo, hi);
+        }
     }
   } else {
     const int32_t *z = q->z + n0, *corr = q->corr + n0;
@@ -457,6 +465,11 @@ static void kcpu_qg_im2col_row(const kcpu_qg_bpack *p, int64_t k, int64_t p0, in
                                uint8_t *row) {
   int64_t taps = p->KH * p->KW, c = k / taps, kh = k % taps / p->KW, kw = k % p->KW;
   const uint8_t *plane = p->x + c * p->H * p->W;
+  if (taps == 1 && p->sh == 1 && p->sw == 1 && p->pt == 0 && p->pl == 0 && p->OW == p->W &&
+      p->P <= p->H * p->W) { /* 1x1 over the whole plane: the row is the plane */
+    memcpy(row, plane + p0, (size_t)np);
+    return;
+  }
   int64_t oh = p0 / p->OW, ow = p0 % p->OW;
   for (int64_t i = 0; i < np; oh++, ow = 0) {
     int64_t seg = np - i < p->OW - ow ? np - i : p->OW - ow;
@@ -529,98 +542,249 @@ static void kcpu_qg_bpack_fn(void *ctx, int64_t begin, int64_t end) {
 }
 
 /* ---- QLinearConv, depthwise (one input and one output channel per
- * group): direct, a plane at a time. The plane minus its zero point is
- * copied as int16 into a zeroed buffer (so the padding adds nothing), split
- * by the horizontal stride into column phases (phase q holds padded columns
- * q, q + sw, ...), so that every tap reads a contiguous run for a row of
- * outputs; output rows are taken 16 at a time in int32 vectors (exact),
- * the row padded to a multiple of 16 so that no scalar remainder loop
- * runs (written plainly, a 56-wide row never reached the vector loop). ---- */
-typedef int16_t kcpu_qdw16h __attribute__((vector_size(32), aligned(2)));
-typedef int32_t kcpu_qdw16i __attribute__((vector_size(64)));
+ * group): direct, in f32, a task's planes one after another.
+ *
+ * The sums are exact in f32: each product (x - zx)(w - zw) is at most 255^2
+ * in magnitude, so with at most 256 taps every partial sum stays below
+ * 2^24 and adding or fusing in any order gives the same integer as int32
+ * would (larger windows take the int32 loop below).
+ *
+ * Layout: the padded plane minus its zero point, split by both strides
+ * into sh x sw phases (phase (a, b) holds padded rows a, a + sh, ... and
+ * columns b, b + sw, ...), each Hq x Wq, Wq = OW + the window's column
+ * reach in phase columns. Output (oh, ow) and tap (kh, kw) then read
+ * phase ((kh dh) % sh, (kw dw) % sw) at n + (kh dh / sh) Wq + kw dw / sw,
+ * n = oh Wq + ow: every output of the plane is one flat run of OH Wq
+ * positions, computed 16 at a time (the Wq - OW extra columns are dropped
+ * at the store), so a 7-wide plane fills its vectors instead of using 7
+ * lanes of 16 per row. The padding is zero (the zero point minus itself)
+ * and the copied cells are the same for every plane, so the buffer is
+ * zeroed once per task. The requantization is one pass over the plane's
+ * sums with locals only, which vectorizes. ---- */
+typedef float kcpu_qdwf __attribute__((vector_size(64), aligned(4)));
+typedef uint8_t kcpu_qv32u8 __attribute__((vector_size(32), aligned(1)));
+typedef uint8_t kcpu_qv16u8 __attribute__((vector_size(16)));
+typedef int8_t kcpu_qv16s8 __attribute__((vector_size(16)));
+typedef uint8_t kcpu_qv16u8a __attribute__((vector_size(16), aligned(1)));
 
 typedef struct kcpu_qg_dw {
   const uint8_t *x, *w;
   int64_t x_s8, w_s8, C, H, W, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl;
-  int64_t Hp, OWp, Wq; /* buffer rows, padded output row, phase width */
+  int64_t Hq, Wq;      /* a phase's rows and columns */
+  int64_t npos, plane; /* OH Wq rounded up to 16; a phase's length */
   const kcpu_qg_cols *k;
   uint8_t *y;
 } kcpu_qg_dw;
 
+/* Where a plane's rows go, the same for every plane (made once per task,
+ * so that filling a plane divides nothing): input row i's cells start at
+ * buf + row[i] (-1: never read), phase b's run of it is positions
+ * [a0[b], a1[b]) of that phase's row, from input column b + sw at - pl. */
+typedef struct kcpu_qg_dwmap {
+  int64_t *row, *a0, *a1;
+} kcpu_qg_dwmap;
+
+static void kcpu_qg_dw_map(const kcpu_qg_dw *d, kcpu_qg_dwmap *m) {
+  int64_t sh = d->sh, sw = d->sw, pl = d->pl;
+  for (int64_t b = 0; b < sw; b++) {
+    m->a0[b] = b >= pl ? 0 : (pl - b + sw - 1) / sw;
+    int64_t a1 = (d->W - 1 + pl - b) / sw + 1;
+    m->a1[b] = a1 > d->Wq ? d->Wq : a1;
+  }
+  for (int64_t i = 0; i < d->H; i++) {
+    int64_t r = i + d->pt;
+    m->row[i] = r / sh < d->Hq ? r % sh * sw * d->plane + r / sh * d->Wq : -1;
+  }
+}
+
+/* One input plane into the phases, minus the zero point, 16 cells at a
+ * time while the bytes read stay in the plane. At stride 2 the even bytes
+ * of 32 are picked by a shuffle (as a strided loop this was scalar and
+ * took two thirds of the time), the last 16 of a run overlapping the
+ * ones before. At stride 1 a row's last piece runs past the row's end
+ * (a 7-wide row is then one vector instead of 7 scalars). */
+static void kcpu_qg_dw_fill(const kcpu_qg_dw *d, const kcpu_qg_dwmap *m, const uint8_t *xs,
+                            float zx, float *buf) {
+  int64_t sw = d->sw, W = d->W, pl = d->pl, plane = d->plane, H = d->H;
+  int s8 = (int)d->x_s8;
+  for (int64_t i = 0; i < H; i++) {
+    if (m->row[i] < 0)
+      continue;
+    const uint8_t *src = xs + i * W;
+    int64_t lim = (H - i) * W; /* bytes from src to the plane's end */
+    for (int64_t b = 0; b < sw; b++) {
+      int64_t a0 = m->a0[b], a1 = m->a1[b], at = a0;
+      float *restrict dq = buf + m->row[i] + b * plane;
+      const uint8_t *sq = src + b - pl;
+      if (sw == 1 && a0 < a1) {
+        for (; at < a1 && at - pl + 16 <= lim; at += 16) {
+          kcpu_qv16u8 e = *(const kcpu_qv16u8a *)(sq + at);
+          kcpu_qdwf f = s8 ? __builtin_convertvector((kcpu_qv16s8)e, kcpu_qdwf)
+                           : __builtin_convertvector(e, kcpu_qdwf);
+          *(kcpu_qdwf *)(dq + at) = f - zx;
+        }
+        /* the padding after the run, which the last piece may have
+         * overwritten (past it: the next row of the phase, rewritten
+         * after this, or the phase's 16 cells of slack) */
+        *(kcpu_qdwf *)(dq + a1) = (kcpu_qdwf){0};
+      } else if (sw == 2) {
+        while (a1 - a0 >= 16 && at < a1) {
+          at = at + 16 > a1 ? a1 - 16 : at;
+          if (b - pl + 2 * at + 32 > lim)
+            break;
+          kcpu_qv32u8 v = *(const kcpu_qv32u8 *)(sq + 2 * at);
+          kcpu_qv16u8 e = __builtin_shufflevector(v, v, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22,
+                                                  24, 26, 28, 30);
+          kcpu_qdwf f = s8 ? __builtin_convertvector((kcpu_qv16s8)e, kcpu_qdwf)
+                           : __builtin_convertvector(e, kcpu_qdwf);
+          *(kcpu_qdwf *)(dq + at) = f - zx;
+          at += 16;
+        }
+      }
+      if (s8)
+        for (; at < a1; at++)
+          dq[at] = (float)(int8_t)sq[at * sw] - zx;
+      else
+        for (; at < a1; at++)
+          dq[at] = (float)sq[at * sw] - zx;
+    }
+  }
+}
+
 static void kcpu_qg_dw_fn(void *ctx, int64_t begin, int64_t end) {
   const kcpu_qg_dw *d = ctx;
   const kcpu_qg_cols *k = d->k;
-  int64_t taps = d->KH * d->KW, plane = d->Hp * d->Wq, phases = d->sw;
-  /* the phases, one output row's sums, the taps' offsets, the filter */
-  uint8_t *mem = kcpu_alloc(phases * plane * 2 + d->OWp * 4 + taps * 12 + 128);
+  int64_t taps = d->KH * d->KW, bufn = d->sh * d->sw * d->plane, npos = d->npos;
+  /* the phases, the plane's sums, its bytes, the taps' offsets, the map,
+   * the taps' weights */
+  int64_t nmap = d->H + 2 * d->sw;
+  uint8_t *mem = kcpu_alloc(bufn * 4 + npos * 5 + (taps + nmap) * 12 + 256);
   if (!mem)
     return;
-  int16_t *xp = (int16_t *)(void *)mem;
-  int32_t *acc = (int32_t *)(void *)(mem + (phases * plane * 2 + 63) / 64 * 64);
-  int64_t *toff = (int64_t *)(void *)(acc + d->OWp); /* per tap: offset in the phases */
-  int32_t *wt = (int32_t *)(toff + taps);
+  float *buf = (float *)(void *)mem;
+  float *acc = buf + (bufn + 15) / 16 * 16;
+  uint8_t *out = (uint8_t *)(acc + npos);
+  int64_t *toff = (int64_t *)(void *)(out + (npos + 16 + 63) / 64 * 64);
+  kcpu_qg_dwmap map = {.row = toff + taps};
+  map.a0 = map.row + d->H, map.a1 = map.a0 + d->sw;
+  float *wt = (float *)(map.a1 + d->sw);
+  kcpu_qg_dw_map(d, &map);
+  memset(buf, 0, (size_t)bufn * sizeof *buf);
+  for (int64_t t = 0; t < taps; t++) {
+    int64_t rh = t / d->KW * d->dh, cw = t % d->KW * d->dw;
+    toff[t] = (rh % d->sh * d->sw + cw % d->sw) * d->plane + rh / d->sh * d->Wq + cw / d->sw;
+  }
+  float zx = (float)k->zx;
   double yzp = (double)k->yzp, lo = k->lo, hi = k->hi;
-  int64_t OW = d->OW;
+  int64_t OW = d->OW, Wq = d->Wq;
   for (int64_t pc = begin; pc < end; pc++) { /* (image, channel) planes */
     int64_t c = pc % d->C;
-    const uint8_t *xs = d->x + pc * d->H * d->W;
-    int32_t zx = (int32_t)k->zx, zw = k->z[c];
-    memset(xp, 0, (size_t)(phases * plane) * sizeof *xp);
-    for (int64_t i = 0; i < d->H && i + d->pt < d->Hp; i++) {
-      const uint8_t *src = xs + i * d->W;
-      int16_t *dst = xp + (i + d->pt) * d->Wq;
-      if (phases == 1) {
-        /* input columns [0, j1) land inside (those past it are never read) */
-        int64_t j1 = d->W < d->Wq - d->pl ? d->W : d->Wq - d->pl;
-        for (int64_t j = 0; j < j1; j++)
-          dst[d->pl + j] = (int16_t)((d->x_s8 ? (int32_t)(int8_t)src[j] : (int32_t)src[j]) - zx);
-      } else {
-        /* phase q holds padded columns q, q + sw, ...: input column
-         * at * sw + q - pl at position at, a strided copy per phase (no
-         * division per element) */
-        for (int64_t q = 0; q < phases; q++) {
-          int64_t a0 = q >= d->pl ? 0 : (d->pl - q + phases - 1) / phases;
-          int64_t a1 = (d->W - 1 + d->pl - q) / phases + 1;
-          a1 = a1 > d->Wq ? d->Wq : a1;
-          int16_t *dq = dst + q * plane;
-          const uint8_t *sq = src + q - d->pl;
-          if (d->x_s8)
-            for (int64_t at = a0; at < a1; at++)
-              dq[at] = (int16_t)((int32_t)(int8_t)sq[at * phases] - zx);
-          else
-            for (int64_t at = a0; at < a1; at++)
-              dq[at] = (int16_t)((int32_t)sq[at * phases] - zx);
-        }
-      }
-    }
+    kcpu_qg_dw_fill(d, &map, d->x + pc * d->H * d->W, zx, buf);
+    int32_t zw = k->z[c];
     for (int64_t t = 0; t < taps; t++) {
       uint8_t b = d->w[c * taps + t];
-      wt[t] = (d->w_s8 ? (int32_t)(int8_t)b : (int32_t)b) - zw;
+      wt[t] = (float)((d->w_s8 ? (int32_t)(int8_t)b : (int32_t)b) - zw);
     }
-    for (int64_t t = 0; t < taps && pc == begin; t++) {
-      int64_t off = t % d->KW * d->dw; /* tap t's column in the padded plane */
-      toff[t] = t / d->KW * d->dh * d->Wq + off % phases * plane + off / phases;
-    }
-    uint8_t *yp = d->y + pc * d->OH * d->OW;
-    double mult = k->mult[c], bias = k->bias[c];
-    for (int64_t oh = 0; oh < d->OH; oh++) {
-      const int16_t *base = xp + oh * d->sh * d->Wq;
-      for (int64_t o = 0; o < d->OWp; o += 16) {
-        kcpu_qdw16i s = {0};
-        for (int64_t t = 0; t < taps; t++)
-          s += wt[t] *
-               __builtin_convertvector(*(const kcpu_qdw16h *)(base + toff[t] + o), kcpu_qdw16i);
-        *(kcpu_qdw16i *)(void *)(acc + o) = s;
+    /* 4 vectors at a time: one chain of dependent adds per vector would
+     * wait on the add's latency at every tap */
+    int64_t o = 0;
+    for (; o + 64 <= npos; o += 64) {
+      kcpu_qdwf s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
+      for (int64_t t = 0; t < taps; t++) {
+        const float *bt = buf + toff[t] + o;
+        float wv = wt[t];
+        s0 += wv * *(const kcpu_qdwf *)bt;
+        s1 += wv * *(const kcpu_qdwf *)(bt + 16);
+        s2 += wv * *(const kcpu_qdwf *)(bt + 32);
+        s3 += wv * *(const kcpu_qdwf *)(bt + 48);
       }
-      /* locals only: a store through uint8_t * may alias anything, and
-       * rereading k-> each step keeps the loop scalar */
-      uint8_t *restrict yr = yp + oh * d->OW;
-      for (int64_t ow = 0; ow < OW; ow++)
-        yr[ow] =
-            (uint8_t)(int32_t)kiln_ref_requantize_f64((double)acc[ow] + bias, mult, yzp, lo, hi);
+      *(kcpu_qdwf *)(void *)(acc + o) = s0;
+      *(kcpu_qdwf *)(void *)(acc + o + 16) = s1;
+      *(kcpu_qdwf *)(void *)(acc + o + 32) = s2;
+      *(kcpu_qdwf *)(void *)(acc + o + 48) = s3;
+    }
+    for (; o < npos; o += 16) {
+      kcpu_qdwf s0 = {0};
+      for (int64_t t = 0; t < taps; t++)
+        s0 += wt[t] * *(const kcpu_qdwf *)(buf + toff[t] + o);
+      *(kcpu_qdwf *)(void *)(acc + o) = s0;
+    }
+    double mult = k->mult[c], bias = k->bias[c];
+    if (mult - mult == 0) /* finite: no NaN can arise, so two compares fewer */
+      for (int64_t n = 0; n < npos; n++) {
+        double v = __builtin_rint(((double)acc[n] + bias) * mult) + yzp;
+        v = v < lo ? lo : v;
+        out[n] = (uint8_t)(int32_t)(v > hi ? hi : v);
+      }
+    else
+      for (int64_t n = 0; n < npos; n++)
+        out[n] =
+            (uint8_t)(int32_t)kiln_ref_requantize_f64((double)acc[n] + bias, mult, yzp, lo, hi);
+    /* the kept columns, 16 bytes at a time (out has npos + 16 bytes);
+     * a row's last piece may run into the next row, which is written
+     * after it, but not past the plane (another task's) */
+    uint8_t *yp = d->y + pc * d->OH * OW;
+    int64_t OH = d->OH;
+    for (int64_t oh = 0; oh < OH; oh++) {
+      uint8_t *yr = yp + oh * OW;
+      const uint8_t *orow = out + oh * Wq;
+      int64_t room = (OH - oh) * OW, j = 0;
+      for (; j < OW && j + 16 <= room; j += 16)
+        *(kcpu_qv16u8a *)(yr + j) = *(const kcpu_qv16u8a *)(orow + j);
+      for (; j < OW; j++)
+        yr[j] = orow[j];
     }
   }
   kcpu_free(mem);
+}
+
+/* The same in int32 (windows of more than 256 taps, where f32 sums could
+ * round): a plane at a time, the plane minus its zero point as int32 on
+ * the padded grid, each output summed over its taps. */
+typedef struct kcpu_qg_dwi {
+  const kcpu_qg_dw *d;
+  int64_t Hp, Wp;
+} kcpu_qg_dwi;
+
+static void kcpu_qg_dwi_fn(void *ctx, int64_t begin, int64_t end) {
+  const kcpu_qg_dwi *e = ctx;
+  const kcpu_qg_dw *d = e->d;
+  const kcpu_qg_cols *k = d->k;
+  int64_t taps = d->KH * d->KW, Hp = e->Hp, Wp = e->Wp;
+  int32_t *xp = kcpu_alloc((Hp * Wp + taps) * 4);
+  if (!xp)
+    return;
+  int32_t *wt = xp + Hp * Wp;
+  int32_t zx = (int32_t)k->zx;
+  double yzp = (double)k->yzp, lo = k->lo, hi = k->hi;
+  for (int64_t pc = begin; pc < end; pc++) {
+    int64_t c = pc % d->C;
+    const uint8_t *xs = d->x + pc * d->H * d->W;
+    for (int64_t i = 0; i < Hp * Wp; i++) {
+      int64_t ih = i / Wp - d->pt, iw = i % Wp - d->pl;
+      int32_t v = 0;
+      if (ih >= 0 && ih < d->H && iw >= 0 && iw < d->W) {
+        uint8_t b = xs[ih * d->W + iw];
+        v = (d->x_s8 ? (int32_t)(int8_t)b : (int32_t)b) - zx;
+      }
+      xp[i] = v;
+    }
+    for (int64_t t = 0; t < taps; t++) {
+      uint8_t b = d->w[c * taps + t];
+      wt[t] = (d->w_s8 ? (int32_t)(int8_t)b : (int32_t)b) - k->z[c];
+    }
+    uint8_t *yp = d->y + pc * d->OH * d->OW;
+    for (int64_t oh = 0; oh < d->OH; oh++)
+      for (int64_t ow = 0; ow < d->OW; ow++) {
+        uint32_t s = 0;
+        for (int64_t t = 0; t < taps; t++)
+          s += (uint32_t)wt[t] *
+               (uint32_t)xp[(oh * d->sh + t / d->KW * d->dh) * Wp + ow * d->sw + t % d->KW * d->dw];
+        double v = (double)(int32_t)s + k->bias[c];
+        yp[oh * d->OW + ow] = (uint8_t)(int32_t)kiln_ref_requantize_f64(v, k->mult[c], yzp, lo, hi);
+      }
+  }
+  kcpu_free(xp);
 }
 
 /* ---- QLinearConv at stride 1: the input read in place ----
@@ -726,15 +890,22 @@ KCPU_PREBUILT void kcpu_k_qlinear_conv(const void *X, int64_t x_s8, const uint8_
                     .dw = dw,
                     .pt = pt,
                     .pl = pl,
-                    .Hp = (OH - 1) * sh + (KH - 1) * dh + 1,
-                    .OWp = (OW + 15) / 16 * 16,
+                    .Hq = OH + (KH - 1) * dh / sh,
+                    .Wq = OW + (KW - 1) * dw / sw,
                     .k = &k,
                     .y = Y};
-    d.Wq = d.OWp + (KW - 1) * dw / sw + 1;
+    /* a phase holds every position read: up to npos plus the reach */
+    d.npos = (OH * d.Wq + 15) / 16 * 16;
+    d.plane = d.npos + (KH - 1) * dh / sh * d.Wq + (KW - 1) * dw / sw;
+    d.plane = (d.plane > d.Hq * d.Wq ? d.plane : d.Hq * d.Wq) + 16; /* + the fill's slack */
+    kcpu_qg_dwi e = {
+        .d = &d, .Hp = (OH - 1) * sh + (KH - 1) * dh + 1, .Wp = (OW - 1) * sw + (KW - 1) * dw + 1};
+    void (*fn)(void *, int64_t, int64_t) = KH * KW <= 256 ? kcpu_qg_dw_fn : kcpu_qg_dwi_fn;
+    void *ctx = KH * KW <= 256 ? (void *)&d : (void *)&e;
     if (kcpu_pool_threads(pool) > 1 && N * C > 1)
-      kcpu_parallel_for(pool, N * C, kcpu_qg_dw_fn, &d);
+      kcpu_parallel_for(pool, N * C, fn, ctx);
     else
-      kcpu_qg_dw_fn(&d, 0, N * C);
+      fn(ctx, 0, N * C);
     kcpu_free(cols);
     return;
   }
