@@ -292,7 +292,25 @@ typedef struct rw_ctx {
   uint32_t nq, capq;
   const char **qname;
   kiln_value **qdq;
+  bool iso;
 } rw_ctx;
+
+/* A value the QDQ model quantizes that is also a model output under its
+ * own name: the output keeps the name for the dequantized value (ONNX
+ * binds outputs by value name), so the float value becomes NAME.float. */
+static bool rw_renamed(const rw_ctx *c, const kiln_value *v) {
+  if (c->iso || kiln_value_get_kind(v) != KILN_VALUE_RESULT)
+    return false;
+  bool quantized = false;
+  for (uint32_t i = 0; i < c->plan->n && !quantized; i++)
+    quantized = c->plan->nodes[i].state == QUANT_QDQ &&
+                strcmp(c->plan->nodes[i].out, kiln_value_name(v)) == 0;
+  for (uint32_t o = 0; quantized && o < kiln_function_output_count(c->f); o++)
+    if (kiln_function_output_value(c->f, o) == v &&
+        strcmp(kiln_function_output_name(c->f, o), kiln_value_name(v)) == 0)
+      return true;
+  return false;
+}
 
 /* A name not yet used in dst: base, else base.2, base.3, ... */
 static void rw_fresh(const rw_ctx *c, const char *base, char *buf, size_t size) {
@@ -322,7 +340,9 @@ static kiln_status rw_value(rw_ctx *c, const kiln_value *v, bool quantized, kiln
         *out = c->qdq[i];
         return NULL;
       }
-  kiln_value *d = kiln_module_find_value(c->dst, kiln_value_name(v));
+  char alt[520];
+  snprintf(alt, sizeof alt, "%.500s.float", kiln_value_name(v));
+  kiln_value *d = kiln_module_find_value(c->dst, rw_renamed(c, v) ? alt : kiln_value_name(v));
   if (!d && kiln_value_get_kind(v) == KILN_VALUE_CONSTANT)
     KILN_TRY(kiln_module_add_constant_from(c->dst, kiln_value_name(v), v, &d));
   if (!d)
@@ -382,7 +402,9 @@ static kiln_status rw_copy(rw_ctx *c, const kiln_node *n, kiln_value *const *ins
   char names[RW_MAX_IO][512];
   const char *rn[RW_MAX_IO];
   for (uint32_t r = 0; r < nr; r++) {
-    snprintf(names[r], sizeof names[r], "%s%s", prefix, kiln_value_name(kiln_node_result(n, r)));
+    const kiln_value *v = kiln_node_result(n, r);
+    snprintf(names[r], sizeof names[r], "%s%.480s%s", prefix, kiln_value_name(v),
+             !*prefix && rw_renamed(c, v) ? ".float" : "");
     rn[r] = names[r];
   }
   char nm[512];
@@ -754,7 +776,7 @@ kiln_status quant_rewrite(const kiln_module *m, const char *function, const quan
                           const quant_settings *s, quant_plan *plan, bool iso,
                           kiln_module **out) {
   *out = NULL;
-  rw_ctx c = {.src = m, .f = rw_function(m, function), .p = p, .s = s, .plan = plan};
+  rw_ctx c = {.src = m, .f = rw_function(m, function), .p = p, .s = s, .plan = plan, .iso = iso};
   if (!c.f)
     return kiln_status_make(KILN_NOT_FOUND, "the model has no function '%s'",
                             function ? function : "(none)");
