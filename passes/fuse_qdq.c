@@ -8,7 +8,9 @@
  * Where every scale and zero point is constant and of the forms the
  * integer kinds take (activations per tensor, weights per tensor or per
  * output channel / column, an int32 bias at scale x_scale * w_scale with
- * zero point 0), the chain becomes one QLinearConv / QLinearMatMul, so a
+ * zero point 0, or a float bias that is an exact multiple of that scale,
+ * such as the shared zero bias quantizers leave), the chain becomes one
+ * QLinearConv / QLinearMatMul, so a
  * backend that runs integers natively never sees the float detour. A
  * kind that only moves or selects values (MaxPool, Reshape, Transpose...)
  * between a DQ and a Q of the same parameters runs on the integers, and
@@ -141,6 +143,90 @@ static bool qdq_match_bias(kiln_value *b, const qdq_operand *x, const qdq_operan
     if (qdq_load(out->scale, i) != (double)(float)(xs * qdq_load(w->scale, i)))
       return false;
   return true;
+}
+
+/* The value behind a chain of Identity nodes (exporters share equal
+ * initializers, such as zero biases, that way). */
+static kiln_value *qdq_through_identity(kiln_value *v) {
+  for (int i = 0; v && i < 16; i++) {
+    kiln_node *p = kiln_value_producer(v, NULL);
+    if (!p || kiln_node_get_kind(p) != KILN_NODE_Identity)
+      return v;
+    v = kiln_node_input(p, 0);
+  }
+  return NULL;
+}
+
+/* A bias known at compile time: an f32 constant, or DequantizeLinear of a
+ * constant int32 per tensor or along axis 0 with a constant scale and no
+ * non-zero zero point (a bias quantized for another node and shared). Its
+ * dims[0] entries come from qdq_bias_at. */
+static bool qdq_known_bias(kiln_value *v) {
+  if (qdq_is_const(v))
+    return kiln_value_type(v)->elem == KILN_F32 && !kiln_value_type(v)->quantized;
+  kiln_node *p = kiln_value_producer(v, NULL);
+  if (!p || kiln_node_get_kind(p) != KILN_NODE_DequantizeLinear ||
+      kiln_value_type(v)->elem != KILN_F32)
+    return false;
+  kiln_value *q = kiln_node_input(p, 0), *sc = kiln_node_input(p, 1);
+  kiln_value *zp = kiln_node_input_count(p) > 2 ? kiln_node_input(p, 2) : NULL;
+  const kiln_type *qt = kiln_value_type(q);
+  return qdq_is_const(q) && qt->elem == KILN_I32 && qt->rank == 1 && qdq_is_const(sc) &&
+         kiln_value_type(sc)->elem == KILN_F32 && (!zp || kiln_pass_const_is(zp, 0)) &&
+         (kiln_type_numel(kiln_value_type(sc)) == 1 ||
+          kiln_type_numel(kiln_value_type(sc)) == qt->dims[0]);
+}
+
+static double qdq_bias_at(const kiln_value *v, int64_t i) {
+  if (qdq_is_const(v))
+    return qdq_load(v, i);
+  kiln_node *p = kiln_value_producer(v, NULL);
+  return (double)((float)qdq_load(kiln_node_input(p, 0), i) *
+                  (float)qdq_load(kiln_node_input(p, 1), i));
+}
+
+/* A float bias that is an exact integer multiple of the integer kinds'
+ * bias scale f32(x_scale * w_scale[m]) in every channel, as quantizers
+ * leave a zero bias shared between nodes (ONNX Runtime's skips it, or
+ * quantizes it once for its first user): the int32 bias those integers
+ * make adds exactly what the float graph adds. out->scale holds the bias
+ * value; out->q is made by qdq_int_bias. */
+static bool qdq_float_bias(kiln_value *bv, const qdq_operand *x, const qdq_operand *w, int64_t m,
+                           qdq_operand *out) {
+  kiln_value *c = qdq_through_identity(bv);
+  if (!c || !qdq_known_bias(c))
+    return false;
+  const kiln_type *t = kiln_value_type(c);
+  if (t->rank != 1 || t->dims[0] != m)
+    return false;
+  double xs = qdq_load(x->scale, 0);
+  for (int64_t i = 0; i < m; i++) {
+    double bs = (double)(float)(xs * qdq_load(w->scale, i)), b = qdq_bias_at(c, i);
+    double k = b / bs;
+    if (k != nearbyint(k) || fabs(k) > 2147483647.0 || (double)(float)(k * bs) != b)
+      return false;
+  }
+  *out = (qdq_operand){.node = NULL, .q = NULL, .scale = c, .zp = NULL};
+  return true;
+}
+
+/* The int32 bias of a float one qdq_float_bias accepted. */
+static kiln_status qdq_int_bias(kiln_module *mod, const qdq_operand *x, const qdq_operand *w,
+                                qdq_operand *b) {
+  int64_t m = kiln_value_type(b->scale)->dims[0];
+  int32_t *q = malloc((size_t)m * sizeof *q + 1);
+  if (!q)
+    return kiln_status_make(KILN_OUT_OF_MEMORY, "fuseqdq: no memory for a bias of %lld",
+                            (long long)m);
+  double xs = qdq_load(x->scale, 0);
+  for (int64_t i = 0; i < m; i++)
+    q[i] = (int32_t)(qdq_bias_at(b->scale, i) / (double)(float)(xs * qdq_load(w->scale, i)));
+  kiln_type it;
+  kiln_status s = kiln_type_make(KILN_I32, 1, &m, &it);
+  if (!s)
+    s = kiln_module_add_constant(mod, NULL, &it, q, &b->q);
+  free(q);
+  return s;
 }
 
 /* A zero point for an operand whose DequantizeLinear has none: zeros of
@@ -294,7 +380,8 @@ static bool qdq_match_operands(kiln_node *p, qdq_operand *x, qdq_operand *w, qdq
     if (!bv)
       return true;
     *has_b = true;
-    return qdq_match_bias(bv, x, w, kiln_value_type(w->q)->dims[0], b);
+    int64_t m = kiln_value_type(w->q)->dims[0];
+    return qdq_match_bias(bv, x, w, m, b) || qdq_float_bias(bv, x, w, m, b);
   }
   /* MatMul: B [K, N] constant, per tensor or per column (axis 1) */
   kiln_value *bv = kiln_node_input(p, 1);
@@ -314,6 +401,8 @@ static kiln_status qdq_node(kiln_function *f, kiln_node *qn, const kiln_pass_opt
   bool conv = kiln_node_get_kind(p) == KILN_NODE_Conv;
   kiln_value *ins[9];
   uint32_t n_in = 0;
+  if (has_b && !b.q)
+    KILN_TRY(qdq_int_bias(kiln_function_module(f), &x, &w, &b));
   KILN_TRY(qdq_inputs(kiln_function_module(f), &x, &w, &y, has_b ? &b : NULL, ins, &n_in));
   kiln_attr_desc *d = NULL;
   uint32_t nd = 0;
