@@ -213,7 +213,13 @@ kiln_status kcpu_emit_QLinearConv(kcpu_emit *e, const kiln_instr *in) {
   /* group g's filters are rows g*Mg.. of [M, K], the A side; depthwise
    * filters stay as they are (the kernel's direct loop reads them) */
   const kiln_buffer *ww = kcpu_i_in(in, 3);
-  bool depthwise = Mg == 1 && C == group;
+  /* the direct depthwise loop wants the window inside the unpadded input
+   * (a window wider than a 1-wide input at stride 2, padded at the end
+   * only, came out wrong there: graphgen seed 1 cases 130 and 189); other
+   * shapes take the grouped GEMM, exact for all */
+  bool fits = (win.k[0] - 1) * win.d[0] + 1 <= win.in[0] &&
+              (win.k[1] - 1) * win.d[1] + 1 <= win.in[1];
+  bool depthwise = Mg == 1 && C == group && fits;
   int64_t Cg = C / group;
   kcpu_ql_form form = kcpu_qg_conv_direct(win.s[0], win.s[1], win.k[0] * win.k[1], Cg, Mg)
                           ? KCPU_QL_A_DIRECT

@@ -386,6 +386,9 @@ int main(void) {
        17, 128, 2, 0, true, 0},
       {"conv_depthwise_5x5_s2", KILN_U8, KILN_U8, 1, 17, 11, 11, 17, 5, 5, 17, 2, 1, 2, 0.02f,
        0.02f, 0.01f, 120, 128, 2, 0, true, 0},
+      /* one channel, a window wider than the 1-wide input, stride 2 */
+      {"conv_depthwise_window_past_input", KILN_U8, KILN_U8, 2, 1, 5, 1, 1, 3, 2, 1, 2, 1, 1,
+       0.015625f, 0.0078125f, 0.0625f, 128, 128, 0, 0, false, 0},
       {"conv_pointwise_24", KILN_I8, KILN_U8, 1, 24, 5, 5, 40, 1, 1, 1, 1, 1, 0, 0.02f, 0.05f,
        0.01f, 0, 0, 0, 0, true, 0},
   };
