@@ -448,20 +448,6 @@ static void qt_print(const qt_args *a, const quant_profile *p, const quant_sampl
          a->ca.backend, total_macs > 0 ? 100.0 * macs8 / total_macs : 0.0);
 }
 
-static void qt_json_str(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      fprintf(f, "\\%c", c);
-    else if (c < 0x20)
-      fprintf(f, "\\u%04x", c);
-    else
-      fputc(c, f);
-  }
-  fputc('"', f);
-}
-
 /* JSON has no infinity: an exact match is written as null with "exact". */
 static void qt_json_num(FILE *f, double v) {
   if (isfinite(v))
@@ -480,24 +466,24 @@ static kiln_status qt_write_report(const qt_args *a, const quant_profile *p,
     return kiln_status_make(KILN_IO_ERROR, "cannot write %s: %s", tmp, strerror(errno));
   static const char *calib[] = {"minmax", "percentile", "mse"};
   fputs("{\n  \"model\": ", f);
-  qt_json_str(f, a->file);
+  tool_json_string(f, a->file);
   fputs(",\n  \"output\": ", f);
-  qt_json_str(f, a->out);
+  tool_json_string(f, a->out);
   fputs(",\n  \"backend\": ", f);
-  qt_json_str(f, a->ca.backend);
+  tool_json_string(f, a->ca.backend);
   fprintf(f, ",\n  \"fingerprint\": \"%s\",\n  \"calibration\": {\"source\": ", p->fingerprint);
-  qt_json_str(f, p->source);
+  tool_json_string(f, p->source);
   fprintf(f, ", \"samples\": %u, \"method\": \"%s\", \"percentile\": ", p->samples,
           calib[a->qs.calib]);
   qt_json_num(f, a->qs.calib == QUANT_PERCENTILE ? a->qs.percentile : NAN);
   fprintf(f, ", \"weights\": \"%s\", \"activations\": \"%s\"},\n  \"held_out\": ",
           a->qs.per_tensor ? "per-tensor" : "per-channel", a->qs.act == KILN_U8 ? "u8" : "s8");
-  qt_json_str(f, ev->source);
+  tool_json_string(f, ev->source);
   fputs(",\n  \"outputs\": [", f);
   for (uint32_t i = 0; i < m->n; i++) {
     const quant_output_metrics *o = &m->out[i];
     fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", f);
-    qt_json_str(f, o->name);
+    tool_json_string(f, o->name);
     fputs(", \"sqnr_db\": ", f);
     qt_json_num(f, o->sqnr);
     fprintf(f, ", \"exact\": %s, \"cosine\": ", isinf(o->sqnr) && o->sqnr > 0 ? "true" : "false");
@@ -515,10 +501,10 @@ static kiln_status qt_write_report(const qt_args *a, const quant_profile *p,
     static const char *states[] = {"qdq", "kept-float", "fallback", "unsupported"};
     char why[256];
     fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", f);
-    qt_json_str(f, q->name);
+    tool_json_string(f, q->name);
     fprintf(f, ", \"kind\": \"%s\", \"state\": \"%s\", \"runs\": \"%s\", \"why\": ",
             kiln_node_kind_name(q->kind), states[q->state], qt_state_name(q));
-    qt_json_str(f, qt_why(q, a->ca.backend, why, sizeof why));
+    tool_json_string(f, qt_why(q, a->ca.backend, why, sizeof why));
     fputs(", \"macs\": ", f);
     qt_json_num(f, q->macs);
     fputs(", \"macs_share\": ", f);

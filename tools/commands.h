@@ -6,6 +6,7 @@
 #define KILN_TOOLS_COMMANDS_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "kiln/kiln.h"
@@ -81,6 +82,10 @@ void tool_region_names(const kiln_region_info *r, uint32_t max, char *buf, size_
  * for the out-of-memory message. */
 kiln_status tool_random_tensor(const char *name, const kiln_type *type, uint64_t *state,
                                kiln_tensor *t);
+
+/* Write s (NULL = "") as a JSON string, quotes and control characters
+ * escaped. */
+void tool_json_string(FILE *f, const char *s);
 
 /* Milliseconds from a monotonic clock. */
 double tool_now_ms(void);

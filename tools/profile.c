@@ -590,20 +590,6 @@ kiln_status tool_profile_print(FILE *f, tool_profile *p, double load_ms, const c
 
 /* ---- the trace ---------------------------------------------------------- */
 
-static void prof_json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; s && *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      fprintf(f, "\\%c", c);
-    else if (c < 0x20)
-      fprintf(f, "\\u%04x", c);
-    else
-      fputc(c, f);
-  }
-  fputc('"', f);
-}
-
 static void prof_json_shapes(FILE *f, const kiln_instr *in) {
   fputc('[', f);
   for (uint32_t i = 0; i < kiln_instr_operand_count(in); i++) {
@@ -613,7 +599,7 @@ static void prof_json_shapes(FILE *f, const kiln_instr *in) {
       kiln_type_format(kiln_buffer_type(b), t, sizeof t);
     if (i)
       fputs(", ", f);
-    prof_json_string(f, t);
+    tool_json_string(f, t);
   }
   fputc(']', f);
 }
@@ -634,9 +620,9 @@ static void prof_write_events(FILE *f, const tool_profile *p, uint32_t pid, doub
     fprintf(f, ",\n{\"ph\": \"X\", \"pid\": %u, \"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, "
                "\"name\": ",
             pid, e->thread, at_us + (double)e->start_ns * 1e-3, (double)e->dur_ns * 1e-3);
-    prof_json_string(f, name);
+    tool_json_string(f, name);
     fputs(", \"cat\": ", f);
-    prof_json_string(f, kiln_instr_kind_name(kiln_instr_get_kind(in)));
+    tool_json_string(f, kiln_instr_kind_name(kiln_instr_get_kind(in)));
     fprintf(f, ", \"args\": {\"instr\": %u, \"shapes\": ", e->instr);
     prof_json_shapes(f, in);
     fprintf(f, ", \"flops\": %.0f, \"bytes\": %.0f}}", tool_profile_flops(in),
@@ -652,7 +638,7 @@ static void prof_json_process(FILE *f, uint32_t pid, const char *name) {
   fprintf(f, ",\n{\"ph\": \"M\", \"pid\": %u, \"tid\": 0, \"name\": \"process_name\", \"args\": "
              "{\"name\": ",
           pid);
-  prof_json_string(f, name);
+  tool_json_string(f, name);
   fprintf(f, "}}");
 }
 
@@ -691,11 +677,11 @@ static void prof_write_regions(FILE *f, const tool_profile *p) {
         fprintf(f, ",\n{\"ph\": \"X\", \"pid\": 1, \"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, "
                    "\"cat\": \"region\", \"name\": ",
                 e, at, dur);
-        prof_json_string(f, name);
+        tool_json_string(f, name);
         fprintf(f, ", \"args\": {\"region\": %u, \"placement\": ", r);
-        prof_json_string(f, ri->placement);
+        tool_json_string(f, ri->placement);
         fprintf(f, ", \"backend\": ");
-        prof_json_string(f, ri->backend);
+        tool_json_string(f, ri->backend);
         fprintf(f, ", \"level\": %u, \"nodes\": %u, \"bytes_in\": %llu, \"bytes_out\": %llu}}",
                 ri->level, ri->node_count, (unsigned long long)ri->bytes_in,
                 (unsigned long long)ri->bytes_out);
@@ -713,7 +699,7 @@ static void prof_write_regions(FILE *f, const tool_profile *p) {
     fprintf(f, ",\n{\"ph\": \"M\", \"pid\": 1, \"tid\": %u, \"name\": \"thread_name\", "
                "\"args\": {\"name\": ",
             e);
-    prof_json_string(f, entries[e]);
+    tool_json_string(f, entries[e]);
     fprintf(f, "}}");
   }
   double run_us = (double)p->run_ns[last] * 1e-3;
@@ -743,7 +729,7 @@ static kiln_status prof_write_trace(FILE *f, const tool_profile *p, const char *
       at -= (double)p->phases[2].ns * 1e-3;
     fprintf(f, ",\n{\"ph\": \"X\", \"pid\": 0, \"tid\": %d, \"cat\": \"compile\", \"name\": ",
             part ? 1 : 0);
-    prof_json_string(f, p->phases[i].name);
+    tool_json_string(f, p->phases[i].name);
     fprintf(f, ", \"ts\": %.3f, \"dur\": %.3f}", at, (double)p->phases[i].ns * 1e-3);
     at += (double)p->phases[i].ns * 1e-3;
   }

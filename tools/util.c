@@ -294,3 +294,17 @@ kiln_status tool_random_tensor(const char *name, const kiln_type *type, uint64_t
   }
   return NULL;
 }
+
+void tool_json_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; s && *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      fprintf(f, "\\%c", c);
+    else if (c < 0x20)
+      fprintf(f, "\\u%04x", c);
+    else
+      fputc(c, f);
+  }
+  fputc('"', f);
+}
