@@ -1,7 +1,7 @@
 /* tools/util.c: helpers shared by the kiln subcommands: the error and
  * usage conventions (exit codes 1 and 2, "kiln: ..." messages), option
  * values, --dim lists, model loading by file extension, seeded random
- * tensors, and clocks. */
+ * tensors, JSON strings, and clocks. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
