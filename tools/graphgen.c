@@ -1588,6 +1588,23 @@ static bool gg_gen_quant(gg *g) {
                  (q.hi - zp) * scale + 1e-3);
 }
 
+/* v quantized to u8 at scale s, zero point z, and dequantized: *out is
+ * the DequantizeLinear's result. */
+static bool gg_qdq_u8(gg *g, const gg_val *v, double s, double z, gg_val *out) {
+  gg_opnd q[3] = {gg_use(v), gg_fresh(KILN_F32, 0, NULL, s, s), gg_fresh(KILN_U8, 0, NULL, z, z)};
+  q[1].vals = &s, q[2].vals = &z;
+  if (!gg_try1(g, KILN_NODE_QuantizeLinear, q, 3, NULL, 0, 0, 255))
+    return false;
+  gg_val qv = g->pool[g->npool - 1];
+  gg_opnd d[3] = {gg_use(&qv), gg_fresh(KILN_F32, 0, NULL, s, s),
+                  gg_fresh(KILN_U8, 0, NULL, z, z)};
+  d[1].vals = &s, d[2].vals = &z;
+  if (!gg_try1(g, KILN_NODE_DequantizeLinear, d, 3, NULL, 0, -z * s, (255 - z) * s))
+    return false;
+  *out = g->pool[g->npool - 1];
+  return true;
+}
+
 /* A QDQ convolution as quantizers write it (docs/quantization.md): the
  * input quantized to u8 and dequantized, s8 weights with one scale per
  * output channel, an int32 bias at x_scale * w_scale, an optional Relu,
@@ -1604,19 +1621,10 @@ static bool gg_gen_qdq(gg *g) {
   if (C > 8)
     return false;
   double amax = fmax(gg_absmax(a.lo, a.hi), 1.0 / 64);
-  double xs = exp2(ceil(log2(2 * amax / 255))), xz = 128;
-  gg_opnd q1[3] = {gg_use(&a), gg_fresh(KILN_F32, 0, NULL, xs, xs),
-                   gg_fresh(KILN_U8, 0, NULL, xz, xz)};
-  q1[1].vals = &xs, q1[2].vals = &xz;
-  if (!gg_try1(g, KILN_NODE_QuantizeLinear, q1, 3, NULL, 0, 0, 255))
+  double xs = exp2(ceil(log2(2 * amax / 255)));
+  gg_val dx;
+  if (!gg_qdq_u8(g, &a, xs, 128, &dx))
     return false;
-  gg_val q = g->pool[g->npool - 1];
-  gg_opnd d1[3] = {gg_use(&q), gg_fresh(KILN_F32, 0, NULL, xs, xs),
-                   gg_fresh(KILN_U8, 0, NULL, xz, xz)};
-  d1[1].vals = &xs, d1[2].vals = &xz;
-  if (!gg_try1(g, KILN_NODE_DequantizeLinear, d1, 3, NULL, 0, -xz * xs, (255 - xz) * xs))
-    return false;
-  gg_val dx = g->pool[g->npool - 1];
   uint32_t ns = t->rank - 2;
   int64_t k[2], st[2], p[4], dl[2];
   if (!gg_spatial(g, t, true, k, st, p, dl))
@@ -1659,17 +1667,8 @@ static bool gg_gen_qdq(gg *g) {
       return false;
     y = g->pool[g->npool - 1];
   }
-  double ys = exp2(ceil(log2(2 * hi / 255))), yz = relu ? 0 : 128;
-  gg_opnd q2[3] = {gg_use(&y), gg_fresh(KILN_F32, 0, NULL, ys, ys),
-                   gg_fresh(KILN_U8, 0, NULL, yz, yz)};
-  q2[1].vals = &ys, q2[2].vals = &yz;
-  if (!gg_try1(g, KILN_NODE_QuantizeLinear, q2, 3, NULL, 0, 0, 255))
-    return false;
-  gg_val qy = g->pool[g->npool - 1];
-  gg_opnd d2[3] = {gg_use(&qy), gg_fresh(KILN_F32, 0, NULL, ys, ys),
-                   gg_fresh(KILN_U8, 0, NULL, yz, yz)};
-  d2[1].vals = &ys, d2[2].vals = &yz;
-  return gg_try1(g, KILN_NODE_DequantizeLinear, d2, 3, NULL, 0, -yz * ys, (255 - yz) * ys);
+  gg_val dy;
+  return gg_qdq_u8(g, &y, exp2(ceil(log2(2 * hi / 255))), relu ? 0 : 128, &dy);
 }
 
 /* Resize of the spatial dims: nearest (asymmetric, floor: exact for the
