@@ -103,11 +103,8 @@ kiln_status quant_evaluate(quant_probe *fprobe, quant_probe *qprobe, const quant
     if (fo[i] < 0)
       continue;
     quant_output_metrics *m = &out->out[out->n++];
-    m->name = malloc(strlen(io.name) + 1);
-    if (!m->name)
+    if (!(m->name = strdup(io.name)))
       st = kiln_status_make(KILN_OUT_OF_MEMORY, "out of memory evaluating");
-    else
-      strcpy(m->name, io.name);
   }
   for (uint32_t k = 0; k < s->count && !st; k++) {
     st = quant_probe_run(fprobe, s, k);

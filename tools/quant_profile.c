@@ -16,14 +16,6 @@
 #include "commands.h"
 #include "quant.h"
 
-static char *quant_strdup(const char *s) {
-  size_t n = strlen(s) + 1;
-  char *d = malloc(n);
-  if (d)
-    memcpy(d, s, n);
-  return d;
-}
-
 static kiln_status quant_oom(const char *what) {
   return kiln_status_make(KILN_OUT_OF_MEMORY, "out of memory for %s", what);
 }
@@ -54,7 +46,7 @@ static kiln_status quant_samples_alloc(const kiln_module *m, uint32_t count, qua
     return quant_oom("the samples");
   }
   for (uint32_t i = 0; i < out->n_inputs; i++)
-    if (!(out->names[i] = quant_strdup(kiln_value_name(kiln_module_input(m, i))))) {
+    if (!(out->names[i] = strdup(kiln_value_name(kiln_module_input(m, i))))) {
       quant_samples_free(out);
       return quant_oom("the samples");
     }
@@ -77,7 +69,7 @@ kiln_status quant_samples_random(const kiln_module *m, uint32_t count, uint64_t 
     }
   char buf[96];
   snprintf(buf, sizeof buf, "random-inputs %u seed %llu", count, (unsigned long long)seed);
-  if (!(out->source = quant_strdup(buf))) {
+  if (!(out->source = strdup(buf))) {
     quant_samples_free(out);
     return quant_oom("the samples");
   }
@@ -170,7 +162,7 @@ kiln_status quant_samples_files(const kiln_module *m, const char *const *specs, 
   free(per);
   char buf[64];
   snprintf(buf, sizeof buf, "files %u samples", count);
-  if (!s && !(out->source = quant_strdup(buf)))
+  if (!s && !(out->source = strdup(buf)))
     s = quant_oom("the samples");
   if (s)
     quant_samples_free(out);
@@ -215,7 +207,7 @@ static kiln_status quant_default_watch(const kiln_function *f, quant_probe *p) {
       const kiln_value *v = kiln_node_result(n, r);
       if (kiln_value_type(v)->elem != KILN_F32 || kiln_value_use_count(v) == 0)
         continue;
-      if (!(p->watch[p->n_watch++] = quant_strdup(kiln_value_name(v))))
+      if (!(p->watch[p->n_watch++] = strdup(kiln_value_name(v))))
         return quant_oom("the probe");
     }
   }
@@ -240,13 +232,13 @@ static kiln_status quant_expose(kiln_function *f, quant_probe *p, char ***out_na
     /* an output already bound to v exposes it as it is */
     for (uint32_t o = 0; o < kiln_function_output_count(f) && !names[i]; o++)
       if (kiln_function_output_value(f, o) == v &&
-          !(names[i] = quant_strdup(kiln_function_output_name(f, o))))
+          !(names[i] = strdup(kiln_function_output_name(f, o))))
         return quant_oom("the probe");
     if (names[i])
       continue;
     char buf[48];
     snprintf(buf, sizeof buf, "kiln.watch.%u", i);
-    if (!(names[i] = quant_strdup(buf)))
+    if (!(names[i] = strdup(buf)))
       return quant_oom("the probe");
     KILN_TRY(kiln_function_add_output(f, buf, v));
   }
@@ -273,7 +265,7 @@ kiln_status quant_probe_create(kiln_context *ctx, const kiln_module *m, const ch
       if (!out->watch)
         s = quant_oom("the probe");
       for (uint32_t i = 0; !s && i < n_watch; i++, out->n_watch++)
-        if (!(out->watch[i] = quant_strdup(watch[i])))
+        if (!(out->watch[i] = strdup(watch[i])))
           s = quant_oom("the probe");
     } else {
       s = quant_default_watch(f, out);
@@ -283,7 +275,7 @@ kiln_status quant_probe_create(kiln_context *ctx, const kiln_module *m, const ch
     s = quant_expose(f, out, &outnames);
   if (!s) {
     const char *fname = kiln_function_name(f);
-    char *fn = quant_strdup(fname);
+    char *fn = strdup(fname);
     if (!fn)
       s = quant_oom("the probe");
     else
@@ -515,16 +507,16 @@ kiln_status quant_profile_collect(kiln_context *ctx, const kiln_module *m, const
   out->n = nf + p.n_watch;
   out->samples = s->count;
   out->r = calloc(out->n + 1, sizeof *out->r);
-  out->model = quant_strdup(model_path);
-  out->source = quant_strdup(s->source ? s->source : "");
+  out->model = strdup(model_path);
+  out->source = strdup(s->source ? s->source : "");
   if (!st && (!out->r || !out->model || !out->source))
     st = quant_oom("the profile");
   uint32_t j = 0;
   for (uint32_t i = 0; !st && i < s->n_inputs; i++)
-    if (s->t[i].type.elem == KILN_F32 && !(out->r[j++].name = quant_strdup(s->names[i])))
+    if (s->t[i].type.elem == KILN_F32 && !(out->r[j++].name = strdup(s->names[i])))
       st = quant_oom("the profile");
   for (uint32_t i = 0; !st && i < p.n_watch; i++)
-    if (!(out->r[nf + i].name = quant_strdup(p.watch[i])))
+    if (!(out->r[nf + i].name = strdup(p.watch[i])))
       st = quant_oom("the profile");
   for (int pass = 0; pass < 2 && !st; pass++) {
     for (uint32_t k = 0; k < s->count && !st; k++) {

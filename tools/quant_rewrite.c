@@ -16,14 +16,6 @@
 #include "kiln/passes.h"
 #include "quant.h"
 
-static char *rw_strdup(const char *s) {
-  size_t n = strlen(s) + 1;
-  char *d = malloc(n);
-  if (d)
-    memcpy(d, s, n);
-  return d;
-}
-
 void quant_plan_free(quant_plan *p) {
   if (!p)
     return;
@@ -159,9 +151,9 @@ kiln_status quant_plan_make(const kiln_module *m, const char *function,
       continue;
     quant_node *q = &out->nodes[out->n++];
     q->kind = k;
-    q->name = rw_strdup(kiln_node_name(n));
-    q->out = rw_strdup(kiln_value_name(rw_quant_out(f, n)));
-    q->x = rw_strdup(kiln_node_input(n, 0) ? kiln_value_name(kiln_node_input(n, 0)) : "");
+    q->name = strdup(kiln_node_name(n));
+    q->out = strdup(kiln_value_name(rw_quant_out(f, n)));
+    q->x = strdup(kiln_node_input(n, 0) ? kiln_value_name(kiln_node_input(n, 0)) : "");
     if (!q->name || !q->out || !q->x) {
       quant_plan_free(out);
       return kiln_status_make(KILN_OUT_OF_MEMORY, "out of memory for the quantization plan");
@@ -759,7 +751,7 @@ static kiln_status rw_build(rw_ctx *c, bool iso) {
       for (uint32_t k = 0; k < c->plan->n; k++) {
         quant_node *pq = &c->plan->nodes[k];
         if (pq->state == QUANT_QDQ && strcmp(pq->out, kiln_value_name(v)) == 0 &&
-            !(pq->qout = rw_strdup(kiln_value_name(d))))
+            !(pq->qout = strdup(kiln_value_name(d))))
           return kiln_status_make(KILN_OUT_OF_MEMORY, "out of memory for the quantization plan");
       }
     }
