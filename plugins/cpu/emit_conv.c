@@ -85,6 +85,10 @@ kiln_status kcpu_emit_Conv(kcpu_emit *e, const kiln_instr *in) {
   if (!kcpu_perf_act(a, &act, &act_a, &act_b))
     return kcpu_e_fail(in, "activation '%s' is not supported",
                        kiln_attrs_string_or(a, "activation", ""));
+  bool wino;
+  KILN_TRY(kcpu_emit_conv_winograd(e, in, &w, group, act, act_a, act_b, &wino));
+  if (wino)
+    return NULL;
   int64_t C = x->dims[1], M = y->dims[1], lanes = kcpu_vector_lanes(e);
   LLVMValueRef wpk = NULL;
   if (!(group == C && M == C && group > 1)) { /* not depthwise: GEMM with A = filters */

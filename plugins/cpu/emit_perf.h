@@ -27,4 +27,12 @@ LLVMValueRef kcpu_perf_prepack(kcpu_emit *e, const kiln_buffer *w, int64_t group
  * or a name that does not decode. */
 bool kcpu_perf_act(const kiln_attrs *a, int64_t *act, float *act_a, float *act_b);
 
+/* An f32 2-D Conv (window w, activation decoded) by Winograd's F(2x2, 3x3)
+ * where that applies and pays (emit_conv_winograd.c): *done says whether
+ * the call was emitted; otherwise the caller emits the usual kernel. */
+struct kcpu_win;
+kiln_status kcpu_emit_conv_winograd(kcpu_emit *e, const kiln_instr *in, const struct kcpu_win *w,
+                                    int64_t group, int64_t act, float act_a, float act_b,
+                                    bool *done);
+
 #endif

@@ -32,8 +32,8 @@ kiln_context *kt_ctx(void);
  * count. */
 typedef struct kt_run {
   uint32_t n_out;
-  float *out[8];
-  int64_t n[8];
+  float *out[16];
+  int64_t n[16];
 } kt_run;
 
 /* Parse text, compile for backend with `threads`, run once on inputs

@@ -38,10 +38,10 @@ void kt_run_text(const char *text, const char *backend, uint32_t threads, kt_run
   kiln_compile_options o = {.struct_size = sizeof o, .threads = threads, .device = -1};
   kt_fail_status(kiln_compile(kt_ctx(), m, NULL, backend, &o, &exe), backend);
   uint32_t ni = kiln_executable_input_count(exe), no = kiln_executable_output_count(exe);
-  ck_assert_uint_le(no, 8);
-  ck_assert_uint_le(ni, 16);
-  void *ins[16] = {0};
-  for (uint32_t i = 0; i < ni && i < 16; i++) {
+  ck_assert_uint_le(no, 16);
+  ck_assert_uint_le(ni, 32);
+  void *ins[32] = {0};
+  for (uint32_t i = 0; i < ni && i < 32; i++) {
     kiln_io_info io;
     kiln_executable_input(exe, i, &io);
     int64_t n = kiln_type_numel(&io.type);
@@ -62,7 +62,7 @@ void kt_run_text(const char *text, const char *backend, uint32_t threads, kt_run
     r->out[i] = calloc((size_t)r->n[i] + 1, sizeof(float));
   }
   kt_fail_status(kiln_run(exe, (const void *const *)ins, (void *const *)r->out), "run");
-  for (uint32_t i = 0; i < ni && i < 16; i++)
+  for (uint32_t i = 0; i < ni && i < 32; i++)
     free(ins[i]);
   kiln_executable_destroy(exe);
   kiln_module_destroy(m);

@@ -8,6 +8,7 @@ int main(void) {
   srunner_add_suite(sr, tk_generic_suite());
   srunner_add_suite(sr, tk_pool_suite());
   srunner_add_suite(sr, tk_quant_gemm_suite());
+  srunner_add_suite(sr, tk_winograd_suite());
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);

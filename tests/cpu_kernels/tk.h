@@ -51,5 +51,6 @@ Suite *tk_rowwise_suite(void);
 Suite *tk_generic_suite(void);
 Suite *tk_pool_suite(void);
 Suite *tk_quant_gemm_suite(void);
+Suite *tk_winograd_suite(void);
 
 #endif

@@ -1,0 +1,175 @@
+/* tests/cpu_kernels/test_winograd.c: the F(2x2, 3x3) Winograd convolution
+ * (kernels/conv_winograd.c) against a naive 3x3 convolution in double.
+ * The transformed filters are made here from the algorithm's definition
+ * (G g G^T) and packed by the layout gemm_impl.h documents, not by the
+ * emitter's code. This suite's build sets small block sizes
+ * (KCPU_WINO_BLOCK_BYTES, KCPU_WINO_MIN_TILES), so that images split into
+ * blocks of tiles that start and end inside tile rows. */
+#include "tk.h"
+
+#include "gemm_impl.h"
+
+#include <math.h>
+#include <string.h>
+
+void kcpu_k_conv2d_wino(const float *X, const float *Upk, const float *bias, const float *res,
+                        float *Y, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH,
+                        int64_t OW, int64_t pt, int64_t pl, int64_t act, float act_a, float act_b,
+                        int64_t lanes, struct kcpu_pool *pool);
+
+typedef struct wc {
+  int64_t N, C, H, W, M, pt, pl, pb, pr;
+} wc;
+
+/* G g G^T for one 3x3 filter, G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1],
+ * by the matrix products themselves. */
+static void wt_transform(const float *g, float *u) {
+  static const double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  double t[4][3];
+  for (int i = 0; i < 4; i++)
+    for (int j = 0; j < 3; j++) {
+      t[i][j] = 0;
+      for (int k = 0; k < 3; k++)
+        t[i][j] += G[i][k] * g[k * 3 + j];
+    }
+  for (int i = 0; i < 4; i++)
+    for (int j = 0; j < 4; j++) {
+      double s = 0;
+      for (int k = 0; k < 3; k++)
+        s += t[i][k] * G[j][k];
+      u[i * 4 + j] = (float)s;
+    }
+}
+
+/* The 16 transformed M x C matrices, each packed with unit U one after the
+ * other (element (m, c) at c0*RP + (m/U)*U*kc + (c-c0)*U + m%U). */
+static float *wt_pack(const float *Wt, int64_t M, int64_t C, int64_t U) {
+  int64_t RP = (M + U - 1) / U * U, one = kcpu_prepacked_size(M, C, U);
+  float *p = tk_alloc(16 * one);
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t c = 0; c < C; c++) {
+      float u[16];
+      wt_transform(Wt + (m * C + c) * 9, u);
+      int64_t c0 = c / KCPU_KC * KCPU_KC, kc = C - c0 < KCPU_KC ? C - c0 : KCPU_KC;
+      for (int xi = 0; xi < 16; xi++)
+        p[xi * one + c0 * RP + (m / U) * U * kc + (c - c0) * U + m % U] = u[xi];
+    }
+  return p;
+}
+
+/* The activations' parameters: HardSwish's are fixed (kcpu_runtime.h). */
+static float wt_act_a(int64_t act) {
+  return act == KCPU_ACT_SWISH ? 1.0f : act == KCPU_ACT_HARD_SWISH ? 1.0f / 6 : -0.5f;
+}
+static float wt_act_b(int64_t act) {
+  return act == KCPU_ACT_HARD_SWISH ? 0.5f : 0.75f;
+}
+
+/* The convolution, then bias, residual and activation, in double; bound:
+ * the sum of the terms' magnitudes, for the tolerance. */
+static void wt_ref(const wc *c, const float *X, const float *Wt, const float *b, const float *R,
+                   int64_t act, double *Y, double *bound) {
+  int64_t OH = c->H + c->pt + c->pb - 2, OW = c->W + c->pl + c->pr - 2;
+  for (int64_t n = 0; n < c->N; n++)
+    for (int64_t m = 0; m < c->M; m++)
+      for (int64_t oh = 0; oh < OH; oh++)
+        for (int64_t ow = 0; ow < OW; ow++) {
+          double s = b ? b[m] : 0, a = b ? fabs(b[m]) : 0;
+          for (int64_t ci = 0; ci < c->C; ci++)
+            for (int64_t kh = 0; kh < 3; kh++)
+              for (int64_t kw = 0; kw < 3; kw++) {
+                int64_t ih = oh - c->pt + kh, iw = ow - c->pl + kw;
+                if (ih < 0 || ih >= c->H || iw < 0 || iw >= c->W)
+                  continue;
+                double v = (double)X[((n * c->C + ci) * c->H + ih) * c->W + iw] *
+                           Wt[((m * c->C + ci) * 3 + kh) * 3 + kw];
+                s += v;
+                a += fabs(v);
+              }
+          int64_t at = ((n * c->M + m) * OH + oh) * OW + ow;
+          if (R) {
+            s += R[at];
+            a += fabs(R[at]);
+          }
+          Y[at] = tk_ref_act(act, wt_act_a(act), wt_act_b(act), s);
+          bound[at] = a;
+        }
+}
+
+static void wt_case(const wc *c, int bias, int resid, int64_t act, struct kcpu_pool *p2) {
+  int64_t OH = c->H + c->pt + c->pb - 2, OW = c->W + c->pl + c->pr - 2;
+  int64_t nx = c->N * c->C * c->H * c->W, ny = c->N * c->M * OH * OW;
+  float *X = tk_alloc(nx), *Wt = tk_alloc(c->M * c->C * 9), *b = tk_alloc(c->M);
+  float *R = tk_alloc(ny), *Y1 = tk_alloc(ny), *Y2 = tk_alloc(ny);
+  double *ref = calloc((size_t)ny, sizeof *ref), *bound = calloc((size_t)ny, sizeof *bound);
+  tk_fill(X, nx, 31);
+  tk_fill(Wt, c->M * c->C * 9, 32);
+  tk_fill(b, c->M, 33);
+  tk_fill(R, ny, 34);
+  float *Upk = wt_pack(Wt, c->M, c->C, kcpu_gemm_mr(16));
+  float aa = wt_act_a(act), ab = wt_act_b(act);
+  wt_ref(c, X, Wt, bias ? b : NULL, resid ? R : NULL, act, ref, bound);
+  kcpu_k_conv2d_wino(X, Upk, bias ? b : NULL, resid ? R : NULL, Y1, c->N, c->C, c->H, c->W, c->M,
+                     OH, OW, c->pt, c->pl, act, aa, ab, 16, NULL);
+  kcpu_k_conv2d_wino(X, Upk, bias ? b : NULL, resid ? R : NULL, Y2, c->N, c->C, c->H, c->W, c->M,
+                     OH, OW, c->pt, c->pl, act, aa, ab, 16, p2);
+  for (int64_t i = 0; i < ny; i++) {
+    /* the 16-term transformed sums against the 9-term direct ones: a few
+     * ulps of the terms' magnitudes */
+    double tol = 2e-6 * bound[i] + 1e-6;
+    ck_assert_msg(fabs(Y1[i] - ref[i]) <= tol,
+                  "wino N%lld C%lld %lldx%lld M%lld pads %lld %lld %lld %lld bias %d res %d act "
+                  "%lld: element %lld: %.9g, want %.9g (tolerance %.3g)",
+                  (long long)c->N, (long long)c->C, (long long)c->H, (long long)c->W,
+                  (long long)c->M, (long long)c->pt, (long long)c->pl, (long long)c->pb,
+                  (long long)c->pr, bias, resid, (long long)act, (long long)i, (double)Y1[i],
+                  ref[i], tol);
+  }
+  ck_assert_msg(memcmp(Y1, Y2, (size_t)ny * sizeof *Y1) == 0,
+                "wino C%lld %lldx%lld M%lld: 2 threads differ from 1", (long long)c->C,
+                (long long)c->H, (long long)c->W, (long long)c->M);
+  free(X), free(Wt), free(b), free(R), free(Y1), free(Y2), free(ref), free(bound), free(Upk);
+}
+
+/* Channel counts off the vector and panel widths, planes from one tile
+ * to several blocks, odd and even output sizes, every pad from 0 to 2 on
+ * each side. */
+START_TEST(wino_shapes) {
+  static const wc cases[] = {
+      {1, 1, 3, 3, 1, 0, 0, 0, 0},     {1, 3, 4, 4, 7, 1, 1, 1, 1},
+      {1, 17, 7, 7, 24, 1, 1, 1, 1},   {2, 24, 9, 8, 17, 1, 1, 1, 1},
+      {1, 40, 15, 17, 40, 0, 1, 2, 0}, {1, 16, 16, 16, 16, 1, 1, 1, 1},
+      {1, 7, 33, 35, 9, 1, 1, 1, 1},   {1, 64, 14, 14, 64, 1, 1, 1, 1},
+      {2, 5, 40, 37, 3, 2, 0, 1, 2},   {1, 9, 56, 56, 8, 1, 1, 1, 1},
+      {1, 300, 6, 5, 9, 1, 1, 1, 1},
+  };
+  struct kcpu_pool *p2 = kcpu_pool_create(2);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    wt_case(&cases[i], (int)(i % 2 == 0), 0, KCPU_ACT_NONE, p2);
+  kcpu_pool_destroy(p2);
+}
+END_TEST
+
+/* The epilogue: bias, residual and each fused activation, in that order. */
+START_TEST(wino_epilogue) {
+  static const int64_t acts[] = {KCPU_ACT_NONE,         KCPU_ACT_RELU,       KCPU_ACT_CLIP,
+                                 KCPU_ACT_HARD_SIGMOID, KCPU_ACT_HARD_SWISH, KCPU_ACT_SWISH,
+                                 KCPU_ACT_GELU};
+  wc c = {1, 19, 13, 18, 21, 1, 1, 1, 1};
+  struct kcpu_pool *p2 = kcpu_pool_create(2);
+  for (size_t a = 0; a < sizeof acts / sizeof acts[0]; a++)
+    for (int resid = 0; resid < 2; resid++)
+      wt_case(&c, 1, resid, acts[a], p2);
+  kcpu_pool_destroy(p2);
+}
+END_TEST
+
+Suite *tk_winograd_suite(void) {
+  Suite *s = suite_create("winograd");
+  TCase *tc = tcase_create("winograd");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, wino_shapes);
+  tcase_add_test(tc, wino_epilogue);
+  suite_add_tcase(s, tc);
+  return s;
+}
