@@ -53,13 +53,13 @@ static void kcpu_wino_filter(const float *g, float *u) {
  * when the weight is not constant data, the weights mode packs nothing
  * (bundles) or memory runs out. */
 static LLVMValueRef kcpu_wino_pack(kcpu_emit *e, const kiln_buffer *wb, int64_t M, int64_t C,
-                                   uint32_t lanes) {
+                                   int64_t U) {
   if (!wb || kiln_buffer_get_kind(wb) != KILN_BUFFER_WEIGHT)
     return NULL;
   const float *g = kiln_buffer_data(wb);
   if (!g || kiln_buffer_type(wb)->elem != KILN_F32)
     return NULL;
-  int64_t U = kcpu_gemm_mr(lanes), one = kcpu_prepacked_size(M, C, U);
+  int64_t one = kcpu_prepacked_size(M, C, U);
   float *t = malloc((size_t)(16 * M * C) * sizeof *t);
   size_t bytes = (size_t)(16 * one) * sizeof(float);
   float *dst = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
@@ -93,10 +93,18 @@ kiln_status kcpu_emit_conv_winograd(kcpu_emit *e, const kiln_instr *in, const kc
   int64_t M = y->dims[1];
   if (!kcpu_wino_applies(x, w, group, M, lanes))
     return NULL;
-  LLVMValueRef upk = kcpu_wino_pack(e, kcpu_i_in(in, 1), M, x->dims[1], lanes);
+  /* The products' orientation by the cells the GEMM computes, padding
+   * included: M x T in panels of MR rows and NR columns, or transposed
+   * (kernels/conv_winograd.c) */
+  int64_t MR = kcpu_gemm_mr(lanes), NR = kcpu_gemm_nr(lanes);
+  int64_t T = (w->out[0] + 1) / 2 * ((w->out[1] + 1) / 2);
+  int64_t plain = (M + MR - 1) / MR * MR * ((T + NR - 1) / NR * NR);
+  int64_t turned = (T + MR - 1) / MR * MR * ((M + NR - 1) / NR * NR);
+  int64_t trans = turned < plain;
+  LLVMValueRef upk = kcpu_wino_pack(e, kcpu_i_in(in, 1), M, x->dims[1], trans ? NR : MR);
   if (!upk)
     return NULL;
-  LLVMValueRef args[19] = {kcpu_addr(e, kcpu_i_in(in, 0)),
+  LLVMValueRef args[20] = {kcpu_addr(e, kcpu_i_in(in, 0)),
                            upk,
                            kcpu_e_ptr(e, kcpu_i_in(in, 2)),
                            kcpu_e_ptr(e, kcpu_i_in(in, 3)),
@@ -113,8 +121,9 @@ kiln_status kcpu_emit_conv_winograd(kcpu_emit *e, const kiln_instr *in, const kc
                            kcpu_i64(e, act),
                            kcpu_f32(e, act_a),
                            kcpu_f32(e, act_b),
+                           kcpu_i64(e, trans),
                            kcpu_i64(e, lanes),
                            kcpu_pool(e)};
   *done = true;
-  return kcpu_e_call(e, in, "kcpu_k_conv2d_wino", args, 19);
+  return kcpu_e_call(e, in, "kcpu_k_conv2d_wino", args, 20);
 }

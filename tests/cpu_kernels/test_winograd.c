@@ -15,7 +15,7 @@
 void kcpu_k_conv2d_wino(const float *X, const float *Upk, const float *bias, const float *res,
                         float *Y, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH,
                         int64_t OW, int64_t pt, int64_t pl, int64_t act, float act_a, float act_b,
-                        int64_t lanes, struct kcpu_pool *pool);
+                        int64_t trans, int64_t lanes, struct kcpu_pool *pool);
 
 typedef struct wc {
   int64_t N, C, H, W, M, pt, pl, pb, pr;
@@ -42,7 +42,8 @@ static void wt_transform(const float *g, float *u) {
 }
 
 /* The 16 transformed M x C matrices, each packed with unit U one after the
- * other (element (m, c) at c0*RP + (m/U)*U*kc + (c-c0)*U + m%U). */
+ * other (element (m, c) at c0*RP + (m/U)*U*kc + (c-c0)*U + m%U): the
+ * GEMM's A with U = MR, its B (op(B)'s n = m) with U = NR. */
 static float *wt_pack(const float *Wt, int64_t M, int64_t C, int64_t U) {
   int64_t RP = (M + U - 1) / U * U, one = kcpu_prepacked_size(M, C, U);
   float *p = tk_alloc(16 * one);
@@ -96,7 +97,9 @@ static void wt_ref(const wc *c, const float *X, const float *Wt, const float *b,
         }
 }
 
-static void wt_case(const wc *c, int bias, int resid, int64_t act, struct kcpu_pool *p2) {
+/* trans: the products turned around, the filters packed as the GEMM's B. */
+static void wt_case(const wc *c, int bias, int resid, int64_t act, int64_t trans,
+                    struct kcpu_pool *p2) {
   int64_t OH = c->H + c->pt + c->pb - 2, OW = c->W + c->pl + c->pr - 2;
   int64_t nx = c->N * c->C * c->H * c->W, ny = c->N * c->M * OH * OW;
   float *X = tk_alloc(nx), *Wt = tk_alloc(c->M * c->C * 9), *b = tk_alloc(c->M);
@@ -106,24 +109,24 @@ static void wt_case(const wc *c, int bias, int resid, int64_t act, struct kcpu_p
   tk_fill(Wt, c->M * c->C * 9, 32);
   tk_fill(b, c->M, 33);
   tk_fill(R, ny, 34);
-  float *Upk = wt_pack(Wt, c->M, c->C, kcpu_gemm_mr(16));
+  float *Upk = wt_pack(Wt, c->M, c->C, trans ? kcpu_gemm_nr(16) : kcpu_gemm_mr(16));
   float aa = wt_act_a(act), ab = wt_act_b(act);
   wt_ref(c, X, Wt, bias ? b : NULL, resid ? R : NULL, act, ref, bound);
   kcpu_k_conv2d_wino(X, Upk, bias ? b : NULL, resid ? R : NULL, Y1, c->N, c->C, c->H, c->W, c->M,
-                     OH, OW, c->pt, c->pl, act, aa, ab, 16, NULL);
+                     OH, OW, c->pt, c->pl, act, aa, ab, trans, 16, NULL);
   kcpu_k_conv2d_wino(X, Upk, bias ? b : NULL, resid ? R : NULL, Y2, c->N, c->C, c->H, c->W, c->M,
-                     OH, OW, c->pt, c->pl, act, aa, ab, 16, p2);
+                     OH, OW, c->pt, c->pl, act, aa, ab, trans, 16, p2);
   for (int64_t i = 0; i < ny; i++) {
     /* the 16-term transformed sums against the 9-term direct ones: a few
      * ulps of the terms' magnitudes */
     double tol = 2e-6 * bound[i] + 1e-6;
     ck_assert_msg(fabs(Y1[i] - ref[i]) <= tol,
                   "wino N%lld C%lld %lldx%lld M%lld pads %lld %lld %lld %lld bias %d res %d act "
-                  "%lld: element %lld: %.9g, want %.9g (tolerance %.3g)",
+                  "%lld trans %lld: element %lld: %.9g, want %.9g (tolerance %.3g)",
                   (long long)c->N, (long long)c->C, (long long)c->H, (long long)c->W,
                   (long long)c->M, (long long)c->pt, (long long)c->pl, (long long)c->pb,
-                  (long long)c->pr, bias, resid, (long long)act, (long long)i, (double)Y1[i],
-                  ref[i], tol);
+                  (long long)c->pr, bias, resid, (long long)act, (long long)trans, (long long)i,
+                  (double)Y1[i], ref[i], tol);
   }
   ck_assert_msg(memcmp(Y1, Y2, (size_t)ny * sizeof *Y1) == 0,
                 "wino C%lld %lldx%lld M%lld: 2 threads differ from 1", (long long)c->C,
@@ -145,7 +148,8 @@ START_TEST(wino_shapes) {
   };
   struct kcpu_pool *p2 = kcpu_pool_create(2);
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-    wt_case(&cases[i], (int)(i % 2 == 0), 0, KCPU_ACT_NONE, p2);
+    for (int64_t trans = 0; trans < 2; trans++)
+      wt_case(&cases[i], (int)(i % 2 == 0), 0, KCPU_ACT_NONE, trans, p2);
   kcpu_pool_destroy(p2);
 }
 END_TEST
@@ -159,7 +163,8 @@ START_TEST(wino_epilogue) {
   struct kcpu_pool *p2 = kcpu_pool_create(2);
   for (size_t a = 0; a < sizeof acts / sizeof acts[0]; a++)
     for (int resid = 0; resid < 2; resid++)
-      wt_case(&c, 1, resid, acts[a], p2);
+      for (int64_t trans = 0; trans < 2; trans++)
+        wt_case(&c, 1, resid, acts[a], trans, p2);
   kcpu_pool_destroy(p2);
 }
 END_TEST

@@ -52,6 +52,7 @@ typedef struct kcpu_wino {
   float *Y, *V, *Mx, *P; /* P: one padded plane per input-transform task */
   int64_t nin;           /* input-transform tasks, each a run of channels */
   int64_t C, H, W, M, OH, OW, pt, pl, act, lanes;
+  int64_t trans; /* the products transposed: Mx[xi] is tiles x M (see kcpu_k_conv2d_wino) */
   float act_a, act_b;
   int64_t TH, TW, ldV, Hq, Wq; /* tiles; V / Mx row stride; padded rows */
   int64_t t0, t1;              /* the block of tiles (row-major) in V and Mx now */
@@ -138,6 +139,27 @@ static void kcpu_wino_in_fn(void *ctx, int64_t b, int64_t e) {
 /* Tasks [b, e): the 16 positions' products. */
 static void kcpu_wino_gemm_fn(void *ctx, int64_t b, int64_t e) {
   const kcpu_wino *a = ctx;
+  if (a->trans) {
+    int64_t one = kcpu_prepacked_size(a->M, a->C, kcpu_gemm_nr(a->lanes)), n = a->t1 - a->t0;
+    for (int64_t xi = b; xi < e; xi++) {
+      kcpu_gemm_desc d = {.M = n,
+                          .N = a->M,
+                          .K = a->C,
+                          .alpha = 1.0f,
+                          .A = a->V + xi * a->C * a->ldV,
+                          .lda = a->ldV,
+                          .trans_a = 1,
+                          .Bpk = a->Upk + xi * one,
+                          .C = a->Mx + xi * a->M * a->ldV,
+                          .ldc = a->M,
+                          .lanes = a->lanes};
+      kcpu_gemm_run(&d, NULL);
+      /* a last block of 16 channels reads past the last tile's row */
+      for (int64_t i = n * a->M; i < n * a->M + KWG_L; i++)
+        d.C[i] = 0.0f;
+    }
+    return;
+  }
   int64_t one = kcpu_prepacked_size(a->M, a->C, kcpu_gemm_mr(a->lanes));
   for (int64_t xi = b; xi < e; xi++) {
     kcpu_gemm_desc d = {.M = a->M,
@@ -240,15 +262,76 @@ static void kcpu_wino_out_fn(void *ctx, int64_t b, int64_t e) {
   }
 }
 
-/* Upk: the transformed filters, 16 matrices M x C packed with the GEMM's
- * A unit (kcpu_gemm_mr(lanes)) one after the other, position xi = 4i + j
- * of G g G^T. Without memory for its buffers it does nothing, as the
- * GEMM engine. */
+/* The transposed products' output transform. Tasks [b, e): blocks of 16
+ * output channels, tiles [t0, t1): for each tile its 16 positions are
+ * vectors over the channels, and the 2x2 outputs go to 16 planes. */
+static void kcpu_wino_outT_fn(void *ctx, int64_t b, int64_t e) {
+  const kcpu_wino *a = ctx;
+  int64_t OHW = a->OH * a->OW, vact = a->res ? KCPU_ACT_NONE : a->act;
+  kwg_v z = {0};
+  for (int64_t cb = b; cb < e; cb++) {
+    int64_t m0 = cb * KWG_L, nm = a->M - m0 < KWG_L ? a->M - m0 : KWG_L;
+    float bf[KWG_L] = {0};
+    for (int64_t l = 0; l < nm && a->bias; l++)
+      bf[l] = a->bias[m0 + l];
+    kwg_v bv;
+    __builtin_memcpy(&bv, bf, sizeof bv);
+    for (int64_t t = a->t0; t < a->t1; t++) {
+      const float *mb = a->Mx + (t - a->t0) * a->M + m0;
+      KWG_OROW(0);
+      KWG_OROW(1);
+      KWG_OROW(2);
+      KWG_OROW(3);
+      kwg_v yv[4] = {s00 + s01 + s02 + bv, s01 - s02 - s03 + bv, s10 + s11 + s12 + bv,
+                     s11 - s12 - s13 + bv};
+      int64_t oh = 2 * (t / a->TW), ow = 2 * (t % a->TW);
+      for (int i = 0; i < 4; i++) {
+        kwg_v v = yv[i];
+        if (vact == KCPU_ACT_RELU) /* keep what is not below 0 (NaN and -0 included) */
+          v = (kwg_v)((kwg_vi)v & ~(kwg_vi)(v < z));
+        KCPU_ACT_VEC_HARD(kwg_v, kwg_vi, v, vact, a->act_a, a->act_b);
+        int64_t h = oh + i / 2, w = ow + i % 2;
+        if (h >= a->OH || w >= a->OW)
+          continue;
+        float o[KWG_L];
+        __builtin_memcpy(o, &v, sizeof o);
+        float *y = a->Y + m0 * OHW + h * a->OW + w;
+        for (int64_t l = 0; l < nm; l++)
+          y[l * OHW] = o[l];
+      }
+    }
+    if (a->t1 < a->TH * a->TW)
+      continue;
+    for (int64_t m = m0; m < m0 + nm; m++) {
+      float *y = a->Y + m * OHW;
+      if (a->res) {
+        const float *r = a->res + m * OHW;
+        for (int64_t p = 0; p < OHW; p++)
+          y[p] = kcpu_act1(a->act, a->act_a, a->act_b, y[p] + r[p]);
+      }
+      if (a->act == KCPU_ACT_SWISH) {
+        kcpu_act_swish_row(a->act_a, y, OHW);
+      } else if (a->act == KCPU_ACT_GELU) {
+        for (int64_t p = 0; p < OHW; p++)
+          y[p] = kcpu_m_gelu(y[p]);
+      }
+    }
+  }
+}
+
+/* Upk: the transformed filters, 16 matrices M x C one after the other,
+ * position xi = 4i + j of G g G^T, packed as the GEMM's A (unit
+ * kcpu_gemm_mr(lanes)), or with trans as its B (unit kcpu_gemm_nr(lanes)).
+ * trans turns the products around, Mx[xi]^T (tiles x M) = V[xi]^T U[xi]^T,
+ * for images of few tiles: the GEMM's columns are then the channels
+ * instead of the tiles, and 16 or 49 tiles do not leave most of a
+ * 48-column panel empty (the compiler chooses, emit_conv_winograd.c). Without memory for its
+ * buffers it does nothing, as the GEMM engine. */
 KCPU_PREBUILT void kcpu_k_conv2d_wino(const float *X, const float *Upk, const float *bias,
                                       const float *res, float *Y, int64_t N, int64_t C, int64_t H,
                                       int64_t W, int64_t M, int64_t OH, int64_t OW, int64_t pt,
                                       int64_t pl, int64_t act, float act_a, float act_b,
-                                      int64_t lanes, struct kcpu_pool *pool) {
+                                      int64_t trans, int64_t lanes, struct kcpu_pool *pool) {
   if (N <= 0 || M <= 0 || OH <= 0 || OW <= 0)
     return;
   kcpu_wino a = {.Upk = Upk,
@@ -262,6 +345,7 @@ KCPU_PREBUILT void kcpu_k_conv2d_wino(const float *X, const float *Upk, const fl
                  .pt = pt,
                  .pl = pl,
                  .act = act,
+                 .trans = trans,
                  .lanes = lanes,
                  .act_a = act_a,
                  .act_b = act_b};
@@ -297,7 +381,10 @@ KCPU_PREBUILT void kcpu_k_conv2d_wino(const float *X, const float *Upk, const fl
       a.t1 = a.t0 + Tb < T ? a.t0 + Tb : T;
       kcpu_parallel_for(pool, a.nin, kcpu_wino_in_fn, &a);
       kcpu_parallel_for(pool, 16, kcpu_wino_gemm_fn, &a);
-      kcpu_parallel_for(pool, M, kcpu_wino_out_fn, &a);
+      if (trans)
+        kcpu_parallel_for(pool, (M + KWG_L - 1) / KWG_L, kcpu_wino_outT_fn, &a);
+      else
+        kcpu_parallel_for(pool, M, kcpu_wino_out_fn, &a);
     }
   }
   kcpu_free(V);
