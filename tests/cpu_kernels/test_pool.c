@@ -24,8 +24,8 @@ static int64_t pc_out(int64_t n, int64_t k, int64_t s, int64_t d, int64_t p0, in
 
 /* Cells inside the input take part; with count_include_pad, cells inside
  * the declared pads count too. Sums in double: the kernel's order differs. */
-static void ref_pool(const pc *c, int64_t mode, int64_t cip, const float *X, float *Y,
-                     int64_t OH, int64_t OW) {
+static void ref_pool(const pc *c, int64_t mode, int64_t cip, const float *X, float *Y, int64_t OH,
+                     int64_t OW) {
   for (int64_t i = 0; i < c->C; i++)
     for (int64_t oh = 0; oh < OH; oh++)
       for (int64_t ow = 0; ow < OW; ow++) {
@@ -68,8 +68,8 @@ static void pool_case(pc c, int64_t mode, int64_t cip, int64_t nan_every) {
     X[i] = NAN;
   kcpu_k_pool2d(X, Y, c.C, c.H, c.W, OH, OW, c.KH, c.KW, c.sh, c.sw, c.dh, c.dw, c.pt, c.pl, c.pb,
                 c.pr, mode, cip, NULL);
-  kcpu_k_pool2d(X, Y2, c.C, c.H, c.W, OH, OW, c.KH, c.KW, c.sh, c.sw, c.dh, c.dw, c.pt, c.pl,
-                c.pb, c.pr, mode, cip, pool2());
+  kcpu_k_pool2d(X, Y2, c.C, c.H, c.W, OH, OW, c.KH, c.KW, c.sh, c.sw, c.dh, c.dw, c.pt, c.pl, c.pb,
+                c.pr, mode, cip, pool2());
   ref_pool(&c, mode, cip, X, R, OH, OW);
   ck_assert_msg(memcmp(Y, Y2, (size_t)yn * sizeof(float)) == 0,
                 "pool C%ld %ldx%ld k%ldx%ld s%ld mode %ld: 1 and 2 threads differ", (long)c.C,
@@ -90,13 +90,15 @@ static void pool_case(pc c, int64_t mode, int64_t cip, int64_t nan_every) {
   free(R);
 }
 
-static const int64_t pool_planes[][2] = {{1, 1}, {7, 7}, {13, 17}, {56, 56}, {112, 112}, {3, 40}};
+static const int64_t pool_planes[][2] = {{1, 1},   {7, 7},     {13, 13},   {13, 17}, {55, 55},
+                                         {56, 56}, {111, 111}, {112, 112}, {3, 40},  {9, 47}};
 static const int64_t pool_chans[] = {1, 3, 7, 17, 24, 40};
 
 /* Window settings: (K, stride, pad, dilation, ceil) on both axes. */
-static const int64_t pool_wins[][5] = {{3, 2, 0, 1, 1}, {3, 2, 1, 1, 0}, {3, 1, 1, 1, 0},
-                                       {2, 2, 0, 1, 0}, {5, 1, 2, 1, 0}, {3, 3, 1, 1, 1},
-                                       {3, 1, 0, 2, 0}, {5, 2, 2, 1, 1}, {2, 1, 0, 1, 1}};
+static const int64_t pool_wins[][5] = {
+    {3, 2, 0, 1, 1}, {3, 2, 1, 1, 0}, {3, 1, 1, 1, 0}, {2, 2, 0, 1, 0}, {5, 1, 2, 1, 0},
+    {3, 3, 1, 1, 1}, {3, 1, 0, 2, 0}, {5, 2, 2, 1, 1}, {2, 1, 0, 1, 1}, {3, 2, 1, 1, 1},
+    {2, 2, 0, 1, 1}, {2, 2, 1, 1, 0}, {5, 2, 0, 1, 0}};
 
 static void pool_sweep(int64_t mode, int64_t cip) {
   int np = (int)(sizeof pool_planes / sizeof pool_planes[0]);
@@ -150,6 +152,13 @@ START_TEST(pool_nan) {
   pool_case((pc){3, 56, 56, 3, 3, 2, 2, 1, 1, 0, 0, 0, 0, 1}, 0, 0, 29);
   pool_case((pc){17, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0}, 0, 0, 11);
   pool_case((pc){3, 13, 17, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 0}, 1, 0, 13);
+  /* stride 2 with a left pad and with ceil_mode: NaN in the first and last
+   * columns and every other place */
+  for (int64_t every = 3; every <= 7; every += 2) {
+    pool_case((pc){2, 112, 112, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0}, 0, 0, every * 37);
+    pool_case((pc){3, 55, 55, 3, 3, 2, 2, 1, 1, 0, 0, 0, 0, 1}, 0, 0, every);
+    pool_case((pc){3, 33, 35, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1}, 0, 0, every);
+  }
 }
 END_TEST
 
@@ -165,9 +174,8 @@ static void gpool_case(int64_t NC, int64_t n, int64_t mode) {
   kcpu_k_gpool(X, Y, NC, n, mode, NULL);
   kcpu_k_gpool(X, Y2, NC, n, mode, pool2());
   int64_t dims[2] = {NC, n};
-  ck_assert_int_eq(kcpu_k_reduce(KCPU_F32, mode == 0 ? KCPU_RED_MAX : KCPU_RED_MEAN, X, R, 2, dims,
-                                 2),
-                   0);
+  ck_assert_int_eq(
+      kcpu_k_reduce(KCPU_F32, mode == 0 ? KCPU_RED_MAX : KCPU_RED_MEAN, X, R, 2, dims, 2), 0);
   ck_assert_msg(memcmp(Y, Y2, (size_t)NC * sizeof(float)) == 0, "gpool %ldx%ld: threads differ",
                 (long)NC, (long)n);
   for (int64_t i = 0; i < NC; i++)
@@ -181,8 +189,8 @@ static void gpool_case(int64_t NC, int64_t n, int64_t mode) {
 }
 
 START_TEST(pool_global) {
-  static const int64_t sizes[][2] = {{1, 1},    {7, 1},    {3, 15},    {5, 16},  {4, 17},
-                                     {17, 49},  {40, 169}, {24, 3136}, {2, 12544}};
+  static const int64_t sizes[][2] = {{1, 1},   {7, 1},    {3, 15},    {5, 16},   {4, 17},
+                                     {17, 49}, {40, 169}, {24, 3136}, {2, 12544}};
   for (int m = 0; m < 2; m++)
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
       gpool_case(sizes[s][0], sizes[s][1], m);

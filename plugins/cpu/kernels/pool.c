@@ -116,6 +116,20 @@ static void kcpu_pool_row_scalar(const kcpu_pool_args *a, int64_t k) {
   }
 }
 
+/* Inside a model the input was written by the layer before and much of it
+ * has left the caches by the time the pool runs; the hardware prefetchers
+ * follow the pools' row pattern poorly (the stem MaxPool of ResNet-18 read
+ * its 3.2 MB at 7-11 GB/s, a plain sequential read gets 37). So each output
+ * row asks for the lines its successors will read, KCPU_POOL_PF floats
+ * ahead of the n floats it advances by. */
+#define KCPU_POOL_PF 2048
+static inline void kcpu_pool_prefetch(const float *x, int64_t n, const float *xend) {
+  int64_t m = xend - x - KCPU_POOL_PF; /* no further than the input's end */
+  m = m < n ? m : n;
+  for (int64_t c = 0; c < m; c += KCPU_PV)
+    __builtin_prefetch(x + KCPU_POOL_PF + c);
+}
+
 /* Stride 2: the window's nr rows of one output row, combined 32 columns
  * at a time and split into even and odd columns on the way, straight into
  * the two phases of the padded row (padded column p = iw + pl is
@@ -143,10 +157,10 @@ kcpu_pool_rows_s2(const kcpu_pool_args *a, const float *r0, int64_t nr, int64_t 
         KCPU_POOL_ACC(mx, hi, *(const kcpu_pv *)(r0 + t * rs + c + KCPU_PV));
       }
     }
-    *(kcpu_pv *)(ev + c / 2) = __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
-                                                       20, 22, 24, 26, 28, 30);
-    *(kcpu_pv *)(od + c / 2) = __builtin_shufflevector(lo, hi, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19,
-                                                       21, 23, 25, 27, 29, 31);
+    *(kcpu_pv *)(ev + c / 2) =
+        __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    *(kcpu_pv *)(od + c / 2) =
+        __builtin_shufflevector(lo, hi, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
   }
   for (; c < W; c++) {
     float acc = nr ? r0[c] : ident;
@@ -191,6 +205,7 @@ kcpu_pool_body(const kcpu_pool_args *a, int64_t b, int64_t e, int64_t KH, int64_
       const float *r0 = a->X + i * H * W + rg->off;
       float *v = mem + q * rowsz + a->pl;
       inv[q] = rinv + rg->inv;
+      kcpu_pool_prefetch(a->X + i * H * W + oh * a->sh * W, a->sh * W, xend);
       if (s == 2) {
         kcpu_pool_rows_s2(a, r0, nr, KH, mx, mem + q * rowsz, xend);
         if (++oh == OH) {
@@ -270,12 +285,137 @@ kcpu_pool_body(const kcpu_pool_args *a, int64_t b, int64_t e, int64_t KH, int64_
   }
 }
 
+/* ---- stride 2, windows 2 or 3 columns wide, left pad 0 or 1 ----
+ * (the stem pools and the 3x3 stride-2 and 2x2 pools between stages)
+ * Everything stays in registers: the window's rows are combined 16 input
+ * columns at a time, each pair of such vectors is split into its even and
+ * odd columns, and output j takes even[j], odd[j] and even[j+1] (the next
+ * vector's first even column), in that order, so the result is the one
+ * kcpu_pool_body computes. Vectors that reach outside [0, W) have those
+ * lanes replaced by the identity after the rows are combined. With no
+ * buffer between the two steps there is nothing to wait for: the buffered
+ * path took about twice as long on a 64x112x112 stem pool. */
+
+/* *out: the window's NR rows combined over input columns [c, c + 16) of
+ * the rows from r0 (rs floats apart); with edge, the identity where a
+ * column is outside [0, W) (without, all of them are inside). Reads from
+ * r0 + c, at least r0 - 1, up to the last row's column W + 14. */
+static inline __attribute__((always_inline)) void kcpu_pool_s2_col(kcpu_pv *out, const float *r0,
+                                                                   int64_t rs, int64_t NR,
+                                                                   int64_t W, int64_t c,
+                                                                   const int mx, const int edge) {
+  const float ident = mx ? -INFINITY : 0.0f;
+  const kcpu_pv idv = (kcpu_pv){0} + ident;
+  if (edge && (c >= W || c + KCPU_PV <= 0 || NR <= 0)) {
+    *out = idv;
+    return;
+  }
+  kcpu_pv acc = *(const kcpu_pv *)(r0 + c);
+  for (int64_t t = 1; t < NR; t++)
+    KCPU_POOL_ACC(mx, acc, *(const kcpu_pv *)(r0 + t * rs + c));
+  if (edge && (c < 0 || c + KCPU_PV > W)) {
+    const kcpu_pm lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    kcpu_pm col = lane + (int32_t)c;
+    kcpu_pm in = (col >= 0) & (col < (int32_t)W);
+    acc = (kcpu_pv)(((kcpu_pm)acc & in) | ((kcpu_pm)idv & ~in));
+  }
+  *out = acc;
+}
+
+/* Outputs [o, o + 16) of a row, lo holding input columns [2o - pl, +16)
+ * combined, and on return [2o - pl + 32, +16), the next block's. Whole
+ * vectors are stored up to y + ylim, the rest goes through tmp. */
+#define KCPU_POOL_S2_BLOCK(edge)                                                                   \
+  do {                                                                                             \
+    const int64_t c_ = 2 * o - pl;                                                                 \
+    kcpu_pv hi_;                                                                                   \
+    kcpu_pool_s2_col(&hi_, r0, rs, NR, W, c_ + KCPU_PV, mx, edge);                                 \
+    kcpu_pv ev_ = __builtin_shufflevector(lo, hi_, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24,  \
+                                          26, 28, 30);                                             \
+    kcpu_pv od_ = __builtin_shufflevector(lo, hi_, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25,  \
+                                          27, 29, 31);                                             \
+    kcpu_pool_s2_col(&lo, r0, rs, NR, W, c_ + 2 * KCPU_PV, mx, edge);                              \
+    kcpu_pv acc_ = ev_;                                                                            \
+    KCPU_POOL_ACC(mx, acc_, od_);                                                                  \
+    if (KW == 3)                                                                                   \
+      KCPU_POOL_ACC(mx, acc_,                                                                      \
+                    __builtin_shufflevector(ev_, lo, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,    \
+                                            14, 15, 16));                                          \
+    if (!mx)                                                                                       \
+      acc_ = acc_ * *(const kcpu_pv *)(inv + o);                                                   \
+    if (o + KCPU_PV <= ylim) {                                                                     \
+      *(kcpu_pv *)(y + o) = acc_;                                                                  \
+    } else {                                                                                       \
+      *(kcpu_pv *)tmp = acc_;                                                                      \
+      for (int64_t j_ = 0; j_ < OW - o; j_++)                                                      \
+        y[o + j_] = tmp[j_];                                                                       \
+    }                                                                                              \
+  } while (0)
+
+/* One output row y[0, OW) from the window's NR rows; inv: the row's
+ * reciprocal counts (averages). The blocks whose columns are all inside
+ * the row take no tests. */
+static inline __attribute__((always_inline)) void
+kcpu_pool_s2_row(const kcpu_pool_args *a, const float *r0, int64_t rs, int64_t NR, int64_t KW,
+                 const int mx, const float *inv, float *y, int64_t ylim, float *tmp) {
+  const int64_t W = a->W, OW = a->OW, pl = a->pl;
+  kcpu_pv lo;
+  kcpu_pool_s2_col(&lo, r0, rs, NR, W, -pl, mx, 1);
+  int64_t o = 0;
+  for (; o < OW && 2 * o - pl + 3 * KCPU_PV <= W; o += KCPU_PV)
+    KCPU_POOL_S2_BLOCK(0);
+  for (; o < OW; o += KCPU_PV)
+    KCPU_POOL_S2_BLOCK(1);
+}
+
+/* Items [b, e). A row whose reads would leave X (the first rows of the
+ * first plane with a left pad, the last rows of the last plane) is first
+ * copied into lb, rows Wl floats apart after a 16-float guard. */
+KCPU_POOL_NO_MEM_CALLS static inline __attribute__((always_inline)) void
+kcpu_pool_s2_body(const kcpu_pool_args *a, int64_t b, int64_t e, int64_t KH, int64_t KW,
+                  const int mx, const float *rinv, const kcpu_pool_rowg *rtab, float *tmp,
+                  float *lb) {
+  const int64_t H = a->H, W = a->W, OH = a->OH, OW = a->OW, rs = a->dh * W;
+  const int64_t Wl = kcpu_pool_up(W) + 2 * KCPU_PV;
+  const float *xend = a->X + a->NC * H * W;
+  int64_t i = b / OH, oh = b % OH;
+  for (int64_t k = b; k < e; k++) {
+    const kcpu_pool_rowg *rg = &rtab[oh];
+    const float *r0 = a->X + i * H * W + rg->off;
+    kcpu_pool_prefetch(a->X + i * H * W + oh * a->sh * W, a->sh * W, xend);
+    float *y = a->Y + k * OW;
+    int64_t ylim = (e - k) * OW; /* this chunk's later rows are written after */
+    if (rg->nr > 0 && (r0 - a->pl < a->X || r0 + (rg->nr - 1) * rs + W + KCPU_PV - 1 > xend)) {
+      for (int64_t t = 0; t < rg->nr; t++)
+        for (int64_t c = 0; c < W; c++)
+          lb[KCPU_PV + t * Wl + c] = r0[t * rs + c];
+      kcpu_pool_s2_row(a, lb + KCPU_PV, Wl, rg->nr, KW, mx, rinv + rg->inv, y, ylim, tmp);
+    } else if (rg->nr == KH) { /* the common case, with the row count a constant */
+      kcpu_pool_s2_row(a, r0, rs, KH, KW, mx, rinv + rg->inv, y, ylim, tmp);
+    } else {
+      kcpu_pool_s2_row(a, r0, rs, rg->nr, KW, mx, rinv + rg->inv, y, ylim, tmp);
+    }
+    if (++oh == OH) {
+      oh = 0;
+      i++;
+    }
+  }
+}
+
+static int kcpu_pool_s2_takes(const kcpu_pool_args *a) {
+  return a->sw == 2 && a->dw == 1 && (a->KW == 2 || a->KW == 3) && a->pl >= 0 && a->pl <= 1;
+}
+
 KCPU_POOL_NO_MEM_CALLS static void kcpu_pool_fn(void *ctx, int64_t b, int64_t e) {
   const kcpu_pool_args *a = ctx;
   const int64_t s = a->sw, H = a->H, KH = a->KH, dh = a->dh, OWp = a->OWp;
   const int64_t rows = a->NB * (a->Bn + s * a->Jn);
-  float *mem = kcpu_alloc((rows + (KH + 2) * OWp + 2 * kcpu_pool_up(a->KW)) * (int64_t)sizeof(float) +
-                          a->OH * (int64_t)sizeof(kcpu_pool_rowg));
+  const int s2 = kcpu_pool_s2_takes(a);
+  /* kcpu_pool_s2_body's copy of a row's window, after the row table */
+  const int64_t lbn = s2 ? KH * (kcpu_pool_up(a->W) + 2 * KCPU_PV) + 2 * KCPU_PV : 0;
+  float *mem =
+      kcpu_alloc((rows + (KH + 2) * OWp + 2 * kcpu_pool_up(a->KW) + lbn) * (int64_t)sizeof(float) +
+                 a->OH * (int64_t)sizeof(kcpu_pool_rowg));
   if (!mem) {
     for (int64_t k = b; k < e; k++)
       kcpu_pool_row_scalar(a, k);
@@ -317,7 +457,21 @@ KCPU_POOL_NO_MEM_CALLS static void kcpu_pool_fn(void *ctx, int64_t b, int64_t e)
     rtab[oh] = (kcpu_pool_rowg){nr ? (ih0 + kh0 * dh) * a->W : 0, nr, cnt * OWp};
   }
   int mx = a->mode == 0;
-  if (a->KH == 3 && a->KW == 3 && mx)
+  if (s2) {
+    float *lb = (float *)(rtab + a->OH);
+    for (int64_t j = 0; j < lbn; j++) /* the guards are read, never used */
+      lb[j] = 0.0f;
+    if (KH == 3 && a->KW == 3 && mx)
+      kcpu_pool_s2_body(a, b, e, 3, 3, 1, rinv, rtab, tmp, lb);
+    else if (KH == 3 && a->KW == 3)
+      kcpu_pool_s2_body(a, b, e, 3, 3, 0, rinv, rtab, tmp, lb);
+    else if (KH == 2 && a->KW == 2 && mx)
+      kcpu_pool_s2_body(a, b, e, 2, 2, 1, rinv, rtab, tmp, lb);
+    else if (KH == 2 && a->KW == 2)
+      kcpu_pool_s2_body(a, b, e, 2, 2, 0, rinv, rtab, tmp, lb);
+    else
+      kcpu_pool_s2_body(a, b, e, KH, a->KW, mx, rinv, rtab, tmp, lb);
+  } else if (a->KH == 3 && a->KW == 3 && mx)
     kcpu_pool_body(a, b, e, 3, 3, 1, mem);
   else if (a->KH == 3 && a->KW == 3)
     kcpu_pool_body(a, b, e, 3, 3, 0, mem);
@@ -479,15 +633,31 @@ KCPU_POOL_NO_MEM_CALLS static void kcpu_pool_plane_fn(void *ctx, int64_t b, int6
   kcpu_free(mem);
 }
 
-KCPU_PREBUILT void kcpu_k_pool2d(const float *X, float *Y, int64_t NC, int64_t H, int64_t W, int64_t OH,
-                   int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t dh,
-                   int64_t dw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t mode,
-                   int64_t count_include_pad, struct kcpu_pool *pool) {
+KCPU_PREBUILT void kcpu_k_pool2d(const float *X, float *Y, int64_t NC, int64_t H, int64_t W,
+                                 int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
+                                 int64_t sw, int64_t dh, int64_t dw, int64_t pt, int64_t pl,
+                                 int64_t pb, int64_t pr, int64_t mode, int64_t count_include_pad,
+                                 struct kcpu_pool *pool) {
   if (NC <= 0 || OH <= 0 || OW <= 0 || sh <= 0 || sw <= 0 || dh <= 0 || dw <= 0)
     return; /* nothing to do, or a window the op-semantics layer never makes */
-  kcpu_pool_args a = {.X = X,   .Y = Y,   .NC = NC, .H = H,   .W = W,   .OH = OH,
-                      .OW = OW, .KH = KH, .KW = KW, .sh = sh, .sw = sw, .dh = dh,
-                      .dw = dw, .pt = pt, .pl = pl, .pb = pb, .pr = pr, .mode = mode,
+  kcpu_pool_args a = {.X = X,
+                      .Y = Y,
+                      .NC = NC,
+                      .H = H,
+                      .W = W,
+                      .OH = OH,
+                      .OW = OW,
+                      .KH = KH,
+                      .KW = KW,
+                      .sh = sh,
+                      .sw = sw,
+                      .dh = dh,
+                      .dw = dw,
+                      .pt = pt,
+                      .pl = pl,
+                      .pb = pb,
+                      .pr = pr,
+                      .mode = mode,
                       .cip = count_include_pad};
   a.OWp = kcpu_pool_up(OW);
   /* padded columns that kept outputs read past the input's end */
@@ -606,9 +776,8 @@ typedef struct kcpu_pool8_args {
 
 #define KCPU_POOL8_ROW 4096
 
-static inline __attribute__((always_inline)) void kcpu_pool8_body(const kcpu_pool8_args *a,
-                                                                   int64_t b, int64_t e,
-                                                                   const uint8_t flip) {
+static inline __attribute__((always_inline)) void
+kcpu_pool8_body(const kcpu_pool8_args *a, int64_t b, int64_t e, const uint8_t flip) {
   uint8_t row[KCPU_POOL8_ROW];
   const int64_t W = a->W, OW = a->OW, KW = a->KW, sw = a->sw, dw = a->dw, pl = a->pl;
   /* outputs [o0, o1) have their whole window inside the row */
@@ -661,14 +830,26 @@ static void kcpu_pool8_fn(void *ctx, int64_t b, int64_t e) {
 
 /* X [NC, H, W] of u8 (sgn 0) or i8 (sgn 1); rows up to KCPU_POOL8_ROW
  * (the emitter declines wider ones). */
-KCPU_PREBUILT void kcpu_k_pool2d_8(const uint8_t *X, uint8_t *Y, int64_t sgn, int64_t NC,
-                                   int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t KH,
-                                   int64_t KW, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
-                                   int64_t pt, int64_t pl, struct kcpu_pool *pool) {
+KCPU_PREBUILT void kcpu_k_pool2d_8(const uint8_t *X, uint8_t *Y, int64_t sgn, int64_t NC, int64_t H,
+                                   int64_t W, int64_t OH, int64_t OW, int64_t KH, int64_t KW,
+                                   int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t pt,
+                                   int64_t pl, struct kcpu_pool *pool) {
   if (NC <= 0 || OH <= 0 || OW <= 0 || W > KCPU_POOL8_ROW)
     return;
-  kcpu_pool8_args a = {.X = X,   .Y = Y,   .sgn = sgn, .H = H,   .W = W,   .OH = OH, .OW = OW,
-                       .KH = KH, .KW = KW, .sh = sh,   .sw = sw, .dh = dh, .dw = dw, .pt = pt,
+  kcpu_pool8_args a = {.X = X,
+                       .Y = Y,
+                       .sgn = sgn,
+                       .H = H,
+                       .W = W,
+                       .OH = OH,
+                       .OW = OW,
+                       .KH = KH,
+                       .KW = KW,
+                       .sh = sh,
+                       .sw = sw,
+                       .dh = dh,
+                       .dw = dw,
+                       .pt = pt,
                        .pl = pl};
   kcpu_parallel_for(pool, NC * OH, kcpu_pool8_fn, &a);
 }
