@@ -162,6 +162,19 @@ START_TEST(pool_nan) {
 }
 END_TEST
 
+/* Inputs big enough to be split over two threads (smaller ones run on
+ * the calling thread), split mid-plane and mid-row-block. */
+START_TEST(pool_threads) {
+  for (int64_t mode = 0; mode < 2; mode++) {
+    pool_case((pc){23, 112, 112, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0}, mode, 0, 0);
+    pool_case((pc){67, 55, 55, 3, 3, 2, 2, 1, 1, 0, 0, 0, 0, 1}, mode, 0, mode ? 0 : 1001);
+    pool_case((pc){41, 56, 56, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 0}, mode, 0, 0);
+    pool_case((pc){301, 17, 17, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0}, mode, mode, 0);
+    pool_case((pc){5, 150, 151, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2, 1}, mode, mode, 0);
+  }
+}
+END_TEST
+
 /* Global pools give kcpu_k_reduce's bits over the spatial axis. */
 static void gpool_case(int64_t NC, int64_t n, int64_t mode) {
   float *X = tk_alloc(NC * n), *Y = tk_alloc(NC), *Y2 = tk_alloc(NC), *R = tk_alloc(NC);
@@ -194,7 +207,9 @@ START_TEST(pool_global) {
   for (int m = 0; m < 2; m++)
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
       gpool_case(sizes[s][0], sizes[s][1], m);
-  gpool_case(1024, 49, 1); /* big enough to use both threads */
+  /* big enough to use both threads */
+  gpool_case(2048, 144, 0);
+  gpool_case(2048, 144, 1);
 }
 END_TEST
 
@@ -206,6 +221,7 @@ Suite *tk_pool_suite(void) {
   tcase_add_test(tc, pool_avg);
   tcase_add_test(tc, pool_uneven);
   tcase_add_test(tc, pool_nan);
+  tcase_add_test(tc, pool_threads);
   tcase_add_test(tc, pool_global);
   suite_add_tcase(s, tc);
   return s;
