@@ -402,6 +402,95 @@ kcpu_pool_s2_body(const kcpu_pool_args *a, int64_t b, int64_t e, int64_t KH, int
   }
 }
 
+/* Rows of at most NBLK x 16 outputs (NBLK 1 or 2: planes up to 64 wide),
+ * where the setup of kcpu_pool_s2_row cost four times the arithmetic: the
+ * 2 NBLK + 1 column vectors of a row are the same for every row, so their
+ * lane masks are made once, and each is combined over the rows and masked
+ * with no tests. The same operations in the same order as
+ * kcpu_pool_s2_row. */
+KCPU_POOL_NO_MEM_CALLS static inline __attribute__((always_inline)) void
+kcpu_pool_s2n_body(const kcpu_pool_args *a, int64_t b, int64_t e, int64_t KH, int64_t KW,
+                   const int mx, const int NBLK, const float *rinv, const kcpu_pool_rowg *rtab,
+                   float *tmp, float *lb) {
+  const int64_t H = a->H, W = a->W, OH = a->OH, OW = a->OW, rs = a->dh * W, pl = a->pl;
+  const int64_t Wl = kcpu_pool_up(W) + 2 * KCPU_PV;
+  const float *xend = a->X + a->NC * H * W;
+  const kcpu_pv idv = (kcpu_pv){0} + (mx ? -INFINITY : 0.0f);
+  const kcpu_pm lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  kcpu_pm msk[5];
+  int has[5];
+  for (int v = 0; v <= 2 * NBLK; v++) {
+    kcpu_pm col = lane + (int32_t)(v * KCPU_PV - pl);
+    msk[v] = (col >= 0) & (col < (int32_t)W);
+    has[v] = v * KCPU_PV - pl < W;
+  }
+  int64_t i = b / OH, oh = b % OH;
+  for (int64_t k = b; k < e; k++) {
+    const kcpu_pool_rowg *rg = &rtab[oh];
+    const float *r0 = a->X + i * H * W + rg->off;
+    const int64_t nr = rg->nr;
+    int64_t rst = rs;
+    if (oh == 0 || k == b) /* a plane's worth at a time: per row it cost 20% */
+      kcpu_pool_prefetch(a->X + i * H * W, H * W, xend);
+    if (nr > 0 && (r0 - pl < a->X || r0 + (nr - 1) * rs + W + KCPU_PV - 1 > xend)) {
+      for (int64_t t = 0; t < nr; t++)
+        for (int64_t c = 0; c < W; c++)
+          lb[KCPU_PV + t * Wl + c] = r0[t * rs + c];
+      r0 = lb + KCPU_PV;
+      rst = Wl;
+    }
+    kcpu_pv col[5];
+    for (int v = 0; v <= 2 * NBLK; v++) {
+      const float *p = r0 + v * KCPU_PV - pl;
+      if (!has[v] || nr <= 0) {
+        col[v] = idv;
+        continue;
+      }
+      kcpu_pv acc = *(const kcpu_pv *)p;
+      if (nr == KH) {
+        for (int64_t t = 1; t < KH; t++)
+          KCPU_POOL_ACC(mx, acc, *(const kcpu_pv *)(p + t * rst));
+      } else {
+        for (int64_t t = 1; t < nr; t++)
+          KCPU_POOL_ACC(mx, acc, *(const kcpu_pv *)(p + t * rst));
+      }
+      col[v] = (kcpu_pv)(((kcpu_pm)acc & msk[v]) | ((kcpu_pm)idv & ~msk[v]));
+    }
+    float *y = a->Y + k * OW;
+    const float *inv = rinv + rg->inv;
+    for (int blk = 0; blk < NBLK; blk++) {
+      const int64_t o = blk * KCPU_PV;
+      kcpu_pv lo = col[2 * blk], hi = col[2 * blk + 1];
+      kcpu_pv ev = __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24,
+                                           26, 28, 30);
+      kcpu_pv acc = ev;
+      KCPU_POOL_ACC(mx, acc,
+                    __builtin_shufflevector(lo, hi, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25,
+                                            27, 29, 31));
+      if (KW == 3)
+        KCPU_POOL_ACC(mx, acc,
+                      __builtin_shufflevector(ev, col[2 * blk + 2], 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+                                              11, 12, 13, 14, 15, 16));
+      if (!mx)
+        acc = acc * *(const kcpu_pv *)(inv + o);
+      if (o >= OW)
+        break;
+      /* a whole vector may spill into this chunk's next rows, written later */
+      if (k * OW + o + KCPU_PV <= e * OW) {
+        *(kcpu_pv *)(y + o) = acc;
+      } else {
+        *(kcpu_pv *)tmp = acc;
+        for (int64_t j = 0; j < OW - o; j++)
+          y[o + j] = tmp[j];
+      }
+    }
+    if (++oh == OH) {
+      oh = 0;
+      i++;
+    }
+  }
+}
+
 static int kcpu_pool_s2_takes(const kcpu_pool_args *a) {
   return a->sw == 2 && a->dw == 1 && (a->KW == 2 || a->KW == 3) && a->pl >= 0 && a->pl <= 1;
 }
@@ -457,7 +546,24 @@ KCPU_POOL_NO_MEM_CALLS static void kcpu_pool_fn(void *ctx, int64_t b, int64_t e)
     rtab[oh] = (kcpu_pool_rowg){nr ? (ih0 + kh0 * dh) * a->W : 0, nr, cnt * OWp};
   }
   int mx = a->mode == 0;
-  if (s2) {
+  if (s2 && a->OW <= 2 * KCPU_PV) {
+    float *lb = (float *)(rtab + a->OH);
+    for (int64_t j = 0; j < lbn; j++) /* the guards are read, never used */
+      lb[j] = 0.0f;
+    const int nblk = a->OW <= KCPU_PV ? 1 : 2;
+    if (KH == 3 && a->KW == 3 && mx && nblk == 1)
+      kcpu_pool_s2n_body(a, b, e, 3, 3, 1, 1, rinv, rtab, tmp, lb);
+    else if (KH == 3 && a->KW == 3 && mx)
+      kcpu_pool_s2n_body(a, b, e, 3, 3, 1, 2, rinv, rtab, tmp, lb);
+    else if (KH == 2 && a->KW == 2 && !mx && nblk == 1)
+      kcpu_pool_s2n_body(a, b, e, 2, 2, 0, 1, rinv, rtab, tmp, lb);
+    else if (KH == 2 && a->KW == 2 && !mx)
+      kcpu_pool_s2n_body(a, b, e, 2, 2, 0, 2, rinv, rtab, tmp, lb);
+    else if (nblk == 1)
+      kcpu_pool_s2n_body(a, b, e, KH, a->KW, mx, 1, rinv, rtab, tmp, lb);
+    else
+      kcpu_pool_s2n_body(a, b, e, KH, a->KW, mx, 2, rinv, rtab, tmp, lb);
+  } else if (s2) {
     float *lb = (float *)(rtab + a->OH);
     for (int64_t j = 0; j < lbn; j++) /* the guards are read, never used */
       lb[j] = 0.0f;
