@@ -3,7 +3,10 @@
  * results never depend on scheduling. Workers spin briefly after a job
  * before sleeping on a condition variable: back-to-back kernels of one
  * inference then start without a futex round trip, while an idle pool costs
- * no CPU. */
+ * no CPU. A chunk goes to whoever claims it first: its worker, or the
+ * caller once its own chunk is done, so a worker that the OS has not run
+ * yet (another process on its core) does not hold the caller up; the
+ * chunks, and so the results, are the same either way. */
 #include "kcpu_runtime.h"
 
 #include <pthread.h>
@@ -27,7 +30,8 @@ struct kcpu_pool {
   void *ctx;
   int64_t n;
   uint64_t gen; /* job generation; workers run when it changes */
-  int pending;  /* workers still running the current job */
+  int pending;  /* chunks 1.. of the current job not yet done */
+  int *claimed; /* chunk t taken (by worker t or the caller) in this job */
   int stop;
   int busy; /* a job is in flight: nested calls run inline */
 };
@@ -64,6 +68,12 @@ static void *kcpu_worker(void *argp) {
     if (__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE))
       return NULL;
     seen = __atomic_load_n(&p->gen, __ATOMIC_ACQUIRE);
+    /* the caller may have taken the chunk already; then there is nothing
+     * to do (if a later job has begun meanwhile, its chunk is claimed and
+     * run here, which is as right: the job was published before the
+     * claims were reset) */
+    if (__atomic_exchange_n(&p->claimed[a.index], 1, __ATOMIC_ACQ_REL))
+      continue;
     kcpu_run_chunk(p, a.index);
     if (__atomic_sub_fetch(&p->pending, 1, __ATOMIC_ACQ_REL) == 0) {
       pthread_mutex_lock(&p->mu);
@@ -86,7 +96,8 @@ KCPU_PREBUILT struct kcpu_pool *kcpu_pool_create(int threads) {
   if (threads == 1)
     return p;
   p->tids = calloc((size_t)threads, sizeof *p->tids);
-  if (!p->tids) {
+  p->claimed = calloc((size_t)threads, sizeof *p->claimed);
+  if (!p->tids || !p->claimed) {
     kcpu_pool_destroy(p);
     return NULL;
   }
@@ -118,6 +129,7 @@ KCPU_PREBUILT void kcpu_pool_destroy(struct kcpu_pool *p) {
       pthread_join(p->tids[t], NULL);
     free(p->tids);
   }
+  free(p->claimed);
   pthread_cond_destroy(&p->cv_work);
   pthread_cond_destroy(&p->cv_done);
   pthread_mutex_destroy(&p->mu);
@@ -129,7 +141,7 @@ KCPU_PREBUILT int kcpu_pool_threads(const struct kcpu_pool *p) {
 }
 
 KCPU_PREBUILT void kcpu_parallel_for(struct kcpu_pool *p, int64_t n,
-                       void (*fn)(void *ctx, int64_t begin, int64_t end), void *ctx) {
+                                     void (*fn)(void *ctx, int64_t begin, int64_t end), void *ctx) {
   if (n <= 0)
     return;
   if (!p || p->threads <= 1 || n == 1 || __atomic_exchange_n(&p->busy, 1, __ATOMIC_ACQ_REL)) {
@@ -140,11 +152,19 @@ KCPU_PREBUILT void kcpu_parallel_for(struct kcpu_pool *p, int64_t n,
   p->ctx = ctx;
   p->n = n;
   __atomic_store_n(&p->pending, p->threads - 1, __ATOMIC_RELEASE);
+  for (int t = 1; t < p->threads; t++)
+    __atomic_store_n(&p->claimed[t], 0, __ATOMIC_RELEASE);
   pthread_mutex_lock(&p->mu);
   __atomic_add_fetch(&p->gen, 1, __ATOMIC_ACQ_REL);
   pthread_cond_broadcast(&p->cv_work);
   pthread_mutex_unlock(&p->mu);
   kcpu_run_chunk(p, 0);
+  /* the chunks no worker has started */
+  for (int t = 1; t < p->threads; t++)
+    if (!__atomic_exchange_n(&p->claimed[t], 1, __ATOMIC_ACQ_REL)) {
+      kcpu_run_chunk(p, t);
+      __atomic_sub_fetch(&p->pending, 1, __ATOMIC_ACQ_REL);
+    }
   int spins = 0;
   while (__atomic_load_n(&p->pending, __ATOMIC_ACQUIRE) != 0 && spins < KCPU_SPIN) {
     __asm__ volatile("" ::: "memory");
