@@ -240,7 +240,8 @@ static void kcpu_dw_fn(void *ctx, int64_t b, int64_t e) {
  * rows, in L1). */
 #define KCPU_DW_MAXK 7
 #define KCPU_DW_R 4   /* output rows per block */
-#define KCPU_DW_NS 16 /* ring rows: at least (R - 1) * 2 + KCPU_DW_MAXK */
+#define KCPU_DW_R1 7  /* output rows per block of rows narrower than 16 */
+#define KCPU_DW_NS 32 /* ring rows: at least (R1 - 1) * 2 + KCPU_DW_MAXK */
 /* The row copies below are a few dozen floats: as memmove / memset calls
  * (clang's loop idioms) the calls cost more than the copies. */
 #ifdef __clang__
@@ -252,6 +253,7 @@ static void kcpu_dw_fn(void *ctx, int64_t b, int64_t e) {
 typedef struct kcpu_dwk {
   const kcpu_conv_args *a;
   const float *x, *w, *res; /* this channel's input plane, filter, residual plane */
+  const float *xend;        /* the end of X (narrow rows read a vector from a row's start) */
   float *y, b0, lo, hi;     /* the bias; kcpu_dwk_store's clamp */
   int post;                 /* a residual or an activation for kcpu_dwk_post */
   float *ring, *zero;       /* KCPU_DW_NS rows of s * Wh floats, and a zero row */
@@ -276,6 +278,25 @@ KCPU_NO_MEM_CALLS static void kcpu_dwk_copy(const kcpu_dwk *k, float *dst, int64
   const kcpu_conv_args *a = k->a;
   const float *xr = k->x + ih * a->W;
   int64_t pl = a->pl, n = s * k->Wh - pl < a->W ? s * k->Wh - pl : a->W, i = 0;
+  if (a->W < 16 && xr + 16 <= k->xend) {
+    /* a narrow row: one vector, the lanes past it cleared (they land on
+     * the right border, which stays zero; rows are wide enough) */
+    kcpu_v16 v = *(const kcpu_v16u *)xr, z = {0};
+    kcpu_v16m lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    v = (kcpu_v16)((kcpu_v16m)v & (kcpu_v16m)(lane < (int32_t)a->W));
+    if (s == 1) {
+      *(kcpu_v16u *)(dst + pl) = v;
+      return;
+    }
+    /* phase p: input columns i = p - pl (mod 2) from column (i + pl) / 2 */
+    kcpu_v16 ev =
+        __builtin_shufflevector(v, z, 0, 2, 4, 6, 8, 10, 12, 14, 16, 16, 16, 16, 16, 16, 16, 16);
+    kcpu_v16 od =
+        __builtin_shufflevector(v, z, 1, 3, 5, 7, 9, 11, 13, 15, 16, 16, 16, 16, 16, 16, 16, 16);
+    *(kcpu_v16u *)(dst + (pl & 1) * k->Wh + pl / 2) = ev;
+    *(kcpu_v16u *)(dst + (1 - (pl & 1)) * k->Wh + (pl + 1) / 2) = od;
+    return;
+  }
   if (s == 1) {
     float *d = dst + pl;
     if (n >= 16) { /* the last vector shifted back to end at n */
@@ -415,12 +436,57 @@ KCPU_DW_INLINE void kcpu_dwk_block_any(const kcpu_dwk *k, const float *const *ro
   }
 }
 
+/* Output rows [oh0, oh0 + R) narrower than 16 (8 to 15: 14 x 14 planes),
+ * one vector each, as kcpu_dwk_block. A row's store runs into the next
+ * row, which is stored after it; the plane's last row goes through a
+ * buffer. */
+KCPU_DW_INLINE void kcpu_dwk_block1(const kcpu_dwk *k, const float *const *rows, int64_t oh0,
+                                    int64_t R, int64_t s, int64_t KH, int64_t KW) {
+  int64_t OW = k->a->OW, OH = k->a->OH;
+  kcpu_v16 acc[KCPU_DW_R1], lo = (kcpu_v16){0} + k->lo, hi = (kcpu_v16){0} + k->hi;
+  KCPU_DW_UNROLL
+  for (int64_t r = 0; r < R; r++)
+    acc[r] = (kcpu_v16){0};
+  KCPU_DW_UNROLL
+  for (int64_t i = 0; i < (R - 1) * s + KH; i++)
+    KCPU_DW_UNROLL
+  for (int64_t kw = 0; kw < KW; kw++) {
+    kcpu_v16 x = *(const kcpu_v16u *)(rows[i] + (kw % s) * k->Wh + kw / s);
+    KCPU_DW_UNROLL
+    for (int64_t r = 0; r < R; r++) {
+      int64_t kh = i - r * s;
+      if (kh >= 0 && kh < KH)
+        acc[r] += k->w[kh * KW + kw] * x;
+    }
+  }
+  KCPU_DW_UNROLL
+  for (int64_t r = 0; r < R; r++) {
+    kcpu_v16 y = acc[r] + k->b0;
+    kcpu_v16m m = (kcpu_v16m)(y < lo);
+    y = (kcpu_v16)(((kcpu_v16m)y & ~m) | ((kcpu_v16m)lo & m));
+    m = (kcpu_v16m)(y > hi);
+    y = (kcpu_v16)(((kcpu_v16m)y & ~m) | ((kcpu_v16m)hi & m));
+    acc[r] = y;
+  }
+  KCPU_DW_UNROLL
+  for (int64_t r = 0; r < R; r++)
+    if (oh0 + r < OH - 1) {
+      *(kcpu_v16u *)(k->y + (oh0 + r) * OW) = acc[r];
+    } else {
+      float t[16];
+      __builtin_memcpy(t, &acc[r], sizeof t);
+      for (int64_t j = 0; j < OW; j++)
+        k->y[(oh0 + r) * OW + j] = t[j];
+    }
+}
+
 /* Channels [b, e) with filter KH x KW and stride s (constants where
  * inlined with them). */
 KCPU_DW_INLINE void kcpu_dwk_body(kcpu_dwk *k, int64_t b, int64_t e, int64_t s, int64_t KH,
                                   int64_t KW, int any) {
   const kcpu_conv_args *a = k->a;
-  int64_t OH = a->OH, OW = a->OW, R = OH >= KCPU_DW_R ? KCPU_DW_R : 1;
+  int64_t OH = a->OH, OW = a->OW, RB = OW >= 16 ? KCPU_DW_R : KCPU_DW_R1;
+  int64_t R = OH >= RB ? RB : 1;
   int64_t span = (R - 1) * s + KH, rw = s * k->Wh;
   for (int64_t ch = b; ch < e; ch++) {
     int64_t c = ch % a->C, done = 0; /* ring rows filled: padded rows [0, done) */
@@ -431,7 +497,7 @@ KCPU_DW_INLINE void kcpu_dwk_body(kcpu_dwk *k, int64_t b, int64_t e, int64_t s, 
     k->b0 = a->bias ? a->bias[c] : 0.0f;
     for (int64_t oh = 0; oh < OH; oh += R) {
       int64_t oh0 = oh + R <= OH ? oh : OH - R; /* the last block shifted back */
-      const float *rows[(KCPU_DW_R - 1) * 2 + KCPU_DW_MAXK];
+      const float *rows[(KCPU_DW_R1 - 1) * 2 + KCPU_DW_MAXK];
       for (int64_t i = 0; i < span; i++) {
         int64_t pr = oh0 * s + i, ih = pr - a->pt;
         if (ih < 0 || ih >= a->H) {
@@ -444,7 +510,11 @@ KCPU_DW_INLINE void kcpu_dwk_body(kcpu_dwk *k, int64_t b, int64_t e, int64_t s, 
             kcpu_dwk_copy(k, k->ring + done % KCPU_DW_NS * rw, done - a->pt, s);
         rows[i] = slot;
       }
-      if (any && R == KCPU_DW_R)
+      if (!any && OW < 16 && R == KCPU_DW_R1)
+        kcpu_dwk_block1(k, rows, oh0, KCPU_DW_R1, s, KH, KW);
+      else if (!any && OW < 16)
+        kcpu_dwk_block1(k, rows, oh0, 1, s, KH, KW);
+      else if (any && R == KCPU_DW_R)
         kcpu_dwk_block_any(k, rows, oh0, KCPU_DW_R, s, KH, KW);
       else if (any)
         kcpu_dwk_block_any(k, rows, oh0, 1, s, KH, KW);
@@ -461,6 +531,9 @@ static void kcpu_dwk_fn(void *ctx, int64_t b, int64_t e) {
   const kcpu_conv_args *a = ctx;
   int64_t s = a->sh;
   kcpu_dwk k = {.a = a, .Wh = a->OW + (a->KW - 1) / s, .lo = -INFINITY, .hi = INFINITY};
+  k.xend = a->X + a->N * a->C * a->H * a->W;
+  if (a->OW < 16 || a->W < 16) /* room for a narrow row's vector, written and read */
+    k.Wh = k.Wh > 16 + KCPU_DW_MAXK + a->pl ? k.Wh : 16 + KCPU_DW_MAXK + a->pl;
   /* Relu and Clip are a clamp, done in registers unless a residual
    * comes first */
   k.post = a->res || a->act == KCPU_ACT_HARD_SIGMOID || a->act == KCPU_ACT_HARD_SWISH;
@@ -509,12 +582,20 @@ KCPU_PREBUILT void kcpu_k_conv2d_ex(const float *X, const float *Wt, const float
   if (N <= 0 || M <= 0 || OH <= 0 || OW <= 0)
     return;
   if (group == C && M == C && group > 1) {
+    int dwk = KH <= KCPU_DW_MAXK && KW <= KCPU_DW_MAXK && dh == 1 && dw == 1 && sh == sw &&
+              (sh == 1 || sh == 2) && pt >= 0 && pl >= 0;
+    /* rows of 8 to 15 (14 x 14 planes), 3 x 3 at stride 1: a vector a row
+     * beats transposing channels into vectors (measured: not at 5 x 5,
+     * whose 7-row blocks run out of registers, nor at stride 2, whose
+     * input rows of 16 to 31 the copy takes element by element) */
+    if (dwk && OW >= 8 && OW < 16 && KH == 3 && KW == 3 && sh == 1) {
+      kcpu_parallel_for(pool, N * C, kcpu_dwk_fn, &a);
+      return;
+    }
     if (kcpu_dw_small(X, Wt, bias, res, Y, N, C, H, W, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl, act,
                       act_a, act_b, pool))
       return;
-    int dwk = KH <= KCPU_DW_MAXK && KW <= KCPU_DW_MAXK && dh == 1 && dw == 1 && sh == sw &&
-              (sh == 1 || sh == 2) && OW >= 16 && pt >= 0 && pl >= 0;
-    kcpu_parallel_for(pool, N * C, dwk ? kcpu_dwk_fn : kcpu_dw_fn, &a);
+    kcpu_parallel_for(pool, N * C, dwk && OW >= 16 ? kcpu_dwk_fn : kcpu_dw_fn, &a);
     return;
   }
   int64_t T = kcpu_pool_threads(pool), jobs = N * group;
