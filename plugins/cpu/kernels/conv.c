@@ -261,9 +261,15 @@ typedef struct kcpu_dwk {
 } kcpu_dwk;
 
 /* Input columns [i, i + 32), i + pl even, into the phases: even and odd
- * lanes of two vectors apart. */
-static inline void kcpu_dwk_deint(float *const *ph, const float *xr, int64_t i, int64_t pl) {
+ * lanes of two vectors apart; columns from i + cnt on as zeros. */
+static inline void kcpu_dwk_deint(float *const *ph, const float *xr, int64_t i, int64_t pl,
+                                  int64_t cnt) {
   kcpu_v16 lo = *(const kcpu_v16u *)(xr + i), hi = *(const kcpu_v16u *)(xr + i + 16);
+  if (cnt < 32) { /* only cnt columns are the row's: the rest cleared */
+    kcpu_v16m lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    lo = (kcpu_v16)((kcpu_v16m)lo & (kcpu_v16m)(lane < (int32_t)cnt));
+    hi = (kcpu_v16)((kcpu_v16m)hi & (kcpu_v16m)(lane + 16 < (int32_t)cnt));
+  }
   int64_t j = (i + pl) >> 1;
   *(kcpu_v16u *)(ph[0] + j) =
       __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
@@ -315,12 +321,19 @@ KCPU_NO_MEM_CALLS static void kcpu_dwk_copy(const kcpu_dwk *k, float *dst, int64
     for (; i < i0; i++)
       ph[1][(i + pl) >> 1] = xr[i];
     for (; i + 32 <= n; i += 32)
-      kcpu_dwk_deint(ph, xr, i, pl);
+      kcpu_dwk_deint(ph, xr, i, pl, 32);
     if (i < n) { /* the last pair shifted back to end at n (or n - 1: phase 0 first) */
       i = n - 32 - ((n - 32 + pl) & 1);
-      kcpu_dwk_deint(ph, xr, i, pl);
+      kcpu_dwk_deint(ph, xr, i, pl, 32);
       i += 32;
     }
+  } else if (n - i0 >= 16 && xr + i0 + 32 <= k->xend && (i0 + pl) / 2 + 16 <= k->Wh) {
+    /* rows of 16 to 31 (28 -> 14): one pair, the lanes past the row
+     * cleared (they land on the right border, which stays zero) */
+    for (; i < i0; i++)
+      ph[1][(i + pl) >> 1] = xr[i];
+    kcpu_dwk_deint(ph, xr, i0, pl, n - i0);
+    return;
   }
   for (; i < n; i++)
     ph[(i + pl) & 1][(i + pl) >> 1] = xr[i];
@@ -584,11 +597,10 @@ KCPU_PREBUILT void kcpu_k_conv2d_ex(const float *X, const float *Wt, const float
   if (group == C && M == C && group > 1) {
     int dwk = KH <= KCPU_DW_MAXK && KW <= KCPU_DW_MAXK && dh == 1 && dw == 1 && sh == sw &&
               (sh == 1 || sh == 2) && pt >= 0 && pl >= 0;
-    /* rows of 8 to 15 (14 x 14 planes), 3 x 3 at stride 1: a vector a row
-     * beats transposing channels into vectors (measured: not at 5 x 5,
-     * whose 7-row blocks run out of registers, nor at stride 2, whose
-     * input rows of 16 to 31 the copy takes element by element) */
-    if (dwk && OW >= 8 && OW < 16 && KH == 3 && KW == 3 && sh == 1) {
+    /* rows of 8 to 15 (14 x 14 planes) at 3 x 3: a vector a row beats
+     * transposing channels into vectors (measured; not at 5 x 5, whose
+     * 7-row blocks run out of registers) */
+    if (dwk && OW >= 8 && OW < 16 && KH == 3 && KW == 3) {
       kcpu_parallel_for(pool, N * C, kcpu_dwk_fn, &a);
       return;
     }
