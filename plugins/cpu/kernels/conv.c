@@ -221,23 +221,24 @@ static void kcpu_dw_fn(void *ctx, int64_t b, int64_t e) {
 }
 
 /* Depthwise KH x KW (up to 7 x 7; MobileNetV3 and EfficientNet use 5 x 5),
- * dilation 1, stride 1 or 2, output rows of 16 or more. A sum of taps in
- * one vector is a chain of KH*KW dependent multiply-adds, so a vector at a
- * time waits on the multiply-add latency (about 36 cycles per 16 outputs
- * at 3x3); instead a block of KCPU_DW_R output rows x 2 vectors is summed
- * at once, 8 independent chains that keep both multiply-add pipes busy,
- * and each input vector loaded serves every row of the block that reads
- * it. The input rows are first copied into a small ring of zero-bordered
- * rows (stride 2: even and odd columns apart, deinterleaved two vectors at
- * a time), each row once per channel, while it is still in L1; rows above
- * or below the image point at one shared zero row. A row's last pair of
+ * dilation 1, stride 1 or 2, output rows of 16 or more (3x3 rows of 8 to
+ * 15: kcpu_dwk_block1). A sum of taps in one vector is a chain of KH*KW
+ * dependent multiply-adds, so a vector at a time waits on the multiply-add
+ * latency (about 36 cycles per 16 outputs at 3x3); instead a block of
+ * KCPU_DW_R output rows x 2 vectors is summed at once, 8 independent
+ * chains that keep both multiply-add pipes busy, and each input vector
+ * loaded serves every row of the block that reads it. The input rows are
+ * first copied into a small ring of zero-bordered rows (stride 2: even
+ * and odd columns apart, deinterleaved two vectors at a time), each row
+ * once per channel, while it is still in L1; rows above or below the image
+ * point at one shared zero row. A row's last pair of
  * vectors and the plane's last block of rows are shifted back to end at
  * the row's and the plane's end, so nothing is written past the plane and
  * no scalar remainder is left (the few outputs computed twice get the same
  * bits twice: same operations, same order). Taps are summed in (kh, kw)
- * order and the bias added last, as in kcpu_dw_fn; then the residual and
- * the activation in registers (Swish and Gelu over each block's finished
- * rows, in L1). */
+ * order and the bias added last, as in kcpu_dw_fn; then Relu and Clip in
+ * registers, the residual and the other activations over each block's
+ * finished rows, in L1 (kcpu_dwk_post). */
 #define KCPU_DW_MAXK 7
 #define KCPU_DW_R 4   /* output rows per block */
 #define KCPU_DW_R1 7  /* output rows per block of rows narrower than 16 */
