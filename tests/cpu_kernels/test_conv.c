@@ -230,6 +230,43 @@ START_TEST(conv_depthwise) {
 }
 END_TEST
 
+/* Depthwise at odd sizes, against ref_conv, 1 and 2 threads giving the
+ * same bits: channel counts 1 to 40, rows of 15, 16, 17, 56 and 112 (under,
+ * at and over a vector, several vectors with and without a remainder),
+ * 14 (one vector a row), 3x3 / 5x5 / 7x7 at strides 1 and 2, symmetric,
+ * asymmetric and no pads, plane heights that leave a partial block of rows;
+ * each activation, with and without a residual, over the sweep. */
+START_TEST(conv_depthwise_sizes) {
+  static const int64_t chans[] = {1, 3, 7, 17, 24, 40}, widths[] = {15, 16, 17, 56, 112, 14};
+  static const struct {
+    int64_t act;
+    float a, b;
+  } acts[] = {{KCPU_ACT_NONE, 0, 0},
+              {KCPU_ACT_RELU, 0, 0},
+              {KCPU_ACT_CLIP, 0.0f, 0.5f},
+              {KCPU_ACT_HARD_SIGMOID, 0.4f, 0.25f},
+              {KCPU_ACT_HARD_SWISH, 1.0f / 6, 0.5f},
+              {KCPU_ACT_SWISH, 1.0f, 0},
+              {KCPU_ACT_GELU, 0, 0}};
+  int64_t n = 0;
+  for (int64_t k = 3; k <= 7; k += 2)
+    for (int64_t s = 1; s <= 2; s++)
+      for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++, n++) {
+        int64_t W = widths[wi], C = chans[n % 6], H = W > 20 ? 9 + n % 5 : W;
+        /* pads: (k-1)/2 all round; none; more before than after */
+        int64_t p = (k - 1) / 2, pt = p, pl = p, pb = p, pr = p;
+        if (n % 3 == 1)
+          pt = pl = pb = pr = 0;
+        else if (n % 3 == 2)
+          pt = p + 1, pl = p, pb = p - 1, pr = 0;
+        cv c = {1 + (n % 4 == 3), C, H, W, C, k, k, s, s, 1, 1, pt, pl, pb, pr, C};
+        size_t ai = (size_t)n % (sizeof acts / sizeof acts[0]);
+        for (int res = 0; res < 2; res++)
+          conv_case_packed_act(c, acts[ai].act, acts[ai].a, acts[ai].b, res);
+      }
+}
+END_TEST
+
 START_TEST(conv_hand) {
   /* 1x1x3x3 input 1..9, 2x2 kernel of ones, no pad: sums of 2x2 windows */
   float X[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, Wt[4] = {1, 1, 1, 1}, Y[4];
@@ -270,6 +307,7 @@ Suite *tk_conv_suite(void) {
   tcase_add_test(tc, conv_general);
   tcase_add_test(tc, conv_direct);
   tcase_add_test(tc, conv_depthwise);
+  tcase_add_test(tc, conv_depthwise_sizes);
   tcase_add_test(tc, conv_activations);
   tcase_add_test(tc, pool_hand);
   suite_add_tcase(s, tc);

@@ -10,11 +10,13 @@
 #include "gemm_impl.h"
 #include "kcpu_act.h"
 
+#include <math.h>
 #include <string.h>
 
 typedef float kcpu_v16u __attribute__((vector_size(64), aligned(4), may_alias));
 typedef float kcpu_v4u __attribute__((vector_size(16), aligned(4), may_alias));
 typedef int32_t kcpu_v16m __attribute__((vector_size(64))); /* comparison masks */
+typedef float kcpu_v16 __attribute__((vector_size(64)));
 
 /* B(k, p) with k = (c, kh, kw) and p = (oh, ow): the input pixel under
  * filter tap k for output pixel p, zero in the padding. Everything that
@@ -219,17 +221,28 @@ static void kcpu_dw_fn(void *ctx, int64_t b, int64_t e) {
 }
 
 /* Depthwise KH x KW (up to 7 x 7; MobileNetV3 and EfficientNet use 5 x 5),
- * dilation 1, stride 1 or 2: each channel is first copied into a
- * zero-bordered plane (stride 2: split into even and odd columns), so that
- * every output row is KH*KW contiguous, unconditional multiply-adds per
- * element. Rows are computed 16 outputs at a time in vector registers
- * over a plane padded to a multiple of 16 columns, so a 7, 14 or 28 wide
- * row runs in vector code rather than in a scalar remainder loop; the
- * border is zeroed once per task and each channel copies only its valid
- * ranges. Taps are summed in (kh, kw) order and the bias added last, as in
- * kcpu_dw_fn. */
-#define KCPU_DW_V 16
+ * dilation 1, stride 1 or 2, output rows of 16 or more (3x3 rows of 8 to
+ * 15: kcpu_dwk_block1). A sum of taps in one vector is a chain of KH*KW
+ * dependent multiply-adds, so a vector at a time waits on the multiply-add
+ * latency (about 36 cycles per 16 outputs at 3x3); instead a block of
+ * KCPU_DW_R output rows x 2 vectors is summed at once, 8 independent
+ * chains that keep both multiply-add pipes busy, and each input vector
+ * loaded serves every row of the block that reads it. The input rows are
+ * first copied into a small ring of zero-bordered rows (stride 2: even
+ * and odd columns apart, deinterleaved two vectors at a time), each row
+ * once per channel, while it is still in L1; rows above or below the image
+ * point at one shared zero row. A row's last pair of
+ * vectors and the plane's last block of rows are shifted back to end at
+ * the row's and the plane's end, so nothing is written past the plane and
+ * no scalar remainder is left (the few outputs computed twice get the same
+ * bits twice: same operations, same order). Taps are summed in (kh, kw)
+ * order and the bias added last, as in kcpu_dw_fn; then Relu and Clip in
+ * registers, the residual and the other activations over each block's
+ * finished rows, in L1 (kcpu_dwk_post). */
 #define KCPU_DW_MAXK 7
+#define KCPU_DW_R 4   /* output rows per block */
+#define KCPU_DW_R1 7  /* output rows per block of rows narrower than 16 */
+#define KCPU_DW_NS 32 /* ring rows: at least (R1 - 1) * 2 + KCPU_DW_MAXK */
 /* The row copies below are a few dozen floats: as memmove / memset calls
  * (clang's loop idioms) the calls cost more than the copies. */
 #ifdef __clang__
@@ -237,116 +250,365 @@ static void kcpu_dw_fn(void *ctx, int64_t b, int64_t e) {
 #else
 #define KCPU_NO_MEM_CALLS
 #endif
-KCPU_NO_MEM_CALLS static inline void kcpu_dwk_body(const kcpu_conv_args *a, int64_t b, int64_t e,
-                                                   int64_t KH, int64_t KW, float *buf) {
-  int64_t s = a->sh, OW = a->OW, OH = a->OH, W = a->W;
-  int64_t OWp = (OW + KCPU_DW_V - 1) / KCPU_DW_V * KCPU_DW_V;
-  int64_t Hp = (OH - 1) * s + KH, Wh = OWp + (KW - 1) / s;
-  float *row_out = buf + Hp * s * Wh;
-  /* the border is the same for every channel: zero it once */
-  for (int64_t j = 0; j < Hp * s * Wh; j++)
-    buf[j] = 0.0f;
-  for (int64_t i = b; i < e; i++) {
-    int64_t c = i % a->C;
-    const float *x = a->X + i * a->H * W, *w = a->Wt + c * KH * KW;
-    float *y = a->Y + i * OH * OW;
-    float b0 = a->bias ? a->bias[c] : 0.0f;
-    /* phase p of padded row r: column j holds input column (j*s + p) - pl */
-    for (int64_t r = 0; r < Hp; r++) {
-      int64_t ih = r - a->pt;
-      if (ih < 0 || ih >= a->H)
-        continue; /* a zero row */
-      for (int64_t p = 0; p < s; p++) {
-        float *dst = buf + (r * s + p) * Wh;
-        /* valid j: 0 <= j*s + p - pl < W */
-        int64_t q = a->pl - p, lo = q <= 0 ? 0 : (q + s - 1) / s;
-        int64_t hi = W + q <= 0 ? 0 : (W + q - 1) / s + 1;
-        if (hi > Wh)
-          hi = Wh;
-        if (lo > hi)
-          lo = hi;
-        const float *xr = x + ih * W - q;
-        if (s == 1) {
-          for (int64_t j = lo; j < hi; j++)
-            dst[j] = xr[j];
-        } else {
-          for (int64_t j = lo; j < hi; j++)
-            dst[j] = xr[j * 2];
+
+typedef struct kcpu_dwk {
+  const kcpu_conv_args *a;
+  const float *x, *w, *res; /* this channel's input plane, filter, residual plane */
+  const float *xend;        /* the end of X (narrow rows read a vector from a row's start) */
+  float *y, b0, lo, hi;     /* the bias; kcpu_dwk_store's clamp */
+  int post;                 /* a residual or an activation for kcpu_dwk_post */
+  float *ring, *zero;       /* KCPU_DW_NS rows of s * Wh floats, and a zero row */
+  int64_t Wh;               /* a phase row's width: OW + (KW - 1) / s */
+} kcpu_dwk;
+
+/* Input columns [i, i + 32), i + pl even, into the phases: even and odd
+ * lanes of two vectors apart; columns from i + cnt on as zeros. */
+static inline void kcpu_dwk_deint(float *const *ph, const float *xr, int64_t i, int64_t pl,
+                                  int64_t cnt) {
+  kcpu_v16 lo = *(const kcpu_v16u *)(xr + i), hi = *(const kcpu_v16u *)(xr + i + 16);
+  if (cnt < 32) { /* only cnt columns are the row's: the rest cleared */
+    kcpu_v16m lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    lo = (kcpu_v16)((kcpu_v16m)lo & (kcpu_v16m)(lane < (int32_t)cnt));
+    hi = (kcpu_v16)((kcpu_v16m)hi & (kcpu_v16m)(lane + 16 < (int32_t)cnt));
+  }
+  int64_t j = (i + pl) >> 1;
+  *(kcpu_v16u *)(ph[0] + j) =
+      __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  *(kcpu_v16u *)(ph[1] + j) =
+      __builtin_shufflevector(lo, hi, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+}
+
+/* Input row ih into ring row dst: input column i goes to phase (i + pl) % s,
+ * column (i + pl) / s; the columns past a phase's width are not read. The
+ * border columns are never written, so they stay zero. */
+KCPU_NO_MEM_CALLS static void kcpu_dwk_copy(const kcpu_dwk *k, float *dst, int64_t ih, int64_t s) {
+  const kcpu_conv_args *a = k->a;
+  const float *xr = k->x + ih * a->W;
+  int64_t pl = a->pl, n = s * k->Wh - pl < a->W ? s * k->Wh - pl : a->W, i = 0;
+  if (a->W < 16 && xr + 16 <= k->xend) {
+    /* a narrow row: one vector, the lanes past it cleared (they land on
+     * the right border, which stays zero; rows are wide enough) */
+    kcpu_v16 v = *(const kcpu_v16u *)xr, z = {0};
+    kcpu_v16m lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    v = (kcpu_v16)((kcpu_v16m)v & (kcpu_v16m)(lane < (int32_t)a->W));
+    if (s == 1) {
+      *(kcpu_v16u *)(dst + pl) = v;
+      return;
+    }
+    /* phase p: input columns i = p - pl (mod 2) from column (i + pl) / 2 */
+    kcpu_v16 ev =
+        __builtin_shufflevector(v, z, 0, 2, 4, 6, 8, 10, 12, 14, 16, 16, 16, 16, 16, 16, 16, 16);
+    kcpu_v16 od =
+        __builtin_shufflevector(v, z, 1, 3, 5, 7, 9, 11, 13, 15, 16, 16, 16, 16, 16, 16, 16, 16);
+    *(kcpu_v16u *)(dst + (pl & 1) * k->Wh + pl / 2) = ev;
+    *(kcpu_v16u *)(dst + (1 - (pl & 1)) * k->Wh + (pl + 1) / 2) = od;
+    return;
+  }
+  if (s == 1) {
+    float *d = dst + pl;
+    if (n >= 16) { /* the last vector shifted back to end at n */
+      for (; i + 16 < n; i += 16)
+        *(kcpu_v16u *)(d + i) = *(const kcpu_v16u *)(xr + i);
+      *(kcpu_v16u *)(d + n - 16) = *(const kcpu_v16u *)(xr + n - 16);
+      return;
+    }
+    for (; i < n; i++)
+      d[i] = xr[i];
+    return;
+  }
+  float *ph[2] = {dst, dst + k->Wh};
+  int64_t i0 = pl & 1; /* the first input column of phase 0 */
+  if (n - i0 >= 32) {
+    for (; i < i0; i++)
+      ph[1][(i + pl) >> 1] = xr[i];
+    for (; i + 32 <= n; i += 32)
+      kcpu_dwk_deint(ph, xr, i, pl, 32);
+    if (i < n) { /* the last pair shifted back to end at n (or n - 1: phase 0 first) */
+      i = n - 32 - ((n - 32 + pl) & 1);
+      kcpu_dwk_deint(ph, xr, i, pl, 32);
+      i += 32;
+    }
+  } else if (n - i0 >= 16 && xr + i0 + 32 <= k->xend && (i0 + pl) / 2 + 16 <= k->Wh) {
+    /* rows of 16 to 31 (28 -> 14): one pair, the lanes past the row
+     * cleared (they land on the right border, which stays zero) */
+    for (; i < i0; i++)
+      ph[1][(i + pl) >> 1] = xr[i];
+    kcpu_dwk_deint(ph, xr, i0, pl, n - i0);
+    return;
+  }
+  for (; i < n; i++)
+    ph[(i + pl) & 1][(i + pl) >> 1] = xr[i];
+}
+
+/* Full unrolling of the loops whose trip counts are constants once
+ * inlined (the library is built with -fno-unroll-loops, which a pragma
+ * overrides), so that the accumulators stay in registers. */
+#ifdef __clang__
+#define KCPU_DW_UNROLL _Pragma("clang loop unroll(full)")
+#elif defined(__GNUC__)
+#define KCPU_DW_UNROLL _Pragma("GCC unroll 64")
+#else
+#define KCPU_DW_UNROLL
+#endif
+#define KCPU_DW_INLINE static inline __attribute__((always_inline))
+
+/* Tap column kw of padded input row i (of the block) for the vectors at
+ * columns c and o1 of each of the R output rows that read that row. */
+KCPU_DW_INLINE void kcpu_dwk_taps(kcpu_v16 (*acc)[2], const kcpu_dwk *k, const float *row,
+                                  int64_t c, int64_t o1, int64_t i, int64_t kw, int64_t R,
+                                  int64_t s, int64_t KH, int64_t KW) {
+  const float *t = row + (kw % s) * k->Wh + kw / s;
+  kcpu_v16 x0 = *(const kcpu_v16u *)(t + c), x1 = *(const kcpu_v16u *)(t + o1);
+  KCPU_DW_UNROLL
+  for (int64_t r = 0; r < R; r++) {
+    int64_t kh = i - r * s;
+    if (kh >= 0 && kh < KH) {
+      float wv = k->w[kh * KW + kw];
+      acc[r][0] += wv * x0;
+      acc[r][1] += wv * x1;
+    }
+  }
+}
+
+/* The bias and the clamp to [lo, hi] (Relu, Clip, or none: -inf, inf), and
+ * the stores of output rows [oh0, oh0 + R) at columns c and o1. Nothing
+ * else here: a branch among the stores would split the block, and the
+ * compiler then sinks each accumulator's chain next to its store. */
+KCPU_DW_INLINE void kcpu_dwk_store(kcpu_v16 (*acc)[2], const kcpu_dwk *k, int64_t oh0, int64_t c,
+                                   int64_t o1, int64_t R) {
+  kcpu_v16 lo = (kcpu_v16){0} + k->lo, hi = (kcpu_v16){0} + k->hi;
+  KCPU_DW_UNROLL
+  for (int64_t r = 0; r < R; r++)
+    KCPU_DW_UNROLL
+  for (int64_t v = 0; v < 2; v++) {
+    kcpu_v16 y = acc[r][v] + k->b0;
+    /* compares and selects, so that NaN and -0 stay as they are */
+    kcpu_v16m m = (kcpu_v16m)(y < lo);
+    y = (kcpu_v16)(((kcpu_v16m)y & ~m) | ((kcpu_v16m)lo & m));
+    m = (kcpu_v16m)(y > hi);
+    y = (kcpu_v16)(((kcpu_v16m)y & ~m) | ((kcpu_v16m)hi & m));
+    *(kcpu_v16u *)(k->y + (oh0 + r) * k->a->OW + (v ? o1 : c)) = y;
+  }
+}
+
+/* What kcpu_dwk_store leaves, over n finished outputs y (in L1): the
+ * residual r (or NULL) and then the activation, if not done there. */
+static void kcpu_dwk_post(const kcpu_dwk *k, float *y, const float *r, int64_t n) {
+  const kcpu_conv_args *a = k->a;
+  int64_t act = a->act, i = 0;
+  if (k->post) {
+    for (; i + 16 <= n; i += 16) {
+      kcpu_v16 v = *(kcpu_v16u *)(y + i);
+      if (r)
+        v += *(const kcpu_v16u *)(r + i);
+      if (act == KCPU_ACT_RELU) /* keep what is not below 0 (NaN and -0 included) */
+        v = (kcpu_v16)((kcpu_v16m)v & ~(kcpu_v16m)(v < 0.0f));
+      KCPU_ACT_VEC_HARD(kcpu_v16, kcpu_v16m, v, act, a->act_a, a->act_b);
+      *(kcpu_v16u *)(y + i) = v;
+    }
+    for (; i < n; i++) {
+      float v = r ? y[i] + r[i] : y[i];
+      y[i] = act == KCPU_ACT_RELU ? (v < 0.0f ? 0.0f : v) : kcpu_act1(act, a->act_a, a->act_b, v);
+    }
+  }
+  kcpu_dw_act_plane(a, y, n);
+}
+
+/* The first column of pair c0 / 32: the last pair shifted back to end at OW. */
+static inline int64_t kcpu_dwk_pair(int64_t c0, int64_t OW) {
+  return c0 + 32 <= OW ? c0 : (OW >= 32 ? OW - 32 : 0);
+}
+KCPU_DW_INLINE void kcpu_dwk_block(const kcpu_dwk *k, const float *const *rows, int64_t oh0,
+                                   int64_t R, int64_t s, int64_t KH, int64_t KW) {
+  for (int64_t c0 = 0, OW = k->a->OW; c0 < OW; c0 += 32) {
+    int64_t c = kcpu_dwk_pair(c0, OW), o1 = c + 16 <= OW - 16 ? c + 16 : OW - 16;
+    kcpu_v16 acc[KCPU_DW_R][2];
+    KCPU_DW_UNROLL
+    for (int64_t r = 0; r < R; r++)
+      acc[r][0] = acc[r][1] = (kcpu_v16){0};
+    KCPU_DW_UNROLL
+    for (int64_t i = 0; i < (R - 1) * s + KH; i++)
+      KCPU_DW_UNROLL
+    for (int64_t kw = 0; kw < KW; kw++)
+      kcpu_dwk_taps(acc, k, rows[i], c, o1, i, kw, R, s, KH, KW);
+    kcpu_dwk_store(acc, k, oh0, c, o1, R);
+  }
+}
+
+KCPU_DW_INLINE void kcpu_dwk_block_any(const kcpu_dwk *k, const float *const *rows, int64_t oh0,
+                                       int64_t R, int64_t s, int64_t KH, int64_t KW) {
+  for (int64_t c0 = 0, OW = k->a->OW; c0 < OW; c0 += 32) {
+    int64_t c = kcpu_dwk_pair(c0, OW), o1 = c + 16 <= OW - 16 ? c + 16 : OW - 16;
+    kcpu_v16 acc[KCPU_DW_R][2];
+    KCPU_DW_UNROLL
+    for (int64_t r = 0; r < R; r++)
+      acc[r][0] = acc[r][1] = (kcpu_v16){0};
+    for (int64_t i = 0; i < (R - 1) * s + KH; i++)
+      for (int64_t kw = 0; kw < KW; kw++)
+        kcpu_dwk_taps(acc, k, rows[i], c, o1, i, kw, R, s, KH, KW);
+    kcpu_dwk_store(acc, k, oh0, c, o1, R);
+  }
+}
+
+/* Output rows [oh0, oh0 + R) narrower than 16 (8 to 15: 14 x 14 planes),
+ * one vector each, as kcpu_dwk_block. A row's store runs into the next
+ * row, which is stored after it; the plane's last row goes through a
+ * buffer. */
+KCPU_DW_INLINE void kcpu_dwk_block1(const kcpu_dwk *k, const float *const *rows, int64_t oh0,
+                                    int64_t R, int64_t s, int64_t KH, int64_t KW) {
+  int64_t OW = k->a->OW, OH = k->a->OH;
+  kcpu_v16 acc[KCPU_DW_R1], lo = (kcpu_v16){0} + k->lo, hi = (kcpu_v16){0} + k->hi;
+  KCPU_DW_UNROLL
+  for (int64_t r = 0; r < R; r++)
+    acc[r] = (kcpu_v16){0};
+  KCPU_DW_UNROLL
+  for (int64_t i = 0; i < (R - 1) * s + KH; i++)
+    KCPU_DW_UNROLL
+  for (int64_t kw = 0; kw < KW; kw++) {
+    kcpu_v16 x = *(const kcpu_v16u *)(rows[i] + (kw % s) * k->Wh + kw / s);
+    KCPU_DW_UNROLL
+    for (int64_t r = 0; r < R; r++) {
+      int64_t kh = i - r * s;
+      if (kh >= 0 && kh < KH)
+        acc[r] += k->w[kh * KW + kw] * x;
+    }
+  }
+  KCPU_DW_UNROLL
+  for (int64_t r = 0; r < R; r++) {
+    kcpu_v16 y = acc[r] + k->b0;
+    kcpu_v16m m = (kcpu_v16m)(y < lo);
+    y = (kcpu_v16)(((kcpu_v16m)y & ~m) | ((kcpu_v16m)lo & m));
+    m = (kcpu_v16m)(y > hi);
+    y = (kcpu_v16)(((kcpu_v16m)y & ~m) | ((kcpu_v16m)hi & m));
+    acc[r] = y;
+  }
+  KCPU_DW_UNROLL
+  for (int64_t r = 0; r < R; r++)
+    if (oh0 + r < OH - 1) {
+      *(kcpu_v16u *)(k->y + (oh0 + r) * OW) = acc[r];
+    } else {
+      float t[16];
+      __builtin_memcpy(t, &acc[r], sizeof t);
+      for (int64_t j = 0; j < OW; j++)
+        k->y[(oh0 + r) * OW + j] = t[j];
+    }
+}
+
+/* Channels [b, e) with filter KH x KW and stride s (constants where
+ * inlined with them). */
+KCPU_DW_INLINE void kcpu_dwk_body(kcpu_dwk *k, int64_t b, int64_t e, int64_t s, int64_t KH,
+                                  int64_t KW, int any) {
+  const kcpu_conv_args *a = k->a;
+  int64_t OH = a->OH, OW = a->OW, RB = OW >= 16 ? KCPU_DW_R : KCPU_DW_R1;
+  int64_t R = OH >= RB ? RB : 1;
+  int64_t span = (R - 1) * s + KH, rw = s * k->Wh;
+  for (int64_t ch = b; ch < e; ch++) {
+    int64_t c = ch % a->C, done = 0; /* ring rows filled: padded rows [0, done) */
+    k->x = a->X + ch * a->H * a->W;
+    k->w = a->Wt + c * KH * KW;
+    k->y = a->Y + ch * OH * OW;
+    k->res = a->res ? a->res + ch * OH * OW : NULL;
+    k->b0 = a->bias ? a->bias[c] : 0.0f;
+    for (int64_t oh = 0; oh < OH; oh += R) {
+      int64_t oh0 = oh + R <= OH ? oh : OH - R; /* the last block shifted back */
+      const float *rows[(KCPU_DW_R1 - 1) * 2 + KCPU_DW_MAXK];
+      for (int64_t i = 0; i < span; i++) {
+        int64_t pr = oh0 * s + i, ih = pr - a->pt;
+        if (ih < 0 || ih >= a->H) {
+          rows[i] = k->zero;
+          continue;
         }
+        float *slot = k->ring + pr % KCPU_DW_NS * rw;
+        for (; done <= pr; done++) /* rows are filled in order, each once */
+          if (done - a->pt >= 0 && done - a->pt < a->H)
+            kcpu_dwk_copy(k, k->ring + done % KCPU_DW_NS * rw, done - a->pt, s);
+        rows[i] = slot;
       }
+      if (!any && OW < 16 && R == KCPU_DW_R1)
+        kcpu_dwk_block1(k, rows, oh0, KCPU_DW_R1, s, KH, KW);
+      else if (!any && OW < 16)
+        kcpu_dwk_block1(k, rows, oh0, 1, s, KH, KW);
+      else if (any && R == KCPU_DW_R)
+        kcpu_dwk_block_any(k, rows, oh0, KCPU_DW_R, s, KH, KW);
+      else if (any)
+        kcpu_dwk_block_any(k, rows, oh0, 1, s, KH, KW);
+      else if (R == KCPU_DW_R)
+        kcpu_dwk_block(k, rows, oh0, KCPU_DW_R, s, KH, KW);
+      else
+        kcpu_dwk_block(k, rows, oh0, 1, s, KH, KW);
+      kcpu_dwk_post(k, k->y + oh0 * OW, k->res ? k->res + oh0 * OW : NULL, R * OW);
     }
-    /* with a residual, it and the activation come once the row is out:
-     * the padded row's last vector would read past the residual's plane */
-    int64_t vact = a->res ? KCPU_ACT_NONE : a->act;
-    int relu = vact == KCPU_ACT_RELU;
-    for (int64_t oh = 0; oh < OH; oh++) {
-      /* tap (kh, kw) of output ow is padded (oh*s+kh, ow*s+kw): phase kw % s,
-       * column ow + kw / s */
-      const float *tap[KCPU_DW_MAXK * KCPU_DW_MAXK];
-      for (int64_t kh = 0; kh < KH; kh++)
-        for (int64_t kw = 0; kw < KW; kw++)
-          tap[kh * KW + kw] = buf + ((oh * s + kh) * s + kw % s) * Wh + kw / s;
-      float *yr = OWp == OW ? y + oh * OW : row_out;
-      for (int64_t o = 0; o < OWp; o += KCPU_DW_V) {
-        kcpu_v16u v = w[0] * *(const kcpu_v16u *)(tap[0] + o);
-        for (int64_t t = 1; t < KH * KW; t++)
-          v += w[t] * *(const kcpu_v16u *)(tap[t] + o);
-        v += b0;
-        if (relu) /* keep what is not below 0 (NaN and -0 included), as kcpu_dw_fn */
-          v = (kcpu_v16u)((kcpu_v16m)v & ~(kcpu_v16m)(v < 0.0f));
-        KCPU_ACT_VEC_HARD(kcpu_v16u, kcpu_v16m, v, vact, a->act_a, a->act_b);
-        *(kcpu_v16u *)(yr + o) = v;
-      }
-      if (yr == row_out)
-        for (int64_t j = 0; j < OW; j++)
-          y[oh * OW + j] = row_out[j];
-      if (a->res) {
-        const float *rr = a->res + i * OH * OW + oh * OW;
-        float *yo = y + oh * OW;
-        for (int64_t j = 0; j < OW; j++)
-          yo[j] = kcpu_act1(a->act, a->act_a, a->act_b, yo[j] + rr[j]);
-      }
-    }
-    kcpu_dw_act_plane(a, y, OH * OW);
   }
 }
 
 static void kcpu_dwk_fn(void *ctx, int64_t b, int64_t e) {
   const kcpu_conv_args *a = ctx;
-  int64_t s = a->sh, OWp = (a->OW + KCPU_DW_V - 1) / KCPU_DW_V * KCPU_DW_V;
-  int64_t Hp = (a->OH - 1) * s + a->KH, Wh = OWp + (a->KW - 1) / s;
-  float *buf = kcpu_alloc((Hp * s * Wh + OWp) * (int64_t)sizeof(float));
+  int64_t s = a->sh;
+  kcpu_dwk k = {.a = a, .Wh = a->OW + (a->KW - 1) / s, .lo = -INFINITY, .hi = INFINITY};
+  k.xend = a->X + a->N * a->C * a->H * a->W;
+  if (a->OW < 16 || a->W < 16) /* room for a narrow row's vector, written and read */
+    k.Wh = k.Wh > 16 + KCPU_DW_MAXK + a->pl ? k.Wh : 16 + KCPU_DW_MAXK + a->pl;
+  /* Relu and Clip are a clamp, done in registers unless a residual
+   * comes first */
+  k.post = a->res || a->act == KCPU_ACT_HARD_SIGMOID || a->act == KCPU_ACT_HARD_SWISH;
+  if (!a->res && a->act == KCPU_ACT_RELU)
+    k.lo = 0.0f;
+  else if (!a->res && a->act == KCPU_ACT_CLIP)
+    k.lo = a->act_a, k.hi = a->act_b;
+  else if (a->act == KCPU_ACT_RELU || a->act == KCPU_ACT_CLIP)
+    k.post = 1;
+  int64_t n = (KCPU_DW_NS + 1) * s * k.Wh;
+  float *buf = kcpu_alloc(n * (int64_t)sizeof(float));
   if (!buf) {
     kcpu_dw_fn(ctx, b, e);
     return;
   }
-  /* the common sizes with constant trip counts, so the tap loop unrolls */
-  if (a->KH == 3 && a->KW == 3)
-    kcpu_dwk_body(a, b, e, 3, 3, buf);
+  for (int64_t i = 0; i < n; i++) /* the borders, and the zero row */
+    buf[i] = 0.0f;
+  k.zero = buf;
+  k.ring = buf + s * k.Wh;
+  /* the common filters with constant trip counts, so the loops unroll */
+  if (a->KH == 3 && a->KW == 3 && s == 1)
+    kcpu_dwk_body(&k, b, e, 1, 3, 3, 0);
+  else if (a->KH == 3 && a->KW == 3)
+    kcpu_dwk_body(&k, b, e, 2, 3, 3, 0);
+  else if (a->KH == 5 && a->KW == 5 && s == 1)
+    kcpu_dwk_body(&k, b, e, 1, 5, 5, 0);
   else if (a->KH == 5 && a->KW == 5)
-    kcpu_dwk_body(a, b, e, 5, 5, buf);
+    kcpu_dwk_body(&k, b, e, 2, 5, 5, 0);
+  else if (s == 1)
+    kcpu_dwk_body(&k, b, e, 1, a->KH, a->KW, 1);
   else
-    kcpu_dwk_body(a, b, e, a->KH, a->KW, buf);
+    kcpu_dwk_body(&k, b, e, 2, a->KH, a->KW, 1);
   kcpu_free(buf);
 }
 
 /* Wpk: the filters prepacked per group (gemm_impl.h), or NULL. */
-KCPU_PREBUILT void kcpu_k_conv2d_ex(const float *X, const float *Wt, const float *Wpk, const float *bias,
-                      const float *res, float *Y, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH,
-                      int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t dh,
-                      int64_t dw, int64_t pt, int64_t pl, int64_t group, int64_t act, float act_a,
-                      float act_b, int64_t lanes, struct kcpu_pool *pool) {
+KCPU_PREBUILT void kcpu_k_conv2d_ex(const float *X, const float *Wt, const float *Wpk,
+                                    const float *bias, const float *res, float *Y, int64_t N,
+                                    int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH,
+                                    int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw,
+                                    int64_t dh, int64_t dw, int64_t pt, int64_t pl, int64_t group,
+                                    int64_t act, float act_a, float act_b, int64_t lanes,
+                                    struct kcpu_pool *pool) {
   kcpu_conv_args a = {X,  Wt, Wpk, bias, res, Y,  N,  C,  H,     W,   M,     OH,    OW,
                       KH, KW, sh,  sw,   dh,  dw, pt, pl, group, act, lanes, act_a, act_b};
   if (N <= 0 || M <= 0 || OH <= 0 || OW <= 0)
     return;
   if (group == C && M == C && group > 1) {
-    if (kcpu_dw_small(X, Wt, bias, res, Y, N, C, H, W, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl,
-                      act, act_a, act_b, pool))
-      return;
     int dwk = KH <= KCPU_DW_MAXK && KW <= KCPU_DW_MAXK && dh == 1 && dw == 1 && sh == sw &&
-              (sh == 1 || sh == 2);
-    kcpu_parallel_for(pool, N * C, dwk ? kcpu_dwk_fn : kcpu_dw_fn, &a);
+              (sh == 1 || sh == 2) && pt >= 0 && pl >= 0;
+    /* rows of 8 to 15 (14 x 14 planes) at 3 x 3: a vector a row beats
+     * transposing channels into vectors (measured; not at 5 x 5, whose
+     * 7-row blocks run out of registers) */
+    if (dwk && OW >= 8 && OW < 16 && KH == 3 && KW == 3) {
+      kcpu_parallel_for(pool, N * C, kcpu_dwk_fn, &a);
+      return;
+    }
+    if (kcpu_dw_small(X, Wt, bias, res, Y, N, C, H, W, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl, act,
+                      act_a, act_b, pool))
+      return;
+    kcpu_parallel_for(pool, N * C, dwk && OW >= 16 ? kcpu_dwk_fn : kcpu_dw_fn, &a);
     return;
   }
   int64_t T = kcpu_pool_threads(pool), jobs = N * group;

@@ -59,35 +59,49 @@ static inline void kdw_transpose(kdw_v16 *r) {
   KDW_STAGE(r, 1)
 }
 
-/* Four output pixels at a time share each tap's weight vector. */
-static void kcpu_dws_row(const kcpu_dws *a, const kdw_v16 *P, const kdw_v16 *wv,
-                         const kdw_v16 *bias, int64_t oh, kdw_v16 *O) {
-  int64_t OW = a->OW, KH = a->KH, KW = a->KW, sw = a->sw;
+/* All OH x OW output pixels of the block, 8 at a time in flat order (a
+ * step may span rows: each pixel has its own base, the taps are one
+ * offset table): 8 independent chains of multiply-adds, enough to keep two
+ * pipes of 4-cycle multiply-adds busy, sharing each tap's weight vector.
+ * The last step is shifted back to end at the plane's last pixel (OH x OW
+ * under 8: pixels past it repeat it); outputs computed twice get the
+ * same bits. toff: the KH*KW tap offsets, in vectors. */
+#define KDW_PX 8
+static void kcpu_dws_plane(const kcpu_dws *a, const kdw_v16 *P, const kdw_v16 *wv,
+                           const int64_t *toff, const kdw_v16 *bias, kdw_v16 *O) {
+  int64_t OW = a->OW, OHW = a->OH * OW, khw = a->KH * a->KW;
+  /* with a residual, it and the activation come once the plane is out */
+  int64_t vact = a->res ? KCPU_ACT_NONE : a->act;
   kdw_v16 z = {0};
-  for (int64_t ow = 0; ow < OW; ow += 4) {
-    int64_t n = OW - ow < 4 ? OW - ow : 4;
-    kdw_v16 c0 = z, c1 = z, c2 = z, c3 = z;
-    for (int64_t kh = 0; kh < KH; kh++) {
-      const kdw_v16 *pr = P + (oh * a->sh + kh * a->dh) * a->Wp + ow * sw;
-      for (int64_t kw = 0; kw < KW; kw++) {
-        kdw_v16 w = wv[kh * KW + kw];
-        const kdw_v16 *p = pr + kw * a->dw;
-        /* pixels past OW read the zero border or the next pixels: in the buffer, dropped */
-        c0 += p[0] * w;
-        c1 += p[sw] * w;
-        c2 += p[2 * sw] * w;
-        c3 += p[3 * sw] * w;
-      }
+  for (int64_t p0 = 0; p0 < OHW; p0 += KDW_PX) {
+    int64_t q0 = p0 + KDW_PX <= OHW ? p0 : (OHW >= KDW_PX ? OHW - KDW_PX : 0);
+    int64_t q[KDW_PX];
+    const kdw_v16 *b[KDW_PX];
+    for (int64_t i = 0; i < KDW_PX; i++) {
+      q[i] = q0 + i < OHW ? q0 + i : OHW - 1;
+      b[i] = P + q[i] / OW * a->sh * a->Wp + q[i] % OW * a->sw;
     }
-    kdw_v16 bv = *bias, r[4] = {c0 + bv, c1 + bv, c2 + bv, c3 + bv};
-    /* with a residual, it and the activation come once the plane is out */
-    int64_t vact = a->res ? KCPU_ACT_NONE : a->act;
-    for (int64_t i = 0; i < n; i++) {
+    kdw_v16 c0 = z, c1 = z, c2 = z, c3 = z, c4 = z, c5 = z, c6 = z, c7 = z;
+    for (int64_t t = 0; t < khw; t++) {
+      kdw_v16 w = wv[t];
+      int64_t o = toff[t];
+      c0 += b[0][o] * w;
+      c1 += b[1][o] * w;
+      c2 += b[2][o] * w;
+      c3 += b[3][o] * w;
+      c4 += b[4][o] * w;
+      c5 += b[5][o] * w;
+      c6 += b[6][o] * w;
+      c7 += b[7][o] * w;
+    }
+    kdw_v16 bv = *bias,
+            r[KDW_PX] = {c0 + bv, c1 + bv, c2 + bv, c3 + bv, c4 + bv, c5 + bv, c6 + bv, c7 + bv};
+    for (int64_t i = 0; i < KDW_PX; i++) {
       kdw_v16 v = r[i];
       if (vact == KCPU_ACT_RELU) /* keep what is not below 0 (NaN and -0 included) */
         v = (kdw_v16)((kdw_v16i)v & ~(kdw_v16i)(v < z));
       KCPU_ACT_VEC_HARD(kdw_v16, kdw_v16i, v, vact, a->act_a, a->act_b);
-      O[oh * OW + ow + i] = v;
+      O[q[i]] = v;
     }
   }
 }
@@ -142,9 +156,9 @@ static void kcpu_dws_plain(const kcpu_dws *a, int64_t b, int64_t e) {
 static void kcpu_dws_fn(void *ctx, int64_t b, int64_t e) {
   const kcpu_dws *a = ctx;
   int64_t H = a->H, W = a->W, Wp = a->Wp, khw = a->KH * a->KW, OHW = a->OH * a->OW;
-  /* the buffer holds 3 more pixels past the last row: kcpu_dws_row's 4-wide steps */
-  int64_t np = a->Hp * Wp + 3 * a->sw;
+  int64_t np = a->Hp * Wp;
   kdw_v16 *P = kcpu_alloc((np + OHW + khw) * (int64_t)sizeof(kdw_v16));
+  int64_t toff[KDW_MAXK];
   if (!P) {
     kcpu_dws_plain(a, b, e);
     return;
@@ -153,6 +167,9 @@ static void kcpu_dws_fn(void *ctx, int64_t b, int64_t e) {
   float *Pf = (float *)P;
   for (int64_t i = 0; i < np * KDW_L; i++)
     Pf[i] = 0.0f;
+  for (int64_t kh = 0; kh < a->KH; kh++)
+    for (int64_t kw = 0; kw < a->KW; kw++)
+      toff[kh * a->KW + kw] = kh * a->dh * Wp + kw * a->dw;
   for (int64_t t = b; t < e; t++) {
     int64_t n = t / a->nb, c0 = t % a->nb * KDW_L;
     int64_t nl = a->C - c0 < KDW_L ? a->C - c0 : KDW_L;
@@ -170,16 +187,17 @@ static void kcpu_dws_fn(void *ctx, int64_t b, int64_t e) {
      * than 16 pixels goes element by element, so nothing past a plane is
      * read. */
     const float *xb = a->X + (n * a->C + c0) * H * W;
-    int64_t HW = H * W, p = 0;
+    int64_t HW = H * W, p = 0, pr = a->pt, pc = a->pl; /* pixel p's padded place */
     for (; p + KDW_L <= HW; p += KDW_L) {
       kdw_v16 r[KDW_L];
       for (int64_t l = 0; l < KDW_L; l++)
         r[l] = l < nl ? (kdw_v16) * (const kdw_v16u *)(xb + l * HW + p) : (kdw_v16){0};
       kdw_transpose(r);
       for (int64_t j = 0; j < KDW_L; j++) {
-        int64_t ih = (p + j) / W, iw = (p + j) % W, pr = ih + a->pt, pc = iw + a->pl;
         if (pr < a->Hp && pc < Wp)
           P[pr * Wp + pc] = r[j];
+        if (++pc == a->pl + W) /* no division per pixel */
+          pc = a->pl, pr++;
       }
     }
     for (; p < HW; p++) {
@@ -188,8 +206,7 @@ static void kcpu_dws_fn(void *ctx, int64_t b, int64_t e) {
         for (int64_t l = 0; l < KDW_L; l++)
           Pf[(pr * Wp + pc) * KDW_L + l] = l < nl ? xb[l * HW + p] : 0.0f;
     }
-    for (int64_t oh = 0; oh < a->OH; oh++)
-      kcpu_dws_row(a, P, wv, &bv, oh, O);
+    kcpu_dws_plane(a, P, wv, toff, &bv, O);
     /* and back to planes, 16 pixels at a time likewise */
     float *yb = a->Y + (n * a->C + c0) * OHW;
     for (p = 0; p + KDW_L <= OHW; p += KDW_L) {
@@ -225,7 +242,7 @@ int kcpu_dw_small(const float *X, const float *Wt, const float *bias, const floa
   a.Hp = (OH - 1) * sh + (KH - 1) * dh + 1;
   a.Wp = (OW - 1) * sw + (KW - 1) * dw + 1;
   /* too large a buffer: the row kernels (this is for small planes) */
-  if ((a.Hp * a.Wp + 3 * sw + OH * OW + KH * KW) * KDW_L > (1 << 20))
+  if ((a.Hp * a.Wp + OH * OW + KH * KW) * KDW_L > (1 << 20))
     return 0;
   kcpu_parallel_for(pool, N * a.nb, kcpu_dws_fn, &a);
   return 1;
