@@ -2,11 +2,13 @@
  * convolutions are plain GEMMs on the image; general ones are GEMMs whose B
  * matrix (im2col) is packed straight from the image by a custom packer, so
  * no column buffer is ever materialized (on AVX-512, with prepacked
- * filters, they skip even that: conv_direct.c); depthwise convolutions use
- * a direct loop vectorized along output rows (planes narrower than a
- * vector: across channels, conv_depthwise.c). Bias and activation ride on
- * the GEMM epilogue (a fused residual too), and on the depthwise kernels'
- * last step over each row. */
+ * filters, they skip even that: conv_direct.c; 3x3 ones with many
+ * channels go by Winograd, conv_winograd.c, chosen at compile time);
+ * depthwise convolutions use a direct loop vectorized along output rows in
+ * blocks of rows (planes narrower than a vector: across channels,
+ * conv_depthwise.c). Bias and activation ride on the GEMM epilogue (a
+ * fused residual too), and on the depthwise kernels' last step over each
+ * block of rows. */
 #include "gemm_impl.h"
 #include "kcpu_act.h"
 
