@@ -39,6 +39,11 @@ typedef struct kcpu_dconv {
   float *xp;         /* per channel sh*sw phase planes of Hq x Wq, then KD_NR zeros */
   const int64_t *bo; /* B row offsets into xp, one per k */
   int64_t Cg, OH, Hq, Wq, NQ, RP, tm, tn;
+  /* Row panels (outputs at least a vector wide): each output row is nvr
+   * vectors, the last one ending at OW (overlapping the one before when
+   * OW is not a multiple of 16), taken npr panels to a row. 0: flat
+   * panels of KD_NR columns over the padded grid. */
+  int64_t npr, nvr, np;
 } kcpu_dconv;
 
 /* The rows of the 8 x 48 tile, spelled out so that the accumulators stay
@@ -63,13 +68,59 @@ typedef struct kcpu_dconv {
   *(kd_v16 *)(t + (r)*KD_NR) = c0_##r;                                                             \
   *(kd_v16 *)(t + (r)*KD_NR + 16) = c1_##r;                                                        \
   *(kd_v16 *)(t + (r)*KD_NR + 32) = c2_##r;
+#define KD_PUT(r)                                                                                  \
+  if ((r) < mr) {                                                                                  \
+    kd_v16 v[3] = {c0_##r, c1_##r, c2_##r};                                                        \
+    kcpu_dconv_put(c->d, i0 + (r), n, v, nv, o1, o2);                                              \
+  }
 
-/* t[8][48] = A rows [i0, i0+8) x B columns [q0, q0+48) over all of K.
- * Columns past nq are computed from the plane's zero tail or the next
- * row's data and ignored by the caller; nq picks 1, 2 or 3 vectors. */
-static void kcpu_dconv_ukr(const kcpu_dconv *c, int64_t i0, int64_t q0, int64_t nq,
-                           float *restrict t) {
-  const float *Apk = c->d->Apk, *x = c->xp + q0;
+/* The epilogue of one vector in place (the operations and order of
+ * kcpu_gemm_epi1, Swish left to the caller): br the row's bias, res its
+ * residual or NULL. */
+static inline void kcpu_dconv_epi(const kcpu_gemm_desc *d, kd_v16 *v, float br, const float *res) {
+  kd_v16 z = {0}, x = *v;
+  if (d->bias_row)
+    x += br;
+  if (res)
+    x += *(const kd_v16u *)res;
+  if (d->act == KCPU_ACT_RELU)
+    x = (kd_v16)((kd_v16i)x & (kd_v16i)(x > z));
+  KCPU_ACT_VEC_HARD(kd_v16, kd_v16i, x, d->act, d->act_a, d->act_b);
+  *v = x;
+}
+
+/* Output row m of a row panel: nv vectors v[] at output index n, n + o1
+ * and n + o2. All are finished before any is stored: the last may
+ * overlap the one before, and the residual may be the output itself. */
+static inline void kcpu_dconv_put(const kcpu_gemm_desc *d, int64_t m, int64_t n, kd_v16 *v,
+                                  int64_t nv, int64_t o1, int64_t o2) {
+  float *y = d->C + m * d->ldc + n;
+  const float *res = d->res ? d->res + m * d->ldr + n : NULL;
+  float br = d->bias_row ? d->bias_row[m] : 0.0f;
+  kcpu_dconv_epi(d, &v[0], br, res);
+  if (nv > 1)
+    kcpu_dconv_epi(d, &v[1], br, res ? res + o1 : NULL);
+  if (nv > 2)
+    kcpu_dconv_epi(d, &v[2], br, res ? res + o2 : NULL);
+  *(kd_v16u *)y = v[0];
+  if (nv > 1)
+    *(kd_v16u *)(y + o1) = v[1];
+  if (nv > 2)
+    *(kd_v16u *)(y + o2) = v[2];
+  if (d->act == KCPU_ACT_SWISH) /* the one the epilogue leaves to a row pass */
+    kcpu_act_swish_row(d->act_a, y, (nv > 2 ? o2 : nv > 1 ? o1 : 0) + 16);
+}
+
+/* A rows [i0, i0+8) x nv B vectors over all of K, the vectors at grid
+ * columns x, x + o1 and x + o2 of the planes. Row panels (n >= 0: the
+ * output index of the first vector) go through the epilogue straight from
+ * the registers, rows past mr dropped; flat ones (n < 0) are spilled to
+ * t[8][48] for kcpu_dconv_store (their columns past the panel's are
+ * computed from the plane's zero tail or the next row's data and
+ * ignored). */
+static void kcpu_dconv_ukr(const kcpu_dconv *c, int64_t i0, int64_t mr, const float *x, int64_t o1,
+                           int64_t o2, int64_t nv, int64_t n, float *restrict t) {
+  const float *Apk = c->d->Apk, *x1 = x + o1, *x2 = x + o2;
   const int64_t *bo = c->bo;
   int64_t K = c->d->K;
   KD_ROWS(KD_DECL)
@@ -86,19 +137,19 @@ static void kcpu_dconv_ukr(const kcpu_dconv *c, int64_t i0, int64_t q0, int64_t 
                           ? Apk + (k0 + KCPU_KC) * c->RP +
                                 i0 * (K - k0 - KCPU_KC < KCPU_KC ? K - k0 - KCPU_KC : KCPU_KC)
                           : Apk + (i0 + KD_MR) * (K < KCPU_KC ? K : KCPU_KC);
-    if (nq > 32) {
+    if (nv > 2) {
       for (int64_t k = 0; k < kc; k++) {
         __builtin_prefetch(pf + k * KD_MR);
-        const float *b = x + o[k];
-        kd_v16 b0 = *(const kd_v16u *)b, b1 = *(const kd_v16u *)(b + 16);
-        kd_v16 b2 = *(const kd_v16u *)(b + 32);
+        int64_t ok = o[k];
+        kd_v16 b0 = *(const kd_v16u *)(x + ok), b1 = *(const kd_v16u *)(x1 + ok);
+        kd_v16 b2 = *(const kd_v16u *)(x2 + ok);
         KD_ROWS(KD_FMA3)
       }
-    } else if (nq > 16) {
+    } else if (nv > 1) {
       for (int64_t k = 0; k < kc; k++) {
         __builtin_prefetch(pf + k * KD_MR);
-        const float *b = x + o[k];
-        kd_v16 b0 = *(const kd_v16u *)b, b1 = *(const kd_v16u *)(b + 16);
+        int64_t ok = o[k];
+        kd_v16 b0 = *(const kd_v16u *)(x + ok), b1 = *(const kd_v16u *)(x1 + ok);
         KD_ROWS(KD_FMA2)
       }
     } else {
@@ -109,7 +160,11 @@ static void kcpu_dconv_ukr(const kcpu_dconv *c, int64_t i0, int64_t q0, int64_t 
       }
     }
   }
-  KD_ROWS(KD_SPILL)
+  if (n < 0) {
+    KD_ROWS(KD_SPILL)
+    return;
+  }
+  KD_ROWS(KD_PUT)
 }
 
 /* Rows [m0, m0+mr) of tile t (columns q0 .. q0+nq on the padded grid)
@@ -129,23 +184,13 @@ static void kcpu_dconv_store(const kcpu_dconv *c, const float *t, int64_t m0, in
       const float *tr = t + r * KD_NR + (q - q0);
       float *y = d->C + (m0 + r) * d->ldc + n;
       int64_t j = 0;
-      /* whole vectors: the GEMM's register epilogue (same operations, same
-       * order as kcpu_gemm_epi1, which takes the rest) */
-      if (!d->bias_col) {
-        float br = d->bias_row ? d->bias_row[m0 + r] : 0.0f;
-        const float *res = d->res ? d->res + (m0 + r) * d->ldr + n : NULL;
-        kd_v16 z = {0};
-        for (; j + 16 <= len; j += 16) {
-          kd_v16 v = *(const kd_v16u *)(tr + j);
-          if (d->bias_row)
-            v += br;
-          if (res)
-            v += *(const kd_v16u *)(res + j);
-          if (d->act == KCPU_ACT_RELU)
-            v = (kd_v16)((kd_v16i)v & (kd_v16i)(v > z));
-          KCPU_ACT_VEC_HARD(kd_v16, kd_v16i, v, d->act, d->act_a, d->act_b);
-          *(kd_v16u *)(y + j) = v;
-        }
+      /* whole vectors: the register epilogue (kcpu_gemm_epi1 takes the rest) */
+      float br = d->bias_row ? d->bias_row[m0 + r] : 0.0f;
+      const float *res = d->res ? d->res + (m0 + r) * d->ldr + n : NULL;
+      for (; j + 16 <= len; j += 16) {
+        kd_v16 v = *(const kd_v16u *)(tr + j);
+        kcpu_dconv_epi(d, &v, br, res ? res + j : NULL);
+        *(kd_v16u *)(y + j) = v;
       }
       for (; j < len; j++)
         y[j] = kcpu_gemm_epi1(d, tr[j], m0 + r, n + j);
@@ -154,6 +199,20 @@ static void kcpu_dconv_store(const kcpu_dconv *c, const float *t, int64_t m0, in
     }
     q += len;
   }
+}
+
+/* dst[j] = src[2j] for j in [0, n): stride-2 phases (the stems), 16 at a
+ * time from pairs of vectors while the source stays inside the row. */
+static inline void kcpu_dconv_even(float *restrict dst, const float *restrict src, int64_t n,
+                                   int64_t avail) {
+  int64_t j = 0;
+  for (; j + 16 <= n && 2 * j + 32 <= avail; j += 16) {
+    kd_v16 lo = *(const kd_v16u *)(src + 2 * j), hi = *(const kd_v16u *)(src + 2 * j + 16);
+    *(kd_v16u *)(dst + j) =
+        __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  }
+  for (; j < n; j++)
+    dst[j] = src[2 * j];
 }
 
 /* Channels [b, e) of the padded image, as sh x sw phase planes: pixels
@@ -183,17 +242,46 @@ static void kcpu_dconv_pad_fn(void *ctx, int64_t b, int64_t e) {
         const float *src = x + ih * g->W - q; /* src[j*s] is input column j*s - q */
         for (int64_t j = 0; j < lo; j++)
           row[j] = 0.0f;
-        if (s == 1)
-          for (int64_t j = lo; j < hi; j++)
+        int64_t j = lo;
+        if (s == 1) {
+          for (; j + 16 <= hi; j += 16)
+            *(kd_v16u *)(row + j) = *(const kd_v16u *)(src + j);
+          for (; j < hi; j++)
             row[j] = src[j];
-        else
-          for (int64_t j = lo; j < hi; j++)
+        } else if (s == 2) {
+          /* the row's input ends at src[W + q] */
+          kcpu_dconv_even(row + lo, src + 2 * lo, hi - lo, g->W + q - 2 * lo);
+        } else {
+          for (; j < hi; j++)
             row[j] = src[j * s];
-        for (int64_t j = hi; j < Wq; j++)
+        }
+        for (j = hi; j < Wq; j++)
           row[j] = 0.0f;
       }
     }
   }
+}
+
+/* Row panel p: its output row and first vector, the grid columns of its
+ * vectors relative to the first (o1, o2) and their count. A row's
+ * vectors go three to a panel, but where that leaves one for the last
+ * panel and OW is not a multiple of 16 the last two panels take two each,
+ * so that the overlapping last vector shares a panel with the one it
+ * overlaps (a vector of its own would rewrite outputs another panel,
+ * maybe another thread, has already finished). */
+static void kcpu_dconv_rowpanel(const kcpu_dconv *c, int64_t p, int64_t *oh, int64_t *col,
+                                int64_t *o1, int64_t *o2, int64_t *nv) {
+  int64_t OW = c->g->OW, nvr = c->nvr, j = p % c->npr, last = c->npr - 1;
+  int64_t v0 = 3 * j, v1 = v0 + 3 < nvr ? v0 + 3 : nvr;
+  if (nvr % 3 == 1 && nvr >= 4 && OW % 16 && j >= last - 1) {
+    v0 = j == last ? nvr - 2 : nvr - 4;
+    v1 = v0 + 2;
+  }
+  *oh = p / c->npr;
+  *col = 16 * v0;
+  *nv = v1 - v0;
+  *o1 = (16 * (v0 + 1) < OW - 16 ? 16 * (v0 + 1) : OW - 16) - *col;
+  *o2 = (16 * (v0 + 2) < OW - 16 ? 16 * (v0 + 2) : OW - 16) - *col;
 }
 
 /* Tile i of the tm x tn grid: rows in blocks whose filters fit KD_AMAX
@@ -209,13 +297,23 @@ static void kcpu_dconv_tile_fn(void *ctx, int64_t b, int64_t e) {
   for (int64_t i = b; i < e; i++) {
     int64_t im = i / c->tn, in = i % c->tn;
     int64_t m0 = kcpu_split(d->M, c->tm, im, KD_MR), m1 = kcpu_split(d->M, c->tm, im + 1, KD_MR);
-    int64_t q0 = kcpu_split(c->NQ, c->tn, in, KD_NR), q1 = kcpu_split(c->NQ, c->tn, in + 1, KD_NR);
+    int64_t p0 = kcpu_split(c->np, c->tn, in, 1), p1 = kcpu_split(c->np, c->tn, in + 1, 1);
     for (int64_t ic = m0; ic < m1; ic += mb) {
       int64_t ie = ic + mb < m1 ? ic + mb : m1;
-      for (int64_t q = q0; q < q1; q += KD_NR) {
-        int64_t nq = q1 - q < KD_NR ? q1 - q : KD_NR;
+      for (int64_t p = p0; p < p1; p++) {
+        if (c->npr) {
+          int64_t oh, col, o1, o2, nv;
+          kcpu_dconv_rowpanel(c, p, &oh, &col, &o1, &o2, &nv);
+          const float *x = c->xp + oh * c->Wq + col;
+          for (int64_t ir = ic; ir < ie; ir += KD_MR)
+            kcpu_dconv_ukr(c, ir, ie - ir < KD_MR ? ie - ir : KD_MR, x, o1, o2, nv,
+                           oh * c->g->OW + col, NULL);
+          continue;
+        }
+        int64_t q = p * KD_NR, nq = c->NQ - q < KD_NR ? c->NQ - q : KD_NR;
+        int64_t nv = (nq + 15) / 16;
         for (int64_t ir = ic; ir < ie; ir += KD_MR) {
-          kcpu_dconv_ukr(c, ir, q, nq, t);
+          kcpu_dconv_ukr(c, ir, KD_MR, c->xp + q, 16, 32, nv, -1, t);
           kcpu_dconv_store(c, t, ir, ie - ir < KD_MR ? ie - ir : KD_MR, q, nq);
         }
       }
@@ -223,16 +321,45 @@ static void kcpu_dconv_tile_fn(void *ctx, int64_t b, int64_t e) {
   }
 }
 
+/* Whether row panels beat flat ones, by an estimate of the cycles per
+ * output: K/32 per computed column (16 lanes, two FMAs a cycle), flat
+ * panels computing Wq columns a row and storing about 16 outputs a row
+ * (the pieces of rows cut by panel edges) one by one at some 3 cycles
+ * each, row panels computing whole vectors, those in panels of two
+ * vectors some 10% slower (more filter loads per FMA) and of one 30%. So
+ * the stems (K 27 to 147, 111 and 112 wide) take rows, 3x3 layers of 16
+ * channels and more at 28 to 56 wide stay flat. */
+static int kcpu_dconv_rows_pay(int64_t K, int64_t OW, int64_t Wq) {
+  if (OW < 16)
+    return 0;
+  int64_t nvr = (OW + 15) / 16, two = 0, one = 0;
+  if (nvr % 3 == 2)
+    two = 2;
+  else if (nvr % 3 == 1)
+    (nvr >= 4 && OW % 16) ? (two = 4) : (one = 1);
+  double fma = (double)K / 32.0;
+  double flat = (double)Wq * fma + 16.0 * 3.0;
+  double rows = 16.0 * (double)nvr * fma * (1.0 + (0.1 * two + 0.3 * one) / (double)nvr);
+  return rows < flat;
+}
+
 int kcpu_conv_direct(const kcpu_gemm_desc *d, const kcpu_conv_geo *g, struct kcpu_pool *pool) {
   int64_t khw = g->KH * g->KW;
   if (kcpu_gemm_lanes(d->lanes) != 16 || !d->Apk || g->sh < 1 || g->sw < 1 || khw < 2 ||
-      d->act == KCPU_ACT_GELU || d->K % khw || d->N % g->OW)
+      d->act == KCPU_ACT_GELU || d->bias_col || d->accumulate || d->K % khw || d->N % g->OW)
     return 0;
   kcpu_dconv c = {.d = d, .g = g, .Cg = d->K / khw, .OH = d->N / g->OW};
   c.Hq = c.OH + (g->KH - 1) * g->dh / g->sh;
   c.Wq = g->OW + (g->KW - 1) * g->dw / g->sw;
   c.NQ = (c.OH - 1) * c.Wq + g->OW;
   c.RP = (d->M + KD_MR - 1) / KD_MR * KD_MR;
+  if (kcpu_dconv_rows_pay(d->K, g->OW, c.Wq)) {
+    c.nvr = (g->OW + 15) / 16;
+    c.npr = (c.nvr + 2) / 3;
+    c.np = c.OH * c.npr;
+  } else {
+    c.np = (c.NQ + KD_NR - 1) / KD_NR;
+  }
   /* The last panel's vectors read up to KD_NR - 1 floats past the last
    * tap's last pixel, at most (Cg-1)*chs + (sh*sw-1)*plane + (Hq-1)*Wq +
    * Wq-1: a zero tail keeps every read inside the buffer. */
@@ -260,7 +387,7 @@ int kcpu_conv_direct(const kcpu_gemm_desc *d, const kcpu_conv_geo *g, struct kcp
   c.tm = 1;
   c.tn = 1;
   if (T > 1 && d->M * c.NQ * d->K >= 65536)
-    kcpu_gemm_grid(d->M, c.NQ, KD_MR, KD_NR, 16, 1, T, &c.tm, &c.tn);
+    kcpu_gemm_grid(d->M, c.np * KD_NR, KD_MR, KD_NR, 16, 1, T, &c.tm, &c.tn);
   if (c.tm * c.tn > 1)
     kcpu_parallel_for(pool, c.tm * c.tn, kcpu_dconv_tile_fn, &c);
   else
