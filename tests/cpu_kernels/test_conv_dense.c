@@ -158,6 +158,17 @@ START_TEST(conv_dense_shapes) {
 }
 END_TEST
 
+/* The kernel's other plane layouts, which the small cases above do not
+ * reach: tap planes over 1 MiB under 128 filter rows give way to phase
+ * planes, in row panels for a stem 111 wide, in flat panels for 64
+ * channels at 56 x 56; outputs under a vector take flat panels. */
+START_TEST(conv_dense_layouts) {
+  dc_case((dc){3, 112, 222, 8, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 1});
+  dc_case((dc){64, 56, 56, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1});
+  dc_case((dc){5, 5, 5, 9, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1});
+}
+END_TEST
+
 Suite *tk_conv_dense_suite(void) {
   Suite *s = suite_create("cpu_kernels_conv_dense");
   TCase *tc = tcase_create("conv_dense");
@@ -165,6 +176,7 @@ Suite *tk_conv_dense_suite(void) {
   tcase_add_test(tc, conv_dense_stems);
   tcase_add_test(tc, conv_dense_widths);
   tcase_add_test(tc, conv_dense_shapes);
+  tcase_add_test(tc, conv_dense_layouts);
   suite_add_tcase(s, tc);
   return s;
 }

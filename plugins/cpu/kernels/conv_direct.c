@@ -1,28 +1,39 @@
 /* plugins/cpu/kernels/conv_direct.c: direct 2-D convolution (f32, NCHW,
  * any strides, AVX-512 tiles) with no im2col matrix.
  *
- * The image of one (n, group) is copied once into zero-bordered planes:
- * with strides sh x sw, the padded image split into sh x sw phases, phase
- * (a, b) holding padded pixels (r*sh + a, j*sw + b), each Hq x Wq with
- * Hq = OH + (KH-1)*dh/sh and Wq = OW + (KW-1)*dw/sw (stride 1: one phase,
- * the padded image itself; every padded pixel is in at most one phase, so
- * the copy is about the image's size). Output pixel (oh, ow), at flat
- * index q = oh*Wq + ow, reads tap (c, kh, kw) in phase
- * (kh*dh % sh, kw*dw % sw) at q + (kh*dh/sh)*Wq + kw*dw/sw: a constant
- * shift of q per tap. So the GEMM's
- * B matrix, B(k, q) for k = (c, kh, kw), is the phase planes read at one
- * offset per k, and the micro-kernel loads its vectors straight from them:
- * what the im2col packer wrote (K x N floats, 27% of a 3x3 layer's time at
- * 56 x 56) is never written. The Wq - OW columns of each row are computed
- * and dropped (3% of the work at 56 x 56, 22% at 7 x 7, about what
- * 48-column panels already padded there).
+ * The image of one (n, group) is copied once into zero-bordered planes
+ * from which every filter tap k = (c, kh, kw) reads the inputs of a run
+ * of output pixels at one constant offset from the run's index: the
+ * GEMM's B matrix, B(k, q), is the planes read at one offset per k, and
+ * the micro-kernel loads its vectors straight from them (what an im2col
+ * packer writes, K x N floats, is never written). Two layouts:
+ *
+ * - Tap planes (where they fit KD_KWMAX): per channel, filter column kw
+ *   and row phase a, the Hq = OH + (KH-1)*dh/sh rows r*sh + a of the
+ *   padded image, each OW wide, holding at column ow the input that
+ *   output column ow reads in filter column kw. Output n = oh*OW + ow
+ *   reads tap k at n + (kh*dh/sh)*OW in plane (c, kw, kh*dh % sh): the
+ *   grid is the output itself, so panels of 48 run across output rows,
+ *   no column is computed in vain and every store is a whole vector (the
+ *   last, overlapping its neighbour, ends at the last output). KW/sw
+ *   copies of the image.
+ * - Phase planes: the padded image split by stride into sh x sw phases,
+ *   phase (a, b) holding padded pixels (r*sh + a, j*sw + b), Hq x Wq with
+ *   Wq = OW + (KW-1)*dw/sw (stride 1: the padded image itself; about one
+ *   copy of the image). Output (oh, ow), at grid index q = oh*Wq + ow,
+ *   reads tap k in phase (kh*dh % sh, kw*dw % sw) at q + (kh*dh/sh)*Wq +
+ *   kw*dw/sw. The Wq - OW columns of each row are computed and dropped.
+ *   Panels are flat (48 grid columns, rows cut at their edges stored one
+ *   output at a time) or, where that pays (kcpu_dconv_rows_pay: the
+ *   stems), row panels of whole vectors within one output row.
  *
  * Filters are the prepacked A of the GEMM engine (gemm_impl.h), so the
  * reduction over k runs in the engine's order: KCPU_KC blocks, then k
  * within a block, summed in registers over the whole of K before the
  * epilogue (bias, residual, activation: kcpu_gemm_epi1, and Swish over
  * the segment) writes each row segment of the tile to its output row.
- * Results are the same for any thread count. */
+ * Every layout sums in that order: results are the same for any layout
+ * and thread count. */
 #include "gemm_impl.h"
 
 typedef float kd_v16 __attribute__((vector_size(64)));
@@ -32,6 +43,13 @@ typedef int32_t kd_v16i __attribute__((vector_size(64)));
 #define KD_MR 8
 #define KD_NR 48
 #define KD_AMAX (256 * 1024) /* bytes of filter rows a thread keeps hot in L2 */
+/* Bytes of tap planes that stay worth their footprint over phase planes
+ * (KW/sw times larger): up to 1 MiB, or 4 MiB under 128 filter rows or
+ * more (each plane byte read into L2 serving more FMAs): on one Zen 5
+ * core 56 wide, 64 -> 192 channels 6% faster, 64 -> 64 even, and the 7x7
+ * stem (2 MiB, 64 rows) 5% slower. */
+#define KD_KWMAX (1024 * 1024)
+#define KD_KWMAX_WIDE (4 * 1024 * 1024)
 
 typedef struct kcpu_dconv {
   const kcpu_gemm_desc *d;
@@ -44,6 +62,9 @@ typedef struct kcpu_dconv {
    * OW is not a multiple of 16), taken npr panels to a row. 0: flat
    * panels of KD_NR columns over the padded grid. */
   int64_t npr, nvr, np;
+  /* rl: the length of a panel row (OW; for tap planes, the whole output);
+   * kwp: the planes are tap planes (kcpu_dconv_kwpad_fn). */
+  int64_t rl, kwp;
 } kcpu_dconv;
 
 /* The rows of the 8 x 48 tile, spelled out so that the accumulators stay
@@ -262,6 +283,54 @@ static void kcpu_dconv_pad_fn(void *ctx, int64_t b, int64_t e) {
   }
 }
 
+/* Channels [b, e) as tap planes: for each filter column kw and row phase
+ * a (rows r*sh + a of the padded image), Hq rows of OW floats, element
+ * (r, ow) the input pixel that output column ow reads in filter column
+ * kw, zero in the padding. */
+static void kcpu_dconv_kwpad_fn(void *ctx, int64_t b, int64_t e) {
+  const kcpu_dconv *c = ctx;
+  const kcpu_conv_geo *g = c->g;
+  int64_t sh = g->sh, s = g->sw, OW = g->OW, plane = c->Hq * OW;
+  for (int64_t ch = b; ch < e; ch++) {
+    const float *x = g->x + ch * g->H * g->W;
+    for (int64_t kw = 0; kw < g->KW; kw++) {
+      /* output column ow reads input column ow*s + cw, inside for [lo, hi) */
+      int64_t cw = kw * g->dw - g->pl, lo = cw >= 0 ? 0 : (-cw + s - 1) / s;
+      int64_t hi = g->W - 1 - cw < 0 ? 0 : (g->W - 1 - cw) / s + 1;
+      hi = hi < OW ? hi : OW;
+      lo = lo < hi ? lo : hi;
+      for (int64_t a = 0; a < sh; a++) {
+        float *p = c->xp + ((ch * g->KW + kw) * sh + a) * plane;
+        for (int64_t r = 0; r < c->Hq; r++) {
+          float *row = p + r * OW;
+          int64_t ih = r * sh + a - g->pt, j = 0;
+          if (ih < 0 || ih >= g->H) {
+            for (; j < OW; j++)
+              row[j] = 0.0f;
+            continue;
+          }
+          const float *src = x + ih * g->W + cw; /* src[j*s]: output column j's input */
+          for (; j < lo; j++)
+            row[j] = 0.0f;
+          if (s == 1) {
+            for (; j + 16 <= hi; j += 16)
+              *(kd_v16u *)(row + j) = *(const kd_v16u *)(src + j);
+            for (; j < hi; j++)
+              row[j] = src[j];
+          } else if (s == 2) {
+            kcpu_dconv_even(row + lo, src + 2 * lo, hi - lo, g->W - cw - 2 * lo);
+          } else {
+            for (; j < hi; j++)
+              row[j] = src[j * s];
+          }
+          for (j = hi; j < OW; j++)
+            row[j] = 0.0f;
+        }
+      }
+    }
+  }
+}
+
 /* Row panel p: its output row and first vector, the grid columns of its
  * vectors relative to the first (o1, o2) and their count. A row's
  * vectors go three to a panel, but where that leaves one for the last
@@ -271,7 +340,7 @@ static void kcpu_dconv_pad_fn(void *ctx, int64_t b, int64_t e) {
  * maybe another thread, has already finished). */
 static void kcpu_dconv_rowpanel(const kcpu_dconv *c, int64_t p, int64_t *oh, int64_t *col,
                                 int64_t *o1, int64_t *o2, int64_t *nv) {
-  int64_t OW = c->g->OW, nvr = c->nvr, j = p % c->npr, last = c->npr - 1;
+  int64_t OW = c->rl, nvr = c->nvr, j = p % c->npr, last = c->npr - 1;
   int64_t v0 = 3 * j, v1 = v0 + 3 < nvr ? v0 + 3 : nvr;
   if (nvr % 3 == 1 && nvr >= 4 && OW % 16 && j >= last - 1) {
     v0 = j == last ? nvr - 2 : nvr - 4;
@@ -307,7 +376,7 @@ static void kcpu_dconv_tile_fn(void *ctx, int64_t b, int64_t e) {
           const float *x = c->xp + oh * c->Wq + col;
           for (int64_t ir = ic; ir < ie; ir += KD_MR)
             kcpu_dconv_ukr(c, ir, ie - ir < KD_MR ? ie - ir : KD_MR, x, o1, o2, nv,
-                           oh * c->g->OW + col, NULL);
+                           oh * c->rl + col, NULL);
           continue;
         }
         int64_t q = p * KD_NR, nq = c->NQ - q < KD_NR ? c->NQ - q : KD_NR;
@@ -353,17 +422,29 @@ int kcpu_conv_direct(const kcpu_gemm_desc *d, const kcpu_conv_geo *g, struct kcp
   c.Wq = g->OW + (g->KW - 1) * g->dw / g->sw;
   c.NQ = (c.OH - 1) * c.Wq + g->OW;
   c.RP = (d->M + KD_MR - 1) / KD_MR * KD_MR;
-  if (kcpu_dconv_rows_pay(d->K, g->OW, c.Wq)) {
-    c.nvr = (g->OW + 15) / 16;
+  /* Tap planes where they fit KD_KWMAX (and the output is a vector at
+   * least); else phase planes, in row panels where they pay, else flat. */
+  int64_t kwn = c.Cg * g->KW * g->sh * c.Hq * g->OW;
+  int64_t kwb = kwn * (int64_t)sizeof(float);
+  if (d->N >= 16 && (kwb <= KD_KWMAX || (kwb <= KD_KWMAX_WIDE && d->M >= 128))) {
+    c.kwp = 1;
+    c.Wq = g->OW;
+    c.NQ = d->N;
+    c.rl = d->N;
+  } else if (kcpu_dconv_rows_pay(d->K, g->OW, c.Wq)) {
+    c.rl = g->OW;
+  }
+  if (c.rl) {
+    c.nvr = (c.rl + 15) / 16;
     c.npr = (c.nvr + 2) / 3;
-    c.np = c.OH * c.npr;
+    c.np = d->N / c.rl * c.npr;
   } else {
     c.np = (c.NQ + KD_NR - 1) / KD_NR;
   }
   /* The last panel's vectors read up to KD_NR - 1 floats past the last
-   * tap's last pixel, at most (Cg-1)*chs + (sh*sw-1)*plane + (Hq-1)*Wq +
-   * Wq-1: a zero tail keeps every read inside the buffer. */
-  int64_t plane = c.Hq * c.Wq, chs = g->sh * g->sw * plane;
+   * tap's last pixel (phase planes: at most (Cg-1)*chs + (sh*sw-1)*plane
+   * + (Hq-1)*Wq + Wq-1): a zero tail keeps every read inside the buffer. */
+  int64_t plane = c.Hq * c.Wq, chs = c.kwp ? g->KW * g->sh * plane : g->sh * g->sw * plane;
   float *xp = kcpu_alloc((c.Cg * chs + KD_NR) * (int64_t)sizeof(float));
   int64_t *bo = kcpu_alloc(d->K * (int64_t)sizeof(int64_t));
   if (!xp || !bo) {
@@ -375,15 +456,19 @@ int kcpu_conv_direct(const kcpu_gemm_desc *d, const kcpu_conv_geo *g, struct kcp
     xp[c.Cg * chs + j] = 0.0f;
   for (int64_t k = 0; k < d->K; k++) {
     int64_t ch = k / khw, r = k % khw, ry = r / g->KW * g->dh, rx = r % g->KW * g->dw;
-    bo[k] = ch * chs + (ry % g->sh * g->sw + rx % g->sw) * plane + ry / g->sh * c.Wq + rx / g->sw;
+    if (c.kwp)
+      bo[k] = ch * chs + (r % g->KW * g->sh + ry % g->sh) * plane + ry / g->sh * c.Wq;
+    else
+      bo[k] = ch * chs + (ry % g->sh * g->sw + rx % g->sw) * plane + ry / g->sh * c.Wq + rx / g->sw;
   }
   c.xp = xp;
   c.bo = bo;
   int64_t T = kcpu_pool_threads(pool);
+  void (*pad)(void *, int64_t, int64_t) = c.kwp ? kcpu_dconv_kwpad_fn : kcpu_dconv_pad_fn;
   if (T > 1 && c.Cg * chs >= 16384)
-    kcpu_parallel_for(pool, c.Cg, kcpu_dconv_pad_fn, &c);
+    kcpu_parallel_for(pool, c.Cg, pad, &c);
   else
-    kcpu_dconv_pad_fn(&c, 0, c.Cg);
+    pad(&c, 0, c.Cg);
   c.tm = 1;
   c.tn = 1;
   if (T > 1 && d->M * c.NQ * d->K >= 65536)
