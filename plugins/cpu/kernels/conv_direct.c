@@ -236,96 +236,93 @@ static inline void kcpu_dconv_even(float *restrict dst, const float *restrict sr
     dst[j] = src[2 * j];
 }
 
-/* Channels [b, e) of the padded image, as sh x sw phase planes: pixels
- * outside the input are zero. */
+/* Phase planes [b, e) of the padded image (plane u: channel u / (sh*sw),
+ * phase u % (sh*sw)): pixels outside the input are zero. */
 static void kcpu_dconv_pad_fn(void *ctx, int64_t b, int64_t e) {
   const kcpu_dconv *c = ctx;
   const kcpu_conv_geo *g = c->g;
   int64_t sh = g->sh, s = g->sw, Wq = c->Wq, plane = c->Hq * Wq;
-  for (int64_t ch = b; ch < e; ch++) {
+  for (int64_t u = b; u < e; u++) {
+    int64_t ch = u / (sh * s), ph = u % (sh * s), pa = ph / s, pb = ph % s;
     const float *x = g->x + ch * g->H * g->W;
-    for (int64_t ph = 0; ph < sh * s; ph++) {
-      int64_t pa = ph / s, pb = ph % s;
-      float *p = c->xp + (ch * sh * s + ph) * plane;
-      /* input columns: iw = j*s + pb - pl for j in [lo, hi) */
-      int64_t q = g->pl - pb, lo = q <= 0 ? 0 : (q + s - 1) / s;
-      int64_t hi = g->W + q <= 0 ? 0 : (g->W + q - 1) / s + 1;
-      hi = hi < Wq ? hi : Wq;
-      lo = lo < hi ? lo : hi;
+    float *p = c->xp + u * plane;
+    /* input columns: iw = j*s + pb - pl for j in [lo, hi) */
+    int64_t q = g->pl - pb, lo = q <= 0 ? 0 : (q + s - 1) / s;
+    int64_t hi = g->W + q <= 0 ? 0 : (g->W + q - 1) / s + 1;
+    hi = hi < Wq ? hi : Wq;
+    lo = lo < hi ? lo : hi;
+    for (int64_t r = 0; r < c->Hq; r++) {
+      float *row = p + r * Wq;
+      int64_t ih = r * sh + pa - g->pt;
+      if (ih < 0 || ih >= g->H) {
+        for (int64_t j = 0; j < Wq; j++)
+          row[j] = 0.0f;
+        continue;
+      }
+      const float *src = x + ih * g->W - q; /* src[j*s] is input column j*s - q */
+      for (int64_t j = 0; j < lo; j++)
+        row[j] = 0.0f;
+      int64_t j = lo;
+      if (s == 1) {
+        for (; j + 16 <= hi; j += 16)
+          *(kd_v16u *)(row + j) = *(const kd_v16u *)(src + j);
+        for (; j < hi; j++)
+          row[j] = src[j];
+      } else if (s == 2) {
+        /* the row's input ends at src[W + q] */
+        kcpu_dconv_even(row + lo, src + 2 * lo, hi - lo, g->W + q - 2 * lo);
+      } else {
+        for (; j < hi; j++)
+          row[j] = src[j * s];
+      }
+      for (j = hi; j < Wq; j++)
+        row[j] = 0.0f;
+    }
+  }
+}
+
+/* Tap planes of units [b, e) (channel u / KW, filter column kw = u % KW):
+ * for each row phase a (rows r*sh + a of the padded image), Hq rows of OW
+ * floats, element (r, ow) the input pixel that output column ow reads in
+ * filter column kw, zero in the padding. */
+static void kcpu_dconv_kwpad_fn(void *ctx, int64_t b, int64_t e) {
+  const kcpu_dconv *c = ctx;
+  const kcpu_conv_geo *g = c->g;
+  int64_t sh = g->sh, s = g->sw, OW = g->OW, plane = c->Hq * OW;
+  for (int64_t u = b; u < e; u++) {
+    int64_t ch = u / g->KW, kw = u % g->KW;
+    const float *x = g->x + ch * g->H * g->W;
+    /* output column ow reads input column ow*s + cw, inside for [lo, hi) */
+    int64_t cw = kw * g->dw - g->pl, lo = cw >= 0 ? 0 : (-cw + s - 1) / s;
+    int64_t hi = g->W - 1 - cw < 0 ? 0 : (g->W - 1 - cw) / s + 1;
+    hi = hi < OW ? hi : OW;
+    lo = lo < hi ? lo : hi;
+    for (int64_t a = 0; a < sh; a++) {
+      float *p = c->xp + (u * sh + a) * plane;
       for (int64_t r = 0; r < c->Hq; r++) {
-        float *row = p + r * Wq;
-        int64_t ih = r * sh + pa - g->pt;
+        float *row = p + r * OW;
+        int64_t ih = r * sh + a - g->pt, j = 0;
         if (ih < 0 || ih >= g->H) {
-          for (int64_t j = 0; j < Wq; j++)
+          for (; j < OW; j++)
             row[j] = 0.0f;
           continue;
         }
-        const float *src = x + ih * g->W - q; /* src[j*s] is input column j*s - q */
-        for (int64_t j = 0; j < lo; j++)
+        const float *src = x + ih * g->W + cw; /* src[j*s]: output column j's input */
+        for (; j < lo; j++)
           row[j] = 0.0f;
-        int64_t j = lo;
         if (s == 1) {
           for (; j + 16 <= hi; j += 16)
             *(kd_v16u *)(row + j) = *(const kd_v16u *)(src + j);
           for (; j < hi; j++)
             row[j] = src[j];
         } else if (s == 2) {
-          /* the row's input ends at src[W + q] */
-          kcpu_dconv_even(row + lo, src + 2 * lo, hi - lo, g->W + q - 2 * lo);
+          kcpu_dconv_even(row + lo, src + 2 * lo, hi - lo, g->W - cw - 2 * lo);
         } else {
           for (; j < hi; j++)
             row[j] = src[j * s];
         }
-        for (j = hi; j < Wq; j++)
+        for (j = hi; j < OW; j++)
           row[j] = 0.0f;
-      }
-    }
-  }
-}
-
-/* Channels [b, e) as tap planes: for each filter column kw and row phase
- * a (rows r*sh + a of the padded image), Hq rows of OW floats, element
- * (r, ow) the input pixel that output column ow reads in filter column
- * kw, zero in the padding. */
-static void kcpu_dconv_kwpad_fn(void *ctx, int64_t b, int64_t e) {
-  const kcpu_dconv *c = ctx;
-  const kcpu_conv_geo *g = c->g;
-  int64_t sh = g->sh, s = g->sw, OW = g->OW, plane = c->Hq * OW;
-  for (int64_t ch = b; ch < e; ch++) {
-    const float *x = g->x + ch * g->H * g->W;
-    for (int64_t kw = 0; kw < g->KW; kw++) {
-      /* output column ow reads input column ow*s + cw, inside for [lo, hi) */
-      int64_t cw = kw * g->dw - g->pl, lo = cw >= 0 ? 0 : (-cw + s - 1) / s;
-      int64_t hi = g->W - 1 - cw < 0 ? 0 : (g->W - 1 - cw) / s + 1;
-      hi = hi < OW ? hi : OW;
-      lo = lo < hi ? lo : hi;
-      for (int64_t a = 0; a < sh; a++) {
-        float *p = c->xp + ((ch * g->KW + kw) * sh + a) * plane;
-        for (int64_t r = 0; r < c->Hq; r++) {
-          float *row = p + r * OW;
-          int64_t ih = r * sh + a - g->pt, j = 0;
-          if (ih < 0 || ih >= g->H) {
-            for (; j < OW; j++)
-              row[j] = 0.0f;
-            continue;
-          }
-          const float *src = x + ih * g->W + cw; /* src[j*s]: output column j's input */
-          for (; j < lo; j++)
-            row[j] = 0.0f;
-          if (s == 1) {
-            for (; j + 16 <= hi; j += 16)
-              *(kd_v16u *)(row + j) = *(const kd_v16u *)(src + j);
-            for (; j < hi; j++)
-              row[j] = src[j];
-          } else if (s == 2) {
-            kcpu_dconv_even(row + lo, src + 2 * lo, hi - lo, g->W - cw - 2 * lo);
-          } else {
-            for (; j < hi; j++)
-              row[j] = src[j * s];
-          }
-          for (j = hi; j < OW; j++)
-            row[j] = 0.0f;
-        }
       }
     }
   }
@@ -465,10 +462,11 @@ int kcpu_conv_direct(const kcpu_gemm_desc *d, const kcpu_conv_geo *g, struct kcp
   c.bo = bo;
   int64_t T = kcpu_pool_threads(pool);
   void (*pad)(void *, int64_t, int64_t) = c.kwp ? kcpu_dconv_kwpad_fn : kcpu_dconv_pad_fn;
+  int64_t units = c.Cg * (c.kwp ? g->KW : g->sh * g->sw); /* a plane, or sh tap planes */
   if (T > 1 && c.Cg * chs >= 16384)
-    kcpu_parallel_for(pool, c.Cg, pad, &c);
+    kcpu_parallel_for(pool, units, pad, &c);
   else
-    pad(&c, 0, c.Cg);
+    pad(&c, 0, units);
   c.tm = 1;
   c.tn = 1;
   if (T > 1 && d->M * c.NQ * d->K >= 65536)
