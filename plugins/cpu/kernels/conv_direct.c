@@ -54,17 +54,15 @@ typedef int32_t kd_v16i __attribute__((vector_size(64)));
 typedef struct kcpu_dconv {
   const kcpu_gemm_desc *d;
   const kcpu_conv_geo *g;
-  float *xp;         /* per channel sh*sw phase planes of Hq x Wq, then KD_NR zeros */
+  float *xp;         /* the planes, channel after channel, then KD_NR zeros */
   const int64_t *bo; /* B row offsets into xp, one per k */
   int64_t Cg, OH, Hq, Wq, NQ, RP, tm, tn;
-  /* Row panels (outputs at least a vector wide): each output row is nvr
-   * vectors, the last one ending at OW (overlapping the one before when
-   * OW is not a multiple of 16), taken npr panels to a row. 0: flat
-   * panels of KD_NR columns over the padded grid. */
-  int64_t npr, nvr, np;
-  /* rl: the length of a panel row (OW; for tap planes, the whole output);
-   * kwp: the planes are tap planes (kcpu_dconv_kwpad_fn). */
-  int64_t rl, kwp;
+  /* Row panels (npr > 0): each row of rl outputs (OW; for tap planes,
+   * the whole output) is nvr vectors, the last one ending at the row's
+   * end (overlapping the one before where rl is not a multiple of 16),
+   * taken npr panels to a row. npr = 0: flat panels of KD_NR columns over
+   * the padded grid. np: the panels in all. kwp: tap planes. */
+  int64_t npr, nvr, np, rl, kwp;
 } kcpu_dconv;
 
 /* The rows of the 8 x 48 tile, spelled out so that the accumulators stay
@@ -338,7 +336,7 @@ static void kcpu_dconv_kwpad_fn(void *ctx, int64_t b, int64_t e) {
  * another thread, has already finished). */
 static void kcpu_dconv_rowpanel(const kcpu_dconv *c, int64_t p, int64_t *oh, int64_t *col,
                                 int64_t *o1, int64_t *o2, int64_t *nv) {
-  int64_t OW = c->rl, nvr = c->nvr, j = p % c->npr, last = c->npr - 1;
+  int64_t L = c->rl, nvr = c->nvr, j = p % c->npr, last = c->npr - 1;
   int64_t v0 = 3 * j, v1 = v0 + 3 < nvr ? v0 + 3 : nvr;
   if (nvr % 3 == 1 && nvr >= 4 && j >= last - 1) {
     v0 = j == last ? nvr - 2 : nvr - 4;
@@ -347,8 +345,8 @@ static void kcpu_dconv_rowpanel(const kcpu_dconv *c, int64_t p, int64_t *oh, int
   *oh = p / c->npr;
   *col = 16 * v0;
   *nv = v1 - v0;
-  *o1 = (16 * (v0 + 1) < OW - 16 ? 16 * (v0 + 1) : OW - 16) - *col;
-  *o2 = (16 * (v0 + 2) < OW - 16 ? 16 * (v0 + 2) : OW - 16) - *col;
+  *o1 = (16 * (v0 + 1) < L - 16 ? 16 * (v0 + 1) : L - 16) - *col;
+  *o2 = (16 * (v0 + 2) < L - 16 ? 16 * (v0 + 2) : L - 16) - *col;
 }
 
 /* Tile i of the tm x tn grid: rows in blocks whose filters fit KD_AMAX
