@@ -1,8 +1,6 @@
 /* tests/cpu_kernels/test_main.c: runs every kernel-library suite. */
 #include "tk.h"
 
-Suite *tk_conv_dense_suite(void); /* test_conv_dense.c */
-
 int main(void) {
   SRunner *sr = srunner_create(tk_gemm_suite());
   srunner_add_suite(sr, tk_conv_suite());

@@ -47,6 +47,7 @@ static inline double tk_ref_act(int64_t act, double a, double b, double x) {
 
 Suite *tk_gemm_suite(void);
 Suite *tk_conv_suite(void);
+Suite *tk_conv_dense_suite(void);
 Suite *tk_rowwise_suite(void);
 Suite *tk_generic_suite(void);
 Suite *tk_pool_suite(void);
