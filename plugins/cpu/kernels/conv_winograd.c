@@ -210,6 +210,24 @@ static inline void kcpu_wino_put(const kcpu_wino *a, float *y, int64_t oh, int64
     dst[i] = tmp[i];
 }
 
+/* Once the plane's last block is out: the residual and the activations
+ * that need a math function, over output plane m (in cache). */
+static void kcpu_wino_plane_post(const kcpu_wino *a, int64_t m) {
+  int64_t OHW = a->OH * a->OW;
+  float *y = a->Y + m * OHW;
+  if (a->res) {
+    const float *r = a->res + m * OHW;
+    for (int64_t p = 0; p < OHW; p++)
+      y[p] = kcpu_act1(a->act, a->act_a, a->act_b, y[p] + r[p]);
+  }
+  if (a->act == KCPU_ACT_SWISH) {
+    kcpu_act_swish_row(a->act_a, y, OHW);
+  } else if (a->act == KCPU_ACT_GELU) {
+    for (int64_t p = 0; p < OHW; p++)
+      y[p] = kcpu_m_gelu(y[p]);
+  }
+}
+
 /* Tasks [b, e): output channels of the image, tiles [t0, t1). */
 static void kcpu_wino_out_fn(void *ctx, int64_t b, int64_t e) {
   const kcpu_wino *a = ctx;
@@ -244,21 +262,8 @@ static void kcpu_wino_out_fn(void *ctx, int64_t b, int64_t e) {
         kcpu_wino_put(a, y, 2 * th + 1, tw, nt, &y10, &y11);
       }
     }
-    /* the plane's last block done: the residual and the activations with
-     * math functions over the whole plane */
-    if (a->t1 < a->TH * a->TW)
-      continue;
-    if (a->res) {
-      const float *r = a->res + m * OHW;
-      for (int64_t p = 0; p < OHW; p++)
-        y[p] = kcpu_act1(a->act, a->act_a, a->act_b, y[p] + r[p]);
-    }
-    if (a->act == KCPU_ACT_SWISH) {
-      kcpu_act_swish_row(a->act_a, y, OHW);
-    } else if (a->act == KCPU_ACT_GELU) {
-      for (int64_t p = 0; p < OHW; p++)
-        y[p] = kcpu_m_gelu(y[p]);
-    }
+    if (a->t1 == a->TH * a->TW)
+      kcpu_wino_plane_post(a, m);
   }
 }
 
@@ -300,22 +305,8 @@ static void kcpu_wino_outT_fn(void *ctx, int64_t b, int64_t e) {
           y[l * OHW] = o[l];
       }
     }
-    if (a->t1 < a->TH * a->TW)
-      continue;
-    for (int64_t m = m0; m < m0 + nm; m++) {
-      float *y = a->Y + m * OHW;
-      if (a->res) {
-        const float *r = a->res + m * OHW;
-        for (int64_t p = 0; p < OHW; p++)
-          y[p] = kcpu_act1(a->act, a->act_a, a->act_b, y[p] + r[p]);
-      }
-      if (a->act == KCPU_ACT_SWISH) {
-        kcpu_act_swish_row(a->act_a, y, OHW);
-      } else if (a->act == KCPU_ACT_GELU) {
-        for (int64_t p = 0; p < OHW; p++)
-          y[p] = kcpu_m_gelu(y[p]);
-      }
-    }
+    for (int64_t m = m0; m < m0 + nm && a->t1 == a->TH * a->TW; m++)
+      kcpu_wino_plane_post(a, m);
   }
 }
 
