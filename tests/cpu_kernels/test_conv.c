@@ -43,22 +43,6 @@ static void ref_conv(const cv *c, const float *X, const float *Wt, const float *
         }
 }
 
-/* Filters in the engine's prepacked layout (gemm_impl.h: element (i, k)
- * of each group's Mg x Kg matrix at k0*RP + (i/U)*U*kc + (k-k0)*U + i%U),
- * groups one after another, as the compiler hands them to the kernel. */
-static float *pack_filters(const float *Wt, int64_t g, int64_t Mg, int64_t Kg, int64_t U) {
-  int64_t RP = (Mg + U - 1) / U * U, per = kcpu_prepacked_size(Mg, Kg, U);
-  float *p = tk_alloc(g * per);
-  for (int64_t gi = 0; gi < g; gi++)
-    for (int64_t i = 0; i < Mg; i++)
-      for (int64_t k = 0; k < Kg; k++) {
-        int64_t k0 = k / KCPU_KC * KCPU_KC, kc = Kg - k0 < KCPU_KC ? Kg - k0 : KCPU_KC;
-        p[gi * per + k0 * RP + (i / U) * U * kc + (k - k0) * U + i % U] =
-            Wt[(gi * Mg + i) * Kg + k];
-      }
-  return p;
-}
-
 /* Conv with fused activation act (parameters a, pb), and a residual when
  * `res`, against ref_conv then the residual and the activation.
  * Unpacked filters: at 16 lanes on 1 thread and 8 lanes on 2. Packed
@@ -78,7 +62,7 @@ static void conv_case_run(cv c, int64_t act, float a, float pb, int res, int pac
   tk_fill(Wt, wn, seed + 1);
   tk_fill(b, c.M, seed + 2);
   int dwise = c.g == c.C && c.M == c.C && c.g > 1;
-  float *Wpk = packed && !dwise ? pack_filters(Wt, c.g, Mg, Kg, kcpu_gemm_mr(16)) : NULL;
+  float *Wpk = packed && !dwise ? tk_pack(Wt, c.g, Mg, Kg, kcpu_gemm_mr(16)) : NULL;
   const float *Wu = Wpk ? NULL : Wt;
   struct kcpu_pool *p2 = kcpu_pool_create(2);
   kcpu_k_conv2d_ex(X, Wu, Wpk, b, Z, Y, c.N, c.C, c.H, c.W, c.M, OH, OW, c.KH, c.KW, c.sh, c.sw,
@@ -94,8 +78,8 @@ static void conv_case_run(cv c, int64_t act, float a, float pb, int res, int pac
                   "%sconv C%lld M%lld H%lld W%lld k%lldx%lld s%lld g%lld act %lld: %lld got %g "
                   "want %g",
                   packed ? "packed " : "", (long long)c.C, (long long)c.M, (long long)c.H,
-                  (long long)c.W, (long long)c.KH, (long long)c.KW, (long long)c.sh,
-                  (long long)c.g, (long long)act, (long long)i, Y[i], R[i]);
+                  (long long)c.W, (long long)c.KH, (long long)c.KW, (long long)c.sh, (long long)c.g,
+                  (long long)act, (long long)i, Y[i], R[i]);
     if (packed)
       ck_assert_msg(Y2[i] == Y[i], "packed conv: 2 threads differ from 1 at %lld", (long long)i);
     else

@@ -43,23 +43,6 @@ static void dc_ref(const dc *c, const float *X, const float *Wt, const float *b,
       }
 }
 
-/* The filters of each group as the engine's prepacked A (gemm_impl.h:
- * element (i, k) at k0*RP + (i/U)*U*kc + (k-k0)*U + i%U, padding rows
- * zero), written here from the layout's definition. */
-static float *dc_pack(const dc *c, const float *Wt) {
-  int64_t U = kcpu_gemm_mr(16), Mg = c->M / c->g, Kg = c->C / c->g * c->KH * c->KW;
-  int64_t RP = (Mg + U - 1) / U * U, per = kcpu_prepacked_size(Mg, Kg, U);
-  float *p = tk_alloc(c->g * per);
-  for (int64_t gi = 0; gi < c->g; gi++)
-    for (int64_t i = 0; i < Mg; i++)
-      for (int64_t k = 0; k < Kg; k++) {
-        int64_t k0 = k / KCPU_KC * KCPU_KC, kc = Kg - k0 < KCPU_KC ? Kg - k0 : KCPU_KC;
-        p[gi * per + k0 * RP + (i / U) * U * kc + (k - k0) * U + i % U] =
-            Wt[(gi * Mg + i) * Kg + k];
-      }
-  return p;
-}
-
 static const struct {
   int64_t act;
   float a, b;
@@ -83,7 +66,7 @@ static void dc_case(dc c) {
   tk_fill(b, c.M, 5);
   tk_fill(Z, yn, 9);
   dc_ref(&c, X, Wt, b, R);
-  float *Wpk = dc_pack(&c, Wt);
+  float *Wpk = tk_pack(Wt, c.g, c.M / c.g, c.C / c.g * c.KH * c.KW, kcpu_gemm_mr(16));
   struct kcpu_pool *p2 = kcpu_pool_create(2);
   double tol = 2e-6 * (double)Kg + 1e-5;
   for (size_t ai = 0; ai < sizeof dc_acts / sizeof dc_acts[0]; ai++)

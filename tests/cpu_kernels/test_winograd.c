@@ -41,20 +41,20 @@ static void wt_transform(const float *g, float *u) {
     }
 }
 
-/* The 16 transformed M x C matrices, each packed with unit U one after the
- * other (element (m, c) at c0*RP + (m/U)*U*kc + (c-c0)*U + m%U): the
- * GEMM's A with U = MR, its B (op(B)'s n = m) with U = NR. */
+/* The 16 transformed M x C matrices (position xi = 4i + j of G g G^T),
+ * packed one after the other: the GEMM's A with U = MR, its B (op(B)'s n
+ * = m) with U = NR. */
 static float *wt_pack(const float *Wt, int64_t M, int64_t C, int64_t U) {
-  int64_t RP = (M + U - 1) / U * U, one = kcpu_prepacked_size(M, C, U);
-  float *p = tk_alloc(16 * one);
+  float *t = tk_alloc(16 * M * C);
   for (int64_t m = 0; m < M; m++)
     for (int64_t c = 0; c < C; c++) {
       float u[16];
       wt_transform(Wt + (m * C + c) * 9, u);
-      int64_t c0 = c / KCPU_KC * KCPU_KC, kc = C - c0 < KCPU_KC ? C - c0 : KCPU_KC;
       for (int xi = 0; xi < 16; xi++)
-        p[xi * one + c0 * RP + (m / U) * U * kc + (c - c0) * U + m % U] = u[xi];
+        t[(xi * M + m) * C + c] = u[xi];
     }
+  float *p = tk_pack(t, 16, M, C, U);
+  free(t);
   return p;
 }
 

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "gemm_impl.h"
 #include "kcpu_runtime.h"
 
 /* Values in [-1, 1) from a fixed LCG, so failures reproduce. */
@@ -22,6 +23,23 @@ static inline void tk_fill(float *p, int64_t n, uint32_t seed) {
 
 static inline float *tk_alloc(int64_t n) {
   return calloc((size_t)(n > 0 ? n : 1), sizeof(float));
+}
+
+/* `groups` row-major R x K matrices (src, one after another) in the
+ * engine's prepacked layout with unit U, written from the layout's
+ * definition in gemm_impl.h: element (i, k) of a matrix at k0*RP +
+ * (i/U)*U*kc + (k-k0)*U + i%U, padding rows zero, matrices one after
+ * another. The filters as A (U = MR) or a weight as B (U = NR). */
+static inline float *tk_pack(const float *src, int64_t groups, int64_t R, int64_t K, int64_t U) {
+  int64_t RP = (R + U - 1) / U * U, per = kcpu_prepacked_size(R, K, U);
+  float *p = tk_alloc(groups * per);
+  for (int64_t g = 0; g < groups; g++)
+    for (int64_t i = 0; i < R; i++)
+      for (int64_t k = 0; k < K; k++) {
+        int64_t k0 = k / KCPU_KC * KCPU_KC, kc = K - k0 < KCPU_KC ? K - k0 : KCPU_KC;
+        p[g * per + k0 * RP + (i / U) * U * kc + (k - k0) * U + i % U] = src[(g * R + i) * K + k];
+      }
+  return p;
 }
 
 /* The fused activations (KCPU_ACT_*, parameters a and b) in double, from
