@@ -153,7 +153,7 @@ static void kcpu_pack_b_dense(const kcpu_gemm_desc *d, float *dst, int64_t k0, i
           if (load_c)                                                                              \
             v += c[r * ldc + j];                                                                   \
           if (ep)                                                                                  \
-            v = kcpu_gemm_epi1(ep, v, m0 + r, n0 + j);                                                  \
+            v = kcpu_gemm_epi1(ep, v, m0 + r, n0 + j);                                             \
           c[r * ldc + j] = v;                                                                      \
         }                                                                                          \
     }                                                                                              \
@@ -308,7 +308,8 @@ static int64_t kcpu_mr_of(int64_t L) {
   return kcpu_gemm_mr(L);
 }
 
-KCPU_PREBUILT void kcpu_gemm_tile(const kcpu_gemm_desc *d, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+KCPU_PREBUILT void kcpu_gemm_tile(const kcpu_gemm_desc *d, int64_t m0, int64_t m1, int64_t n0,
+                                  int64_t n1) {
   if (m0 >= m1 || n0 >= n1)
     return;
   int64_t L = kcpu_lanes_norm(d->lanes), NR = kcpu_gemm_nr(L), MR = kcpu_gemm_mr(L);
@@ -415,11 +416,24 @@ static void kcpu_gemv_fn(void *ctx, int64_t b, int64_t e) {
   const float *a = d->A;
   int64_t as = d->trans_a ? d->lda : 1; /* A(0, k) = a[k * as] */
   for (int64_t p = b; p < e; p++) {
-    float acc[KCPU_NR_MAX] = {0};
+    float acc[KCPU_NR_MAX] = {0}, acc2[KCPU_NR_MAX] = {0};
+    /* with prepacked B, two panels at once: two streams of B keep more
+     * loads in flight (the product is bound by reading B); each column's
+     * terms are still summed in k order */
+    int two = d->Bpk && p + 1 < e;
     int64_t n0 = p * NR, w = N - n0 < NR ? N - n0 : NR;
     for (int64_t k0 = 0; k0 < K; k0 += KCPU_KC) {
       int64_t kc = K - k0 < KCPU_KC ? K - k0 : KCPU_KC;
-      if (d->Bpk) {
+      if (two) {
+        const float *panel = d->Bpk + k0 * g->NP + p * NR * kc, *panel2 = panel + NR * kc;
+        for (int64_t k = 0; k < kc; k++) {
+          float av = d->alpha * a[(k0 + k) * as];
+          for (int64_t j = 0; j < NR; j++) {
+            acc[j] += av * panel[k * NR + j];
+            acc2[j] += av * panel2[k * NR + j];
+          }
+        }
+      } else if (d->Bpk) {
         const float *panel = d->Bpk + k0 * g->NP + p * NR * kc;
         for (int64_t k = 0; k < kc; k++) {
           float av = d->alpha * a[(k0 + k) * as];
@@ -435,17 +449,23 @@ static void kcpu_gemv_fn(void *ctx, int64_t b, int64_t e) {
         }
       }
     }
-    for (int64_t j = 0; j < w; j++) {
-      float v = acc[j];
-      if (d->accumulate)
-        v += d->C[n0 + j];
-      v = kcpu_gemm_epi1(d, v, 0, n0 + j);
-      if (d->act == KCPU_ACT_GELU)
-        v = kcpu_m_gelu(v);
-      else if (d->act == KCPU_ACT_SWISH)
-        v = v * kcpu_m_sigmoid(d->act_a * v);
-      d->C[n0 + j] = v;
+    for (int q = 0; q <= two; q++) {
+      const float *ac = q ? acc2 : acc;
+      n0 = (p + q) * NR;
+      w = N - n0 < NR ? N - n0 : NR;
+      for (int64_t j = 0; j < w; j++) {
+        float v = ac[j];
+        if (d->accumulate)
+          v += d->C[n0 + j];
+        v = kcpu_gemm_epi1(d, v, 0, n0 + j);
+        if (d->act == KCPU_ACT_GELU)
+          v = kcpu_m_gelu(v);
+        else if (d->act == KCPU_ACT_SWISH)
+          v = v * kcpu_m_sigmoid(d->act_a * v);
+        d->C[n0 + j] = v;
+      }
     }
+    p += two; /* the second panel is done too */
   }
 }
 
@@ -473,11 +493,11 @@ KCPU_PREBUILT void kcpu_gemm_run(const kcpu_gemm_desc *d, struct kcpu_pool *pool
   kcpu_parallel_for(pool, best_tm * best_tn, kcpu_gemm_task_fn, &t);
 }
 
-KCPU_PREBUILT void kcpu_k_sgemm(int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
-                  int64_t trans_a, const float *B, int64_t ldb, int64_t trans_b, float *C,
-                  int64_t ldc, int64_t accumulate, const float *bias_col, const float *bias_row,
-                  const float *res, int64_t ldr, int64_t act, int64_t lanes,
-                  struct kcpu_pool *pool) {
+KCPU_PREBUILT void kcpu_k_sgemm(int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                                int64_t lda, int64_t trans_a, const float *B, int64_t ldb,
+                                int64_t trans_b, float *C, int64_t ldc, int64_t accumulate,
+                                const float *bias_col, const float *bias_row, const float *res,
+                                int64_t ldr, int64_t act, int64_t lanes, struct kcpu_pool *pool) {
   /* (this entry point has no parameters: Relu and Gelu only) */
   kcpu_gemm_desc d = {.M = M,
                       .N = N,
@@ -536,10 +556,10 @@ static void kcpu_matmul_fn(void *ctx, int64_t b, int64_t e) {
 }
 
 /* Bpk (only with one B for every batch) is op(B) prepacked. */
-KCPU_PREBUILT void kcpu_k_matmul_ex(int64_t batch, const int64_t *a_off, const int64_t *b_off, int64_t M,
-                      int64_t N, int64_t K, const float *A, const float *B, const float *Bpk,
-                      float *C, int64_t act, float act_a, float act_b, int64_t lanes,
-                      struct kcpu_pool *pool) {
+KCPU_PREBUILT void kcpu_k_matmul_ex(int64_t batch, const int64_t *a_off, const int64_t *b_off,
+                                    int64_t M, int64_t N, int64_t K, const float *A, const float *B,
+                                    const float *Bpk, float *C, int64_t act, float act_a,
+                                    float act_b, int64_t lanes, struct kcpu_pool *pool) {
   kcpu_matmul_ctx c = {a_off, b_off, M, N, K, act, lanes, A, B, Bpk, C, act_a, act_b};
   int64_t T = kcpu_pool_threads(pool);
   if (batch >= 2 * T || (batch >= T && batch % T == 0)) {
@@ -550,16 +570,17 @@ KCPU_PREBUILT void kcpu_k_matmul_ex(int64_t batch, const int64_t *a_off, const i
     kcpu_matmul_one(&c, b, pool);
 }
 
-KCPU_PREBUILT void kcpu_k_matmul(int64_t batch, const int64_t *a_off, const int64_t *b_off, int64_t M, int64_t N,
-                   int64_t K, const float *A, const float *B, float *C, int64_t lanes,
-                   struct kcpu_pool *pool) {
+KCPU_PREBUILT void kcpu_k_matmul(int64_t batch, const int64_t *a_off, const int64_t *b_off,
+                                 int64_t M, int64_t N, int64_t K, const float *A, const float *B,
+                                 float *C, int64_t lanes, struct kcpu_pool *pool) {
   kcpu_k_matmul_ex(batch, a_off, b_off, M, N, K, A, B, NULL, C, KCPU_ACT_NONE, 0, 0, lanes, pool);
 }
 
-KCPU_PREBUILT void kcpu_k_gemm_ex(int64_t M, int64_t N, int64_t K, float alpha, float beta, const float *A,
-                    int64_t trans_a, const float *B, int64_t trans_b, const float *Bpk,
-                    const float *Cb, int64_t c_rs, int64_t c_cs, float *Y, int64_t act,
-                    float act_a, float act_b, int64_t lanes, struct kcpu_pool *pool) {
+KCPU_PREBUILT void kcpu_k_gemm_ex(int64_t M, int64_t N, int64_t K, float alpha, float beta,
+                                  const float *A, int64_t trans_a, const float *B, int64_t trans_b,
+                                  const float *Bpk, const float *Cb, int64_t c_rs, int64_t c_cs,
+                                  float *Y, int64_t act, float act_a, float act_b, int64_t lanes,
+                                  struct kcpu_pool *pool) {
   int64_t acc = 0;
   const float *bias_col = NULL, *res = NULL;
   if (Cb && beta != 0.0f) {
@@ -598,9 +619,10 @@ KCPU_PREBUILT void kcpu_k_gemm_ex(int64_t M, int64_t N, int64_t K, float alpha, 
   kcpu_gemm_run(&d, pool);
 }
 
-KCPU_PREBUILT void kcpu_k_gemm(int64_t M, int64_t N, int64_t K, float alpha, float beta, const float *A,
-                 int64_t trans_a, const float *B, int64_t trans_b, const float *Cb, int64_t c_rs,
-                 int64_t c_cs, float *Y, int64_t lanes, struct kcpu_pool *pool) {
+KCPU_PREBUILT void kcpu_k_gemm(int64_t M, int64_t N, int64_t K, float alpha, float beta,
+                               const float *A, int64_t trans_a, const float *B, int64_t trans_b,
+                               const float *Cb, int64_t c_rs, int64_t c_cs, float *Y, int64_t lanes,
+                               struct kcpu_pool *pool) {
   kcpu_k_gemm_ex(M, N, K, alpha, beta, A, trans_a, B, trans_b, NULL, Cb, c_rs, c_cs, Y,
                  KCPU_ACT_NONE, 0, 0, lanes, pool);
 }
