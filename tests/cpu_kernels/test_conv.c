@@ -222,16 +222,7 @@ END_TEST
  * each activation, with and without a residual, over the sweep. */
 START_TEST(conv_depthwise_sizes) {
   static const int64_t chans[] = {1, 3, 7, 17, 24, 40}, widths[] = {15, 16, 17, 56, 112, 14};
-  static const struct {
-    int64_t act;
-    float a, b;
-  } acts[] = {{KCPU_ACT_NONE, 0, 0},
-              {KCPU_ACT_RELU, 0, 0},
-              {KCPU_ACT_CLIP, 0.0f, 0.5f},
-              {KCPU_ACT_HARD_SIGMOID, 0.4f, 0.25f},
-              {KCPU_ACT_HARD_SWISH, 1.0f / 6, 0.5f},
-              {KCPU_ACT_SWISH, 1.0f, 0},
-              {KCPU_ACT_GELU, 0, 0}};
+  const tk_act *acts = tk_acts();
   int64_t n = 0;
   for (int64_t k = 3; k <= 7; k += 2)
     for (int64_t s = 1; s <= 2; s++)
@@ -244,7 +235,7 @@ START_TEST(conv_depthwise_sizes) {
         else if (n % 3 == 2)
           pt = p + 1, pl = p, pb = p - 1, pr = 0;
         cv c = {1 + (n % 4 == 3), C, H, W, C, k, k, s, s, 1, 1, pt, pl, pb, pr, C};
-        size_t ai = (size_t)n % (sizeof acts / sizeof acts[0]);
+        size_t ai = (size_t)n % TK_N_ACTS;
         for (int res = 0; res < 2; res++)
           conv_case_packed_act(c, acts[ai].act, acts[ai].a, acts[ai].b, res);
       }

@@ -58,18 +58,10 @@ static float *wt_pack(const float *Wt, int64_t M, int64_t C, int64_t U) {
   return p;
 }
 
-/* The activations' parameters: HardSwish's are fixed (kcpu_runtime.h). */
-static float wt_act_a(int64_t act) {
-  return act == KCPU_ACT_SWISH ? 1.0f : act == KCPU_ACT_HARD_SWISH ? 1.0f / 6 : -0.5f;
-}
-static float wt_act_b(int64_t act) {
-  return act == KCPU_ACT_HARD_SWISH ? 0.5f : 0.75f;
-}
-
 /* The convolution, then bias, residual and activation, in double; bound:
  * the sum of the terms' magnitudes, for the tolerance. */
 static void wt_ref(const wc *c, const float *X, const float *Wt, const float *b, const float *R,
-                   int64_t act, double *Y, double *bound) {
+                   const tk_act *act, double *Y, double *bound) {
   int64_t OH = c->H + c->pt + c->pb - 2, OW = c->W + c->pl + c->pr - 2;
   for (int64_t n = 0; n < c->N; n++)
     for (int64_t m = 0; m < c->M; m++)
@@ -92,13 +84,13 @@ static void wt_ref(const wc *c, const float *X, const float *Wt, const float *b,
             s += R[at];
             a += fabs(R[at]);
           }
-          Y[at] = tk_ref_act(act, wt_act_a(act), wt_act_b(act), s);
+          Y[at] = tk_ref_act(act->act, act->a, act->b, s);
           bound[at] = a;
         }
 }
 
 /* trans: the products turned around, the filters packed as the GEMM's B. */
-static void wt_case(const wc *c, int bias, int resid, int64_t act, int64_t trans,
+static void wt_case(const wc *c, int bias, int resid, const tk_act *act, int64_t trans,
                     struct kcpu_pool *p2) {
   int64_t OH = c->H + c->pt + c->pb - 2, OW = c->W + c->pl + c->pr - 2;
   int64_t nx = c->N * c->C * c->H * c->W, ny = c->N * c->M * OH * OW;
@@ -110,12 +102,11 @@ static void wt_case(const wc *c, int bias, int resid, int64_t act, int64_t trans
   tk_fill(b, c->M, 33);
   tk_fill(R, ny, 34);
   float *Upk = wt_pack(Wt, c->M, c->C, trans ? kcpu_gemm_nr(16) : kcpu_gemm_mr(16));
-  float aa = wt_act_a(act), ab = wt_act_b(act);
   wt_ref(c, X, Wt, bias ? b : NULL, resid ? R : NULL, act, ref, bound);
   kcpu_k_conv2d_wino(X, Upk, bias ? b : NULL, resid ? R : NULL, Y1, c->N, c->C, c->H, c->W, c->M,
-                     OH, OW, c->pt, c->pl, act, aa, ab, trans, 16, NULL);
+                     OH, OW, c->pt, c->pl, act->act, act->a, act->b, trans, 16, NULL);
   kcpu_k_conv2d_wino(X, Upk, bias ? b : NULL, resid ? R : NULL, Y2, c->N, c->C, c->H, c->W, c->M,
-                     OH, OW, c->pt, c->pl, act, aa, ab, trans, 16, p2);
+                     OH, OW, c->pt, c->pl, act->act, act->a, act->b, trans, 16, p2);
   for (int64_t i = 0; i < ny; i++) {
     /* the 16-term transformed sums against the 9-term direct ones: a few
      * ulps of the terms' magnitudes */
@@ -125,8 +116,8 @@ static void wt_case(const wc *c, int bias, int resid, int64_t act, int64_t trans
                   "%lld trans %lld: element %lld: %.9g, want %.9g (tolerance %.3g)",
                   (long long)c->N, (long long)c->C, (long long)c->H, (long long)c->W,
                   (long long)c->M, (long long)c->pt, (long long)c->pl, (long long)c->pb,
-                  (long long)c->pr, bias, resid, (long long)act, (long long)trans, (long long)i,
-                  (double)Y1[i], ref[i], tol);
+                  (long long)c->pr, bias, resid, (long long)act->act, (long long)trans,
+                  (long long)i, (double)Y1[i], ref[i], tol);
   }
   ck_assert_msg(memcmp(Y1, Y2, (size_t)ny * sizeof *Y1) == 0,
                 "wino C%lld %lldx%lld M%lld: 2 threads differ from 1", (long long)c->C,
@@ -149,22 +140,19 @@ START_TEST(wino_shapes) {
   struct kcpu_pool *p2 = kcpu_pool_create(2);
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     for (int64_t trans = 0; trans < 2; trans++)
-      wt_case(&cases[i], (int)(i % 2 == 0), 0, KCPU_ACT_NONE, trans, p2);
+      wt_case(&cases[i], (int)(i % 2 == 0), 0, &tk_acts()[0], trans, p2);
   kcpu_pool_destroy(p2);
 }
 END_TEST
 
 /* The epilogue: bias, residual and each fused activation, in that order. */
 START_TEST(wino_epilogue) {
-  static const int64_t acts[] = {KCPU_ACT_NONE,         KCPU_ACT_RELU,       KCPU_ACT_CLIP,
-                                 KCPU_ACT_HARD_SIGMOID, KCPU_ACT_HARD_SWISH, KCPU_ACT_SWISH,
-                                 KCPU_ACT_GELU};
   wc c = {1, 19, 13, 18, 21, 1, 1, 1, 1};
   struct kcpu_pool *p2 = kcpu_pool_create(2);
-  for (size_t a = 0; a < sizeof acts / sizeof acts[0]; a++)
+  for (size_t a = 0; a < TK_N_ACTS; a++)
     for (int resid = 0; resid < 2; resid++)
       for (int64_t trans = 0; trans < 2; trans++)
-        wt_case(&c, 1, resid, acts[a], trans, p2);
+        wt_case(&c, 1, resid, &tk_acts()[a], trans, p2);
   kcpu_pool_destroy(p2);
 }
 END_TEST

@@ -63,6 +63,24 @@ static inline double tk_ref_act(int64_t act, double a, double b, double x) {
   }
 }
 
+/* Every fused activation once, with parameters that put its bends inside
+ * the test data's range (HardSwish's are the fixed 1/6 and 1/2). */
+typedef struct tk_act {
+  int64_t act;
+  float a, b;
+} tk_act;
+#define TK_N_ACTS 7
+static inline const tk_act *tk_acts(void) {
+  static const tk_act v[TK_N_ACTS] = {{KCPU_ACT_NONE, 0, 0},
+                                      {KCPU_ACT_RELU, 0, 0},
+                                      {KCPU_ACT_CLIP, 0.0f, 0.5f},
+                                      {KCPU_ACT_HARD_SIGMOID, 0.4f, 0.25f},
+                                      {KCPU_ACT_HARD_SWISH, 1.0f / 6, 0.5f},
+                                      {KCPU_ACT_SWISH, 1.0f, 0},
+                                      {KCPU_ACT_GELU, 0, 0}};
+  return v;
+}
+
 Suite *tk_gemm_suite(void);
 Suite *tk_conv_suite(void);
 Suite *tk_conv_dense_suite(void);
