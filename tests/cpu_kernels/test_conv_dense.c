@@ -63,12 +63,6 @@ static void dc_case(dc c) {
   for (size_t ai = 0; ai < TK_N_ACTS; ai++)
     for (int res = 0; res < 3; res++) { /* none, apart, in place */
       int64_t act = dc_acts[ai].act;
-      /* Known bug, not fixed yet: the direct kernel declines Gelu, and the
-       * GEMM it falls back to accumulates over blocks of K into C, so a
-       * residual held in C itself is overwritten before the last block
-       * adds it (K > 256: 64 channels 3x3 gave -0 for -0.0021). */
-      if (act == KCPU_ACT_GELU && res == 2)
-        continue;
       float a = dc_acts[ai].a, pb = dc_acts[ai].b;
       const float *r1 = res == 1 ? Z : res == 2 ? Y : NULL;
       const float *r2 = res == 1 ? Z : res == 2 ? Y2 : NULL;

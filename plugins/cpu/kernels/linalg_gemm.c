@@ -472,6 +472,16 @@ static void kcpu_gemv_fn(void *ctx, int64_t b, int64_t e) {
 KCPU_PREBUILT void kcpu_gemm_run(const kcpu_gemm_desc *d, struct kcpu_pool *pool) {
   if (d->M <= 0 || d->N <= 0)
     return;
+  /* A residual held in C itself (an in-place fused add) would be
+   * overwritten by the first of several K blocks before the last one adds
+   * it: C is accumulated onto instead, the residual going in first. */
+  if (d->res && d->res == d->C && d->ldr == d->ldc && !d->accumulate && d->K > KCPU_KC) {
+    kcpu_gemm_desc a = *d;
+    a.res = NULL;
+    a.accumulate = 1;
+    kcpu_gemm_run(&a, pool);
+    return;
+  }
   int64_t T = kcpu_pool_threads(pool);
   int64_t L = kcpu_lanes_norm(d->lanes), MR = kcpu_mr_of(L), NR = kcpu_gemm_nr(L);
   if (d->M == 1 && d->K > 0 && !d->pack_b && !d->Apk && (d->Bpk || !d->trans_b)) {
