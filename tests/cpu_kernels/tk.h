@@ -89,5 +89,7 @@ Suite *tk_generic_suite(void);
 Suite *tk_pool_suite(void);
 Suite *tk_quant_gemm_suite(void);
 Suite *tk_winograd_suite(void);
+Suite *tk_conv_blocked_suite(void);
+Suite *tk_blocked_dw_suite(void);
 
 #endif

@@ -133,6 +133,38 @@ void kcpu_k_pool2d(const float *X, float *Y, int64_t NC, int64_t H, int64_t W, i
                    int64_t dw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t mode,
                    int64_t count_include_pad, struct kcpu_pool *pool);
 
+/* ---- channel-blocked layout (movement_blocked.c, conv_blocked*.c, pool.c) ----
+ * The blocked form of a plain [N, C, S...] f32 tensor is [N, Cb, S..., 16],
+ * Cb = ceil(C/16), channel c in block c/16, lane c%16 (conv_blocked.h). Lanes
+ * past C are zero where these kernels write them; convolutions never read
+ * them as data. S: the product of the spatial dimensions. */
+void kcpu_k_block_channels(const float *X, float *Y, int64_t N, int64_t C, int64_t S,
+                           struct kcpu_pool *pool);
+void kcpu_k_unblock_channels(const float *X, float *Y, int64_t N, int64_t C, int64_t S,
+                             struct kcpu_pool *pool);
+/* 2-D convolution into a blocked Y [N, ceil(M/16), OH, OW, 16]: X blocked
+ * [N, ceil(C/16), H, W, 16] (x_blocked = 1) or plain [N, C, H, W]
+ * (x_blocked = 0); group 1, or depthwise (group = C = M, x_blocked = 1).
+ * Wpk: filters packed by kcpu_convb_pack (conv_blocked.h), or NULL: then
+ * Wt [M, C/group, KH, KW] is packed into scratch at each call. bias [M] or
+ * NULL; res: a residual in Y's layout or NULL, added after the bias and
+ * before the activation (act, act_a, act_b as in kcpu_k_conv2d_ex). Lanes
+ * of Y past M are written as zero. pt/pl: leading pads (>= 0), trailing
+ * ones implied by OH/OW. */
+void kcpu_k_conv2d_blocked(const float *X, int64_t x_blocked, const float *Wt, const float *Wpk,
+                           const float *bias, const float *res, float *Y, int64_t N, int64_t C,
+                           int64_t H, int64_t W, int64_t M, int64_t OH, int64_t OW, int64_t KH,
+                           int64_t KW, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t pt,
+                           int64_t pl, int64_t depthwise, int64_t act, float act_a, float act_b,
+                           struct kcpu_pool *pool);
+/* kcpu_k_pool2d over blocked planes: X [NCb, H, W, 16], Y [NCb, OH, OW, 16]
+ * (NCb = N * ceil(C/16)), every lane pooled on its own with
+ * kcpu_k_pool2d's window rules. */
+void kcpu_k_pool2d_blocked(const float *X, float *Y, int64_t NCb, int64_t H, int64_t W,
+                           int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw,
+                           int64_t dh, int64_t dw, int64_t pt, int64_t pl, int64_t pb, int64_t pr,
+                           int64_t mode, int64_t count_include_pad, struct kcpu_pool *pool);
+
 /* ---- reductions and normalizations (reduce.c, norm.c) ---- */
 enum {
   KCPU_RED_SUM = 0,

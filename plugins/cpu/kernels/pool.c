@@ -974,3 +974,39 @@ KCPU_PREBUILT void kcpu_k_pool2d_8(const uint8_t *X, uint8_t *Y, int64_t sgn, in
                        .pl = pl};
   kcpu_parallel_for(pool, NC * OH, kcpu_pool8_fn, &a);
 }
+
+/* ---- pooling on the channel-blocked layout (conv_blocked.h) ---- */
+KCPU_PREBUILT void kcpu_k_pool2d_blocked(const float *X, float *Y, int64_t NCb, int64_t H,
+                                         int64_t W, int64_t OH, int64_t OW, int64_t KH, int64_t KW,
+                                         int64_t sh, int64_t sw, int64_t dh, int64_t dw,
+                                         int64_t pt, int64_t pl, int64_t pb, int64_t pr,
+                                         int64_t mode, int64_t count_include_pad,
+                                         struct kcpu_pool *pool) {
+  (void)pool;
+  for (int64_t p = 0; p < NCb; p++)
+    for (int64_t oh = 0; oh < OH; oh++)
+      for (int64_t ow = 0; ow < OW; ow++)
+        for (int64_t l = 0; l < 16; l++) {
+          float acc = mode == 0 ? -INFINITY : 0.0f;
+          int64_t cnt = 0, padded = 0;
+          for (int64_t kh = 0; kh < KH; kh++) {
+            int64_t ih = oh * sh - pt + kh * dh;
+            for (int64_t kw = 0; kw < KW; kw++) {
+              int64_t iw = ow * sw - pl + kw * dw;
+              if (ih >= -pt && ih < H + pb && iw >= -pl && iw < W + pr)
+                padded++;
+              if (ih < 0 || ih >= H || iw < 0 || iw >= W)
+                continue;
+              float v = X[((p * H + ih) * W + iw) * 16 + l];
+              if (mode == 0)
+                acc = (v > acc || v != v) ? v : acc;
+              else
+                acc += v;
+              cnt++;
+            }
+          }
+          if (mode == 1)
+            acc = acc / (float)(count_include_pad ? padded : cnt);
+          Y[((p * OH + oh) * OW + ow) * 16 + l] = acc;
+        }
+}

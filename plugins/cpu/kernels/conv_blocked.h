@@ -1,0 +1,58 @@
+/* plugins/cpu/kernels/conv_blocked.h: the channel-blocked convolution's
+ * filter layout, shared by the kernels (conv_blocked.c, conv_blocked_dw.c)
+ * and the emitter that packs constant filters once at compile time
+ * (plugins/cpu/emit_conv.c); header-only so that both sides compile the
+ * same packing code.
+ *
+ * The blocked layout of a plain [N, C, H, W] tensor is [N, Cb, H, W, 16],
+ * Cb = ceil(C / 16): channel c sits in block c / 16, lane c % 16. Lanes of
+ * the last block past C ("padding") are written as zero by every kernel
+ * that writes a blocked tensor and are never read as data by a
+ * convolution (docs/cpu.md, "Channel-blocked layout"). */
+#ifndef KCPU_CONV_BLOCKED_H
+#define KCPU_CONV_BLOCKED_H
+
+#include <stdint.h>
+
+#include "kcpu_runtime.h"
+
+#define KCPU_CB 16 /* channels per block */
+
+/* Floats in the packed filters of a blocked convolution: M output and C
+ * input channels, KH x KW taps; depthwise: group = C = M (Wt is
+ * [C, 1, KH, KW]); x_blocked: the input is blocked (else plain NCHW). */
+static inline int64_t kcpu_convb_packed_size(int64_t M, int64_t C, int64_t KH, int64_t KW,
+                                             int64_t depthwise, int64_t x_blocked) {
+  int64_t Mb = (M + KCPU_CB - 1) / KCPU_CB;
+  if (depthwise)
+    return Mb * KH * KW * KCPU_CB;
+  (void)x_blocked;
+  return Mb * C * KH * KW * KCPU_CB;
+}
+
+/* Packs Wt [M, C/group, KH, KW] (group 1, or depthwise) into Wpk of
+ * kcpu_convb_packed_size floats; lanes past M are zero.
+ *   depthwise: Wpk[cb][kh][kw][lane] = Wt[cb*16 + lane][0][kh][kw].
+ *   dense: Wpk[mb][c][kh][kw][lane] = Wt[mb*16 + lane][c][kh][kw]. */
+static inline void kcpu_convb_pack(const float *Wt, float *Wpk, int64_t M, int64_t C, int64_t KH,
+                                   int64_t KW, int64_t depthwise, int64_t x_blocked) {
+  int64_t Mb = (M + KCPU_CB - 1) / KCPU_CB, T = KH * KW, Cw = depthwise ? 1 : C;
+  (void)x_blocked;
+  for (int64_t mb = 0; mb < Mb; mb++)
+    for (int64_t c = 0; c < Cw; c++)
+      for (int64_t t = 0; t < T; t++)
+        for (int64_t l = 0; l < KCPU_CB; l++) {
+          int64_t m = mb * KCPU_CB + l;
+          Wpk[((mb * Cw + c) * T + t) * KCPU_CB + l] = m < M ? Wt[(m * Cw + c) * T + t] : 0.0f;
+        }
+}
+
+/* The depthwise case of kcpu_k_conv2d_blocked (conv_blocked_dw.c); Wpk
+ * packed as above. */
+void kcpu_convb_depthwise(const float *X, const float *Wpk, const float *bias, const float *res,
+                          float *Y, int64_t N, int64_t C, int64_t H, int64_t W, int64_t OH,
+                          int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t dh,
+                          int64_t dw, int64_t pt, int64_t pl, int64_t act, float act_a,
+                          float act_b, struct kcpu_pool *pool);
+
+#endif
