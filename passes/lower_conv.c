@@ -35,7 +35,15 @@ static kiln_attr_desc *attrs_with(kiln_lower_ctx *c, const char *name, int64_t v
 /* A Conv carrying the fused residual (input 3) for a backend that does not
  * take it: the Conv without residual and activation, the Add, then the
  * activation as a node of its own. */
+static bool lower_conv_epilogue(kiln_lower_ctx *c, kiln_value *x, kiln_value *res, kiln_value **r);
 static bool lower_conv_residual(kiln_lower_ctx *c, kiln_value **r) {
+  return lower_conv_epilogue(c, X0, kiln_node_input(c->n, 3), r);
+}
+
+/* Conv of x with the node's filters and bias, plus residual res (or
+ * NULL), then the fused activation as a node of its own; the attributes
+ * other than activation* and block are the node's. */
+static bool lower_conv_epilogue(kiln_lower_ctx *c, kiln_value *x, kiln_value *res, kiln_value **r) {
   const kiln_attrs *at = kiln_node_attrs(c->n);
   kiln_fused_act_params act;
   c->s = kiln_fused_act_decode_params("Conv", at, &act);
@@ -46,14 +54,15 @@ static bool lower_conv_residual(kiln_lower_ctx *c, kiln_value **r) {
   c->s = kiln_pass_attrs_descs(at, 0, &d, &n);
   if (c->s)
     return true;
-  uint32_t k = 0; /* the attributes without activation* */
+  uint32_t k = 0; /* the attributes without activation* and block */
   for (uint32_t i = 0; i < n; i++)
-    if (strncmp(d[i].name, "activation", 10) != 0)
+    if (strncmp(d[i].name, "activation", 10) != 0 && strcmp(d[i].name, "block") != 0)
       d[k++] = d[i];
-  kiln_value *in[3] = {X0, kiln_node_input(c->n, 1), lower_in(c, 2)};
+  kiln_value *in[3] = {x, kiln_node_input(c->n, 1), lower_in(c, 2)};
   kiln_value *y = lower_emit(c, KILN_NODE_Conv, in, in[2] ? 3 : 2, d, k);
   free(d);
-  y = lower_bin(c, KILN_NODE_Add, y, kiln_node_input(c->n, 3));
+  if (res)
+    y = lower_bin(c, KILN_NODE_Add, y, res);
   kiln_node_kind ak = kiln_fused_act_node_kind(act.kind);
   if (act.kind == KILN_FUSED_ACT_NONE) {
     r[0] = y;
@@ -166,5 +175,26 @@ bool kiln_lower_Col2Im(kiln_lower_ctx *c, kiln_value **r) {
   acc = lower_slice(c, acc, 0, 0, acc_dims[0] - 1);
   kiln_value *img = lower_transpose(c, acc, perm, 2);
   r[0] = lower_reshape(c, img, o->dims, o->rank);
+  return true;
+}
+
+/* BlockedConv: the input and the residual unblocked, Conv (Add,
+ * activation), the result blocked again. */
+static kiln_value *lower_unblock(kiln_lower_ctx *c, kiln_value *x, int64_t channels) {
+  if (!x || kiln_value_type(x)->rank != 5)
+    return x;
+  kiln_attr_desc a = KILN_ATTR_I("channels", channels);
+  return lower_emit(c, KILN_NODE_UnblockChannels, &x, 1, &a, 1);
+}
+
+bool kiln_lower_BlockedConv(kiln_lower_ctx *c, kiln_value **r) {
+  const kiln_type *wt = lower_tin(c, 1);
+  int64_t group = lower_iattr(c, "group", 1), block = lower_iattr(c, "block", 16);
+  kiln_value *x = lower_unblock(c, X0, wt->dims[1] * group);
+  kiln_value *res = lower_unblock(c, lower_in(c, 3), wt->dims[0]);
+  kiln_value *y = NULL;
+  lower_conv_epilogue(c, x, res, &y);
+  kiln_attr_desc a = KILN_ATTR_I("block", block);
+  r[0] = lower_emit(c, KILN_NODE_BlockChannels, &y, 1, &a, 1);
   return true;
 }

@@ -167,3 +167,47 @@ bool kiln_lower_CenterCropPad(kiln_lower_ctx *c, kiln_value **r) {
   r[0] = y;
   return true;
 }
+
+/* BlockChannels: zero channels up to a whole number of blocks (Concat),
+ * [N, Cb, B, S...] (Reshape), the block moved last (Transpose). */
+bool kiln_lower_BlockChannels(kiln_lower_ctx *c, kiln_value **r) {
+  const kiln_type *xt = lower_tin(c, 0), *yt = lower_tout(c, 0);
+  uint32_t R = xt->rank;
+  int64_t B = yt->dims[R], Cb = yt->dims[1], C = xt->dims[1];
+  kiln_value *x = kiln_node_input(c->n, 0);
+  if (Cb * B > C) {
+    kiln_type zt = *xt;
+    zt.dims[1] = Cb * B - C;
+    kiln_value *parts[2] = {x, kiln_lower_const_fn(c, &zt, kiln_lower_fill_zero, NULL)};
+    x = parts[1] ? lower_concat(c, parts, 2, 1) : NULL;
+  }
+  int64_t dims[KILN_MAX_RANK + 1], perm[KILN_MAX_RANK + 1];
+  dims[0] = xt->dims[0], dims[1] = Cb, dims[2] = B;
+  for (uint32_t i = 2; i < R; i++)
+    dims[i + 1] = xt->dims[i];
+  x = lower_reshape(c, x, dims, R + 1);
+  perm[0] = 0, perm[1] = 1, perm[R] = 2;
+  for (uint32_t i = 2; i < R; i++)
+    perm[i] = i + 1;
+  r[0] = lower_transpose(c, x, perm, R + 1);
+  return true;
+}
+
+/* UnblockChannels: the block moved after the block index (Transpose),
+ * [N, Cb*B, S...] (Reshape), the first C channels (Slice). */
+bool kiln_lower_UnblockChannels(kiln_lower_ctx *c, kiln_value **r) {
+  const kiln_type *xt = lower_tin(c, 0), *yt = lower_tout(c, 0);
+  uint32_t R = xt->rank;
+  int64_t B = xt->dims[R - 1], Cb = xt->dims[1], C = yt->dims[1];
+  int64_t dims[KILN_MAX_RANK], perm[KILN_MAX_RANK];
+  perm[0] = 0, perm[1] = 1, perm[2] = R - 1;
+  for (uint32_t i = 3; i < R; i++)
+    perm[i] = i - 1;
+  kiln_value *x = lower_transpose(c, kiln_node_input(c->n, 0), perm, R);
+  dims[0] = xt->dims[0], dims[1] = Cb * B;
+  for (uint32_t i = 2; i + 1 < R; i++)
+    dims[i] = xt->dims[i];
+  x = lower_reshape(c, x, dims, R - 1);
+  r[0] = Cb * B > C ? lower_slice(c, x, 1, 0, C) : x;
+  return true;
+}

@@ -50,11 +50,12 @@ kiln_lower_rule kiln_lower_rule_for(kiln_node_kind k);
   /* linalg */ \
   X(Gemm) X(Einsum) X(ScaledDotProductAttention) \
   /* conv */ \
-  X(Conv) X(Col2Im) \
+  X(Conv) X(Col2Im) X(BlockedConv) \
   /* pool */ \
   X(AveragePool) X(LpPool) X(MaxUnpool) \
   /* movement */ \
   X(Split) X(Tile) X(DepthToSpace) X(SpaceToDepth) X(ReverseSequence) X(Trilu) X(CenterCropPad) \
+  X(BlockChannels) X(UnblockChannels) \
   /* index */ \
   X(OneHot) X(GatherElements) X(GatherND) \
   /* generator */ \

@@ -268,3 +268,51 @@ kiln_status kiln_infer_Col2Im(const kiln_type *const *in, uint32_t n_in, const k
   memcpy(dims + 2, img, sizeof(int64_t) * n);
   return kiln_infer_make(k, x->elem, n + 2, dims, out);
 }
+
+/* BlockedConv: Conv's shapes on the plain view of X, the result blocked
+ * (kiln/node_kinds.def). */
+kiln_status kiln_infer_BlockedConv(const kiln_type *const *in, uint32_t n_in,
+                                   const kiln_attrs *attrs, uint32_t n_results, kiln_type *out) {
+  (void)n_results;
+  static const char *const k = "BlockedConv";
+  const kiln_type *x = in[0], *w = in[1];
+  KILN_TRY(kiln_infer_check_elem(k, "input 0", x, KILN_INFER_FLOAT));
+  KILN_TRY(kiln_infer_same_elem(k, "input 0", x, "input 1", w));
+  int64_t B = kiln_attrs_int_or(attrs, "block", 0);
+  if (B < 2)
+    return kiln_infer_fail(k, "attribute 'block' = %lld must be at least 2", (long long)B);
+  if (w->rank != 4)
+    return kiln_infer_fail(k, "input 1 (W) is %s; expected rank 4 (2-D filters)", KILN_INFER_TS(w));
+  int64_t group = kiln_attrs_int_or(attrs, "group", 1), C = w->dims[1] * group;
+  if (group != 1 && !(w->dims[1] == 1 && w->dims[0] == group))
+    return kiln_infer_fail(k, "group %lld with W %s is neither 1 nor depthwise", (long long)group,
+                           KILN_INFER_TS(w));
+  kiln_type plain = *x;
+  if (x->rank == 5) {
+    if (x->dims[4] != B || x->dims[1] != (C + B - 1) / B)
+      return kiln_infer_fail(k,
+                             "input 0 (X) %s is not %lld channels in blocks of %lld "
+                             "(expected [N, %lld, H, W, %lld])",
+                             KILN_INFER_TS(x), (long long)C, (long long)B,
+                             (long long)((C + B - 1) / B), (long long)B);
+    plain.rank = 4;
+    plain.dims[1] = C;
+  } else if (x->rank != 4) {
+    return kiln_infer_fail(
+        k, "input 0 (X) is %s; expected blocked [N, Cb, H, W, %lld] or [N, C, H, W]",
+        KILN_INFER_TS(x), (long long)B);
+  }
+  int64_t dims[5];
+  KILN_TRY(kiln_infer_conv_shape(k, &plain, w, attrs, dims));
+  if (n_in > 2 && in[2]) {
+    KILN_TRY(kiln_infer_same_elem(k, "input 0", x, "input 2", in[2]));
+    KILN_TRY(check_bias(k, in[2], w->dims[0]));
+  }
+  dims[1] = (dims[1] + B - 1) / B;
+  dims[4] = B;
+  KILN_TRY(kiln_infer_make(k, x->elem, 5, dims, out));
+  if (n_in > 3 && in[3] && !kiln_type_equal(in[3], out))
+    return kiln_infer_fail(k, "input 3 (residual) is %s; expected the result's type %s",
+                           KILN_INFER_TS(in[3]), KILN_INFER_TS(out));
+  return kiln_infer_activation(k, attrs, out);
+}

@@ -487,3 +487,43 @@ kiln_status kiln_infer_Size(const kiln_type *const *in, uint32_t n_in, const kil
   int64_t none[1] = {0};
   return kiln_infer_make("Size", KILN_I64, 0, none, out);
 }
+
+/* The channel-blocked layout (kiln/node_kinds.def). */
+kiln_status kiln_infer_BlockChannels(const kiln_type *const *in, uint32_t n_in,
+                                     const kiln_attrs *attrs, uint32_t n_results, kiln_type *out) {
+  (void)n_in, (void)n_results;
+  const kiln_type *x = in[0];
+  KILN_TRY(kiln_infer_check_elem("BlockChannels", "input 0", x, KILN_INFER_FLOAT));
+  KILN_TRY(kiln_infer_check_rank("BlockChannels", "input 0", x, 3, true));
+  int64_t B = kiln_attrs_int_or(attrs, "block", 0);
+  if (B < 2)
+    return kiln_infer_fail("BlockChannels", "attribute 'block' = %lld must be at least 2",
+                           (long long)B);
+  if (x->rank + 1 > KILN_MAX_RANK)
+    return kiln_infer_fail("BlockChannels", "input 0 %s leaves no room for the block dimension",
+                           KILN_INFER_TS(x));
+  int64_t dims[KILN_MAX_RANK];
+  memcpy(dims, x->dims, sizeof(int64_t) * x->rank);
+  dims[1] = (x->dims[1] + B - 1) / B;
+  dims[x->rank] = B;
+  return kiln_infer_make("BlockChannels", x->elem, x->rank + 1, dims, out);
+}
+
+kiln_status kiln_infer_UnblockChannels(const kiln_type *const *in, uint32_t n_in,
+                                       const kiln_attrs *attrs, uint32_t n_results,
+                                       kiln_type *out) {
+  (void)n_in, (void)n_results;
+  const kiln_type *x = in[0];
+  KILN_TRY(kiln_infer_check_elem("UnblockChannels", "input 0", x, KILN_INFER_FLOAT));
+  KILN_TRY(kiln_infer_check_rank("UnblockChannels", "input 0", x, 4, true));
+  int64_t C = kiln_attrs_int_or(attrs, "channels", 0), B = x->dims[x->rank - 1];
+  if (C < 1 || C > x->dims[1] * B || C <= (x->dims[1] - 1) * B)
+    return kiln_infer_fail("UnblockChannels",
+                           "attribute 'channels' = %lld does not fit input 0 %s (%lld blocks of "
+                           "%lld)",
+                           (long long)C, KILN_INFER_TS(x), (long long)x->dims[1], (long long)B);
+  int64_t dims[KILN_MAX_RANK];
+  memcpy(dims, x->dims, sizeof(int64_t) * (x->rank - 1));
+  dims[1] = C;
+  return kiln_infer_make("UnblockChannels", x->elem, x->rank - 1, dims, out);
+}

@@ -75,12 +75,14 @@ static void mv_conv_finish(const mv_conv_io *io, int64_t oi, int64_t m, double f
   double s =
       interp_mv_requant_multiplier(io->xs, 0, io->ws, interp_mv_numel(io->ws) == 1 ? 0 : m, io->ys);
   interp_mv_store_bits(
-      io->y, oi, (uint64_t)interp_mv_requantize(io->y->type.elem, iacc, s, mv_scalar_i(io->yzp, 0)));
+      io->y, oi,
+      (uint64_t)interp_mv_requantize(io->y->type.elem, iacc, s, mv_scalar_i(io->yzp, 0)));
 }
 
 static kiln_status mv_conv_run(const mv_conv *p, const mv_conv_io *io) {
   int64_t Cg = p->C / p->group, Mg = p->M / p->group;
-  int64_t osz = interp_mv_prod(p->w.out, 0, p->w.rank), ksz = interp_mv_prod(p->w.kernel, 0, p->w.rank);
+  int64_t osz = interp_mv_prod(p->w.out, 0, p->w.rank),
+          ksz = interp_mv_prod(p->w.kernel, 0, p->w.rank);
   int64_t isz = interp_mv_prod(p->w.in, 0, p->w.rank);
   int64_t xzp = mv_scalar_i(io->xzp, 0);
   int64_t oc[KILN_MAX_RANK], kc[KILN_MAX_RANK];
@@ -291,4 +293,49 @@ INTERP_KERNEL(Col2Im) {
   }
   free(acc);
   return NULL;
+}
+
+/* BlockedConv: Conv on the plain views of X and the residual, the result
+ * blocked (its lanes past M zero). */
+kiln_status interp_BlockedConv(const kiln_attrs *attrs, interp_tensor *outs, uint32_t n_outs,
+                               const interp_tensor *ins, uint32_t n_ins) {
+  (void)n_outs;
+  const kiln_type *xt = &ins[0].type, *wt = &ins[1].type, *yt = &outs[0].type;
+  int64_t group = kiln_attrs_int_or(attrs, "group", 1), C = wt->dims[1] * group, M = wt->dims[0];
+  size_t es = kiln_elem_size(yt->elem);
+  interp_tensor t[4]; /* plain X, W, B, residual */
+  memcpy(t, ins, sizeof(interp_tensor) * (n_ins < 4 ? n_ins : 4));
+  for (uint32_t i = n_ins; i < 4; i++)
+    t[i] = (interp_tensor){0};
+  interp_tensor y = {.type = *yt};
+  y.type.rank = 4;
+  y.type.dims[1] = M;
+  void *xd = NULL, *rd = NULL, *yd = NULL;
+  kiln_status s = NULL;
+  if (xt->rank == 5) {
+    t[0].type.rank = 4;
+    t[0].type.dims[1] = C;
+    s = interp_scratch("BlockedConv", kiln_type_numel(&t[0].type), es, &xd);
+    t[0].data = xd;
+    if (!s)
+      interp_mv_block_copy(&t[0], (interp_tensor *)&ins[0], false);
+  }
+  if (!s && t[3].data) {
+    t[3].type = y.type;
+    s = interp_scratch("BlockedConv", kiln_type_numel(&y.type), es, &rd);
+    t[3].data = rd;
+    if (!s)
+      interp_mv_block_copy(&t[3], (interp_tensor *)&ins[3], false);
+  }
+  if (!s)
+    s = interp_scratch("BlockedConv", kiln_type_numel(&y.type), es, &yd);
+  y.data = yd;
+  if (!s)
+    s = interp_Conv(attrs, &y, 1, t, n_ins);
+  if (!s)
+    interp_mv_block_copy(&y, &outs[0], true);
+  free(xd);
+  free(rd);
+  free(yd);
+  return s;
 }

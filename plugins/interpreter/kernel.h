@@ -108,6 +108,11 @@ void interp_mv_store_zero(interp_tensor *t, int64_t i);
 /* Copy `count` elements starting at src index i to dst index j, bit-exact. */
 void interp_mv_copy_run(interp_tensor *dst, int64_t j, const interp_tensor *src, int64_t i,
                         int64_t count);
+/* Between plain [N, C, S...] and channel-blocked [N, ceil(C/B), S..., B]
+ * (kiln/node_kinds.def, BlockChannels): blocked receives plain's elements
+ * and zero past C (to_blocked), or plain receives blocked's lanes below C.
+ * Element types equal; the shapes are the callers' to check. */
+void interp_mv_block_copy(interp_tensor *plain, interp_tensor *blocked, bool to_blocked);
 /* The qlinear kernels' multiplier x_scale * w_scale / y_scale (elements xi,
  * wi and 0) as the ONNX reference computes it (kiln_ref_requant_multiplier:
  * in float32 unless a scale is f64). */

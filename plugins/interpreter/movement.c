@@ -387,3 +387,38 @@ INTERP_KERNEL(CenterCropPad) {
   }
   return NULL;
 }
+
+/* ---- the channel-blocked layout ---- */
+void interp_mv_block_copy(interp_tensor *plain, interp_tensor *blocked, bool to_blocked) {
+  const kiln_type *b = &blocked->type;
+  int64_t N = b->dims[0], Cb = b->dims[1], B = b->dims[b->rank - 1], C = plain->type.dims[1];
+  int64_t S = interp_mv_prod(b->dims, 2, b->rank - 1);
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t cb = 0; cb < Cb; cb++)
+      for (int64_t s = 0; s < S; s++)
+        for (int64_t l = 0; l < B; l++) {
+          int64_t c = cb * B + l, bi = ((n * Cb + cb) * S + s) * B + l, pi = (n * C + c) * S + s;
+          if (c >= C) {
+            if (to_blocked)
+              interp_mv_store_zero(blocked, bi);
+          } else if (to_blocked) {
+            interp_mv_copy_run(blocked, bi, plain, pi, 1);
+          } else {
+            interp_mv_copy_run(plain, pi, blocked, bi, 1);
+          }
+        }
+}
+
+kiln_status interp_BlockChannels(const kiln_attrs *attrs, interp_tensor *outs, uint32_t n_outs,
+                                 const interp_tensor *ins, uint32_t n_ins) {
+  (void)attrs, (void)n_outs, (void)n_ins;
+  interp_mv_block_copy((interp_tensor *)&ins[0], &outs[0], true);
+  return NULL;
+}
+
+kiln_status interp_UnblockChannels(const kiln_attrs *attrs, interp_tensor *outs, uint32_t n_outs,
+                                   const interp_tensor *ins, uint32_t n_ins) {
+  (void)attrs, (void)n_outs, (void)n_ins;
+  interp_mv_block_copy(&outs[0], (interp_tensor *)&ins[0], false);
+  return NULL;
+}

@@ -60,6 +60,22 @@ void cases_linalg(void) {
   ERR(Conv, "f32[1,3,5,5] f32[8,3,3,3] f32[8] f32[1,8,1,1]",
       "input 3 (residual) is f32[1,8,1,1]; expected the result's type f32[1,8,3,3]");
   ERR(Conv, "f32[1,3,5,5] f32[8,3,3,3] _ f64[1,8,3,3]", "input 3 (residual) is f64[1,8,3,3]");
+  /* the channel-blocked Conv: blocked or plain X, result blocked */
+  OK(BlockedConv, "f32[1,2,5,5,16] f32[20,17,3,3] f32[20]", "f32[1,2,5,5,16]",
+     KILN_ATTR_I("block", 16), IS("pads", 1, 1, 1, 1));
+  OK(BlockedConv, "f32[1,3,9,9] f32[8,3,3,3]", "f32[1,2,4,4,4]", KILN_ATTR_I("block", 4),
+     IS("strides", 2, 2));
+  OK(BlockedConv, "f32[2,3,6,6,8] f32[24,1,3,3] _ f32[2,3,6,6,8]", "f32[2,3,6,6,8]",
+     KILN_ATTR_I("block", 8), KILN_ATTR_I("group", 24), IS("pads", 1, 1, 1, 1),
+     KILN_ATTR_S("activation", "Relu"));
+  ERR(BlockedConv, "f32[1,1,5,5,16] f32[20,17,3,3]", "is not 17 channels in blocks of 16",
+      KILN_ATTR_I("block", 16));
+  ERR(BlockedConv, "f32[1,4,5,5] f32[8,2,3,3]", "group 2 with W f32[8,2,3,3] is neither",
+      KILN_ATTR_I("block", 16), KILN_ATTR_I("group", 2));
+  ERR(BlockedConv, "f32[1,3,5,5] f32[8,3,3,3]", "attribute 'block' = 0");
+  ERR(BlockedConv, "f32[1,3,5,5] f32[8,3,3,3] _ f32[1,8,3,3]",
+      "input 3 (residual) is f32[1,8,3,3]; expected the result's type f32[1,1,3,3,16]",
+      KILN_ATTR_I("block", 16));
   /* out = stride*(in-1) + output_padding + (k-1)*dilation + 1 - pads */
   OK(ConvTranspose, "f32[1,2,3,3] f32[2,4,3,3]", "f32[1,4,7,7]", IS("strides", 2, 2));
   OK(ConvTranspose, "f32[1,2,3,3] f32[2,4,3,3]", "f32[1,4,6,6]", IS("strides", 2, 2),

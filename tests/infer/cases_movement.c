@@ -166,4 +166,11 @@ void cases_movement(void) {
   ERRN(Pad, "f32[4]", 0, KILN_OUT_OF_RANGE,
        "Pad: pads [9223372036854775807,1] overflow axis 0 of input 0 f32[4]", IS("pads", INT64_MAX, 1));
   ERR(Resize, "f32[1,0]", "cannot resize empty axis 1 of input 0 f32[1,0] to 4", IS("sizes", 1, 4));
+  OK(BlockChannels, "f32[2,17,3,5]", "f32[2,2,3,5,16]", KILN_ATTR_I("block", 16));
+  OK(BlockChannels, "f32[1,8,7]", "f32[1,1,7,8]", KILN_ATTR_I("block", 8));
+  ERR(BlockChannels, "f32[2,17]", "input 0 is f32[2,17]; expected rank >= 3", KILN_ATTR_I("block", 16));
+  ERR(BlockChannels, "i32[1,4,4]", "input 0", KILN_ATTR_I("block", 16));
+  OK(UnblockChannels, "f32[2,2,3,5,16]", "f32[2,17,3,5]", KILN_ATTR_I("channels", 17));
+  ERR(UnblockChannels, "f32[2,2,3,5,16]", "'channels' = 16 does not fit", KILN_ATTR_I("channels", 16));
+  ERR(UnblockChannels, "f32[2,2,3,5,16]", "'channels' = 33 does not fit", KILN_ATTR_I("channels", 33));
 }

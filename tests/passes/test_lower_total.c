@@ -550,6 +550,20 @@ static const tcase_def defs[] = {
      "  %y : f32[2,1,3,2] = ScaledDotProductAttention(%q, %k, %v, %m) {k_perm = [0, 1, 3, 2], "
      "mask_fill = -1000.0}\n  output %o = %y\n",
      -2, 2},
+    {"BlockChannels", "input %x : f32[2,5,3,2]\n",
+     "  %y : f32[2,2,3,2,4] = BlockChannels(%x) {block = 4}\n  output %o = %y\n", -2, 2},
+    {"UnblockChannels", "input %x : f32[1,2,3,4]\n",
+     "  %y : f32[1,7,3] = UnblockChannels(%x) {channels = 7}\n  output %o = %y\n", -2, 2},
+    {"BlockedConv", "input %x : f32[1,2,5,5,4]\ninput %w : f32[6,7,3,3]\ninput %b : f32[6]\n"
+     "input %r : f32[1,2,3,3,4]\n",
+     "  %y : f32[1,2,3,3,4] = BlockedConv(%x, %w, %b, %r) {activation = \"HardSigmoid\", "
+     "activation_alpha = 0.3, activation_beta = 0.4, block = 4, strides = [2, 2], pads = [1, 1, 1, 1]}\n"
+     "  output %o = %y\n",
+     -2, 2},
+    {"BlockedConv", "input %x : f32[1,6,5,4]\ninput %w : f32[6,1,3,3]\n",
+     "  %y : f32[1,2,5,4,4] = BlockedConv(%x, %w) {block = 4, group = 6, pads = [1, 0, 1, 2]}\n"
+     "  output %o = %y\n",
+     -2, 2},
     {"GroupNormalization",
      "input %x : f32[2,4,3]\nconst %s : f32[4] = [1, 2, 0.5, -1]\n"
      "const %b : f32[4] = [0, 1, -1, 0.5]\n",
