@@ -59,6 +59,11 @@ static const kiln_pass_entry table[] = {
       "declares it"},
      kiln_pass_fuse_activation,
      NULL},
+    {{"layout", KILN_PASS_GRAPH,
+      "move convolution regions into the channel-blocked layout, where the backend declares "
+      "it"},
+     kiln_pass_layout,
+     NULL},
     {{"lower", KILN_PASS_GRAPH, "rewrite nodes the backend does not run into primitives"},
      kiln_pass_lower,
      NULL},

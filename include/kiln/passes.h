@@ -163,6 +163,14 @@ KILN_NODISCARD kiln_status kiln_pass_fuse(kiln_function *f, const kiln_pass_opti
 KILN_NODISCARD kiln_status kiln_pass_fuse_bias(kiln_function *f, const kiln_pass_options *o,
                                                uint32_t *changes);
 
+/* Channel-blocked layout (passes/layout.c, docs/passes.md): 2-D Convs
+ * become BlockedConv nodes, and the channel-wise nodes around them
+ * (elementwise, pools, global pools, Concat on channels) follow into the
+ * blocked layout, where o->supports_node declares the blocked node; an
+ * UnblockChannels stays only where a consumer needs the plain layout.
+ * Nothing happens without that hook. */
+KILN_NODISCARD kiln_status kiln_pass_layout(kiln_function *f, const kiln_pass_options *o,
+                                            uint32_t *changes);
 /* Activation fusion: a Relu / LeakyRelu / Sigmoid / Tanh / exact Gelu
  * applied to the single use of a Conv / MatMul / Gemm result (directly or
  * through a Reshape used once) becomes that node's

@@ -3,8 +3,10 @@
  * "# EXPECT" line and the expected module. The result must match the
  * expected module structurally (node kinds, attributes, types, constant
  * data, input names; result names are free). A "# NEEDS: evaluator" line
- * marks a case that needs the interpreter (reported unsupported without). */
+ * marks a case that needs the interpreter (reported unsupported without);
+ * "# FUSES:" and "# LAYOUT:" describe the backend the passes ask (below). */
 #include <dirent.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +62,23 @@ static bool case_supports_fused(void *user, const kiln_node *n, kiln_node_kind a
   return case_listed(user, kiln_node_get_kind(n)) && case_listed(user, act);
 }
 
+/* "# LAYOUT: B": a backend that runs every node, the channel-blocked
+ * ones only in blocks of B (the layout pass asks about 16, 8 and 4). */
+static bool case_supports_layout(void *user, const kiln_node *n) {
+  int64_t B = *(const int64_t *)user;
+  switch (kiln_node_get_kind(n)) {
+  case KILN_NODE_BlockedConv:
+  case KILN_NODE_BlockChannels:
+    return kiln_attrs_int_or(kiln_node_attrs(n), "block", 0) == B;
+  case KILN_NODE_UnblockChannels: {
+    const kiln_type *t = kiln_value_type(kiln_node_input(n, 0));
+    return t->dims[t->rank - 1] == B;
+  }
+  default:
+    return true;
+  }
+}
+
 START_TEST(run_case) {
   ck_assert_int_lt(_i, n_names);
   char path[1024];
@@ -95,6 +114,12 @@ START_TEST(run_case) {
     strcat(fuses, ",");
     o.supports_fused = case_supports_fused;
     o.backend_user = fuses;
+  }
+  int64_t layout_block = 0;
+  char *ll = strstr(text, "# LAYOUT:");
+  if (ll && ll < sep && sscanf(ll + 9, " %" SCNd64, &layout_block) == 1) {
+    o.supports_node = case_supports_layout;
+    o.backend_user = &layout_block;
   }
   kiln_pass_target t = {.module = in};
   s = kiln_pass_run(&t, pipeline, &o, NULL);
