@@ -7,8 +7,10 @@
  * of kernels/conv_nd.c. Window geometry: emit_window.c. */
 #include "emit_window.h"
 
+#include "conv_blocked.h"
 #include "emit_perf.h"
 #include "gemm_impl.h"
+#include <stdlib.h>
 
 /* ---- type-generic N-D Conv and ConvTranspose ---- */
 static bool kcpu_nd_conv_ok(const kiln_node *n) {
@@ -117,4 +119,89 @@ kiln_status kcpu_emit_Conv(kcpu_emit *e, const kiln_instr *in) {
   args[17 + KCPU_WIN_ARGS] = kcpu_i64(e, lanes);
   args[18 + KCPU_WIN_ARGS] = kcpu_pool(e);
   return kcpu_e_call(e, in, "kcpu_k_conv2d_ex", args, 27);
+}
+
+/* ---- the channel-blocked Conv (kernels/conv_blocked.c) ---- */
+/* 2-D, f32, blocks of 16 (the kernels' vector), group 1 (from a blocked or
+ * a plain input) or depthwise (blocked input), non-negative pads, an
+ * activation the kernels apply. */
+bool kcpu_supports_BlockedConv(const kiln_node *n) {
+  const kiln_type *x = kcpu_n_in(n, 0), *w = kcpu_n_in(n, 1), *y = kcpu_n_out(n, 0);
+  const kiln_attrs *a = kiln_node_attrs(n);
+  if (!x || !w || !y || y->rank != 5 || y->dims[4] != 16 || !kcpu_n_all_elem(n, KILN_F32))
+    return false;
+  int64_t group = kiln_attrs_int_or(a, "group", 1), act;
+  float aa, ab;
+  if ((group != 1 && x->rank != 5) || !kcpu_perf_act(a, &act, &aa, &ab))
+    return false;
+  kiln_type xp = *x, yp = *y;
+  xp.rank = yp.rank = 4;
+  xp.dims[1] = w->dims[1] * group;
+  yp.dims[1] = w->dims[0];
+  kcpu_win win;
+  return kcpu_win_make(a, &xp, &yp, w->dims + 2, 2, &win) && win.pb[0] >= 0 && win.pb[1] >= 0 &&
+         win.pe[0] >= 0 && win.pe[1] >= 0;
+}
+
+/* The filters packed for the kernel once, here, when they are constant
+ * data and the weights mode packs (not bundles); NULL otherwise, and the
+ * kernel then packs them at each call. */
+static LLVMValueRef kcpu_convb_prepack(kcpu_emit *e, const kiln_buffer *wb, int64_t M, int64_t C,
+                                       int64_t KH, int64_t KW, int64_t dw, int64_t xb) {
+  if (!wb || kiln_buffer_get_kind(wb) != KILN_BUFFER_WEIGHT)
+    return NULL;
+  const float *src = kiln_buffer_data(wb);
+  if (!src || kiln_buffer_type(wb)->elem != KILN_F32)
+    return NULL;
+  size_t bytes = (size_t)kcpu_convb_packed_size(M, C, KH, KW, dw, xb) * sizeof(float);
+  float *dst = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+  if (!dst)
+    return NULL;
+  kcpu_convb_pack(src, dst, M, C, KH, KW, dw, xb);
+  LLVMValueRef at = kcpu_packed_weight(e, dst); /* dst is the table's now */
+  if (at)
+    kcpu_weight_packed(e, wb);
+  return at;
+}
+
+kiln_status kcpu_emit_BlockedConv(kcpu_emit *e, const kiln_instr *in) {
+  const kiln_type *x = kcpu_i_in_type(in, 0), *wt = kcpu_i_in_type(in, 1);
+  const kiln_type *y = kcpu_i_out_type(in, 0);
+  const kiln_attrs *a = kiln_instr_attrs(in);
+  int64_t group = kiln_attrs_int_or(a, "group", 1), C = wt->dims[1] * group, M = wt->dims[0];
+  kiln_type xp = *x, yp = *y;
+  xp.rank = yp.rank = 4;
+  xp.dims[1] = C;
+  yp.dims[1] = M;
+  kcpu_win w;
+  if (!kcpu_win_make(a, &xp, &yp, wt->dims + 2, 2, &w))
+    return kcpu_e_fail(in, "unsupported strides/dilations/pads/auto_pad");
+  int64_t act;
+  float act_a, act_b;
+  if (!kcpu_perf_act(a, &act, &act_a, &act_b))
+    return kcpu_e_fail(in, "activation '%s' is not supported",
+                       kiln_attrs_string_or(a, "activation", ""));
+  int64_t dw = group > 1, xb = x->rank == 5;
+  LLVMValueRef wpk = kcpu_convb_prepack(e, kcpu_i_in(in, 1), M, C, w.k[0], w.k[1], dw, xb);
+  LLVMValueRef args[27] = {kcpu_addr(e, kcpu_i_in(in, 0)),
+                           kcpu_i64(e, xb),
+                           wpk ? kcpu_e_null(e) : kcpu_addr(e, kcpu_i_in(in, 1)),
+                           wpk ? wpk : kcpu_e_null(e),
+                           kcpu_e_ptr(e, kcpu_i_in(in, 2)),
+                           kcpu_e_ptr(e, kcpu_i_in(in, 3)),
+                           kcpu_addr(e, kcpu_i_out(in, 0)),
+                           kcpu_i64(e, x->dims[0]),
+                           kcpu_i64(e, C),
+                           kcpu_i64(e, w.in[0]),
+                           kcpu_i64(e, w.in[1]),
+                           kcpu_i64(e, M),
+                           kcpu_i64(e, w.out[0]),
+                           kcpu_i64(e, w.out[1])};
+  kcpu_win_args(e, &w, args + 14);
+  args[14 + KCPU_WIN_ARGS] = kcpu_i64(e, dw);
+  args[15 + KCPU_WIN_ARGS] = kcpu_i64(e, act);
+  args[16 + KCPU_WIN_ARGS] = kcpu_f32(e, act_a);
+  args[17 + KCPU_WIN_ARGS] = kcpu_f32(e, act_b);
+  args[18 + KCPU_WIN_ARGS] = kcpu_pool(e);
+  return kcpu_e_call(e, in, "kcpu_k_conv2d_blocked", args, 27);
 }

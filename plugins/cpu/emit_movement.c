@@ -177,8 +177,8 @@ kiln_status kcpu_emit_Tile(kcpu_emit *e, const kiln_instr *in) {
 
 bool kcpu_supports_Pad(const kiln_node *n) {
   const char *m = kiln_attrs_string_or(kiln_node_attrs(n), "mode", "constant");
-  return kcpu_n_plain(n) && (!strcmp(m, "constant") || !strcmp(m, "edge") || !strcmp(m, "reflect") ||
-                           !strcmp(m, "wrap"));
+  return kcpu_n_plain(n) && (!strcmp(m, "constant") || !strcmp(m, "edge") ||
+                             !strcmp(m, "reflect") || !strcmp(m, "wrap"));
 }
 kiln_status kcpu_emit_Pad(kcpu_emit *e, const kiln_instr *in) {
   const kiln_type *x = kcpu_i_in_type(in, 0), *y = kcpu_i_out_type(in, 0);
@@ -353,7 +353,7 @@ static kiln_status kcpu_emit_bytes(kcpu_emit *e, const kiln_instr *in) {
 
 #define KCPU_VIEW_KIND(K)                                                                          \
   bool kcpu_supports_##K(const kiln_node *n) {                                                     \
-    return kcpu_n_plain(n);                                                                          \
+    return kcpu_n_plain(n);                                                                        \
   }                                                                                                \
   kiln_status kcpu_emit_##K(kcpu_emit *e, const kiln_instr *in) {                                  \
     return kcpu_emit_bytes(e, in);                                                                 \
@@ -362,3 +362,33 @@ KCPU_VIEW_KIND(Reshape)
 KCPU_VIEW_KIND(Flatten)
 KCPU_VIEW_KIND(Squeeze)
 KCPU_VIEW_KIND(Unsqueeze)
+
+/* ---- the channel-blocked layout's conversions (kernels/movement_blocked.c):
+ * f32, blocks of 16 ---- */
+bool kcpu_supports_BlockChannels(const kiln_node *n) {
+  const kiln_type *y = kcpu_n_out(n, 0);
+  return y && y->dims[y->rank - 1] == 16 && kcpu_n_all_elem(n, KILN_F32);
+}
+static kiln_status kcpu_emit_blocking(kcpu_emit *e, const kiln_instr *in, const kiln_type *plain,
+                                      const char *fn) {
+  int64_t S = 1;
+  for (uint32_t i = 2; i < plain->rank; i++)
+    S *= plain->dims[i];
+  LLVMValueRef args[6] = {kcpu_addr(e, kcpu_i_in(in, 0)),
+                          kcpu_addr(e, kcpu_i_out(in, 0)),
+                          kcpu_i64(e, plain->dims[0]),
+                          kcpu_i64(e, plain->dims[1]),
+                          kcpu_i64(e, S),
+                          kcpu_pool(e)};
+  return kcpu_e_call(e, in, fn, args, 6);
+}
+kiln_status kcpu_emit_BlockChannels(kcpu_emit *e, const kiln_instr *in) {
+  return kcpu_emit_blocking(e, in, kcpu_i_in_type(in, 0), "kcpu_k_block_channels");
+}
+bool kcpu_supports_UnblockChannels(const kiln_node *n) {
+  const kiln_type *x = kcpu_n_in(n, 0);
+  return x && x->dims[x->rank - 1] == 16 && kcpu_n_all_elem(n, KILN_F32);
+}
+kiln_status kcpu_emit_UnblockChannels(kcpu_emit *e, const kiln_instr *in) {
+  return kcpu_emit_blocking(e, in, kcpu_i_out_type(in, 0), "kcpu_k_unblock_channels");
+}

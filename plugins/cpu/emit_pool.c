@@ -101,7 +101,8 @@ static kiln_status kcpu_emit_pool8(kcpu_emit *e, const kiln_instr *in) {
   kcpu_win w;
   if (kcpu_e_ints(a, "kernel_shape", &ks) != 2 || !kcpu_win_make(a, x, y, ks, 2, &w))
     return kcpu_e_fail(in, "unsupported window attributes");
-  LLVMValueRef args[17] = {kcpu_addr(e, kcpu_i_in(in, 0)), kcpu_addr(e, kcpu_i_out(in, 0)),
+  LLVMValueRef args[17] = {kcpu_addr(e, kcpu_i_in(in, 0)),
+                           kcpu_addr(e, kcpu_i_out(in, 0)),
                            kcpu_i64(e, x->elem == KILN_I8),
                            kcpu_i64(e, x->dims[0] * x->dims[1]),
                            kcpu_i64(e, w.in[0]),
@@ -113,18 +114,76 @@ static kiln_status kcpu_emit_pool8(kcpu_emit *e, const kiln_instr *in) {
   return kcpu_e_call(e, in, "kcpu_k_pool2d_8", args, 17);
 }
 
+/* f32 pools over the channel-blocked layout (the layout pass's 3-D pool
+ * of [N, Cb, H, W, B] with a window of 1 over the block of 16):
+ * kernels/pool.c's blocked kernel, every lane a channel. */
+static bool kcpu_pool_blocked_win(const kiln_attrs *a, const kiln_type *x, const kiln_type *y,
+                                  kcpu_ndwin *w) {
+  const int64_t *ks;
+  if (!x || !y || x->rank != 5 || x->dims[4] != 16 || x->elem != KILN_F32 || y->elem != KILN_F32 ||
+      kcpu_e_ints(a, "kernel_shape", &ks) != 3 || !kcpu_nd_win(a, x, y, ks, false, w))
+    return false;
+  return w->sp == 3 && w->k[2] == 1 && w->s[2] == 1 && w->pb[2] == 0 && w->pe[2] == 0 &&
+         w->out[2] == 16;
+}
+
+static bool kcpu_pool_blocked_ok(const kiln_node *n) {
+  kcpu_ndwin w;
+  return kiln_node_result_count(n) == 1 &&
+         kcpu_pool_blocked_win(kiln_node_attrs(n), kcpu_n_in(n, 0), kcpu_n_out(n, 0), &w);
+}
+
+static kiln_status kcpu_emit_pool_blocked(kcpu_emit *e, const kiln_instr *in, int64_t mode,
+                                          bool *done) {
+  const kiln_type *x = kcpu_i_in_type(in, 0), *y = kcpu_i_out_type(in, 0);
+  const kiln_attrs *a = kiln_instr_attrs(in);
+  kcpu_ndwin w;
+  *done = kiln_instr_result_count(in) == 1 && kcpu_pool_blocked_win(a, x, y, &w);
+  if (!*done)
+    return NULL;
+  LLVMValueRef args[20] = {kcpu_addr(e, kcpu_i_in(in, 0)),
+                           kcpu_addr(e, kcpu_i_out(in, 0)),
+                           kcpu_i64(e, x->dims[0] * x->dims[1]),
+                           kcpu_i64(e, w.in[0]),
+                           kcpu_i64(e, w.in[1]),
+                           kcpu_i64(e, w.out[0]),
+                           kcpu_i64(e, w.out[1]),
+                           kcpu_i64(e, w.k[0]),
+                           kcpu_i64(e, w.k[1]),
+                           kcpu_i64(e, w.s[0]),
+                           kcpu_i64(e, w.s[1]),
+                           kcpu_i64(e, w.d[0]),
+                           kcpu_i64(e, w.d[1]),
+                           kcpu_i64(e, w.pb[0]),
+                           kcpu_i64(e, w.pb[1]),
+                           kcpu_i64(e, w.pe[0]),
+                           kcpu_i64(e, w.pe[1]),
+                           kcpu_i64(e, mode),
+                           kcpu_i64(e, kiln_attrs_int_or(a, "count_include_pad", 0) != 0),
+                           kcpu_pool(e)};
+  return kcpu_e_call(e, in, "kcpu_k_pool2d_blocked", args, 20);
+}
+
 bool kcpu_supports_MaxPool(const kiln_node *n) {
-  return kcpu_pool_ok(n) || kcpu_nd_pool_ok(n, 0);
+  return kcpu_pool_ok(n) || kcpu_pool_blocked_ok(n) || kcpu_nd_pool_ok(n, 0);
 }
 kiln_status kcpu_emit_MaxPool(kcpu_emit *e, const kiln_instr *in) {
+  bool done;
+  KILN_TRY(kcpu_emit_pool_blocked(e, in, 0, &done));
+  if (done)
+    return NULL;
   if (kcpu_pool8(in))
     return kcpu_emit_pool8(e, in);
   return kcpu_pool_fast(in) ? kcpu_emit_pool(e, in, 0) : kcpu_nd_pool_emit(e, in, 0);
 }
 bool kcpu_supports_AveragePool(const kiln_node *n) {
-  return kcpu_pool_ok(n) || kcpu_nd_pool_ok(n, 1);
+  return kcpu_pool_ok(n) || kcpu_pool_blocked_ok(n) || kcpu_nd_pool_ok(n, 1);
 }
 kiln_status kcpu_emit_AveragePool(kcpu_emit *e, const kiln_instr *in) {
+  bool done;
+  KILN_TRY(kcpu_emit_pool_blocked(e, in, 1, &done));
+  if (done)
+    return NULL;
   return kcpu_pool_fast(in) ? kcpu_emit_pool(e, in, 1) : kcpu_nd_pool_emit(e, in, 1);
 }
 
