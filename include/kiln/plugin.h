@@ -49,10 +49,12 @@ extern "C" {
 #endif
 
 #define KILN_PLUGIN_ABI_MAJOR 1
-#define KILN_PLUGIN_ABI_MINOR 5 /* 1.1: emit_bundle; 1.2: profile, compile flags; 1.3: cache;
+#define KILN_PLUGIN_ABI_MINOR 6 /* 1.1: emit_bundle; 1.2: profile, compile flags; 1.3: cache;
                                    1.4: more fused activations (kiln/ops.h), Conv's
                                    fused residual, ScaledDotProductAttention;
-                                   1.5: node_cost, compile options' device_memory */
+                                   1.5: node_cost, compile options' device_memory;
+                                   1.6: the channel-blocked kinds (BlockChannels,
+                                   UnblockChannels, BlockedConv) */
 #define KILN_PLUGIN_ENTRY_SYMBOL "kiln_plugin_entry"
 
 /* Does the struct at p, whose leading struct_size says how much of `type`
@@ -145,9 +147,11 @@ typedef struct kiln_device_info {
   char kind[32];         /* "cpu", "gpu", "accelerator", ... */
 } kiln_device_info;
 
-/* Tensor layouts. No hook takes them yet: the slot once meant for a
- * per-node layout preference is reserved (reserved_layout below), and the
- * layout pass that asks backends for layouts will define its successor. */
+/* Tensor layouts. No hook takes them: the slot once meant for a per-node
+ * layout preference stays reserved (reserved_layout below). Since 1.6 a
+ * backend asks for the channel-blocked layout by declaring the blocked
+ * kinds in supports_node (BlockedConv at the block size it wants; the
+ * layout pass, docs/passes.md, asks about 16, 8 and 4). */
 typedef enum kiln_layout {
   KILN_LAYOUT_ANY = 0,
   KILN_LAYOUT_NCHW = 1,
@@ -191,8 +195,8 @@ typedef struct kiln_plugin {
   /* Reserved; must be NULL, and the core ignores it. ABI 1.0 called this
    * slot preferred_layout, but no core ever called it, so it was retired
    * (in 1.1) before it became a promise. The slot keeps its place so that
-   * the members after it do not move; the layout pass that asks backends
-   * for layouts defines its successor, appended at the end. */
+   * the members after it do not move. The layout pass (1.6) needs no
+   * hook: it asks supports_node about the BlockedConv it would make. */
   void *reserved_layout;
   /* Optional: can `node` absorb a following activation of kind
    * `activation` (fused conv+relu, matmul+gelu...)? Default: false.

@@ -53,7 +53,7 @@ START_TEST(broken_plugins_are_refused_with_reasons) {
 
   EXPECT_REASON(ctx, "/junk/kiln-junk.so", "not a loadable shared object: ");
   EXPECT_REASON(ctx, "/kiln-noentry.so", "missing entry symbol 'kiln_plugin_entry'");
-  EXPECT_REASON(ctx, "/kiln-badabi.so", "plugin built for ABI 99.3, kiln has 1.5");
+  EXPECT_REASON(ctx, "/kiln-badabi.so", "plugin built for ABI 99.3, kiln has 1.6");
   EXPECT_REASON(ctx, "/kiln-entryerr.so",
                 "entry point returned an error: entryerr: driver version 0.0 is too old");
   EXPECT_REASON(ctx, "/kiln-initerr.so",
@@ -229,7 +229,7 @@ START_TEST(descriptor_fill_respects_the_host_layout) {
 
   memset(buf, 0xab, sizeof buf);
   EXPECT_FAIL(kiln_plugin_fill((kiln_plugin *)buf, &d, KILN_PLUGIN_ABI_MAJOR + 1, 0),
-              KILN_ABI_MISMATCH, "d: built for plugin ABI 1.5, host has 2.0");
+              KILN_ABI_MISMATCH, "d: built for plugin ABI 1.6, host has 2.0");
   memcpy(&got, buf, sizeof got);
   ck_assert_uint_eq(got.abi_major, KILN_PLUGIN_ABI_MAJOR);
   ck_assert_uint_eq(got.abi_minor, KILN_PLUGIN_ABI_MINOR);

@@ -32,9 +32,9 @@ export KILN_PLUGIN_PATH="$build:$build/dup_a:$build/dup_b:$build/junk"
 unset KILN_PLUGIN_PATH_ONLY
 
 out=$("$kiln" backends 2>&1); rc=$?
-check backends 0 "interpreter" "picky 0.0.1 (ABI 1.5)" "kinds: 1 of" \
+check backends 0 "interpreter" "picky 0.0.1 (ABI 1.6)" "kinds: 1 of" \
   "abi10 1.0.0 (ABI 1.0)" \
-  "plugin built for ABI 99.3, kiln has 1.5" \
+  "plugin built for ABI 99.3, kiln has 1.6" \
   "missing entry symbol 'kiln_plugin_entry'" \
   "duplicate backend 'dup': kept $build/dup_a/kiln-dup.so" \
   "not a loadable shared object" \
@@ -44,7 +44,7 @@ check backends 0 "interpreter" "picky 0.0.1 (ABI 1.5)" "kinds: 1 of" \
 
 out=$("$kiln" backends --json 2>&1); rc=$?
 check backends-json 0 '"name": "interpreter"' '"name": "picky"' '"kinds": 1,' \
-  '"reason": "plugin built for ABI 99.3, kiln has 1.5"' '"refused": ['
+  '"reason": "plugin built for ABI 99.3, kiln has 1.6"' '"refused": ['
 
 out=$("$kiln" backends --bogus 2>&1); rc=$?
 check backends-usage 2 "kiln backends: unknown option '--bogus'" "see kiln backends --help"
@@ -189,7 +189,7 @@ for b in interpreter cpu opencl; do
   check "profile-$b" 0 "compile phases" "load (import)" "graph passes and lowering" \
     "instructions and memory plan" "backend compile" "run: 2 runs, wall time median" \
     "by kind" "by instruction (slowest first)" "calls    total ms   median us   share" \
-    " conv1" " Conv " " GFLOP/s" " GB/s" " fc " " softmax "
+    " conv1" "Conv " " GFLOP/s" " GB/s" " fc " " softmax "
   if [ "$b" = interpreter ]; then
     # Nothing fused: every node of the model is an instruction of its own,
     # the folded batch norm named after its conv ("conv2+1").
@@ -233,7 +233,10 @@ def named(prefix):
 assert [a["flops"] for a in named("conv1")] == [2 * 8 * 16 * 16 * 27], named("conv1")
 assert [a["flops"] for a in named("conv2")] == [2 * 16 * 8 * 8 * 72], named("conv2")
 assert [a["flops"] for a in named("fc")] == [2 * 10 * 16], named("fc")
-assert [a["bytes"] for a in named("pool1")] == [(8 * 16 * 16 + 8 * 8 * 8) * 4], named("pool1")
+# (in the channel-blocked layout, passes/layout.c, the 8 channels fill
+# half of a block of 16 and the pool moves the whole block)
+assert [a["bytes"] for a in named("pool1")] in ([(8 * 16 * 16 + 8 * 8 * 8) * 4],
+                                                [(16 * 16 * 16 + 16 * 8 * 8) * 4]), named("pool1")
 if "relu1" in work:  # its own instruction (not fused): reads and writes 8x16x16 floats
     assert work["relu1"]["bytes"] == 2 * 8 * 16 * 16 * 4, work["relu1"]
 phases = [e["name"] for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("pid") == 0]
