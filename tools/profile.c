@@ -219,6 +219,15 @@ double tool_profile_flops(const kiln_instr *in) {
     return 2 * prof_numel(out) * prof_per_first(prof_input(in, 1));
   case KILN_NODE_QLinearConv:
     return 2 * prof_numel(out) * prof_per_first(prof_input(in, 3));
+  case KILN_NODE_BlockedConv: {
+    /* the result [N, Mb, OH, OW, B] holds W's dims[0] real channels */
+    const kiln_buffer *w = prof_input(in, 1);
+    if (!out || !w || kiln_buffer_type(out)->rank != 5)
+      return 0;
+    const kiln_type *yt = kiln_buffer_type(out);
+    double per_lane = prof_numel(out) / (double)(yt->dims[1] * yt->dims[4]);
+    return 2 * per_lane * (double)kiln_buffer_type(w)->dims[0] * prof_per_first(w);
+  }
   case KILN_NODE_ConvTranspose:
     /* W is [Cin, Cout/group, k...]: each input element feeds that much. */
     return 2 * prof_numel(prof_input(in, 0)) * prof_per_first(prof_input(in, 1));
