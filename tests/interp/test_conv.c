@@ -154,6 +154,44 @@ START_TEST(col2im) {
 }
 END_TEST
 
+/* The channel-blocked kinds (kiln/node_kinds.def), by hand: 3 channels in
+ * blocks of 2, so the last block has one padding lane. */
+START_TEST(blocked_layout) {
+  float x[6] = {1, 2, 3, 4, 5, 6}, xb[8], back[6], y[8];
+  interp_tensor in = t_tensor(KILN_F32, x, 3, DIMS(1, 3, 2));
+  interp_tensor out = t_tensor(KILN_F32, xb, 4, DIMS(1, 2, 2, 2));
+  t_run(interp_BlockChannels, ATTRS(KILN_ATTR_I("block", 2)), &out, 1, &in, 1);
+  CHECK_F(xb, 0, 1, 3, 2, 4, 5, 0, 6, 0);
+  in = out;
+  out = t_tensor(KILN_F32, back, 3, DIMS(1, 3, 2));
+  t_run(interp_UnblockChannels, ATTRS(KILN_ATTR_I("channels", 3)), &out, 1, &in, 1);
+  CHECK_F(back, 0, 1, 2, 3, 4, 5, 6);
+  /* depthwise 1x1 of the blocked x: 2x+1, 3x+1, 4x+1 per channel */
+  float w[3] = {2, 3, 4}, b[3] = {1, 1, 1}, r[8] = {-10, -10, -10, -10, -10, -10, -10, -10};
+  interp_tensor ins[4] = {t_tensor(KILN_F32, xb, 5, DIMS(1, 2, 1, 2, 2)),
+                          t_tensor(KILN_F32, w, 4, DIMS(3, 1, 1, 1)),
+                          t_tensor(KILN_F32, b, 1, DIMS(3)),
+                          t_tensor(KILN_F32, r, 5, DIMS(1, 2, 1, 2, 2))};
+  out = t_tensor(KILN_F32, y, 5, DIMS(1, 2, 1, 2, 2));
+  t_run(interp_BlockedConv, ATTRS(KILN_ATTR_I("block", 2), KILN_ATTR_I("group", 3)), &out, 1,
+        ins, 3);
+  CHECK_F(y, 0, 3, 10, 5, 13, 21, 0, 25, 0);
+  /* with the residual (-10) and Relu: the padding lane stays 0 */
+  t_run(interp_BlockedConv,
+        ATTRS(KILN_ATTR_S("activation", "Relu"), KILN_ATTR_I("block", 2),
+              KILN_ATTR_I("group", 3)),
+        &out, 1, ins, 4);
+  CHECK_F(y, 0, 0, 0, 0, 3, 11, 0, 15, 0);
+  /* group 1 from a plain input: the channels summed */
+  float ones[3] = {1, 1, 1}, y2[4];
+  interp_tensor pins[2] = {t_tensor(KILN_F32, x, 4, DIMS(1, 3, 1, 2)),
+                           t_tensor(KILN_F32, ones, 4, DIMS(1, 3, 1, 1))};
+  out = t_tensor(KILN_F32, y2, 5, DIMS(1, 1, 1, 2, 2));
+  t_run(interp_BlockedConv, ATTRS(KILN_ATTR_I("block", 2)), &out, 1, pins, 2);
+  CHECK_F(y2, 0, 9, 0, 12, 0);
+}
+END_TEST
+
 TCase *interp_tcase_conv(void) {
   TCase *tc = tcase_create("conv");
   tcase_add_test(tc, conv_plain_pad_stride_dilation);
@@ -163,5 +201,6 @@ TCase *interp_tcase_conv(void) {
   tcase_add_test(tc, conv_transpose_output_shape);
   tcase_add_test(tc, conv_integer_qlinear);
   tcase_add_test(tc, col2im);
+  tcase_add_test(tc, blocked_layout);
   return tc;
 }
