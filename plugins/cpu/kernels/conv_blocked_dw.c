@@ -47,68 +47,118 @@ typedef struct kcpu_dwb_row {
 
 /* Output value v of one pixel: bias, residual at r (or none), the
  * activations done in registers, padding lanes zeroed, stored at y. */
-#define KDWB_OUT(rw, a, v, y, r)                                                                   \
+#define KDWB_OUT(rw, a, vact, v, y, r)                                                             \
   do {                                                                                             \
     kdwb_v v_ = (v) + KDWB_LD((rw)->bias), z_ = {0};                                               \
     if ((a)->res)                                                                                  \
       v_ += KDWB_LD(r);                                                                            \
-    if ((rw)->vact == KCPU_ACT_RELU) /* keep what is not below 0 (NaN and -0 included) */          \
+    if ((vact) == KCPU_ACT_RELU) /* keep what is not below 0 (NaN and -0 included) */              \
       v_ = (kdwb_v)((kdwb_vi)v_ & ~(kdwb_vi)(v_ < z_));                                            \
-    KCPU_ACT_VEC_HARD(kdwb_v, kdwb_vi, v_, (rw)->vact, (a)->act_a, (a)->act_b);                    \
+    KCPU_ACT_VEC_HARD(kdwb_v, kdwb_vi, v_, (vact), (a)->act_a, (a)->act_b);                        \
     *(kdwb_vu *)(y) = (kdwb_v)((kdwb_vi)v_ & *(const kdwb_viu *)(rw)->keep);                       \
   } while (0)
 
 /* 8 pixels of a row, xs floats apart in the input: x is the first one's
- * first valid tap; every tap valid for all (interior columns). */
-static void kcpu_dwb_run8(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *x, float *y,
-                          const float *r) {
+ * first valid tap; every tap valid for all (interior columns). Inlined
+ * with constant steps xs and xkw where it can: loads then take constant
+ * offsets instead of a chain of address additions. */
+static inline __attribute__((always_inline)) void
+kcpu_dwb_run8(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *x, float *y, const float *r,
+              int64_t xs, int64_t xkw, int64_t vact) {
   kdwb_v c0 = {0}, c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
-  int64_t xs = rw->xs, KW = a->KW;
+  int64_t KW = a->KW;
+#define KDWB_TAP8(kw)                                                                              \
+  do {                                                                                             \
+    kdwb_v w = KDWB_LD(wr + (kw)*KDWB_L);                                                          \
+    const float *p = xr + (kw)*xkw;                                                                \
+    c0 += KDWB_LD(p) * w;                                                                          \
+    c1 += KDWB_LD(p + xs) * w;                                                                     \
+    c2 += KDWB_LD(p + 2 * xs) * w;                                                                 \
+    c3 += KDWB_LD(p + 3 * xs) * w;                                                                 \
+    c4 += KDWB_LD(p + 4 * xs) * w;                                                                 \
+    c5 += KDWB_LD(p + 5 * xs) * w;                                                                 \
+    c6 += KDWB_LD(p + 6 * xs) * w;                                                                 \
+    c7 += KDWB_LD(p + 7 * xs) * w;                                                                 \
+  } while (0)
+  /* 3 and 5 taps written out: no branch inside a filter row, and loads
+   * shared between neighbouring taps at stride 1 */
   for (int64_t kh = 0; kh < rw->nkh; kh++) {
     const float *xr = x + kh * rw->xkh, *wr = rw->w + kh * rw->wkh;
-    for (int64_t kw = 0; kw < KW; kw++) {
-      kdwb_v w = KDWB_LD(wr + kw * KDWB_L);
-      const float *p = xr + kw * rw->xkw;
-      c0 += KDWB_LD(p) * w;
-      c1 += KDWB_LD(p + xs) * w;
-      c2 += KDWB_LD(p + 2 * xs) * w;
-      c3 += KDWB_LD(p + 3 * xs) * w;
-      c4 += KDWB_LD(p + 4 * xs) * w;
-      c5 += KDWB_LD(p + 5 * xs) * w;
-      c6 += KDWB_LD(p + 6 * xs) * w;
-      c7 += KDWB_LD(p + 7 * xs) * w;
+    if (KW == 3) {
+      KDWB_TAP8(0);
+      KDWB_TAP8(1);
+      KDWB_TAP8(2);
+    } else if (KW == 5) {
+      KDWB_TAP8(0);
+      KDWB_TAP8(1);
+      KDWB_TAP8(2);
+      KDWB_TAP8(3);
+      KDWB_TAP8(4);
+    } else {
+      for (int64_t kw = 0; kw < KW; kw++)
+        KDWB_TAP8(kw);
     }
   }
-  KDWB_OUT(rw, a, c0, y, r);
-  KDWB_OUT(rw, a, c1, y + KDWB_L, r + KDWB_L);
-  KDWB_OUT(rw, a, c2, y + 2 * KDWB_L, r + 2 * KDWB_L);
-  KDWB_OUT(rw, a, c3, y + 3 * KDWB_L, r + 3 * KDWB_L);
-  KDWB_OUT(rw, a, c4, y + 4 * KDWB_L, r + 4 * KDWB_L);
-  KDWB_OUT(rw, a, c5, y + 5 * KDWB_L, r + 5 * KDWB_L);
-  KDWB_OUT(rw, a, c6, y + 6 * KDWB_L, r + 6 * KDWB_L);
-  KDWB_OUT(rw, a, c7, y + 7 * KDWB_L, r + 7 * KDWB_L);
+#undef KDWB_TAP8
+  KDWB_OUT(rw, a, vact, c0, y, r);
+  KDWB_OUT(rw, a, vact, c1, y + KDWB_L, r + KDWB_L);
+  KDWB_OUT(rw, a, vact, c2, y + 2 * KDWB_L, r + 2 * KDWB_L);
+  KDWB_OUT(rw, a, vact, c3, y + 3 * KDWB_L, r + 3 * KDWB_L);
+  KDWB_OUT(rw, a, vact, c4, y + 4 * KDWB_L, r + 4 * KDWB_L);
+  KDWB_OUT(rw, a, vact, c5, y + 5 * KDWB_L, r + 5 * KDWB_L);
+  KDWB_OUT(rw, a, vact, c6, y + 6 * KDWB_L, r + 6 * KDWB_L);
+  KDWB_OUT(rw, a, vact, c7, y + 7 * KDWB_L, r + 7 * KDWB_L);
 }
 
 /* kcpu_dwb_run8 for 4 pixels. */
-static void kcpu_dwb_run4(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *x, float *y,
-                          const float *r) {
+static inline __attribute__((always_inline)) void
+kcpu_dwb_run4(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *x, float *y, const float *r,
+              int64_t xs, int64_t xkw, int64_t vact) {
   kdwb_v c0 = {0}, c1 = c0, c2 = c0, c3 = c0;
-  int64_t xs = rw->xs, KW = a->KW;
+  int64_t KW = a->KW;
   for (int64_t kh = 0; kh < rw->nkh; kh++) {
     const float *xr = x + kh * rw->xkh, *wr = rw->w + kh * rw->wkh;
     for (int64_t kw = 0; kw < KW; kw++) {
       kdwb_v w = KDWB_LD(wr + kw * KDWB_L);
-      const float *p = xr + kw * rw->xkw;
+      const float *p = xr + kw * xkw;
       c0 += KDWB_LD(p) * w;
       c1 += KDWB_LD(p + xs) * w;
       c2 += KDWB_LD(p + 2 * xs) * w;
       c3 += KDWB_LD(p + 3 * xs) * w;
     }
   }
-  KDWB_OUT(rw, a, c0, y, r);
-  KDWB_OUT(rw, a, c1, y + KDWB_L, r + KDWB_L);
-  KDWB_OUT(rw, a, c2, y + 2 * KDWB_L, r + 2 * KDWB_L);
-  KDWB_OUT(rw, a, c3, y + 3 * KDWB_L, r + 3 * KDWB_L);
+  KDWB_OUT(rw, a, vact, c0, y, r);
+  KDWB_OUT(rw, a, vact, c1, y + KDWB_L, r + KDWB_L);
+  KDWB_OUT(rw, a, vact, c2, y + 2 * KDWB_L, r + 2 * KDWB_L);
+  KDWB_OUT(rw, a, vact, c3, y + 3 * KDWB_L, r + 3 * KDWB_L);
+}
+
+/* The interior columns [ow, owr) of a row: runs of 8, then 4; xs, xkw:
+ * the row's steps, vact: the activation in registers (constants where
+ * inlined). Returns the first column left. */
+static inline __attribute__((always_inline)) int64_t
+kcpu_dwb_interior_v(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *xr, float *y,
+                    const float *r, int64_t ow, int64_t xs, int64_t xkw, int64_t vact) {
+  int64_t L = KDWB_L;
+  for (; ow + 8 <= a->owr; ow += 8)
+    kcpu_dwb_run8(a, rw, xr + (ow * a->sw - a->pl) * L, y + ow * L, r ? r + ow * L : NULL, xs, xkw,
+                  vact);
+  for (; ow + 4 <= a->owr; ow += 4)
+    kcpu_dwb_run4(a, rw, xr + (ow * a->sw - a->pl) * L, y + ow * L, r ? r + ow * L : NULL, xs, xkw,
+                  vact);
+  return ow;
+}
+
+/* kcpu_dwb_interior_v with the common activations as constants: the
+ * epilogue then has no test per pixel. */
+static inline __attribute__((always_inline)) int64_t
+kcpu_dwb_interior(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *xr, float *y,
+                  const float *r, int64_t ow, int64_t xs, int64_t xkw) {
+  if (rw->vact == KCPU_ACT_NONE)
+    return kcpu_dwb_interior_v(a, rw, xr, y, r, ow, xs, xkw, KCPU_ACT_NONE);
+  if (rw->vact == KCPU_ACT_RELU)
+    return kcpu_dwb_interior_v(a, rw, xr, y, r, ow, xs, xkw, KCPU_ACT_RELU);
+  return kcpu_dwb_interior_v(a, rw, xr, y, r, ow, xs, xkw, rw->vact);
 }
 
 /* One pixel whose valid taps are kw in [kw0, kw1) of each valid row; x:
@@ -121,7 +171,7 @@ static void kcpu_dwb_run1(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float
     for (int64_t kw = 0; kw < kw1 - kw0; kw++)
       c0 += KDWB_LD(xr + kw * rw->xkw) * KDWB_LD(wr + kw * KDWB_L);
   }
-  KDWB_OUT(rw, a, c0, y, r);
+  KDWB_OUT(rw, a, rw->vact, c0, y, r);
 }
 
 /* First tap index k in [0, K) with o + k*d >= 0, and one past the last
@@ -174,10 +224,12 @@ static void kcpu_dwb_fn(void *ctx, int64_t b, int64_t e) {
       kcpu_dwb_clip(iw0, a->dw, KW, W, &kw0, &kw1);
       kcpu_dwb_run1(a, &rw, xr + (iw0 + kw0 * a->dw) * L, kw0, kw1, y + ow * L, KDWB_R(ow));
     }
-    for (; ow + 8 <= a->owr; ow += 8)
-      kcpu_dwb_run8(a, &rw, xr + (ow * a->sw - a->pl) * L, y + ow * L, KDWB_R(ow));
-    for (; ow + 4 <= a->owr; ow += 4)
-      kcpu_dwb_run4(a, &rw, xr + (ow * a->sw - a->pl) * L, y + ow * L, KDWB_R(ow));
+    if (a->sw == 1 && a->dw == 1)
+      ow = kcpu_dwb_interior(a, &rw, xr, y, r, ow, L, L);
+    else if (a->sw == 2 && a->dw == 1)
+      ow = kcpu_dwb_interior(a, &rw, xr, y, r, ow, 2 * L, L);
+    else
+      ow = kcpu_dwb_interior(a, &rw, xr, y, r, ow, rw.xs, rw.xkw);
     for (; ow < a->owr; ow++)
       kcpu_dwb_run1(a, &rw, xr + (ow * a->sw - a->pl) * L, 0, KW, y + ow * L, KDWB_R(ow));
     for (; ow < OW; ow++) {
