@@ -989,18 +989,36 @@ KCPU_PREBUILT void kcpu_k_pool2d_8(const uint8_t *X, uint8_t *Y, int64_t sgn, in
 typedef float kcpu_pbv __attribute__((vector_size(64)));
 #define KCPU_PB_LD(p) ((kcpu_pbv) * (const kcpu_pv *)(p))
 
-/* acc = v where v > acc or v is NaN (kcpu_pool_smax on each lane), or
- * acc + v. */
+/* acc = the larger of acc and v, NaN noted on the side: acc##_n marks
+ * the lanes that have met a NaN (v > acc is false for them, so acc holds
+ * the largest number and the NaN test stays off acc's chain of
+ * dependences); KCPU_PB_OUT gives those lanes NaN, as kcpu_pool_smax's
+ * order would. Or acc + v. */
 #define KCPU_PB_ACC(mx, acc, v)                                                                    \
   do {                                                                                             \
     kcpu_pbv v_ = (v);                                                                             \
     if (mx) {                                                                                      \
-      kcpu_pm m_ = (kcpu_pm)(v_ > (acc)) | (kcpu_pm)(v_ != v_);                                    \
-      (acc) = (kcpu_pbv)(((kcpu_pm)(acc) & ~m_) | ((kcpu_pm)v_ & m_));                             \
+      kcpu_pm g_ = (kcpu_pm)(v_ > (acc));                                                          \
+      acc##_n |= (kcpu_pm)(v_ != v_);                                                              \
+      (acc) = (kcpu_pbv)(((kcpu_pm)(acc) & ~g_) | ((kcpu_pm)v_ & g_));                             \
     } else {                                                                                       \
       (acc) = (acc) + v_;                                                                          \
     }                                                                                              \
   } while (0)
+/* acc combined with another partial result b of the same window */
+#define KCPU_PB_MERGE(mx, acc, b)                                                                  \
+  do {                                                                                             \
+    if (mx) {                                                                                      \
+      kcpu_pm g_ = (kcpu_pm)((b) > (acc));                                                         \
+      acc##_n |= b##_n;                                                                            \
+      (acc) = (kcpu_pbv)(((kcpu_pm)(acc) & ~g_) | ((kcpu_pm)(b)&g_));                              \
+    } else {                                                                                       \
+      (acc) = (acc) + (b);                                                                         \
+    }                                                                                              \
+  } while (0)
+/* the finished maximum: NaN where the window held one */
+#define KCPU_PB_OUT(acc)                                                                           \
+  ((kcpu_pbv)(((kcpu_pm)(acc) & ~acc##_n) | ((kcpu_pm)((kcpu_pbv){0} + NAN) & acc##_n)))
 
 typedef struct kcpu_pb_args {
   const float *X;
@@ -1043,6 +1061,8 @@ static inline __attribute__((always_inline)) void kcpu_pb_run8(const kcpu_pb_arg
   if (mx)
     c0 += -INFINITY;
   kcpu_pbv c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
+  kcpu_pm c0_n = {0}, c1_n = c0_n, c2_n = c0_n, c3_n = c0_n, c4_n = c0_n, c5_n = c0_n, c6_n = c0_n,
+          c7_n = c0_n;
   int64_t xs = rw->xs;
   const float *x = rw->x + (ow * a->sw - a->pl) * KCPU_PV;
   for (int64_t kh = 0; kh < rw->nkh; kh++)
@@ -1059,7 +1079,9 @@ static inline __attribute__((always_inline)) void kcpu_pb_run8(const kcpu_pb_arg
     }
   kcpu_pv *o = (kcpu_pv *)(y + ow * KCPU_PV);
   if (mx) {
-    o[0] = c0, o[1] = c1, o[2] = c2, o[3] = c3, o[4] = c4, o[5] = c5, o[6] = c6, o[7] = c7;
+    o[0] = KCPU_PB_OUT(c0), o[1] = KCPU_PB_OUT(c1), o[2] = KCPU_PB_OUT(c2);
+    o[3] = KCPU_PB_OUT(c3), o[4] = KCPU_PB_OUT(c4), o[5] = KCPU_PB_OUT(c5);
+    o[6] = KCPU_PB_OUT(c6), o[7] = KCPU_PB_OUT(c7);
   } else {
     o[0] = c0 / div, o[1] = c1 / div, o[2] = c2 / div, o[3] = c3 / div;
     o[4] = c4 / div, o[5] = c5 / div, o[6] = c6 / div, o[7] = c7 / div;
@@ -1075,10 +1097,12 @@ kcpu_pb_run1(const kcpu_pb_args *a, const kcpu_pb_row *rw, int64_t ow, float *y,
   int64_t nkw = kw1 - kw0;
   const float *x = rw->x + (iw0 + kw0 * a->dw) * KCPU_PV;
   kcpu_pbv c0 = {0};
+  kcpu_pm c0_n = {0};
   if (mx)
     c0 += -INFINITY;
   if (wide) {
     kcpu_pbv c1 = c0, c2 = c0, c3 = c0;
+    kcpu_pm c1_n = {0}, c2_n = c1_n, c3_n = c1_n;
     int64_t xkh = rw->xkh, nr = rw->nkh, nc = nkw;
     if (a->dw == 1 && a->dh == 1 && nkw == a->W) /* whole rows: one contiguous run */
       nc *= nr, nr = 1;
@@ -1094,9 +1118,9 @@ kcpu_pb_run1(const kcpu_pb_args *a, const kcpu_pb_row *rw, int64_t ow, float *y,
       for (; kw < nc; kw++, p += s)
         KCPU_PB_ACC(mx, c0, KCPU_PB_LD(p));
     }
-    KCPU_PB_ACC(mx, c0, c1);
-    KCPU_PB_ACC(mx, c2, c3);
-    KCPU_PB_ACC(mx, c0, c2);
+    KCPU_PB_MERGE(mx, c0, c1);
+    KCPU_PB_MERGE(mx, c2, c3);
+    KCPU_PB_MERGE(mx, c0, c2);
   } else {
     for (int64_t kh = 0; kh < rw->nkh; kh++)
       for (int64_t kw = 0; kw < nkw; kw++)
@@ -1104,7 +1128,7 @@ kcpu_pb_run1(const kcpu_pb_args *a, const kcpu_pb_row *rw, int64_t ow, float *y,
   }
   kcpu_pv *o = (kcpu_pv *)(y + ow * KCPU_PV);
   if (mx) {
-    *o = c0;
+    *o = KCPU_PB_OUT(c0);
   } else {
     int64_t cnt =
         a->cip ? rw->padh * kcpu_pb_padded(iw0, a->dw, a->KW, a->W, a->pl, a->pr) : rw->nkh * nkw;
