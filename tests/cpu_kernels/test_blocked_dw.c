@@ -211,15 +211,18 @@ typedef struct pbc {
   int64_t N, C, H, W, KH, KW, sh, sw, dh, dw, pt, pl, pb, pr;
 } pbc;
 
-/* nan_every: a NaN every so many input elements (0: none). */
+/* nan_every: a NaN every so many input elements (0: none; below 0: one
+ * NaN, at element -nan_every). */
 static void pb_case(pbc c, int64_t mode, int64_t cip, int64_t nan_every) {
   int64_t OH = (c.H + c.pt + c.pb - ((c.KH - 1) * c.dh + 1)) / c.sh + 1;
   int64_t OW = (c.W + c.pl + c.pr - ((c.KW - 1) * c.dw + 1)) / c.sw + 1;
   int64_t Cb = (c.C + 15) / 16, xn = c.N * c.C * c.H * c.W, yn = c.N * Cb * 16 * OH * OW;
   float *X = tk_alloc(xn), *Y = tk_alloc(yn), *Y2 = tk_alloc(yn);
   tk_fill(X, xn, (uint32_t)(c.H * 31 + c.W + c.KH));
-  for (int64_t i = nan_every ? nan_every / 2 : xn; i < xn; i += nan_every)
+  for (int64_t i = nan_every > 0 ? nan_every / 2 : xn; i < xn; i += nan_every)
     X[i] = NAN;
+  if (nan_every < 0 && -nan_every < xn)
+    X[-nan_every] = NAN;
   float *Xb = bd_block(X, c.N, c.C, c.H * c.W, 0.0f);
   for (int pass = 0; pass < 2; pass++)
     kcpu_k_pool2d_blocked(Xb, pass ? Y2 : Y, c.N * Cb, c.H, c.W, OH, OW, c.KH, c.KW, c.sh, c.sw,
@@ -282,6 +285,10 @@ START_TEST(pool_blocked) {
       pb_case(c, 1, 0, 0);
       pb_case(c, 1, 1, 0);
       pb_case(c, 1, 0, 7);
+      /* a lone NaN at each of a window's first pixels (a global window
+       * splits into interleaved parts) */
+      for (int64_t k = 1; k <= 4; k++)
+        pb_case(c, 0, 0, -(k * c.H * c.W + k));
     }
   }
   /* the global pools of the zoo's classifier heads and SE blocks */
