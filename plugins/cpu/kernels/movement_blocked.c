@@ -16,6 +16,9 @@ typedef float kmb_vu __attribute__((vector_size(64), aligned(4), may_alias));
 
 #define KMB_L KCPU_CB
 #define KMB_RUN 256 /* pixels per work item (a multiple of 16) */
+/* floats below which a conversion runs on the calling thread alone (it
+ * costs less than waking the others) */
+#define KMB_SERIAL (1 << 17)
 
 /* One butterfly stage of a 16 x 16 transpose: rows i and i+B (i & B == 0)
  * exchange their B-wide blocks, so that after the stages for B = 8, 4, 2,
@@ -106,11 +109,17 @@ static void kcpu_unblock_fn(void *ctx, int64_t b, int64_t e) {
 KCPU_PREBUILT void kcpu_k_block_channels(const float *X, float *Y, int64_t N, int64_t C, int64_t S,
                                          struct kcpu_pool *pool) {
   kcpu_mb_args a = {X, Y, C, (C + KMB_L - 1) / KMB_L, S, (S + KMB_RUN - 1) / KMB_RUN};
-  kcpu_parallel_for(pool, N * a.Cb * a.nrun, kcpu_block_fn, &a);
+  if (N * a.Cb * KMB_L * S < KMB_SERIAL)
+    kcpu_block_fn(&a, 0, N * a.Cb * a.nrun);
+  else
+    kcpu_parallel_for(pool, N * a.Cb * a.nrun, kcpu_block_fn, &a);
 }
 
 KCPU_PREBUILT void kcpu_k_unblock_channels(const float *X, float *Y, int64_t N, int64_t C,
                                            int64_t S, struct kcpu_pool *pool) {
   kcpu_mb_args a = {X, Y, C, (C + KMB_L - 1) / KMB_L, S, (S + KMB_RUN - 1) / KMB_RUN};
-  kcpu_parallel_for(pool, N * a.Cb * a.nrun, kcpu_unblock_fn, &a);
+  if (N * a.Cb * KMB_L * S < KMB_SERIAL)
+    kcpu_unblock_fn(&a, 0, N * a.Cb * a.nrun);
+  else
+    kcpu_parallel_for(pool, N * a.Cb * a.nrun, kcpu_unblock_fn, &a);
 }

@@ -1201,5 +1201,10 @@ KCPU_PREBUILT void kcpu_k_pool2d_blocked(const float *X, float *Y, int64_t NCb, 
   a.owr = hi < OW ? hi : OW;
   if (a.owr < a.owl)
     a.owr = a.owl;
-  kcpu_parallel_for(pool, NCb * OH, kcpu_pb_fn, &a);
+  /* small pools (the global ones of squeeze-and-excitation blocks) cost
+   * less than waking the other threads: as kcpu_k_gpool */
+  if (NCb * KCPU_PV * OH * OW * KH * KW < KCPU_GPOOL_SERIAL)
+    kcpu_pb_fn(&a, 0, NCb * OH);
+  else
+    kcpu_parallel_for(pool, NCb * OH, kcpu_pb_fn, &a);
 }
