@@ -44,8 +44,8 @@ static inline int64_t kcpu_pool_up(int64_t n) {
     kcpu_pv u_ = (u);                                                                              \
     if (mx) {                                                                                      \
       kcpu_pm g_ = (kcpu_pm)((acc) > u_), n_ = (kcpu_pm)((acc) != (acc));                          \
-      kcpu_pm m_ = ((kcpu_pm)(acc)&g_) | ((kcpu_pm)u_ & ~g_);                                      \
-      (acc) = (kcpu_pv)(((kcpu_pm)(acc)&n_) | (m_ & ~n_));                                         \
+      kcpu_pm m_ = ((kcpu_pm)(acc) & g_) | ((kcpu_pm)u_ & ~g_);                                    \
+      (acc) = (kcpu_pv)(((kcpu_pm)(acc) & n_) | (m_ & ~n_));                                       \
     } else {                                                                                       \
       (acc) = (acc) + u_;                                                                          \
     }                                                                                              \
