@@ -214,6 +214,17 @@ static void kcpu_dwb_fn(void *ctx, int64_t b, int64_t e) {
     rw.w = a->Wpk + cb * a->KH * KW * L + kh0 * KW * L;
     /* the input at row ih0 + kh0*dh, column 0 */
     const float *xr = a->X + (nc * a->H + ih0 + kh0 * a->dh) * W * L;
+    /* the input rows that the next output row reads first of all (sh of
+     * them): rows are 1.8 to 7 kB apart, so the hardware's prefetchers
+     * (which stop at 4 kB pages) fall behind on planes not in cache */
+    for (int64_t ir = ih0 + (a->KH - 1) * a->dh + 1;
+         oh + 1 < a->OH && ir <= ih0 + a->sh + (a->KH - 1) * a->dh; ir++) {
+      if (ir < 0 || ir >= a->H)
+        continue;
+      const char *pf = (const char *)(a->X + (nc * a->H + ir) * W * L);
+      for (int64_t i = 0; i < W; i++)
+        __builtin_prefetch(pf + i * L * (int64_t)sizeof(float));
+    }
     int64_t yo = (nc * a->OH + oh) * OW * L;
     float *y = a->Y + yo;
     const float *r = a->res ? a->res + yo : NULL;
