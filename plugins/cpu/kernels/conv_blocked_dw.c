@@ -1,50 +1,283 @@
 /* plugins/cpu/kernels/conv_blocked_dw.c: depthwise 2-D convolution
  * (group = C = M) on the channel-blocked layout (conv_blocked.h): the 16
  * channels of a block are one vector, so every plane size and stride runs
- * at full width. */
+ * at full width.
+ *
+ * Work items are output rows of every (image, block). In a row, the
+ * columns whose taps all fall inside the input row ("interior") go in runs
+ * of 8 (then 4, then 1) pixels: independent accumulators sharing each
+ * tap's weight vector, with no test per tap. The few columns at the edges
+ * clip their tap range instead of reading padding. Rows clip the kh range
+ * the same way. Every output sums its taps in (kh, kw) order, skipping the
+ * ones outside the input, then adds the bias, the residual, and applies
+ * the activation (Relu / Clip / HardSigmoid / HardSwish in registers,
+ * Swish and Gelu over the finished row), whatever run it falls in: the
+ * same bits whatever the thread count. Lanes past C are computed like the
+ * others (the input's padding lanes may hold anything, the filters' are
+ * zero) and written as zero. */
 #include "conv_blocked.h"
 #include "kcpu_act.h"
+
+typedef float kdwb_v __attribute__((vector_size(64)));
+typedef int32_t kdwb_vi __attribute__((vector_size(64)));
+/* loads and stores through this type make no alignment promise */
+typedef float kdwb_vu __attribute__((vector_size(64), aligned(4), may_alias));
+typedef int32_t kdwb_viu __attribute__((vector_size(64), aligned(4), may_alias));
+
+#define KDWB_L KCPU_CB
+#define KDWB_LD(p) (*(const kdwb_vu *)(p))
+
+typedef struct kcpu_dwb {
+  const float *X, *Wpk, *bias, *res;
+  float *Y;
+  int64_t C, Cb, H, W, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl, act;
+  float act_a, act_b;
+  int64_t owl, owr; /* interior output columns [owl, owr) */
+} kcpu_dwb;
+
+/* What a row's runs share: the weights of its first valid tap, the tap
+ * steps (in floats), the bias and the lanes kept. */
+typedef struct kcpu_dwb_row {
+  const float *w;
+  int64_t nkh, xs, xkh, xkw, wkh;
+  int64_t vact;
+  float bias[KDWB_L];
+  int32_t keep[KDWB_L];
+} kcpu_dwb_row;
+
+/* Output value v of one pixel: bias, residual at r (or none), the
+ * activations done in registers, padding lanes zeroed, stored at y. */
+#define KDWB_OUT(rw, a, vact, v, y, r)                                                             \
+  do {                                                                                             \
+    kdwb_v v_ = (v) + KDWB_LD((rw)->bias), z_ = {0};                                               \
+    if ((a)->res)                                                                                  \
+      v_ += KDWB_LD(r);                                                                            \
+    if ((vact) == KCPU_ACT_RELU) /* keep what is not below 0 (NaN and -0 included) */              \
+      v_ = (kdwb_v)((kdwb_vi)v_ & ~(kdwb_vi)(v_ < z_));                                            \
+    KCPU_ACT_VEC_HARD(kdwb_v, kdwb_vi, v_, (vact), (a)->act_a, (a)->act_b);                        \
+    *(kdwb_vu *)(y) = (kdwb_v)((kdwb_vi)v_ & *(const kdwb_viu *)(rw)->keep);                       \
+  } while (0)
+
+/* 8 pixels of a row, xs floats apart in the input: x is the first one's
+ * first valid tap; every tap valid for all (interior columns). Inlined
+ * with constant steps xs and xkw where it can: loads then take constant
+ * offsets instead of a chain of address additions. */
+static inline __attribute__((always_inline)) void
+kcpu_dwb_run8(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *x, float *y, const float *r,
+              int64_t xs, int64_t xkw, int64_t vact) {
+  kdwb_v c0 = {0}, c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
+  int64_t KW = a->KW;
+#define KDWB_TAP8(kw)                                                                              \
+  do {                                                                                             \
+    kdwb_v w = KDWB_LD(wr + (kw)*KDWB_L);                                                          \
+    const float *p = xr + (kw)*xkw;                                                                \
+    c0 += KDWB_LD(p) * w;                                                                          \
+    c1 += KDWB_LD(p + xs) * w;                                                                     \
+    c2 += KDWB_LD(p + 2 * xs) * w;                                                                 \
+    c3 += KDWB_LD(p + 3 * xs) * w;                                                                 \
+    c4 += KDWB_LD(p + 4 * xs) * w;                                                                 \
+    c5 += KDWB_LD(p + 5 * xs) * w;                                                                 \
+    c6 += KDWB_LD(p + 6 * xs) * w;                                                                 \
+    c7 += KDWB_LD(p + 7 * xs) * w;                                                                 \
+  } while (0)
+  /* 3 and 5 taps written out: no branch inside a filter row, and loads
+   * shared between neighbouring taps at stride 1 */
+  for (int64_t kh = 0; kh < rw->nkh; kh++) {
+    const float *xr = x + kh * rw->xkh, *wr = rw->w + kh * rw->wkh;
+    if (KW == 3) {
+      KDWB_TAP8(0);
+      KDWB_TAP8(1);
+      KDWB_TAP8(2);
+    } else if (KW == 5) {
+      KDWB_TAP8(0);
+      KDWB_TAP8(1);
+      KDWB_TAP8(2);
+      KDWB_TAP8(3);
+      KDWB_TAP8(4);
+    } else {
+      for (int64_t kw = 0; kw < KW; kw++)
+        KDWB_TAP8(kw);
+    }
+  }
+#undef KDWB_TAP8
+  KDWB_OUT(rw, a, vact, c0, y, r);
+  KDWB_OUT(rw, a, vact, c1, y + KDWB_L, r + KDWB_L);
+  KDWB_OUT(rw, a, vact, c2, y + 2 * KDWB_L, r + 2 * KDWB_L);
+  KDWB_OUT(rw, a, vact, c3, y + 3 * KDWB_L, r + 3 * KDWB_L);
+  KDWB_OUT(rw, a, vact, c4, y + 4 * KDWB_L, r + 4 * KDWB_L);
+  KDWB_OUT(rw, a, vact, c5, y + 5 * KDWB_L, r + 5 * KDWB_L);
+  KDWB_OUT(rw, a, vact, c6, y + 6 * KDWB_L, r + 6 * KDWB_L);
+  KDWB_OUT(rw, a, vact, c7, y + 7 * KDWB_L, r + 7 * KDWB_L);
+}
+
+/* kcpu_dwb_run8 for 4 pixels. */
+static inline __attribute__((always_inline)) void
+kcpu_dwb_run4(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *x, float *y, const float *r,
+              int64_t xs, int64_t xkw, int64_t vact) {
+  kdwb_v c0 = {0}, c1 = c0, c2 = c0, c3 = c0;
+  int64_t KW = a->KW;
+  for (int64_t kh = 0; kh < rw->nkh; kh++) {
+    const float *xr = x + kh * rw->xkh, *wr = rw->w + kh * rw->wkh;
+    for (int64_t kw = 0; kw < KW; kw++) {
+      kdwb_v w = KDWB_LD(wr + kw * KDWB_L);
+      const float *p = xr + kw * xkw;
+      c0 += KDWB_LD(p) * w;
+      c1 += KDWB_LD(p + xs) * w;
+      c2 += KDWB_LD(p + 2 * xs) * w;
+      c3 += KDWB_LD(p + 3 * xs) * w;
+    }
+  }
+  KDWB_OUT(rw, a, vact, c0, y, r);
+  KDWB_OUT(rw, a, vact, c1, y + KDWB_L, r + KDWB_L);
+  KDWB_OUT(rw, a, vact, c2, y + 2 * KDWB_L, r + 2 * KDWB_L);
+  KDWB_OUT(rw, a, vact, c3, y + 3 * KDWB_L, r + 3 * KDWB_L);
+}
+
+/* The interior columns [ow, owr) of a row: runs of 8, then 4; xs, xkw:
+ * the row's steps, vact: the activation in registers (constants where
+ * inlined). Returns the first column left. */
+static inline __attribute__((always_inline)) int64_t
+kcpu_dwb_interior_v(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *xr, float *y,
+                    const float *r, int64_t ow, int64_t xs, int64_t xkw, int64_t vact) {
+  int64_t L = KDWB_L;
+  for (; ow + 8 <= a->owr; ow += 8)
+    kcpu_dwb_run8(a, rw, xr + (ow * a->sw - a->pl) * L, y + ow * L, r ? r + ow * L : NULL, xs, xkw,
+                  vact);
+  for (; ow + 4 <= a->owr; ow += 4)
+    kcpu_dwb_run4(a, rw, xr + (ow * a->sw - a->pl) * L, y + ow * L, r ? r + ow * L : NULL, xs, xkw,
+                  vact);
+  return ow;
+}
+
+/* kcpu_dwb_interior_v with the common activations as constants: the
+ * epilogue then has no test per pixel. */
+static inline __attribute__((always_inline)) int64_t
+kcpu_dwb_interior(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *xr, float *y,
+                  const float *r, int64_t ow, int64_t xs, int64_t xkw) {
+  if (rw->vact == KCPU_ACT_NONE)
+    return kcpu_dwb_interior_v(a, rw, xr, y, r, ow, xs, xkw, KCPU_ACT_NONE);
+  if (rw->vact == KCPU_ACT_RELU)
+    return kcpu_dwb_interior_v(a, rw, xr, y, r, ow, xs, xkw, KCPU_ACT_RELU);
+  return kcpu_dwb_interior_v(a, rw, xr, y, r, ow, xs, xkw, rw->vact);
+}
+
+/* One pixel whose valid taps are kw in [kw0, kw1) of each valid row; x:
+ * its tap (first valid kh, kw0). */
+static void kcpu_dwb_run1(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *x, int64_t kw0,
+                          int64_t kw1, float *y, const float *r) {
+  kdwb_v c0 = {0};
+  for (int64_t kh = 0; kh < rw->nkh; kh++) {
+    const float *xr = x + kh * rw->xkh, *wr = rw->w + kh * rw->wkh + kw0 * KDWB_L;
+    for (int64_t kw = 0; kw < kw1 - kw0; kw++)
+      c0 += KDWB_LD(xr + kw * rw->xkw) * KDWB_LD(wr + kw * KDWB_L);
+  }
+  KDWB_OUT(rw, a, rw->vact, c0, y, r);
+}
+
+/* First tap index k in [0, K) with o + k*d >= 0, and one past the last
+ * with o + k*d < n (the valid taps of a window starting at o). */
+static inline void kcpu_dwb_clip(int64_t o, int64_t d, int64_t K, int64_t n, int64_t *k0,
+                                 int64_t *k1) {
+  int64_t lo = o < 0 ? (-o + d - 1) / d : 0, hi = n - 1 - o < 0 ? 0 : (n - 1 - o) / d + 1;
+  *k0 = lo < K ? lo : K;
+  *k1 = hi < K ? hi : K;
+  if (*k1 < *k0)
+    *k1 = *k0;
+}
+
+/* Output rows [b, e) of every (image, block): item t = ((n * Cb) + cb) *
+ * OH + oh. */
+static void kcpu_dwb_fn(void *ctx, int64_t b, int64_t e) {
+  const kcpu_dwb *a = ctx;
+  int64_t L = KDWB_L, W = a->W, OW = a->OW, KW = a->KW;
+  kcpu_dwb_row rw;
+  rw.xs = a->sw * L;
+  rw.xkh = a->dh * W * L;
+  rw.xkw = a->dw * L;
+  rw.wkh = KW * L;
+  /* with Swish or Gelu, registers hold the sum with bias and residual */
+  rw.vact = a->act == KCPU_ACT_SWISH || a->act == KCPU_ACT_GELU ? KCPU_ACT_NONE : a->act;
+  int64_t cur = -1; /* the (image, block) whose bias and lanes rw holds */
+  for (int64_t t = b; t < e; t++) {
+    int64_t nc = t / a->OH, oh = t % a->OH, cb = nc % a->Cb;
+    if (nc != cur) {
+      int64_t nl = a->C - cb * L;
+      for (int64_t l = 0; l < L; l++) {
+        rw.bias[l] = a->bias && l < nl ? a->bias[cb * L + l] : 0.0f;
+        rw.keep[l] = l < nl ? -1 : 0;
+      }
+      cur = nc;
+    }
+    int64_t ih0 = oh * a->sh - a->pt, kh0, kh1;
+    kcpu_dwb_clip(ih0, a->dh, a->KH, a->H, &kh0, &kh1);
+    rw.nkh = kh1 - kh0;
+    rw.w = a->Wpk + cb * a->KH * KW * L + kh0 * KW * L;
+    /* the input at row ih0 + kh0*dh, column 0 */
+    const float *xr = a->X + (nc * a->H + ih0 + kh0 * a->dh) * W * L;
+    /* the input rows that the next output row reads first of all (sh of
+     * them): rows are 1.8 to 7 kB apart, so the hardware's prefetchers
+     * (which stop at 4 kB pages) fall behind on planes not in cache */
+    for (int64_t ir = ih0 + (a->KH - 1) * a->dh + 1;
+         oh + 1 < a->OH && ir <= ih0 + a->sh + (a->KH - 1) * a->dh; ir++) {
+      if (ir < 0 || ir >= a->H)
+        continue;
+      const char *pf = (const char *)(a->X + (nc * a->H + ir) * W * L);
+      for (int64_t i = 0; i < W; i++)
+        __builtin_prefetch(pf + i * L * (int64_t)sizeof(float));
+    }
+    int64_t yo = (nc * a->OH + oh) * OW * L;
+    float *y = a->Y + yo;
+    const float *r = a->res ? a->res + yo : NULL;
+#define KDWB_R(ow) (r ? r + (ow)*L : NULL)
+    int64_t ow = 0;
+    for (; ow < a->owl; ow++) {
+      int64_t iw0 = ow * a->sw - a->pl, kw0, kw1;
+      kcpu_dwb_clip(iw0, a->dw, KW, W, &kw0, &kw1);
+      kcpu_dwb_run1(a, &rw, xr + (iw0 + kw0 * a->dw) * L, kw0, kw1, y + ow * L, KDWB_R(ow));
+    }
+    if (a->sw == 1 && a->dw == 1)
+      ow = kcpu_dwb_interior(a, &rw, xr, y, r, ow, L, L);
+    else if (a->sw == 2 && a->dw == 1)
+      ow = kcpu_dwb_interior(a, &rw, xr, y, r, ow, 2 * L, L);
+    else
+      ow = kcpu_dwb_interior(a, &rw, xr, y, r, ow, rw.xs, rw.xkw);
+    for (; ow < a->owr; ow++)
+      kcpu_dwb_run1(a, &rw, xr + (ow * a->sw - a->pl) * L, 0, KW, y + ow * L, KDWB_R(ow));
+    for (; ow < OW; ow++) {
+      int64_t iw0 = ow * a->sw - a->pl, kw0, kw1;
+      kcpu_dwb_clip(iw0, a->dw, KW, W, &kw0, &kw1);
+      kcpu_dwb_run1(a, &rw, xr + (iw0 + kw0 * a->dw) * L, kw0, kw1, y + ow * L, KDWB_R(ow));
+    }
+#undef KDWB_R
+    if (a->act == KCPU_ACT_SWISH) {
+      kcpu_act_swish_row(a->act_a, y, OW * L);
+    } else if (a->act == KCPU_ACT_GELU) {
+      for (int64_t i = 0; i < OW * L; i += L)
+        for (int64_t l = 0; l < L; l++)
+          y[i + l] = kcpu_m_gelu(y[i + l]);
+    }
+    if ((a->act == KCPU_ACT_SWISH || a->act == KCPU_ACT_GELU) && (cb + 1) * L > a->C)
+      for (int64_t i = 0; i < OW * L; i += L)
+        for (int64_t l = a->C - cb * L; l < L; l++)
+          y[i + l] = 0.0f;
+  }
+}
 
 void kcpu_convb_depthwise(const float *X, const float *Wpk, const float *bias, const float *res,
                           float *Y, int64_t N, int64_t C, int64_t H, int64_t W, int64_t OH,
                           int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t dh,
-                          int64_t dw, int64_t pt, int64_t pl, int64_t act, float act_a,
-                          float act_b, struct kcpu_pool *pool) {
-  (void)pool;
-  int64_t Cb = (C + KCPU_CB - 1) / KCPU_CB;
-  for (int64_t n = 0; n < N; n++)
-    for (int64_t cb = 0; cb < Cb; cb++)
-      for (int64_t oh = 0; oh < OH; oh++)
-        for (int64_t ow = 0; ow < OW; ow++)
-          for (int64_t l = 0; l < KCPU_CB; l++) {
-            int64_t c = cb * KCPU_CB + l, o = (((n * Cb + cb) * OH + oh) * OW + ow) * KCPU_CB + l;
-            if (c >= C) {
-              Y[o] = 0.0f;
-              continue;
-            }
-            float v = 0.0f;
-            for (int64_t kh = 0; kh < KH; kh++) {
-              int64_t ih = oh * sh - pt + kh * dh;
-              if (ih < 0 || ih >= H)
-                continue;
-              for (int64_t kw = 0; kw < KW; kw++) {
-                int64_t iw = ow * sw - pl + kw * dw;
-                if (iw < 0 || iw >= W)
-                  continue;
-                v += X[(((n * Cb + cb) * H + ih) * W + iw) * KCPU_CB + l] *
-                     Wpk[((cb * KH + kh) * KW + kw) * KCPU_CB + l];
-              }
-            }
-            if (bias)
-              v += bias[c];
-            if (res)
-              v += res[o];
-            if (act == KCPU_ACT_GELU)
-              v = kcpu_m_gelu(v);
-            else if (act == KCPU_ACT_SWISH)
-              v = v * kcpu_m_sigmoid(act_a * v);
-            else
-              v = kcpu_act1(act, act_a, act_b, v);
-            Y[o] = v;
-          }
+                          int64_t dw, int64_t pt, int64_t pl, int64_t act, float act_a, float act_b,
+                          struct kcpu_pool *pool) {
+  kcpu_dwb a = {X,     Wpk, bias, res, Y,  C,   (C + KCPU_CB - 1) / KCPU_CB,
+                H,     W,   OH,   OW,  KH, KW,  sh,
+                sw,    dh,  dw,   pt,  pl, act, act_a,
+                act_b, 0,   0};
+  /* interior columns: ow*sw - pl >= 0 and ow*sw - pl + (KW-1)*dw <= W-1 */
+  int64_t lo = (pl + sw - 1) / sw, last = W - 1 - (KW - 1) * dw + pl;
+  int64_t hi = last < 0 ? 0 : last / sw + 1;
+  a.owl = lo < OW ? lo : OW;
+  a.owr = hi < OW ? hi : OW;
+  if (a.owr < a.owl)
+    a.owr = a.owl;
+  kcpu_parallel_for(pool, N * a.Cb * OH, kcpu_dwb_fn, &a);
 }

@@ -1,28 +1,125 @@
 /* plugins/cpu/kernels/movement_blocked.c: conversions between the plain
  * channel layout [N, C, S] and the blocked one [N, Cb, S, 16]
  * (conv_blocked.h), inserted by the layout pass where a region of blocked
- * operations meets one that needs plain tensors. */
+ * operations meets one that needs plain tensors.
+ *
+ * Both directions move 16 channels x 16 pixels at a time through a
+ * transpose in registers (16 vector loads, 64 shuffles, 16 vector
+ * stores); pixels left over at a plane's end (fewer than 16) go one
+ * element at a time. Work items are (image, block, run of pixels): pure
+ * copies, so any split gives the same bits. */
 #include "conv_blocked.h"
+
+typedef float kmb_v __attribute__((vector_size(64)));
+/* loads and stores through this type make no alignment promise */
+typedef float kmb_vu __attribute__((vector_size(64), aligned(4), may_alias));
+
+#define KMB_L KCPU_CB
+#define KMB_RUN 256 /* pixels per work item (a multiple of 16) */
+/* floats below which a conversion runs on the calling thread alone (it
+ * costs less than waking the others) */
+#define KMB_SERIAL (1 << 17)
+
+/* One butterfly stage of a 16 x 16 transpose: rows i and i+B (i & B == 0)
+ * exchange their B-wide blocks, so that after the stages for B = 8, 4, 2,
+ * 1, element (i, j) is at (j, i). The masks read, for the low row: row
+ * i's j where j is in an even B-block, else row i+B's j - B; for the high
+ * row: row i's j + B, else row i+B's j. */
+#define KMB_LO8 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23
+#define KMB_HI8 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31
+#define KMB_LO4 0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27
+#define KMB_HI4 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31
+#define KMB_LO2 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29
+#define KMB_HI2 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31
+#define KMB_LO1 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30
+#define KMB_HI1 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31
+#define KMB_STAGE(r, B)                                                                            \
+  for (int i_ = 0; i_ < 16; i_++)                                                                  \
+    if (!(i_ & (B))) {                                                                             \
+      kmb_v lo_ = __builtin_shufflevector(r[i_], r[i_ + (B)], KMB_LO##B);                          \
+      kmb_v hi_ = __builtin_shufflevector(r[i_], r[i_ + (B)], KMB_HI##B);                          \
+      r[i_] = lo_;                                                                                 \
+      r[i_ + (B)] = hi_;                                                                           \
+    }
+static inline void kmb_transpose(kmb_v *r) {
+  KMB_STAGE(r, 8)
+  KMB_STAGE(r, 4)
+  KMB_STAGE(r, 2)
+  KMB_STAGE(r, 1)
+}
+
+typedef struct kcpu_mb_args {
+  const float *X;
+  float *Y;
+  int64_t C, Cb, S, nrun;
+} kcpu_mb_args;
+
+/* Items [b, e) = ((n * Cb) + cb) * nrun + run, plain -> blocked. */
+static void kcpu_block_fn(void *ctx, int64_t b, int64_t e) {
+  const kcpu_mb_args *a = ctx;
+  int64_t S = a->S;
+  for (int64_t t = b; t < e; t++) {
+    int64_t nc = t / a->nrun, s0 = t % a->nrun * KMB_RUN, cb = nc % a->Cb, n = nc / a->Cb;
+    int64_t s1 = s0 + KMB_RUN < S ? s0 + KMB_RUN : S, nl = a->C - cb * KMB_L;
+    if (nl > KMB_L)
+      nl = KMB_L;
+    const float *x = a->X + (n * a->C + cb * KMB_L) * S;
+    float *y = a->Y + nc * S * KMB_L;
+    int64_t s = s0;
+    for (; s + KMB_L <= s1; s += KMB_L) {
+      kmb_v r[KMB_L];
+      for (int64_t l = 0; l < KMB_L; l++)
+        r[l] = l < nl ? (kmb_v) * (const kmb_vu *)(x + l * S + s) : (kmb_v){0};
+      kmb_transpose(r);
+      for (int64_t j = 0; j < KMB_L; j++)
+        *(kmb_vu *)(y + (s + j) * KMB_L) = r[j];
+    }
+    for (; s < s1; s++)
+      for (int64_t l = 0; l < KMB_L; l++)
+        y[s * KMB_L + l] = l < nl ? x[l * S + s] : 0.0f;
+  }
+}
+
+/* Items as kcpu_block_fn's, blocked -> plain. */
+static void kcpu_unblock_fn(void *ctx, int64_t b, int64_t e) {
+  const kcpu_mb_args *a = ctx;
+  int64_t S = a->S;
+  for (int64_t t = b; t < e; t++) {
+    int64_t nc = t / a->nrun, s0 = t % a->nrun * KMB_RUN, cb = nc % a->Cb, n = nc / a->Cb;
+    int64_t s1 = s0 + KMB_RUN < S ? s0 + KMB_RUN : S, nl = a->C - cb * KMB_L;
+    if (nl > KMB_L)
+      nl = KMB_L;
+    const float *x = a->X + nc * S * KMB_L;
+    float *y = a->Y + (n * a->C + cb * KMB_L) * S;
+    int64_t s = s0;
+    for (; s + KMB_L <= s1; s += KMB_L) {
+      kmb_v r[KMB_L];
+      for (int64_t j = 0; j < KMB_L; j++)
+        r[j] = *(const kmb_vu *)(x + (s + j) * KMB_L);
+      kmb_transpose(r);
+      for (int64_t l = 0; l < nl; l++)
+        *(kmb_vu *)(y + l * S + s) = r[l];
+    }
+    for (; s < s1; s++)
+      for (int64_t l = 0; l < nl; l++)
+        y[l * S + s] = x[s * KMB_L + l];
+  }
+}
 
 KCPU_PREBUILT void kcpu_k_block_channels(const float *X, float *Y, int64_t N, int64_t C, int64_t S,
                                          struct kcpu_pool *pool) {
-  (void)pool;
-  int64_t Cb = (C + KCPU_CB - 1) / KCPU_CB;
-  for (int64_t n = 0; n < N; n++)
-    for (int64_t cb = 0; cb < Cb; cb++)
-      for (int64_t s = 0; s < S; s++)
-        for (int64_t l = 0; l < KCPU_CB; l++) {
-          int64_t c = cb * KCPU_CB + l;
-          Y[((n * Cb + cb) * S + s) * KCPU_CB + l] = c < C ? X[(n * C + c) * S + s] : 0.0f;
-        }
+  kcpu_mb_args a = {X, Y, C, (C + KMB_L - 1) / KMB_L, S, (S + KMB_RUN - 1) / KMB_RUN};
+  if (N * a.Cb * KMB_L * S < KMB_SERIAL)
+    kcpu_block_fn(&a, 0, N * a.Cb * a.nrun);
+  else
+    kcpu_parallel_for(pool, N * a.Cb * a.nrun, kcpu_block_fn, &a);
 }
 
 KCPU_PREBUILT void kcpu_k_unblock_channels(const float *X, float *Y, int64_t N, int64_t C,
                                            int64_t S, struct kcpu_pool *pool) {
-  (void)pool;
-  int64_t Cb = (C + KCPU_CB - 1) / KCPU_CB;
-  for (int64_t n = 0; n < N; n++)
-    for (int64_t c = 0; c < C; c++)
-      for (int64_t s = 0; s < S; s++)
-        Y[(n * C + c) * S + s] = X[((n * Cb + c / KCPU_CB) * S + s) * KCPU_CB + c % KCPU_CB];
+  kcpu_mb_args a = {X, Y, C, (C + KMB_L - 1) / KMB_L, S, (S + KMB_RUN - 1) / KMB_RUN};
+  if (N * a.Cb * KMB_L * S < KMB_SERIAL)
+    kcpu_unblock_fn(&a, 0, N * a.Cb * a.nrun);
+  else
+    kcpu_parallel_for(pool, N * a.Cb * a.nrun, kcpu_unblock_fn, &a);
 }

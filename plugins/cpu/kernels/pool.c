@@ -975,38 +975,236 @@ KCPU_PREBUILT void kcpu_k_pool2d_8(const uint8_t *X, uint8_t *Y, int64_t sgn, in
   kcpu_parallel_for(pool, NC * OH, kcpu_pool8_fn, &a);
 }
 
-/* ---- pooling on the channel-blocked layout (conv_blocked.h) ---- */
+/* ---- pooling on the channel-blocked layout (conv_blocked.h) ----
+ * Every pixel of a block is one vector of 16 channels, so windows combine
+ * whole vectors, lane by lane as kcpu_k_pool2d's element rules say (max:
+ * a NaN in the window gives NaN; averages divided by the window's count).
+ * Work items are output rows of every plane. In a row, the columns whose
+ * window lies inside the input row go in runs of 8 independent pixels
+ * with no test per tap; edge columns and rows clip their window. Each
+ * output combines its window in (kh, kw) order, except a single output
+ * pixel per plane row (global pooling), which splits its window into four
+ * interleaved partial results combined at the end. Both orders depend on
+ * the output's place only: the same bits whatever the thread count. */
+typedef float kcpu_pbv __attribute__((vector_size(64)));
+#define KCPU_PB_LD(p) ((kcpu_pbv) * (const kcpu_pv *)(p))
+
+/* acc = the larger of acc and v, NaN noted on the side: acc##_n marks
+ * the lanes that have met a NaN (v > acc is false for them, so acc holds
+ * the largest number and the NaN test stays off acc's chain of
+ * dependences); KCPU_PB_OUT gives those lanes NaN, as kcpu_pool_smax's
+ * order would. Or acc + v. */
+#define KCPU_PB_ACC(mx, acc, v)                                                                    \
+  do {                                                                                             \
+    kcpu_pbv v_ = (v);                                                                             \
+    if (mx) {                                                                                      \
+      kcpu_pm g_ = (kcpu_pm)(v_ > (acc));                                                          \
+      acc##_n |= (kcpu_pm)(v_ != v_);                                                              \
+      (acc) = (kcpu_pbv)(((kcpu_pm)(acc) & ~g_) | ((kcpu_pm)v_ & g_));                             \
+    } else {                                                                                       \
+      (acc) = (acc) + v_;                                                                          \
+    }                                                                                              \
+  } while (0)
+/* acc combined with another partial result b of the same window */
+#define KCPU_PB_MERGE(mx, acc, b)                                                                  \
+  do {                                                                                             \
+    if (mx) {                                                                                      \
+      kcpu_pm g_ = (kcpu_pm)((b) > (acc));                                                         \
+      acc##_n |= b##_n;                                                                            \
+      (acc) = (kcpu_pbv)(((kcpu_pm)(acc) & ~g_) | ((kcpu_pm)(b)&g_));                              \
+    } else {                                                                                       \
+      (acc) = (acc) + (b);                                                                         \
+    }                                                                                              \
+  } while (0)
+/* the finished maximum: NaN where the window held one */
+#define KCPU_PB_OUT(acc)                                                                           \
+  ((kcpu_pbv)(((kcpu_pm)(acc) & ~acc##_n) | ((kcpu_pm)((kcpu_pbv){0} + NAN) & acc##_n)))
+
+typedef struct kcpu_pb_args {
+  const float *X;
+  float *Y;
+  int64_t H, W, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl, pb, pr, mode, cip;
+  int64_t owl, owr; /* interior output columns [owl, owr) */
+} kcpu_pb_args;
+
+/* Valid taps [k0, k1) of a window of K taps d apart starting at o, over
+ * [0, n). */
+static inline void kcpu_pb_clip(int64_t o, int64_t d, int64_t K, int64_t n, int64_t *k0,
+                                int64_t *k1) {
+  int64_t lo = o < 0 ? (-o + d - 1) / d : 0, hi = n - 1 - o < 0 ? 0 : (n - 1 - o) / d + 1;
+  *k0 = lo < K ? lo : K;
+  *k1 = hi < K ? hi : K;
+  if (*k1 < *k0)
+    *k1 = *k0;
+}
+
+/* Taps of the window at o inside the padded extent [-p0, n + p1). */
+static inline int64_t kcpu_pb_padded(int64_t o, int64_t d, int64_t K, int64_t n, int64_t p0,
+                                     int64_t p1) {
+  int64_t k0, k1;
+  kcpu_pb_clip(o + p0, d, K, n + p0 + p1, &k0, &k1);
+  return k1 - k0;
+}
+
+/* What the runs of one output row share. x: the input at the first valid
+ * row, column 0; taps xkh / xkw floats apart, pixels xs apart. */
+typedef struct kcpu_pb_row {
+  const float *x;
+  int64_t nkh, xs, xkh, xkw, padh;
+} kcpu_pb_row;
+
+/* 8 interior pixels from column ow of the row at y; div: their count. */
+static inline __attribute__((always_inline)) void kcpu_pb_run8(const kcpu_pb_args *a,
+                                                               const kcpu_pb_row *rw, int64_t ow,
+                                                               float *y, float div, int mx) {
+  kcpu_pbv c0 = {0};
+  if (mx)
+    c0 += -INFINITY;
+  kcpu_pbv c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
+  kcpu_pm c0_n = {0}, c1_n = c0_n, c2_n = c0_n, c3_n = c0_n, c4_n = c0_n, c5_n = c0_n, c6_n = c0_n,
+          c7_n = c0_n;
+  int64_t xs = rw->xs;
+  const float *x = rw->x + (ow * a->sw - a->pl) * KCPU_PV;
+  for (int64_t kh = 0; kh < rw->nkh; kh++)
+    for (int64_t kw = 0; kw < a->KW; kw++) {
+      const float *p = x + kh * rw->xkh + kw * rw->xkw;
+      KCPU_PB_ACC(mx, c0, KCPU_PB_LD(p));
+      KCPU_PB_ACC(mx, c1, KCPU_PB_LD(p + xs));
+      KCPU_PB_ACC(mx, c2, KCPU_PB_LD(p + 2 * xs));
+      KCPU_PB_ACC(mx, c3, KCPU_PB_LD(p + 3 * xs));
+      KCPU_PB_ACC(mx, c4, KCPU_PB_LD(p + 4 * xs));
+      KCPU_PB_ACC(mx, c5, KCPU_PB_LD(p + 5 * xs));
+      KCPU_PB_ACC(mx, c6, KCPU_PB_LD(p + 6 * xs));
+      KCPU_PB_ACC(mx, c7, KCPU_PB_LD(p + 7 * xs));
+    }
+  kcpu_pv *o = (kcpu_pv *)(y + ow * KCPU_PV);
+  if (mx) {
+    o[0] = KCPU_PB_OUT(c0), o[1] = KCPU_PB_OUT(c1), o[2] = KCPU_PB_OUT(c2);
+    o[3] = KCPU_PB_OUT(c3), o[4] = KCPU_PB_OUT(c4), o[5] = KCPU_PB_OUT(c5);
+    o[6] = KCPU_PB_OUT(c6), o[7] = KCPU_PB_OUT(c7);
+  } else {
+    o[0] = c0 / div, o[1] = c1 / div, o[2] = c2 / div, o[3] = c3 / div;
+    o[4] = c4 / div, o[5] = c5 / div, o[6] = c6 / div, o[7] = c7 / div;
+  }
+}
+
+/* One pixel at column ow of the row, its window clipped; wide: combine
+ * it in four interleaved parts (a pixel alone in its row). */
+static inline __attribute__((always_inline)) void
+kcpu_pb_run1(const kcpu_pb_args *a, const kcpu_pb_row *rw, int64_t ow, float *y, int wide, int mx) {
+  int64_t iw0 = ow * a->sw - a->pl, kw0, kw1;
+  kcpu_pb_clip(iw0, a->dw, a->KW, a->W, &kw0, &kw1);
+  int64_t nkw = kw1 - kw0;
+  const float *x = rw->x + (iw0 + kw0 * a->dw) * KCPU_PV;
+  kcpu_pbv c0 = {0};
+  kcpu_pm c0_n = {0};
+  if (mx)
+    c0 += -INFINITY;
+  if (wide) {
+    kcpu_pbv c1 = c0, c2 = c0, c3 = c0;
+    kcpu_pm c1_n = {0}, c2_n = c1_n, c3_n = c1_n;
+    int64_t xkh = rw->xkh, nr = rw->nkh, nc = nkw;
+    if (a->dw == 1 && a->dh == 1 && nkw == a->W) /* whole rows: one contiguous run */
+      nc *= nr, nr = 1;
+    for (int64_t kh = 0; kh < nr; kh++) {
+      const float *p = x + kh * xkh;
+      int64_t kw = 0, s = rw->xkw;
+      for (; kw + 4 <= nc; kw += 4, p += 4 * s) {
+        KCPU_PB_ACC(mx, c0, KCPU_PB_LD(p));
+        KCPU_PB_ACC(mx, c1, KCPU_PB_LD(p + s));
+        KCPU_PB_ACC(mx, c2, KCPU_PB_LD(p + 2 * s));
+        KCPU_PB_ACC(mx, c3, KCPU_PB_LD(p + 3 * s));
+      }
+      for (; kw < nc; kw++, p += s)
+        KCPU_PB_ACC(mx, c0, KCPU_PB_LD(p));
+    }
+    KCPU_PB_MERGE(mx, c0, c1);
+    KCPU_PB_MERGE(mx, c2, c3);
+    KCPU_PB_MERGE(mx, c0, c2);
+  } else {
+    for (int64_t kh = 0; kh < rw->nkh; kh++)
+      for (int64_t kw = 0; kw < nkw; kw++)
+        KCPU_PB_ACC(mx, c0, KCPU_PB_LD(x + kh * rw->xkh + kw * rw->xkw));
+  }
+  kcpu_pv *o = (kcpu_pv *)(y + ow * KCPU_PV);
+  if (mx) {
+    *o = KCPU_PB_OUT(c0);
+  } else {
+    int64_t cnt =
+        a->cip ? rw->padh * kcpu_pb_padded(iw0, a->dw, a->KW, a->W, a->pl, a->pr) : rw->nkh * nkw;
+    *o = c0 / (float)cnt;
+  }
+}
+
+/* Output rows [b, e) of every plane: item t = plane * OH + oh. */
+static inline __attribute__((always_inline)) void kcpu_pb_rows(const kcpu_pb_args *a, int64_t b,
+                                                               int64_t e, int mx) {
+  int64_t L = KCPU_PV, OW = a->OW;
+  kcpu_pb_row rw = {.xs = a->sw * L, .xkh = a->dh * a->W * L, .xkw = a->dw * L};
+  for (int64_t t = b; t < e; t++) {
+    int64_t p = t / a->OH, oh = t % a->OH, ih0 = oh * a->sh - a->pt, kh0, kh1;
+    kcpu_pb_clip(ih0, a->dh, a->KH, a->H, &kh0, &kh1);
+    rw.nkh = kh1 - kh0;
+    rw.padh = kcpu_pb_padded(ih0, a->dh, a->KH, a->H, a->pt, a->pb);
+    rw.x = a->X + (p * a->H + ih0 + kh0 * a->dh) * a->W * L;
+    float *y = a->Y + t * OW * L;
+    if (OW == 1) {
+      kcpu_pb_run1(a, &rw, 0, y, 1, mx);
+      continue;
+    }
+    float div = (float)((a->cip ? rw.padh : rw.nkh) * a->KW);
+    int64_t ow = 0;
+    for (; ow < a->owl; ow++)
+      kcpu_pb_run1(a, &rw, ow, y, 0, mx);
+    for (; ow + 8 <= a->owr; ow += 8)
+      kcpu_pb_run8(a, &rw, ow, y, div, mx);
+    for (; ow < OW; ow++)
+      kcpu_pb_run1(a, &rw, ow, y, 0, mx);
+  }
+}
+
+static void kcpu_pb_fn(void *ctx, int64_t b, int64_t e) {
+  const kcpu_pb_args *a = ctx;
+  if (a->mode == 0)
+    kcpu_pb_rows(a, b, e, 1);
+  else
+    kcpu_pb_rows(a, b, e, 0);
+}
+
 KCPU_PREBUILT void kcpu_k_pool2d_blocked(const float *X, float *Y, int64_t NCb, int64_t H,
                                          int64_t W, int64_t OH, int64_t OW, int64_t KH, int64_t KW,
-                                         int64_t sh, int64_t sw, int64_t dh, int64_t dw,
-                                         int64_t pt, int64_t pl, int64_t pb, int64_t pr,
-                                         int64_t mode, int64_t count_include_pad,
-                                         struct kcpu_pool *pool) {
-  (void)pool;
-  for (int64_t p = 0; p < NCb; p++)
-    for (int64_t oh = 0; oh < OH; oh++)
-      for (int64_t ow = 0; ow < OW; ow++)
-        for (int64_t l = 0; l < 16; l++) {
-          float acc = mode == 0 ? -INFINITY : 0.0f;
-          int64_t cnt = 0, padded = 0;
-          for (int64_t kh = 0; kh < KH; kh++) {
-            int64_t ih = oh * sh - pt + kh * dh;
-            for (int64_t kw = 0; kw < KW; kw++) {
-              int64_t iw = ow * sw - pl + kw * dw;
-              if (ih >= -pt && ih < H + pb && iw >= -pl && iw < W + pr)
-                padded++;
-              if (ih < 0 || ih >= H || iw < 0 || iw >= W)
-                continue;
-              float v = X[((p * H + ih) * W + iw) * 16 + l];
-              if (mode == 0)
-                acc = (v > acc || v != v) ? v : acc;
-              else
-                acc += v;
-              cnt++;
-            }
-          }
-          if (mode == 1)
-            acc = acc / (float)(count_include_pad ? padded : cnt);
-          Y[((p * OH + oh) * OW + ow) * 16 + l] = acc;
-        }
+                                         int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t pt,
+                                         int64_t pl, int64_t pb, int64_t pr, int64_t mode,
+                                         int64_t count_include_pad, struct kcpu_pool *pool) {
+  kcpu_pb_args a = {.X = X,
+                    .Y = Y,
+                    .H = H,
+                    .W = W,
+                    .OH = OH,
+                    .OW = OW,
+                    .KH = KH,
+                    .KW = KW,
+                    .sh = sh,
+                    .sw = sw,
+                    .dh = dh,
+                    .dw = dw,
+                    .pt = pt,
+                    .pl = pl,
+                    .pb = pb,
+                    .pr = pr,
+                    .mode = mode,
+                    .cip = count_include_pad};
+  /* interior columns: ow*sw - pl >= 0 and ow*sw - pl + (KW-1)*dw <= W-1 */
+  int64_t lo = (pl + sw - 1) / sw, last = W - 1 - (KW - 1) * dw + pl;
+  int64_t hi = last < 0 ? 0 : last / sw + 1;
+  a.owl = lo < OW ? lo : OW;
+  a.owr = hi < OW ? hi : OW;
+  if (a.owr < a.owl)
+    a.owr = a.owl;
+  /* small pools (the global ones of squeeze-and-excitation blocks) cost
+   * less than waking the other threads: as kcpu_k_gpool */
+  if (NCb * KCPU_PV * OH * OW * KH * KW < KCPU_GPOOL_SERIAL)
+    kcpu_pb_fn(&a, 0, NCb * OH);
+  else
+    kcpu_parallel_for(pool, NCb * OH, kcpu_pb_fn, &a);
 }
