@@ -1,41 +1,226 @@
 /* plugins/cpu/kernels/conv_blocked.c: 2-D convolution into the
  * channel-blocked layout (conv_blocked.h), group 1, from a blocked or a
- * plain input; the depthwise case is conv_blocked_dw.c's. */
+ * plain input; the depthwise case is conv_blocked_dw.c's.
+ *
+ * Direct convolution, NCHWc style: a micro-kernel call computes a run of
+ * P consecutive output pixels of one output row (of the whole plane where
+ * rows continue each other in the input, as in 1x1 stride-1 layers) for a
+ * group of J output-channel blocks (conv_blocked.h), J * P vector
+ * accumulators held in registers, each step adding a filter vector (16
+ * output channels, one tap and input channel) times the broadcast input
+ * scalar of each pixel. Taps and input channels run innermost, over the
+ * real C channels only (padding lanes are never read).
+ *
+ * Where the convolution reads outside the image (padding), or the input is
+ * plain, the image is first copied into zero-bordered planes (blocked, or
+ * for a plain input of under 16 channels C lanes per pixel), so that every
+ * pixel reads every tap with no edge cases in the loops (the padding
+ * taps add 0 * w, as in the NCHW direct kernel's zero-bordered planes).
+ *
+ * Every output element sums taps in (kh, kw) order, input channels in
+ * order within a tap, whatever the run or group it falls in and whichever
+ * task computes it: results do not depend on the thread count. */
 #include "conv_blocked.h"
 #include "kcpu_act.h"
 
-/* One output element: the plain (obviously correct) loop. */
-static float kcpu_convb_one(const float *X, int64_t x_blocked, const float *Wpk, int64_t n,
-                            int64_t m, int64_t oh, int64_t ow, int64_t C, int64_t H, int64_t W,
-                            int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
-                            int64_t pt, int64_t pl) {
-  int64_t Cb = (C + KCPU_CB - 1) / KCPU_CB, mb = m / KCPU_CB, ml = m % KCPU_CB;
-  float acc = 0.0f;
-  for (int64_t c = 0; c < C; c++)
-    for (int64_t kh = 0; kh < KH; kh++) {
-      int64_t ih = oh * sh - pt + kh * dh;
-      if (ih < 0 || ih >= H)
-        continue;
-      for (int64_t kw = 0; kw < KW; kw++) {
-        int64_t iw = ow * sw - pl + kw * dw;
-        if (iw < 0 || iw >= W)
-          continue;
-        float x = x_blocked ? X[(((n * Cb + c / KCPU_CB) * H + ih) * W + iw) * KCPU_CB +
-                                c % KCPU_CB]
-                            : X[((n * C + c) * H + ih) * W + iw];
-        acc += x * Wpk[(((mb * C + c) * KH + kh) * KW + kw) * KCPU_CB + ml];
+typedef float kcb_v16 __attribute__((vector_size(64)));
+typedef float kcb_v16u __attribute__((vector_size(64), aligned(4), may_alias));
+typedef int32_t kcb_v16i __attribute__((vector_size(64)));
+
+/* Full unrolling of the loops over the accumulators (constant trip counts
+ * once inlined; the library is built with -fno-unroll-loops, which a pragma
+ * overrides), so that they stay in registers. */
+#ifdef __clang__
+#define KCB_UNROLL _Pragma("clang loop unroll(full)")
+#elif defined(__GNUC__)
+#define KCB_UNROLL _Pragma("GCC unroll 16")
+#else
+#define KCB_UNROLL
+#endif
+#define KCB_INLINE static inline __attribute__((always_inline))
+
+/* Pixels per run for J blocks: J * P accumulators (24 of the 32 AVX-512
+ * registers at J = 2..4) plus J filter vectors. */
+#define KCB_PMAX 12
+static const int64_t kcb_pmax[5] = {0, 12, 12, 8, 6};
+
+typedef struct kcb {
+  const float *x;           /* image n's input planes [nb][Hp][Wp][Lp] */
+  const float *w;           /* packed filters */
+  const float *bias;        /* [Mb * 16], zero past M */
+  const float *res;         /* image n's residual, or NULL */
+  float *y;                 /* image n's output */
+  const int64_t *toff;      /* per tap, its offset in x from the tap (0, 0) */
+  int64_t T, C, Lp, nb, bs; /* taps; channels; lanes per pixel; blocks and their stride */
+  int64_t ps, rs;           /* floats of x between output pixels, output rows */
+  int64_t M, Mb, OHW, OW;
+  int64_t NR, R;      /* runs come from NR rows of R pixels (NR = 1: the plane) */
+  int64_t ng, nbands; /* tasks: nbands bands of runs x ng groups */
+  int64_t psv;        /* ps specialization: 0: 16, 1: 32, 2: any */
+  int64_t act;
+  float act_a, act_b;
+} kcb;
+
+/* The sums of a run of P pixels from x (tap (0, 0), block 0) for the J
+ * blocks whose filters are w, into out[j * P + p]; ps: floats between
+ * pixels (a constant where specialized). */
+KCB_INLINE void kcb_acc(const kcb *k, const float *x, const float *w, kcb_v16 *out, const int J,
+                        const int P, const int64_t ps) {
+  kcb_v16 acc[4][KCB_PMAX];
+  KCB_UNROLL for (int j = 0; j < J; j++) KCB_UNROLL for (int p = 0; p < P; p++) acc[j][p] =
+      (kcb_v16){0};
+  for (int64_t t = 0; t < k->T; t++) {
+    const float *xt = x + k->toff[t];
+    for (int64_t cb = 0; cb < k->nb; cb++) {
+      const float *xc = xt + cb * k->bs;
+      int64_t L = k->C - cb * k->Lp;
+      L = L < k->Lp ? L : k->Lp;
+      for (int64_t l = 0; l < L; l++, w += J * KCPU_CB) {
+        kcb_v16 wv[4];
+        KCB_UNROLL for (int j = 0; j < J; j++) wv[j] = *(const kcb_v16u *)(w + j * KCPU_CB);
+        KCB_UNROLL for (int p = 0; p < P; p++) {
+          float xs = xc[p * ps + l];
+          KCB_UNROLL for (int j = 0; j < J; j++) acc[j][p] += xs * wv[j];
+        }
       }
     }
-  return acc;
+  }
+  KCB_UNROLL for (int j = 0; j < J; j++) KCB_UNROLL for (int p = 0; p < P; p++) out[j * P + p] =
+      acc[j][p];
+}
+
+typedef void (*kcb_fn)(const kcb *k, const float *x, const float *w, kcb_v16 *out);
+
+#define KCB_FN(J, P)                                                                               \
+  static void kcb_acc16_##J##_##P(const kcb *k, const float *x, const float *w, kcb_v16 *out) {    \
+    kcb_acc(k, x, w, out, J, P, 16);                                                               \
+  }                                                                                                \
+  static void kcb_acc32_##J##_##P(const kcb *k, const float *x, const float *w, kcb_v16 *out) {    \
+    kcb_acc(k, x, w, out, J, P, 32);                                                               \
+  }                                                                                                \
+  static void kcb_accn_##J##_##P(const kcb *k, const float *x, const float *w, kcb_v16 *out) {     \
+    kcb_acc(k, x, w, out, J, P, k->ps);                                                            \
+  }
+#define KCB_P6(X, J) X(J, 1) X(J, 2) X(J, 3) X(J, 4) X(J, 5) X(J, 6)
+#define KCB_P8(X, J) KCB_P6(X, J) X(J, 7) X(J, 8)
+#define KCB_P12(X, J) KCB_P8(X, J) X(J, 9) X(J, 10) X(J, 11) X(J, 12)
+#define KCB_ALL(X) KCB_P12(X, 1) KCB_P12(X, 2) KCB_P8(X, 3) KCB_P6(X, 4)
+KCB_ALL(KCB_FN)
+
+#define KCB_ROW(S, J)                                                                              \
+  {                                                                                                \
+    kcb_acc##S##_##J##_1, kcb_acc##S##_##J##_2, kcb_acc##S##_##J##_3, kcb_acc##S##_##J##_4,        \
+        kcb_acc##S##_##J##_5, kcb_acc##S##_##J##_6, KCB_ROW_7##J(S)                                \
+  }
+#define KCB_ROW_71(S)                                                                              \
+  kcb_acc##S##_1_7, kcb_acc##S##_1_8, kcb_acc##S##_1_9, kcb_acc##S##_1_10, kcb_acc##S##_1_11,      \
+      kcb_acc##S##_1_12
+#define KCB_ROW_72(S)                                                                              \
+  kcb_acc##S##_2_7, kcb_acc##S##_2_8, kcb_acc##S##_2_9, kcb_acc##S##_2_10, kcb_acc##S##_2_11,      \
+      kcb_acc##S##_2_12
+#define KCB_ROW_73(S) kcb_acc##S##_3_7, kcb_acc##S##_3_8
+#define KCB_ROW_74(S) NULL
+#define KCB_TABLE(S)                                                                               \
+  { KCB_ROW(S, 1), KCB_ROW(S, 2), KCB_ROW(S, 3), KCB_ROW(S, 4) }
+/* [ps specialization][J - 1][P - 1] */
+static const kcb_fn kcb_fns[3][4][KCB_PMAX] = {KCB_TABLE(16), KCB_TABLE(32), KCB_TABLE(n)};
+
+/* Bias, residual and activation of a run's sums, stored at pixel q0 of
+ * blocks mb0.. (lanes past M written as zero). */
+static void kcb_epilogue(const kcb *k, const kcb_v16 *acc, int64_t J, int64_t P, int64_t mb0,
+                         int64_t q0) {
+  kcb_v16 z = {0};
+  for (int64_t j = 0; j < J; j++) {
+    int64_t mb = mb0 + j, o = (mb * k->OHW + q0) * KCPU_CB, rest = k->M - mb * KCPU_CB;
+    kcb_v16i keep; /* lanes below M */
+    for (int l = 0; l < KCPU_CB; l++)
+      keep[l] = l < rest ? -1 : 0;
+    kcb_v16 bv = *(const kcb_v16u *)(k->bias + mb * KCPU_CB);
+    float *y = k->y + o;
+    for (int64_t p = 0; p < P; p++) {
+      kcb_v16 v = acc[j * P + p] + bv;
+      if (k->res)
+        v += *(const kcb_v16u *)(k->res + o + p * KCPU_CB);
+      if (k->act == KCPU_ACT_RELU) /* as kcpu_act1: NaN and -0 give 0 */
+        v = (kcb_v16)((kcb_v16i)v & (kcb_v16i)(v > z));
+      KCPU_ACT_VEC_HARD(kcb_v16, kcb_v16i, v, k->act, k->act_a, k->act_b);
+      *(kcb_v16u *)(y + p * KCPU_CB) = (kcb_v16)((kcb_v16i)v & keep);
+    }
+    /* the zeros of the padding lanes stay zero through these two */
+    if (k->act == KCPU_ACT_SWISH)
+      kcpu_act_swish_row(k->act_a, y, P * KCPU_CB);
+    else if (k->act == KCPU_ACT_GELU)
+      for (int64_t i = 0; i < P * KCPU_CB; i++)
+        y[i] = kcpu_m_gelu(y[i]);
+  }
+}
+
+/* Tasks [b, e): task t is band t / ng of the runs of group t % ng. */
+static void kcb_task(void *ctx, int64_t b, int64_t e) {
+  const kcb *k = ctx;
+  kcb_v16 acc[4 * KCB_PMAX];
+  for (int64_t t = b; t < e; t++) {
+    int64_t band = t / k->ng, g = t % k->ng;
+    int64_t b0 = kcpu_convb_group_start(k->Mb, g), J = kcpu_convb_group_start(k->Mb, g + 1) - b0;
+    int64_t kr = (k->R + kcb_pmax[J] - 1) / kcb_pmax[J]; /* runs per row, near-equal */
+    int64_t nr = k->NR * kr, r0 = nr * band / k->nbands, r1 = nr * (band + 1) / k->nbands;
+    const float *w = k->w + b0 * k->C * k->T * KCPU_CB;
+    for (int64_t r = r0; r < r1; r++) {
+      int64_t row = r / kr, i = r % kr, p0 = k->R * i / kr, p1 = k->R * (i + 1) / kr;
+      kcb_fns[k->psv][J - 1][p1 - p0 - 1](k, k->x + row * k->rs + p0 * k->ps, w, acc);
+      kcb_epilogue(k, acc, J, p1 - p0, b0, row * k->OW + p0);
+    }
+  }
+}
+
+/* The zero-bordered copy of one image: rows [b, e) of the nb * Hp rows of
+ * planes [nb][Hp][Wp][Lp], from a blocked (Lp = 16) or plain input. */
+typedef struct kcb_pad {
+  const float *X; /* the image */
+  float *xp;
+  int64_t x_blocked, C, H, W, Hp, Wp, Lp, pt, pl;
+} kcb_pad;
+
+static void kcb_pad_task(void *ctx, int64_t b, int64_t e) {
+  const kcb_pad *a = ctx;
+  int64_t n = a->Wp - a->pl < a->W ? a->Wp - a->pl : a->W; /* columns read */
+  n = n < 0 ? 0 : n;
+  for (int64_t r = b; r < e; r++) {
+    int64_t cb = r / a->Hp, ih = r % a->Hp - a->pt;
+    float *d = a->xp + r * a->Wp * a->Lp;
+    if (ih < 0 || ih >= a->H) {
+      for (int64_t i = 0; i < a->Wp * a->Lp; i++)
+        d[i] = 0.0f;
+      continue;
+    }
+    for (int64_t i = 0; i < a->pl * a->Lp && i < a->Wp * a->Lp; i++)
+      d[i] = 0.0f;
+    for (int64_t i = (a->pl + n) * a->Lp; i < a->Wp * a->Lp; i++)
+      d[i] = 0.0f;
+    d += a->pl * a->Lp;
+    if (a->x_blocked) {
+      const float *s = a->X + (cb * a->H + ih) * a->W * KCPU_CB;
+      for (int64_t i = 0; i < n * KCPU_CB; i++)
+        d[i] = s[i];
+      continue;
+    }
+    int64_t L = a->C - cb * a->Lp;
+    L = L < a->Lp ? L : a->Lp;
+    for (int64_t l = 0; l < L; l++) {
+      const float *s = a->X + ((cb * a->Lp + l) * a->H + ih) * a->W;
+      for (int64_t i = 0; i < n; i++)
+        d[i * a->Lp + l] = s[i];
+    }
+  }
 }
 
 KCPU_PREBUILT void kcpu_k_conv2d_blocked(const float *X, int64_t x_blocked, const float *Wt,
                                          const float *Wpk, const float *bias, const float *res,
                                          float *Y, int64_t N, int64_t C, int64_t H, int64_t W,
                                          int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW,
-                                         int64_t sh, int64_t sw, int64_t dh, int64_t dw,
-                                         int64_t pt, int64_t pl, int64_t depthwise, int64_t act,
-                                         float act_a, float act_b, struct kcpu_pool *pool) {
+                                         int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t pt,
+                                         int64_t pl, int64_t depthwise, int64_t act, float act_a,
+                                         float act_b, struct kcpu_pool *pool) {
   float *own = NULL;
   if (!Wpk) {
     own = kcpu_alloc(kcpu_convb_packed_size(M, C, KH, KW, depthwise, x_blocked) *
@@ -51,30 +236,85 @@ KCPU_PREBUILT void kcpu_k_conv2d_blocked(const float *X, int64_t x_blocked, cons
     kcpu_free(own);
     return;
   }
-  int64_t Mb = (M + KCPU_CB - 1) / KCPU_CB;
-  for (int64_t n = 0; n < N; n++)
-    for (int64_t mb = 0; mb < Mb; mb++)
-      for (int64_t oh = 0; oh < OH; oh++)
-        for (int64_t ow = 0; ow < OW; ow++)
-          for (int64_t l = 0; l < KCPU_CB; l++) {
-            int64_t m = mb * KCPU_CB + l, o = (((n * Mb + mb) * OH + oh) * OW + ow) * KCPU_CB + l;
-            if (m >= M) {
-              Y[o] = 0.0f;
-              continue;
-            }
-            float v = kcpu_convb_one(X, x_blocked, Wpk, n, m, oh, ow, C, H, W, KH, KW, sh, sw, dh,
-                                     dw, pt, pl);
-            if (bias)
-              v += bias[m];
-            if (res)
-              v += res[o];
-            if (act == KCPU_ACT_GELU)
-              v = kcpu_m_gelu(v);
-            else if (act == KCPU_ACT_SWISH)
-              v = v * kcpu_m_sigmoid(act_a * v);
-            else
-              v = kcpu_act1(act, act_a, act_b, v);
-            Y[o] = v;
-          }
+  if (N <= 0 || OH <= 0 || OW <= 0 || M <= 0) {
+    kcpu_free(own);
+    return;
+  }
+  int64_t Mb = (M + KCPU_CB - 1) / KCPU_CB, Cb = (C + KCPU_CB - 1) / KCPU_CB, T = KH * KW;
+  /* rows and columns of the (padded) image that the convolution reads */
+  int64_t Hr = (OH - 1) * sh + (KH - 1) * dh + 1, Wr = (OW - 1) * sw + (KW - 1) * dw + 1;
+  int64_t copy = !x_blocked || pt > 0 || pl > 0 || Hr > H || Wr > W;
+  int64_t Lp = x_blocked || C >= KCPU_CB ? KCPU_CB : C, nb = (C + Lp - 1) / Lp;
+  int64_t Hp = copy ? Hr : H, Wp = copy ? Wr : W;
+  int64_t xfl = copy ? nb * Hp * Wp * Lp : 0; /* floats of the copy */
+  char *scr =
+      kcpu_alloc((Mb * KCPU_CB + xfl) * (int64_t)sizeof(float) + T * (int64_t)sizeof(int64_t));
+  if (!scr) {
+    kcpu_free(own);
+    return;
+  }
+  float *bias16 = (float *)scr, *xp = bias16 + Mb * KCPU_CB;
+  int64_t *toff = (int64_t *)(xp + xfl);
+  for (int64_t m = 0; m < Mb * KCPU_CB; m++)
+    bias16[m] = bias && m < M ? bias[m] : 0.0f;
+  for (int64_t kh = 0; kh < KH; kh++)
+    for (int64_t kw = 0; kw < KW; kw++)
+      toff[kh * KW + kw] = (kh * dh * Wp + kw * dw) * Lp;
+
+  kcb k = {.w = Wpk,
+           .bias = bias16,
+           .toff = toff,
+           .T = T,
+           .C = C,
+           .Lp = Lp,
+           .nb = nb,
+           .bs = Hp * Wp * Lp,
+           .ps = sw * Lp,
+           .rs = sh * Wp * Lp,
+           .M = M,
+           .Mb = Mb,
+           .OHW = OH * OW,
+           .OW = OW,
+           .act = act,
+           .act_a = act_a,
+           .act_b = act_b};
+  /* output rows that continue each other in the input: one row of runs */
+  int64_t flat = sh * Wp == OW * sw;
+  k.NR = flat ? 1 : OH;
+  k.R = flat ? OH * OW : OW;
+  k.ng = kcpu_convb_groups(Mb);
+  k.psv = k.ps == 16 ? 0 : k.ps == 32 ? 1 : 2;
+  /* bands of about 512 pixels (a band's input stays in cache across its
+   * groups), and at least 4 tasks a thread where the plane allows */
+  int64_t threads = kcpu_pool_threads(pool), tasks = 4 * threads;
+  k.nbands = (OH * OW + 511) / 512;
+  if (k.nbands * k.ng < tasks)
+    k.nbands = (tasks + k.ng - 1) / k.ng;
+  if (k.nbands > k.NR * ((k.R + KCB_PMAX - 1) / KCB_PMAX))
+    k.nbands = k.NR * ((k.R + KCB_PMAX - 1) / KCB_PMAX); /* no fewer runs than bands */
+
+  for (int64_t n = 0; n < N; n++) {
+    if (copy) {
+      kcb_pad a = {.X = X + n * (x_blocked ? Cb * KCPU_CB : C) * H * W,
+                   .xp = xp,
+                   .x_blocked = x_blocked,
+                   .C = C,
+                   .H = H,
+                   .W = W,
+                   .Hp = Hp,
+                   .Wp = Wp,
+                   .Lp = Lp,
+                   .pt = pt,
+                   .pl = pl};
+      kcpu_parallel_for(pool, nb * Hp, kcb_pad_task, &a);
+      k.x = xp;
+    } else {
+      k.x = X + n * Cb * H * W * KCPU_CB;
+    }
+    k.y = Y + n * Mb * OH * OW * KCPU_CB;
+    k.res = res ? res + n * Mb * OH * OW * KCPU_CB : NULL;
+    kcpu_parallel_for(pool, k.nbands * k.ng, kcb_task, &k);
+  }
+  kcpu_free(scr);
   kcpu_free(own);
 }
