@@ -192,6 +192,16 @@ START_TEST(conv_blocked_batch) {
 }
 END_TEST
 
+/* Filters past the kernel's 256 KiB a pass (conv_blocked.c, KCB_WBYTES):
+ * the reduction goes in chunks of (tap, input block) pairs, some ending
+ * inside a tap, whose sums pass through scratch. */
+START_TEST(conv_blocked_chunks) {
+  cb_check((cb){300, 6, 7, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0}, 1);
+  cb_check((cb){2100, 3, 9, 20, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0}, 1);
+  cb_check((cb){520, 7, 7, 64, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0}, 1);
+}
+END_TEST
+
 /* The dense packed layout, from its definition in conv_blocked.h: group g
  * of J blocks from block b0 holds [kh][kw][c][j][lane]. */
 START_TEST(conv_blocked_pack_layout) {
@@ -224,6 +234,7 @@ Suite *tk_conv_blocked_suite(void) {
   tcase_add_test(tc, conv_blocked_geometry);
   tcase_add_test(tc, conv_blocked_plain);
   tcase_add_test(tc, conv_blocked_batch);
+  tcase_add_test(tc, conv_blocked_chunks);
   tcase_add_test(tc, conv_blocked_pack_layout);
   suite_add_tcase(s, tc);
   return s;

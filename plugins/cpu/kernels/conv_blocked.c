@@ -42,6 +42,10 @@ typedef int32_t kcb_v16i __attribute__((vector_size(64)));
 /* Pixels per run for J blocks: J * P accumulators (24 of the 32 AVX-512
  * registers at J = 2..4) plus J filter vectors. */
 #define KCB_PMAX 12
+/* Bytes of a group's filters that one pass over a band's runs reads. */
+#ifndef KCB_WBYTES
+#define KCB_WBYTES (256 * 1024)
+#endif
 static const int64_t kcb_pmax[5] = {0, 12, 12, 8, 6};
 
 typedef struct kcb {
@@ -59,47 +63,90 @@ typedef struct kcb {
   int64_t psv;        /* ps specialization: 0: 16, 1: 32, 2: any */
   int64_t act;
   float act_a, act_b;
+  int32_t keep[2][KCPU_CB]; /* lane masks: all lanes, and those below M of the last block */
 } kcb;
 
-/* The sums of a run of P pixels from x (tap (0, 0), block 0) for the J
- * blocks whose filters are w, into out[j * P + p]; ps: floats between
- * pixels (a constant where specialized). */
-KCB_INLINE void kcb_acc(const kcb *k, const float *x, const float *w, kcb_v16 *out, const int J,
-                        const int P, const int64_t ps) {
-  kcb_v16 acc[4][KCB_PMAX];
+/* One call of the micro-kernel: a run of P pixels (x: its first pixel at
+ * tap (0, 0), block 0) for the J blocks from mb0, over the (tap, input
+ * block) pairs [i0, i1) in tap-major order (w: the filters of pair i0).
+ * Sums start from zero at the first pair (first) or from part, and end in
+ * the epilogue (last) or in part: chunks of pairs in order make the same
+ * sums as one call over all. */
+typedef struct kcb_run {
+  const float *x, *w;
+  int64_t i0, i1, first, last, mb0, q0;
+  kcb_v16 *part; /* J * P partial sums */
+} kcb_run;
+
+/* The run's sums (ps: floats between pixels, a constant where
+ * specialized), then bias, residual and the activations kcpu_act1 covers
+ * in registers, lanes past M cleared; Swish and Gelu over the stored run. */
+KCB_INLINE void kcb_acc(const kcb *k, const kcb_run *u, const int J, const int P,
+                        const int64_t ps) {
+  kcb_v16 acc[4][KCB_PMAX], z = {0};
   KCB_UNROLL for (int j = 0; j < J; j++) KCB_UNROLL for (int p = 0; p < P; p++) acc[j][p] =
-      (kcb_v16){0};
-  for (int64_t t = 0; t < k->T; t++) {
-    const float *xt = x + k->toff[t];
-    for (int64_t cb = 0; cb < k->nb; cb++) {
-      const float *xc = xt + cb * k->bs;
-      int64_t L = k->C - cb * k->Lp;
-      L = L < k->Lp ? L : k->Lp;
-      for (int64_t l = 0; l < L; l++, w += J * KCPU_CB) {
-        kcb_v16 wv[4];
-        KCB_UNROLL for (int j = 0; j < J; j++) wv[j] = *(const kcb_v16u *)(w + j * KCPU_CB);
-        KCB_UNROLL for (int p = 0; p < P; p++) {
-          float xs = xc[p * ps + l];
-          KCB_UNROLL for (int j = 0; j < J; j++) acc[j][p] += xs * wv[j];
-        }
+      u->first ? z : u->part[j * P + p];
+  const float *w = u->w;
+  int64_t t = u->i0 / k->nb, cb = u->i0 - t * k->nb;
+  const float *xt = u->x + k->toff[t];
+  for (int64_t i = u->i0; i < u->i1; i++) {
+    const float *xc = xt + cb * k->bs;
+    int64_t L = k->C - cb * k->Lp;
+    L = L < k->Lp ? L : k->Lp;
+    for (int64_t l = 0; l < L; l++, w += J * KCPU_CB) {
+      kcb_v16 wv[4];
+      KCB_UNROLL for (int j = 0; j < J; j++) wv[j] = *(const kcb_v16u *)(w + j * KCPU_CB);
+      KCB_UNROLL for (int p = 0; p < P; p++) {
+        float xs = xc[p * ps + l];
+        KCB_UNROLL for (int j = 0; j < J; j++) acc[j][p] += xs * wv[j];
       }
     }
+    if (++cb == k->nb) { /* toff has a T-th entry for the step past the last tap */
+      cb = 0;
+      xt = u->x + k->toff[++t];
+    }
   }
-  KCB_UNROLL for (int j = 0; j < J; j++) KCB_UNROLL for (int p = 0; p < P; p++) out[j * P + p] =
-      acc[j][p];
+  if (!u->last) {
+    KCB_UNROLL for (int j = 0; j < J; j++) KCB_UNROLL for (int p = 0; p < P; p++)
+        u->part[j * P + p] = acc[j][p];
+    return;
+  }
+  KCB_UNROLL for (int j = 0; j < J; j++) {
+    int64_t mb = u->mb0 + j, o = (mb * k->OHW + u->q0) * KCPU_CB;
+    kcb_v16 bv = *(const kcb_v16u *)(k->bias + mb * KCPU_CB);
+    kcb_v16i keep = *(const kcb_v16i *)k->keep[mb == k->Mb - 1]; /* lanes below M */
+    float *y = k->y + o;
+    const float *r = k->res ? k->res + o : NULL; /* may be y itself: read before written */
+    KCB_UNROLL for (int p = 0; p < P; p++) {
+      kcb_v16 v = acc[j][p] + bv;
+      if (r)
+        v += *(const kcb_v16u *)(r + p * KCPU_CB);
+      if (k->act == KCPU_ACT_RELU) /* as kcpu_act1: NaN and -0 give 0 */
+        v = (kcb_v16)((kcb_v16i)v & (kcb_v16i)(v > z));
+      else
+        KCPU_ACT_VEC_HARD(kcb_v16, kcb_v16i, v, k->act, k->act_a, k->act_b);
+      *(kcb_v16u *)(y + p * KCPU_CB) = (kcb_v16)((kcb_v16i)v & keep);
+    }
+    /* the zeros of the padding lanes stay zero through these two */
+    if (k->act == KCPU_ACT_SWISH)
+      kcpu_act_swish_row(k->act_a, y, P * KCPU_CB);
+    else if (k->act == KCPU_ACT_GELU)
+      for (int64_t i = 0; i < P * KCPU_CB; i++)
+        y[i] = kcpu_m_gelu(y[i]);
+  }
 }
 
-typedef void (*kcb_fn)(const kcb *k, const float *x, const float *w, kcb_v16 *out);
+typedef void (*kcb_fn)(const kcb *k, const kcb_run *u);
 
 #define KCB_FN(J, P)                                                                               \
-  static void kcb_acc16_##J##_##P(const kcb *k, const float *x, const float *w, kcb_v16 *out) {    \
-    kcb_acc(k, x, w, out, J, P, 16);                                                               \
+  static void kcb_acc16_##J##_##P(const kcb *k, const kcb_run *u) {                                \
+    kcb_acc(k, u, J, P, 16);                                                                       \
   }                                                                                                \
-  static void kcb_acc32_##J##_##P(const kcb *k, const float *x, const float *w, kcb_v16 *out) {    \
-    kcb_acc(k, x, w, out, J, P, 32);                                                               \
+  static void kcb_acc32_##J##_##P(const kcb *k, const kcb_run *u) {                                \
+    kcb_acc(k, u, J, P, 32);                                                                       \
   }                                                                                                \
-  static void kcb_accn_##J##_##P(const kcb *k, const float *x, const float *w, kcb_v16 *out) {     \
-    kcb_acc(k, x, w, out, J, P, k->ps);                                                            \
+  static void kcb_accn_##J##_##P(const kcb *k, const kcb_run *u) {                                 \
+    kcb_acc(k, u, J, P, k->ps);                                                                    \
   }
 #define KCB_P6(X, J) X(J, 1) X(J, 2) X(J, 3) X(J, 4) X(J, 5) X(J, 6)
 #define KCB_P8(X, J) KCB_P6(X, J) X(J, 7) X(J, 8)
@@ -125,51 +172,44 @@ KCB_ALL(KCB_FN)
 /* [ps specialization][J - 1][P - 1] */
 static const kcb_fn kcb_fns[3][4][KCB_PMAX] = {KCB_TABLE(16), KCB_TABLE(32), KCB_TABLE(n)};
 
-/* Bias, residual and activation of a run's sums, stored at pixel q0 of
- * blocks mb0.. (lanes past M written as zero). */
-static void kcb_epilogue(const kcb *k, const kcb_v16 *acc, int64_t J, int64_t P, int64_t mb0,
-                         int64_t q0) {
-  kcb_v16 z = {0};
-  for (int64_t j = 0; j < J; j++) {
-    int64_t mb = mb0 + j, o = (mb * k->OHW + q0) * KCPU_CB, rest = k->M - mb * KCPU_CB;
-    kcb_v16i keep; /* lanes below M */
-    for (int l = 0; l < KCPU_CB; l++)
-      keep[l] = l < rest ? -1 : 0;
-    kcb_v16 bv = *(const kcb_v16u *)(k->bias + mb * KCPU_CB);
-    float *y = k->y + o;
-    for (int64_t p = 0; p < P; p++) {
-      kcb_v16 v = acc[j * P + p] + bv;
-      if (k->res)
-        v += *(const kcb_v16u *)(k->res + o + p * KCPU_CB);
-      if (k->act == KCPU_ACT_RELU) /* as kcpu_act1: NaN and -0 give 0 */
-        v = (kcb_v16)((kcb_v16i)v & (kcb_v16i)(v > z));
-      KCPU_ACT_VEC_HARD(kcb_v16, kcb_v16i, v, k->act, k->act_a, k->act_b);
-      *(kcb_v16u *)(y + p * KCPU_CB) = (kcb_v16)((kcb_v16i)v & keep);
-    }
-    /* the zeros of the padding lanes stay zero through these two */
-    if (k->act == KCPU_ACT_SWISH)
-      kcpu_act_swish_row(k->act_a, y, P * KCPU_CB);
-    else if (k->act == KCPU_ACT_GELU)
-      for (int64_t i = 0; i < P * KCPU_CB; i++)
-        y[i] = kcpu_m_gelu(y[i]);
-  }
-}
-
-/* Tasks [b, e): task t is band t / ng of the runs of group t % ng. */
+/* Tasks [b, e): task t is band t / ng of the runs of group t % ng. Where
+ * a group's filters outgrow KCB_WBYTES, its (tap, input block) pairs go in
+ * chunks, each over all the band's runs, the sums in between held in
+ * scratch, so that the chunk's filters stay in cache across the runs. */
 static void kcb_task(void *ctx, int64_t b, int64_t e) {
   const kcb *k = ctx;
   kcb_v16 acc[4 * KCB_PMAX];
   for (int64_t t = b; t < e; t++) {
     int64_t band = t / k->ng, g = t % k->ng;
     int64_t b0 = kcpu_convb_group_start(k->Mb, g), J = kcpu_convb_group_start(k->Mb, g + 1) - b0;
-    int64_t kr = (k->R + kcb_pmax[J] - 1) / kcb_pmax[J]; /* runs per row, near-equal */
+    int64_t P = kcb_pmax[J], kr = (k->R + P - 1) / P; /* runs per row, near-equal */
     int64_t nr = k->NR * kr, r0 = nr * band / k->nbands, r1 = nr * (band + 1) / k->nbands;
-    const float *w = k->w + b0 * k->C * k->T * KCPU_CB;
-    for (int64_t r = r0; r < r1; r++) {
-      int64_t row = r / kr, i = r % kr, p0 = k->R * i / kr, p1 = k->R * (i + 1) / kr;
-      kcb_fns[k->psv][J - 1][p1 - p0 - 1](k, k->x + row * k->rs + p0 * k->ps, w, acc);
-      kcb_epilogue(k, acc, J, p1 - p0, b0, row * k->OW + p0);
+    int64_t np = k->T * k->nb, pairs = KCB_WBYTES / (k->Lp * J * KCPU_CB * (int64_t)sizeof(float));
+    pairs = pairs < 1 ? 1 : pairs;
+    kcb_v16 *part = acc;
+    if (pairs < np && r1 - r0 > 1) {
+      part = kcpu_alloc((r1 - r0) * J * P * (int64_t)sizeof(kcb_v16));
+      if (!part) /* the same sums in one chunk */
+        part = acc, pairs = np;
+    } else {
+      pairs = np;
     }
+    const float *wg = k->w + b0 * k->C * k->T * KCPU_CB;
+    for (int64_t i0 = 0; i0 < np; i0 += pairs) {
+      kcb_run u = {.i0 = i0, .i1 = i0 + pairs < np ? i0 + pairs : np, .first = i0 == 0, .mb0 = b0};
+      u.last = u.i1 == np;
+      /* filters before pair i0: i0 / nb whole taps, then i0 % nb blocks */
+      u.w = wg + ((i0 / k->nb) * k->C + (i0 % k->nb) * k->Lp) * J * KCPU_CB;
+      for (int64_t r = r0; r < r1; r++) {
+        int64_t row = r / kr, i = r % kr, p0 = k->R * i / kr, p1 = k->R * (i + 1) / kr;
+        u.x = k->x + row * k->rs + p0 * k->ps;
+        u.q0 = row * k->OW + p0;
+        u.part = part == acc ? acc : part + (r - r0) * J * P;
+        kcb_fns[k->psv][J - 1][p1 - p0 - 1](k, &u);
+      }
+    }
+    if (part != acc)
+      kcpu_free(part);
   }
 }
 
@@ -247,8 +287,8 @@ KCPU_PREBUILT void kcpu_k_conv2d_blocked(const float *X, int64_t x_blocked, cons
   int64_t Lp = x_blocked || C >= KCPU_CB ? KCPU_CB : C, nb = (C + Lp - 1) / Lp;
   int64_t Hp = copy ? Hr : H, Wp = copy ? Wr : W;
   int64_t xfl = copy ? nb * Hp * Wp * Lp : 0; /* floats of the copy */
-  char *scr =
-      kcpu_alloc((Mb * KCPU_CB + xfl) * (int64_t)sizeof(float) + T * (int64_t)sizeof(int64_t));
+  char *scr = kcpu_alloc((Mb * KCPU_CB + xfl) * (int64_t)sizeof(float) +
+                         (T + 1) * (int64_t)sizeof(int64_t));
   if (!scr) {
     kcpu_free(own);
     return;
@@ -260,6 +300,7 @@ KCPU_PREBUILT void kcpu_k_conv2d_blocked(const float *X, int64_t x_blocked, cons
   for (int64_t kh = 0; kh < KH; kh++)
     for (int64_t kw = 0; kw < KW; kw++)
       toff[kh * KW + kw] = (kh * dh * Wp + kw * dw) * Lp;
+  toff[T] = 0;
 
   kcb k = {.w = Wpk,
            .bias = bias16,
@@ -278,6 +319,10 @@ KCPU_PREBUILT void kcpu_k_conv2d_blocked(const float *X, int64_t x_blocked, cons
            .act = act,
            .act_a = act_a,
            .act_b = act_b};
+  for (int64_t l = 0; l < KCPU_CB; l++) {
+    k.keep[0][l] = -1;
+    k.keep[1][l] = l < M - (Mb - 1) * KCPU_CB ? -1 : 0;
+  }
   /* output rows that continue each other in the input: one row of runs */
   int64_t flat = sh * Wp == OW * sw;
   k.NR = flat ? 1 : OH;
