@@ -26,6 +26,7 @@
 typedef float kcb_v16 __attribute__((vector_size(64)));
 typedef float kcb_v16u __attribute__((vector_size(64), aligned(4), may_alias));
 typedef int32_t kcb_v16i __attribute__((vector_size(64)));
+typedef int32_t kcb_v16iu __attribute__((vector_size(64), aligned(4), may_alias));
 
 /* Full unrolling of the loops over the accumulators (constant trip counts
  * once inlined; the library is built with -fno-unroll-loops, which a pragma
@@ -60,11 +61,44 @@ typedef struct kcb {
   int64_t M, Mb, OHW, OW;
   int64_t NR, R;      /* runs come from NR rows of R pixels (NR = 1: the plane) */
   int64_t ng, nbands; /* tasks: nbands bands of runs x ng groups */
-  int64_t psv;        /* ps specialization: 0: 16, 1: 32, 2: any */
+  int64_t psv;        /* ps specialization: 0: 16 (blocked, stride 1), 1: any */
   int64_t act;
   float act_a, act_b;
   int32_t keep[2][KCPU_CB]; /* lane masks: all lanes, and those below M of the last block */
+  int32_t relu[KCPU_CB];    /* all zeros for Relu, else all ones */
 } kcb;
+
+/* The activations other than Relu over a stored run of P vectors (in
+ * L1; in registers they would multiply the micro-kernel's code by the
+ * activation count), lanes past M (keep) cleared again. */
+static void kcb_act_row(const kcb *k, float *y, int64_t P, const int32_t *keepl) {
+  kcb_v16i keep = *(const kcb_v16iu *)keepl;
+  switch (k->act) {
+  case KCPU_ACT_CLIP:
+  case KCPU_ACT_HARD_SIGMOID:
+  case KCPU_ACT_HARD_SWISH:
+    for (int64_t p = 0; p < P; p++) {
+      kcb_v16 v = *(kcb_v16u *)(y + p * KCPU_CB);
+      if (k->act == KCPU_ACT_CLIP)
+        KCPU_ACT_VEC_HARD(kcb_v16, kcb_v16i, v, KCPU_ACT_CLIP, k->act_a, k->act_b);
+      else if (k->act == KCPU_ACT_HARD_SIGMOID)
+        KCPU_ACT_VEC_HARD(kcb_v16, kcb_v16i, v, KCPU_ACT_HARD_SIGMOID, k->act_a, k->act_b);
+      else
+        KCPU_ACT_VEC_HARD(kcb_v16, kcb_v16i, v, KCPU_ACT_HARD_SWISH, k->act_a, k->act_b);
+      *(kcb_v16u *)(y + p * KCPU_CB) = (kcb_v16)((kcb_v16i)v & keep);
+    }
+    break;
+  case KCPU_ACT_SWISH: /* 0 stays 0: no clearing */
+    kcpu_act_swish_row(k->act_a, y, P * KCPU_CB);
+    break;
+  case KCPU_ACT_GELU:
+    for (int64_t i = 0; i < P * KCPU_CB; i++)
+      y[i] = kcpu_m_gelu(y[i]);
+    break;
+  default:
+    break;
+  }
+}
 
 /* One call of the micro-kernel: a run of P pixels (x: its first pixel at
  * tap (0, 0), block 0) for the J blocks from mb0, over the (tap, input
@@ -111,28 +145,23 @@ KCB_INLINE void kcb_acc(const kcb *k, const kcb_run *u, const int J, const int P
         u->part[j * P + p] = acc[j][p];
     return;
   }
+  kcb_v16i relu = *(const kcb_v16iu *)k->relu;
   KCB_UNROLL for (int j = 0; j < J; j++) {
     int64_t mb = u->mb0 + j, o = (mb * k->OHW + u->q0) * KCPU_CB;
     kcb_v16 bv = *(const kcb_v16u *)(k->bias + mb * KCPU_CB);
-    kcb_v16i keep = *(const kcb_v16i *)k->keep[mb == k->Mb - 1]; /* lanes below M */
+    kcb_v16i keep = *(const kcb_v16iu *)k->keep[mb == k->Mb - 1]; /* lanes below M */
     float *y = k->y + o;
     const float *r = k->res ? k->res + o : NULL; /* may be y itself: read before written */
     KCB_UNROLL for (int p = 0; p < P; p++) {
       kcb_v16 v = acc[j][p] + bv;
       if (r)
         v += *(const kcb_v16u *)(r + p * KCPU_CB);
-      if (k->act == KCPU_ACT_RELU) /* as kcpu_act1: NaN and -0 give 0 */
-        v = (kcb_v16)((kcb_v16i)v & (kcb_v16i)(v > z));
-      else
-        KCPU_ACT_VEC_HARD(kcb_v16, kcb_v16i, v, k->act, k->act_a, k->act_b);
+      /* Relu as kcpu_act1 (NaN and -0 give 0), where relu is all zeros */
+      v = (kcb_v16)((kcb_v16i)v & ((kcb_v16i)(v > z) | relu));
       *(kcb_v16u *)(y + p * KCPU_CB) = (kcb_v16)((kcb_v16i)v & keep);
     }
-    /* the zeros of the padding lanes stay zero through these two */
-    if (k->act == KCPU_ACT_SWISH)
-      kcpu_act_swish_row(k->act_a, y, P * KCPU_CB);
-    else if (k->act == KCPU_ACT_GELU)
-      for (int64_t i = 0; i < P * KCPU_CB; i++)
-        y[i] = kcpu_m_gelu(y[i]);
+    if (k->act != KCPU_ACT_NONE && k->act != KCPU_ACT_RELU)
+      kcb_act_row(k, y, P, k->keep[mb == k->Mb - 1]);
   }
 }
 
@@ -141,9 +170,6 @@ typedef void (*kcb_fn)(const kcb *k, const kcb_run *u);
 #define KCB_FN(J, P)                                                                               \
   static void kcb_acc16_##J##_##P(const kcb *k, const kcb_run *u) {                                \
     kcb_acc(k, u, J, P, 16);                                                                       \
-  }                                                                                                \
-  static void kcb_acc32_##J##_##P(const kcb *k, const kcb_run *u) {                                \
-    kcb_acc(k, u, J, P, 32);                                                                       \
   }                                                                                                \
   static void kcb_accn_##J##_##P(const kcb *k, const kcb_run *u) {                                 \
     kcb_acc(k, u, J, P, k->ps);                                                                    \
@@ -170,7 +196,7 @@ KCB_ALL(KCB_FN)
 #define KCB_TABLE(S)                                                                               \
   { KCB_ROW(S, 1), KCB_ROW(S, 2), KCB_ROW(S, 3), KCB_ROW(S, 4) }
 /* [ps specialization][J - 1][P - 1] */
-static const kcb_fn kcb_fns[3][4][KCB_PMAX] = {KCB_TABLE(16), KCB_TABLE(32), KCB_TABLE(n)};
+static const kcb_fn kcb_fns[2][4][KCB_PMAX] = {KCB_TABLE(16), KCB_TABLE(n)};
 
 /* Tasks [b, e): task t is band t / ng of the runs of group t % ng. Where
  * a group's filters outgrow KCB_WBYTES, its (tap, input block) pairs go in
@@ -322,13 +348,14 @@ KCPU_PREBUILT void kcpu_k_conv2d_blocked(const float *X, int64_t x_blocked, cons
   for (int64_t l = 0; l < KCPU_CB; l++) {
     k.keep[0][l] = -1;
     k.keep[1][l] = l < M - (Mb - 1) * KCPU_CB ? -1 : 0;
+    k.relu[l] = act == KCPU_ACT_RELU ? 0 : -1;
   }
   /* output rows that continue each other in the input: one row of runs */
   int64_t flat = sh * Wp == OW * sw;
   k.NR = flat ? 1 : OH;
   k.R = flat ? OH * OW : OW;
   k.ng = kcpu_convb_groups(Mb);
-  k.psv = k.ps == 16 ? 0 : k.ps == 32 ? 1 : 2;
+  k.psv = k.ps == 16 ? 0 : 1;
   /* bands of about 512 pixels (a band's input stays in cache across its
    * groups), and at least 4 tasks a thread where the plane allows */
   int64_t threads = kcpu_pool_threads(pool), tasks = 4 * threads;
