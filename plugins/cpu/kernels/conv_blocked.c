@@ -66,6 +66,7 @@ typedef struct kcb {
   float act_a, act_b;
   int32_t keep[2][KCPU_CB]; /* lane masks: all lanes, and those below M of the last block */
   int32_t relu[KCPU_CB];    /* all zeros for Relu, else all ones */
+  float lo, hi;             /* Clip's bounds, else -inf and inf */
 } kcb;
 
 /* The activations other than Relu over a stored run of P vectors (in
@@ -101,20 +102,19 @@ static void kcb_act_row(const kcb *k, float *y, int64_t P, const int32_t *keepl)
 }
 
 /* One call of the micro-kernel: a run of P pixels (x: its first pixel at
- * tap (0, 0), block 0) for the J blocks from mb0, over the (tap, input
- * block) pairs [i0, i1) in tap-major order (w: the filters of pair i0).
- * Sums start from zero at the first pair (first) or from part, and end in
- * the epilogue (last) or in part: chunks of pairs in order make the same
- * sums as one call over all. */
+ * tap (0, 0), block 0) for J blocks, over the (tap, input block) pairs
+ * [i0, i1) in tap-major order (w: the filters of pair i0). Sums start from
+ * zero at the first pair (first) or from part, and end in part
+ * (part[j * P + p]): chunks of pairs in order make the same sums as one
+ * call over all. */
 typedef struct kcb_run {
   const float *x, *w;
-  int64_t i0, i1, first, last, mb0, q0;
-  kcb_v16 *part; /* J * P partial sums */
+  int64_t i0, i1, first;
+  kcb_v16 *part;
 } kcb_run;
 
-/* The run's sums (ps: floats between pixels, a constant where
- * specialized), then bias, residual and the activations kcpu_act1 covers
- * in registers, lanes past M cleared; Swish and Gelu over the stored run. */
+/* The run's sums; ps: floats between pixels, a constant where
+ * specialized. */
 KCB_INLINE void kcb_acc(const kcb *k, const kcb_run *u, const int J, const int P,
                         const int64_t ps) {
   kcb_v16 acc[4][KCB_PMAX], z = {0};
@@ -140,29 +140,8 @@ KCB_INLINE void kcb_acc(const kcb *k, const kcb_run *u, const int J, const int P
       xt = u->x + k->toff[++t];
     }
   }
-  if (!u->last) {
-    KCB_UNROLL for (int j = 0; j < J; j++) KCB_UNROLL for (int p = 0; p < P; p++)
-        u->part[j * P + p] = acc[j][p];
-    return;
-  }
-  kcb_v16i relu = *(const kcb_v16iu *)k->relu;
-  KCB_UNROLL for (int j = 0; j < J; j++) {
-    int64_t mb = u->mb0 + j, o = (mb * k->OHW + u->q0) * KCPU_CB;
-    kcb_v16 bv = *(const kcb_v16u *)(k->bias + mb * KCPU_CB);
-    kcb_v16i keep = *(const kcb_v16iu *)k->keep[mb == k->Mb - 1]; /* lanes below M */
-    float *y = k->y + o;
-    const float *r = k->res ? k->res + o : NULL; /* may be y itself: read before written */
-    KCB_UNROLL for (int p = 0; p < P; p++) {
-      kcb_v16 v = acc[j][p] + bv;
-      if (r)
-        v += *(const kcb_v16u *)(r + p * KCPU_CB);
-      /* Relu as kcpu_act1 (NaN and -0 give 0), where relu is all zeros */
-      v = (kcb_v16)((kcb_v16i)v & ((kcb_v16i)(v > z) | relu));
-      *(kcb_v16u *)(y + p * KCPU_CB) = (kcb_v16)((kcb_v16i)v & keep);
-    }
-    if (k->act != KCPU_ACT_NONE && k->act != KCPU_ACT_RELU)
-      kcb_act_row(k, y, P, k->keep[mb == k->Mb - 1]);
-  }
+  KCB_UNROLL for (int j = 0; j < J; j++) KCB_UNROLL for (int p = 0; p < P; p++) u->part[j * P + p] =
+      acc[j][p];
 }
 
 typedef void (*kcb_fn)(const kcb *k, const kcb_run *u);
@@ -198,6 +177,39 @@ KCB_ALL(KCB_FN)
 /* [ps specialization][J - 1][P - 1] */
 static const kcb_fn kcb_fns[2][4][KCB_PMAX] = {KCB_TABLE(16), KCB_TABLE(n)};
 
+/* Bias, residual and activation of a run's sums acc[j * P + p], stored at
+ * pixel q0 of blocks mb0.. (lanes past M cleared). Out of the
+ * micro-kernels, whose code it would multiply: the sums pass through L1.
+ * Relu and Clip in one branch-free pass, the others over the stored run. */
+static void kcb_epilogue(const kcb *k, const kcb_v16 *acc, int64_t J, int64_t P, int64_t mb0,
+                         int64_t q0) {
+  kcb_v16 z = {0}, lo = z + k->lo, hi = z + k->hi;
+  kcb_v16i relu = *(const kcb_v16iu *)k->relu;
+  for (int64_t j = 0; j < J; j++, acc += P) {
+    int64_t mb = mb0 + j, o = (mb * k->OHW + q0) * KCPU_CB;
+    kcb_v16 bv = *(const kcb_v16u *)(k->bias + mb * KCPU_CB);
+    const int32_t *keepl = k->keep[mb == k->Mb - 1];
+    kcb_v16i keep = *(const kcb_v16iu *)keepl; /* lanes below M */
+    float *y = k->y + o;
+    const float *r = k->res ? k->res + o : NULL; /* may be y itself: read before written */
+    for (int64_t p = 0; p < P; p++) {
+      kcb_v16 v = acc[p] + bv;
+      if (r)
+        v += *(const kcb_v16u *)(r + p * KCPU_CB);
+      /* Relu as kcpu_act1 (NaN and -0 give 0), where relu is all zeros */
+      v = (kcb_v16)((kcb_v16i)v & ((kcb_v16i)(v > z) | relu));
+      /* Clip as kcpu_act1 (NaN stays), between lo and hi (else -inf, inf) */
+      kcb_v16i m = (kcb_v16i)(v < lo);
+      v = (kcb_v16)(((kcb_v16i)v & ~m) | ((kcb_v16i)lo & m));
+      m = (kcb_v16i)(v > hi);
+      v = (kcb_v16)(((kcb_v16i)v & ~m) | ((kcb_v16i)hi & m));
+      *(kcb_v16u *)(y + p * KCPU_CB) = (kcb_v16)((kcb_v16i)v & keep);
+    }
+    if (k->act != KCPU_ACT_NONE && k->act != KCPU_ACT_RELU && k->act != KCPU_ACT_CLIP)
+      kcb_act_row(k, y, P, keepl);
+  }
+}
+
 /* Tasks [b, e): task t is band t / ng of the runs of group t % ng. Where
  * a group's filters outgrow KCB_WBYTES, its (tap, input block) pairs go in
  * chunks, each over all the band's runs, the sums in between held in
@@ -222,16 +234,16 @@ static void kcb_task(void *ctx, int64_t b, int64_t e) {
     }
     const float *wg = k->w + b0 * k->C * k->T * KCPU_CB;
     for (int64_t i0 = 0; i0 < np; i0 += pairs) {
-      kcb_run u = {.i0 = i0, .i1 = i0 + pairs < np ? i0 + pairs : np, .first = i0 == 0, .mb0 = b0};
-      u.last = u.i1 == np;
+      kcb_run u = {.i0 = i0, .i1 = i0 + pairs < np ? i0 + pairs : np, .first = i0 == 0};
       /* filters before pair i0: i0 / nb whole taps, then i0 % nb blocks */
       u.w = wg + ((i0 / k->nb) * k->C + (i0 % k->nb) * k->Lp) * J * KCPU_CB;
       for (int64_t r = r0; r < r1; r++) {
         int64_t row = r / kr, i = r % kr, p0 = k->R * i / kr, p1 = k->R * (i + 1) / kr;
         u.x = k->x + row * k->rs + p0 * k->ps;
-        u.q0 = row * k->OW + p0;
         u.part = part == acc ? acc : part + (r - r0) * J * P;
         kcb_fns[k->psv][J - 1][p1 - p0 - 1](k, &u);
+        if (u.i1 == np)
+          kcb_epilogue(k, u.part, J, p1 - p0, b0, row * k->OW + p0);
       }
     }
     if (part != acc)
@@ -350,6 +362,8 @@ KCPU_PREBUILT void kcpu_k_conv2d_blocked(const float *X, int64_t x_blocked, cons
     k.keep[1][l] = l < M - (Mb - 1) * KCPU_CB ? -1 : 0;
     k.relu[l] = act == KCPU_ACT_RELU ? 0 : -1;
   }
+  k.lo = act == KCPU_ACT_CLIP ? act_a : -__builtin_inff();
+  k.hi = act == KCPU_ACT_CLIP ? act_b : __builtin_inff();
   /* output rows that continue each other in the input: one row of runs */
   int64_t flat = sh * Wp == OW * sw;
   k.NR = flat ? 1 : OH;
