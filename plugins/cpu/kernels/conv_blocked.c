@@ -47,7 +47,11 @@ typedef int32_t kcb_v16iu __attribute__((vector_size(64), aligned(4), may_alias)
 #ifndef KCB_WBYTES
 #define KCB_WBYTES (256 * 1024)
 #endif
-static const int64_t kcb_pmax[5] = {0, 12, 12, 8, 6};
+#define KCB_PFULL1 12
+#define KCB_PFULL2 12
+#define KCB_PFULL3 8
+#define KCB_PFULL4 6
+static const int64_t kcb_pmax[5] = {0, KCB_PFULL1, KCB_PFULL2, KCB_PFULL3, KCB_PFULL4};
 
 typedef struct kcb {
   const float *x;           /* image n's input planes [nb][Hp][Wp][Lp] */
@@ -101,6 +105,18 @@ static void kcb_act_row(const kcb *k, float *y, int64_t P, const int32_t *keepl)
   }
 }
 
+/* Relu as kcpu_act1 (NaN and -0 give 0) where relu is all zeros, then
+ * Clip as kcpu_act1 (NaN stays) between lo and hi (else -inf and inf):
+ * both branch-free, on vector v. */
+#define KCB_RELU_CLIP(v)                                                                           \
+  do {                                                                                             \
+    v = (kcb_v16)((kcb_v16i)v & ((kcb_v16i)(v > z) | relu));                                       \
+    kcb_v16i m_ = (kcb_v16i)(v < lo);                                                              \
+    v = (kcb_v16)(((kcb_v16i)v & ~m_) | ((kcb_v16i)lo & m_));                                      \
+    m_ = (kcb_v16i)(v > hi);                                                                       \
+    v = (kcb_v16)(((kcb_v16i)v & ~m_) | ((kcb_v16i)hi & m_));                                      \
+  } while (0)
+
 /* One call of the micro-kernel: a run of P pixels (x: its first pixel at
  * tap (0, 0), block 0) for J blocks, over the (tap, input block) pairs
  * [i0, i1) in tap-major order (w: the filters of pair i0). Sums start from
@@ -109,14 +125,15 @@ static void kcb_act_row(const kcb *k, float *y, int64_t P, const int32_t *keepl)
  * call over all. */
 typedef struct kcb_run {
   const float *x, *w;
-  int64_t i0, i1, first;
+  int64_t i0, i1, first, mb0, q0;
   kcb_v16 *part;
 } kcb_run;
 
 /* The run's sums; ps: floats between pixels, a constant where
- * specialized. */
-KCB_INLINE void kcb_acc(const kcb *k, const kcb_run *u, const int J, const int P,
-                        const int64_t ps) {
+ * specialized. Runs of the full length (most of them: full) end in
+ * kcb_epilogue's work done in registers, the others in part. */
+KCB_INLINE void kcb_acc(const kcb *k, const kcb_run *u, const int J, const int P, const int64_t ps,
+                        const int full) {
   kcb_v16 acc[4][KCB_PMAX], z = {0};
   KCB_UNROLL for (int j = 0; j < J; j++) KCB_UNROLL for (int p = 0; p < P; p++) acc[j][p] =
       u->first ? z : u->part[j * P + p];
@@ -140,18 +157,41 @@ KCB_INLINE void kcb_acc(const kcb *k, const kcb_run *u, const int J, const int P
       xt = u->x + k->toff[++t];
     }
   }
-  KCB_UNROLL for (int j = 0; j < J; j++) KCB_UNROLL for (int p = 0; p < P; p++) u->part[j * P + p] =
-      acc[j][p];
+  if (!full || u->i1 < k->T * k->nb) {
+    KCB_UNROLL for (int j = 0; j < J; j++) KCB_UNROLL for (int p = 0; p < P; p++)
+        u->part[j * P + p] = acc[j][p];
+    return;
+  }
+  /* kcb_epilogue in registers */
+  kcb_v16 lo = z + k->lo, hi = z + k->hi;
+  kcb_v16i relu = *(const kcb_v16iu *)k->relu;
+  KCB_UNROLL for (int j = 0; j < J; j++) {
+    int64_t mb = u->mb0 + j, o = (mb * k->OHW + u->q0) * KCPU_CB;
+    kcb_v16 bv = *(const kcb_v16u *)(k->bias + mb * KCPU_CB);
+    const int32_t *keepl = k->keep[mb == k->Mb - 1];
+    kcb_v16i keep = *(const kcb_v16iu *)keepl;
+    float *y = k->y + o;
+    const float *r = k->res ? k->res + o : NULL;
+    KCB_UNROLL for (int p = 0; p < P; p++) {
+      kcb_v16 v = acc[j][p] + bv;
+      if (r)
+        v += *(const kcb_v16u *)(r + p * KCPU_CB);
+      KCB_RELU_CLIP(v);
+      *(kcb_v16u *)(y + p * KCPU_CB) = (kcb_v16)((kcb_v16i)v & keep);
+    }
+    if (k->act != KCPU_ACT_NONE && k->act != KCPU_ACT_RELU && k->act != KCPU_ACT_CLIP)
+      kcb_act_row(k, y, P, keepl);
+  }
 }
 
 typedef void (*kcb_fn)(const kcb *k, const kcb_run *u);
 
 #define KCB_FN(J, P)                                                                               \
   static void kcb_acc16_##J##_##P(const kcb *k, const kcb_run *u) {                                \
-    kcb_acc(k, u, J, P, 16);                                                                       \
+    kcb_acc(k, u, J, P, 16, P == KCB_PFULL##J);                                                    \
   }                                                                                                \
   static void kcb_accn_##J##_##P(const kcb *k, const kcb_run *u) {                                 \
-    kcb_acc(k, u, J, P, k->ps);                                                                    \
+    kcb_acc(k, u, J, P, k->ps, P == KCB_PFULL##J);                                                 \
   }
 #define KCB_P6(X, J) X(J, 1) X(J, 2) X(J, 3) X(J, 4) X(J, 5) X(J, 6)
 #define KCB_P8(X, J) KCB_P6(X, J) X(J, 7) X(J, 8)
@@ -196,13 +236,7 @@ static void kcb_epilogue(const kcb *k, const kcb_v16 *acc, int64_t J, int64_t P,
       kcb_v16 v = acc[p] + bv;
       if (r)
         v += *(const kcb_v16u *)(r + p * KCPU_CB);
-      /* Relu as kcpu_act1 (NaN and -0 give 0), where relu is all zeros */
-      v = (kcb_v16)((kcb_v16i)v & ((kcb_v16i)(v > z) | relu));
-      /* Clip as kcpu_act1 (NaN stays), between lo and hi (else -inf, inf) */
-      kcb_v16i m = (kcb_v16i)(v < lo);
-      v = (kcb_v16)(((kcb_v16i)v & ~m) | ((kcb_v16i)lo & m));
-      m = (kcb_v16i)(v > hi);
-      v = (kcb_v16)(((kcb_v16i)v & ~m) | ((kcb_v16i)hi & m));
+      KCB_RELU_CLIP(v);
       *(kcb_v16u *)(y + p * KCPU_CB) = (kcb_v16)((kcb_v16i)v & keep);
     }
     if (k->act != KCPU_ACT_NONE && k->act != KCPU_ACT_RELU && k->act != KCPU_ACT_CLIP)
@@ -220,7 +254,9 @@ static void kcb_task(void *ctx, int64_t b, int64_t e) {
   for (int64_t t = b; t < e; t++) {
     int64_t band = t / k->ng, g = t % k->ng;
     int64_t b0 = kcpu_convb_group_start(k->Mb, g), J = kcpu_convb_group_start(k->Mb, g + 1) - b0;
-    int64_t P = kcb_pmax[J], kr = (k->R + P - 1) / P; /* runs per row, near-equal */
+    /* runs of a row: full runs of P, the last full one and the rest of the
+     * row as two runs of about the same length */
+    int64_t P = kcb_pmax[J], nf = k->R / P, rem = k->R % P, kr = nf + (rem > 0);
     int64_t nr = k->NR * kr, r0 = nr * band / k->nbands, r1 = nr * (band + 1) / k->nbands;
     int64_t np = k->T * k->nb, pairs = KCB_WBYTES / (k->Lp * J * KCPU_CB * (int64_t)sizeof(float));
     pairs = pairs < 1 ? 1 : pairs;
@@ -238,11 +274,20 @@ static void kcb_task(void *ctx, int64_t b, int64_t e) {
       /* filters before pair i0: i0 / nb whole taps, then i0 % nb blocks */
       u.w = wg + ((i0 / k->nb) * k->C + (i0 % k->nb) * k->Lp) * J * KCPU_CB;
       for (int64_t r = r0; r < r1; r++) {
-        int64_t row = r / kr, i = r % kr, p0 = k->R * i / kr, p1 = k->R * (i + 1) / kr;
+        int64_t row = r / kr, i = r % kr, p0 = i * P, p1 = p0 + P;
+        if (rem && nf == 0)
+          p1 = k->R;
+        else if (rem && i >= nf - 1) {
+          int64_t h = (P + rem + 1) / 2;
+          p0 = (nf - 1) * P + (i == nf ? h : 0);
+          p1 = i == nf ? k->R : p0 + h;
+        }
         u.x = k->x + row * k->rs + p0 * k->ps;
         u.part = part == acc ? acc : part + (r - r0) * J * P;
+        u.mb0 = b0;
+        u.q0 = row * k->OW + p0;
         kcb_fns[k->psv][J - 1][p1 - p0 - 1](k, &u);
-        if (u.i1 == np)
+        if (u.i1 == np && p1 - p0 < P) /* full runs did this in registers */
           kcb_epilogue(k, u.part, J, p1 - p0, b0, row * k->OW + p0);
       }
     }
