@@ -369,7 +369,8 @@ KCPU_PREBUILT void kcpu_k_conv2d_blocked(const float *X, int64_t x_blocked, cons
   int64_t copy = !x_blocked || pt > 0 || pl > 0 || Hr > H || Wr > W;
   int64_t Lp = x_blocked || C >= KCPU_CB ? KCPU_CB : C, nb = (C + Lp - 1) / Lp;
   int64_t Hp = copy ? Hr : H, Wp = copy ? Wr : W;
-  int64_t xfl = copy ? nb * Hp * Wp * Lp : 0; /* floats of the copy */
+  /* floats of the copy, whole vectors: the tap offsets after it stay aligned */
+  int64_t xfl = copy ? (nb * Hp * Wp * Lp + KCPU_CB - 1) / KCPU_CB * KCPU_CB : 0;
   char *scr = kcpu_alloc((Mb * KCPU_CB + xfl) * (int64_t)sizeof(float) +
                          (T + 1) * (int64_t)sizeof(int64_t));
   if (!scr) {
