@@ -17,9 +17,17 @@
  * pixel reads every tap with no edge cases in the loops (the padding
  * taps add 0 * w, as in the NCHW direct kernel's zero-bordered planes).
  *
+ * A row is cut into runs of the full length P and two near-equal last
+ * ones; full runs (most of them) do the epilogue (bias, residual, Relu or
+ * Clip, lanes past M cleared) in registers, the shorter ones through a
+ * shared function, so that the register-blocked code exists once per
+ * (J, P) and the epilogue's only for the full P. Where a group's filters
+ * outgrow the cache, the reduction over (tap, input block) pairs goes in
+ * chunks, each over the band's runs, partial sums in scratch.
+ *
  * Every output element sums taps in (kh, kw) order, input channels in
- * order within a tap, whatever the run or group it falls in and whichever
- * task computes it: results do not depend on the thread count. */
+ * order within a tap, whatever the run, chunk or group it falls in and
+ * whichever task computes it: results do not depend on the thread count. */
 #include "conv_blocked.h"
 #include "kcpu_act.h"
 
@@ -40,13 +48,13 @@ typedef int32_t kcb_v16iu __attribute__((vector_size(64), aligned(4), may_alias)
 #endif
 #define KCB_INLINE static inline __attribute__((always_inline))
 
-/* Pixels per run for J blocks: J * P accumulators (24 of the 32 AVX-512
- * registers at J = 2..4) plus J filter vectors. */
-#define KCB_PMAX 12
 /* Bytes of a group's filters that one pass over a band's runs reads. */
 #ifndef KCB_WBYTES
 #define KCB_WBYTES (256 * 1024)
 #endif
+/* Pixels per full run for J blocks: J * P accumulators (24 of the 32
+ * AVX-512 registers at J = 2..4) plus J filter vectors. */
+#define KCB_PMAX 12
 #define KCB_PFULL1 12
 #define KCB_PFULL2 12
 #define KCB_PFULL3 8
@@ -73,20 +81,17 @@ typedef struct kcb {
   float lo, hi;             /* Clip's bounds, else -inf and inf */
 } kcb;
 
-/* The activations other than Relu over a stored run of P vectors (in
- * L1; in registers they would multiply the micro-kernel's code by the
- * activation count), lanes past M (keep) cleared again. */
+/* The activations other than Relu and Clip over a stored run of P
+ * vectors (in L1; in registers they would multiply the micro-kernels'
+ * code by the activation count), lanes past M (keep) cleared again. */
 static void kcb_act_row(const kcb *k, float *y, int64_t P, const int32_t *keepl) {
   kcb_v16i keep = *(const kcb_v16iu *)keepl;
   switch (k->act) {
-  case KCPU_ACT_CLIP:
   case KCPU_ACT_HARD_SIGMOID:
   case KCPU_ACT_HARD_SWISH:
     for (int64_t p = 0; p < P; p++) {
       kcb_v16 v = *(kcb_v16u *)(y + p * KCPU_CB);
-      if (k->act == KCPU_ACT_CLIP)
-        KCPU_ACT_VEC_HARD(kcb_v16, kcb_v16i, v, KCPU_ACT_CLIP, k->act_a, k->act_b);
-      else if (k->act == KCPU_ACT_HARD_SIGMOID)
+      if (k->act == KCPU_ACT_HARD_SIGMOID)
         KCPU_ACT_VEC_HARD(kcb_v16, kcb_v16i, v, KCPU_ACT_HARD_SIGMOID, k->act_a, k->act_b);
       else
         KCPU_ACT_VEC_HARD(kcb_v16, kcb_v16i, v, KCPU_ACT_HARD_SWISH, k->act_a, k->act_b);
