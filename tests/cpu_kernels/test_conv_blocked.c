@@ -1,79 +1,241 @@
 /* tests/cpu_kernels/test_conv_blocked.c: dense 2-D convolution into the
  * channel-blocked layout (conv_blocked.c), from blocked and from plain
- * inputs, against a naive loop in double over the plain layout. */
+ * inputs, against a naive loop in double over the plain layout: channel
+ * counts around the 16-lane blocks and the kernel's groups of blocks,
+ * output widths around its runs of pixels, filter sizes, strides,
+ * dilations and pads, every activation with and without a residual (apart
+ * and in place), batches; and the same bits with 1 and 2 threads and with
+ * filters packed per call or beforehand. */
+#include <string.h>
+
 #include "tk.h"
 
 #include "conv_blocked.h"
 
 typedef struct cb {
-  int64_t C, H, W, M, KH, KW, sh, sw, dh, dw, pt, pl, pb, pr;
+  int64_t C, H, W, M, KH, KW, sh, sw, dh, dw, pt, pl, pb, pr, N;
 } cb;
 
-/* Blocked conv of case c (x_blocked: input blocked), bias, residual,
- * activation a, checked channel by channel (padding lanes must be 0). */
-static void cb_case(cb c, int64_t x_blocked, const tk_act *a, int with_res) {
+/* Every activation, residual none / apart / in place, from a blocked
+ * (x_blocked) or plain input: one thread with filters packed per call
+ * against two threads with filters packed beforehand (same bits), both
+ * against the plain convolution in double; padding lanes of Y must be 0.
+ * Padding lanes of the blocked input are NaN, those of the residual
+ * random: neither may reach a result. */
+static void cb_check(cb c, int64_t x_blocked) {
+  int64_t N = c.N ? c.N : 1;
   int64_t OH = (c.H + c.pt + c.pb - ((c.KH - 1) * c.dh + 1)) / c.sh + 1;
   int64_t OW = (c.W + c.pl + c.pr - ((c.KW - 1) * c.dw + 1)) / c.sw + 1;
-  int64_t Cb = (c.C + 15) / 16, Mb = (c.M + 15) / 16;
-  float *X = tk_alloc(c.C * c.H * c.W), *Xb = tk_alloc(Cb * 16 * c.H * c.W);
+  int64_t Cb = (c.C + 15) / 16, Mb = (c.M + 15) / 16, HW = c.H * c.W, OHW = OH * OW;
+  int64_t yn = N * Mb * 16 * OHW;
+  float *X = tk_alloc(N * c.C * HW), *Xb = tk_alloc(N * Cb * 16 * HW);
   float *Wt = tk_alloc(c.M * c.C * c.KH * c.KW), *b = tk_alloc(c.M);
-  float *Rb = tk_alloc(Mb * 16 * OH * OW), *Y = tk_alloc(Mb * 16 * OH * OW);
-  tk_fill(X, c.C * c.H * c.W, (uint32_t)c.C);
+  float *Rb = tk_alloc(yn), *Y1 = tk_alloc(yn), *Y2 = tk_alloc(yn);
+  double *S = calloc((size_t)(N * c.M * OHW), sizeof *S);
+  tk_fill(X, N * c.C * HW, (uint32_t)(c.C * 7 + c.W));
   tk_fill(Wt, c.M * c.C * c.KH * c.KW, (uint32_t)c.M + 3);
   tk_fill(b, c.M, 11);
-  tk_fill(Rb, Mb * 16 * OH * OW, 13);
-  for (int64_t i = 0; i < Cb * 16 * c.H * c.W; i++) /* padding lanes: data a kernel must not read */
+  tk_fill(Rb, yn, 13);
+  for (int64_t i = 0; i < N * Cb * 16 * HW; i++) /* padding lanes: data a kernel must not read */
     Xb[i] = NAN;
-  for (int64_t ch = 0; ch < c.C; ch++)
-    for (int64_t s = 0; s < c.H * c.W; s++)
-      Xb[((ch / 16) * c.H * c.W + s) * 16 + ch % 16] = X[ch * c.H * c.W + s];
-  kcpu_k_conv2d_blocked(x_blocked ? Xb : X, x_blocked, Wt, NULL, b, with_res ? Rb : NULL, Y, 1,
-                        c.C, c.H, c.W, c.M, OH, OW, c.KH, c.KW, c.sh, c.sw, c.dh, c.dw, c.pt, c.pl,
-                        0, a->act, a->a, a->b, NULL);
-  for (int64_t m = 0; m < Mb * 16; m++)
-    for (int64_t oh = 0; oh < OH; oh++)
-      for (int64_t ow = 0; ow < OW; ow++) {
-        int64_t o = (((m / 16) * OH + oh) * OW + ow) * 16 + m % 16;
-        if (m >= c.M) {
-          ck_assert_msg(Y[o] == 0.0f, "padding lane %lld is %g", (long long)m, Y[o]);
-          continue;
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t ch = 0; ch < c.C; ch++)
+      for (int64_t s = 0; s < HW; s++)
+        Xb[((n * Cb + ch / 16) * HW + s) * 16 + ch % 16] = X[(n * c.C + ch) * HW + s];
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t m = 0; m < c.M; m++)
+      for (int64_t oh = 0; oh < OH; oh++)
+        for (int64_t ow = 0; ow < OW; ow++) {
+          double s = b[m];
+          for (int64_t ci = 0; ci < c.C; ci++)
+            for (int64_t kh = 0; kh < c.KH; kh++)
+              for (int64_t kw = 0; kw < c.KW; kw++) {
+                int64_t ih = oh * c.sh - c.pt + kh * c.dh, iw = ow * c.sw - c.pl + kw * c.dw;
+                if (ih >= 0 && ih < c.H && iw >= 0 && iw < c.W)
+                  s += (double)X[((n * c.C + ci) * c.H + ih) * c.W + iw] *
+                       Wt[((m * c.C + ci) * c.KH + kh) * c.KW + kw];
+              }
+          S[(n * c.M + m) * OHW + oh * OW + ow] = s;
         }
-        double s = b[m];
-        for (int64_t ci = 0; ci < c.C; ci++)
-          for (int64_t kh = 0; kh < c.KH; kh++)
-            for (int64_t kw = 0; kw < c.KW; kw++) {
-              int64_t ih = oh * c.sh - c.pt + kh * c.dh, iw = ow * c.sw - c.pl + kw * c.dw;
-              if (ih >= 0 && ih < c.H && iw >= 0 && iw < c.W)
-                s += (double)X[(ci * c.H + ih) * c.W + iw] *
-                     Wt[((m * c.C + ci) * c.KH + kh) * c.KW + kw];
-            }
-        if (with_res)
-          s += Rb[o];
-        double want = tk_ref_act(a->act, a->a, a->b, s);
-        double tol = 2e-6 * (double)(c.C * c.KH * c.KW) + 1e-5;
-        ck_assert_msg(fabs(Y[o] - want) <= tol * (1 + fabs(want)),
-                      "C%lld M%lld k%lld s%lld xb%lld act %lld: m %lld (%lld,%lld) got %g want %g",
-                      (long long)c.C, (long long)c.M, (long long)c.KH, (long long)c.sh,
-                      (long long)x_blocked, (long long)a->act, (long long)m, (long long)oh,
-                      (long long)ow, Y[o], want);
+  float *Wpk = tk_alloc(kcpu_convb_packed_size(c.M, c.C, c.KH, c.KW, 0, x_blocked));
+  kcpu_convb_pack(Wt, Wpk, c.M, c.C, c.KH, c.KW, 0, x_blocked);
+  struct kcpu_pool *p2 = kcpu_pool_create(2);
+  const tk_act *acts = tk_acts();
+  double tol = 2e-6 * (double)(c.C * c.KH * c.KW) + 1e-5;
+  for (size_t ai = 0; ai < TK_N_ACTS; ai++)
+    for (int res = 0; res < 3; res++) { /* none, apart, in place */
+      const tk_act *a = &acts[ai];
+      if (res == 2) {
+        memcpy(Y1, Rb, (size_t)yn * sizeof *Y1);
+        memcpy(Y2, Rb, (size_t)yn * sizeof *Y2);
       }
-  free(X), free(Xb), free(Wt), free(b), free(Rb), free(Y);
+      kcpu_k_conv2d_blocked(x_blocked ? Xb : X, x_blocked, Wt, NULL, b,
+                            res == 1   ? Rb
+                            : res == 2 ? Y1
+                                       : NULL,
+                            Y1, N, c.C, c.H, c.W, c.M, OH, OW, c.KH, c.KW, c.sh, c.sw, c.dh, c.dw,
+                            c.pt, c.pl, 0, a->act, a->a, a->b, NULL);
+      kcpu_k_conv2d_blocked(x_blocked ? Xb : X, x_blocked, NULL, Wpk, b,
+                            res == 1   ? Rb
+                            : res == 2 ? Y2
+                                       : NULL,
+                            Y2, N, c.C, c.H, c.W, c.M, OH, OW, c.KH, c.KW, c.sh, c.sw, c.dh, c.dw,
+                            c.pt, c.pl, 0, a->act, a->a, a->b, p2);
+      ck_assert_msg(memcmp(Y1, Y2, (size_t)yn * sizeof *Y1) == 0,
+                    "C%lld M%lld %lldx%lld k%lldx%lld: 1 thread, packed per call, and 2 threads, "
+                    "prepacked, differ (act %lld res %d)",
+                    (long long)c.C, (long long)c.M, (long long)c.H, (long long)c.W, (long long)c.KH,
+                    (long long)c.KW, (long long)a->act, res);
+      for (int64_t n = 0; n < N; n++)
+        for (int64_t m = 0; m < Mb * 16; m++)
+          for (int64_t q = 0; q < OHW; q++) {
+            int64_t o = ((n * Mb + m / 16) * OHW + q) * 16 + m % 16;
+            if (m >= c.M) {
+              ck_assert_msg(Y1[o] == 0.0f, "padding lane %lld is %g (act %lld res %d)",
+                            (long long)m, Y1[o], (long long)a->act, res);
+              continue;
+            }
+            double s = S[(n * c.M + m) * OHW + q] + (res ? Rb[o] : 0.0);
+            double want = tk_ref_act(a->act, a->a, a->b, s);
+            ck_assert_msg(fabs(Y1[o] - want) <= tol * (1 + fabs(want)),
+                          "C%lld %lldx%lld M%lld k%lldx%lld s%lld,%lld d%lld,%lld p%lld,%lld,%lld,"
+                          "%lld xb%lld act %lld res %d: n %lld m %lld (%lld,%lld) got %g want %g",
+                          (long long)c.C, (long long)c.H, (long long)c.W, (long long)c.M,
+                          (long long)c.KH, (long long)c.KW, (long long)c.sh, (long long)c.sw,
+                          (long long)c.dh, (long long)c.dw, (long long)c.pt, (long long)c.pl,
+                          (long long)c.pb, (long long)c.pr, (long long)x_blocked, (long long)a->act,
+                          res, (long long)n, (long long)m, (long long)(q / OW), (long long)(q % OW),
+                          Y1[o], want);
+          }
+    }
+  kcpu_pool_destroy(p2);
+  free(X), free(Xb), free(Wt), free(b), free(Rb), free(Y1), free(Y2), free(S), free(Wpk);
 }
 
-START_TEST(conv_blocked_basic) {
-  const tk_act *acts = tk_acts();
-  for (size_t ai = 0; ai < TK_N_ACTS; ai++) {
-    cb_case((cb){17, 9, 11, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, 1, &acts[ai], (int)(ai & 1));
-    cb_case((cb){3, 12, 13, 17, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3}, 0, &acts[ai], (int)(ai & 1));
+/* Input and output channels around the blocks (1 to 5 of them: the
+ * kernel's groups of up to 4 blocks, 5 making two), 3x3 and 1x1. */
+START_TEST(conv_blocked_channels) {
+  static const int64_t cs[] = {1, 3, 7, 16, 17, 24, 40, 64, 70};
+  static const int64_t ms[] = {1, 7, 16, 17, 24, 40, 64, 65, 80};
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+    int64_t C = cs[i], M = ms[(i * 5 + 2) % 9];
+    cb_check((cb){C, 6, 7, M, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0}, 1);
+    cb_check((cb){C, 5, 6, ms[i], 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0}, 1);
+    cb_check((cb){C, 5, 4, M, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0}, 0);
   }
+}
+END_TEST
+
+/* Output widths around the runs of pixels (6, 8 and 12 pixels for 4, 3
+ * and 1-2 blocks), in rows (3x3 padded) and in whole planes (1x1: the
+ * plane is one run of OH * OW pixels). */
+START_TEST(conv_blocked_widths) {
+  static const int64_t ws[] = {1, 2, 5, 6, 7, 8, 9, 11, 12, 13, 25};
+  for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++) {
+    int64_t W = ws[i];
+    cb_check((cb){20, 3, W, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0}, 1);
+    cb_check((cb){9, 2, W, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0}, 1);
+    cb_check((cb){18, 2, W, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0}, 1);
+    cb_check((cb){33, 1, W, 16, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0}, 1);
+    cb_check((cb){33, 2, W, 48, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0}, 1);
+  }
+}
+END_TEST
+
+/* Filter sizes, strides, dilations and pads: uneven, none, larger than
+ * the filter's reach on one side, and trailing ones that leave input
+ * rows and columns unread. */
+START_TEST(conv_blocked_geometry) {
+  static const cb cases[] = {
+      /* C H W M KH KW sh sw dh dw pt pl pb pr */
+      {17, 9, 11, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0},
+      {16, 10, 10, 32, 3, 3, 2, 2, 1, 1, 1, 1, 0, 0, 0},
+      {16, 11, 13, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0},
+      {24, 9, 9, 17, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 0},
+      {8, 12, 10, 33, 3, 3, 1, 2, 2, 1, 0, 2, 2, 0, 0},
+      {7, 9, 14, 16, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 0},
+      {19, 13, 11, 48, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2, 0},
+      {16, 12, 12, 64, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 0},
+      {32, 8, 9, 16, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 0},
+      {32, 9, 8, 40, 1, 1, 2, 1, 1, 1, 0, 0, 0, 0, 0},
+      {20, 7, 8, 18, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0},
+      {16, 10, 11, 16, 3, 3, 2, 2, 1, 1, 0, 0, 0, 0, 0},
+      {16, 9, 10, 24, 3, 1, 1, 1, 1, 1, 1, 0, 1, 0, 0},
+      {5, 6, 7, 20, 2, 4, 1, 1, 1, 1, 0, 3, 1, 0, 0},
+      {16, 4, 5, 16, 3, 3, 1, 1, 1, 1, 4, 4, 4, 4, 0},
+      {33, 10, 10, 16, 3, 3, 1, 1, 1, 1, 1, 1, -1, -1, 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    cb_check(cases[i], 1);
+    if (i % 2 == 0)
+      cb_check(cases[i], 0);
+  }
+}
+END_TEST
+
+/* Plain inputs: the stems (3 channels, 7x7 s2 p3 and 3x3 s2 p1), and more
+ * than 16 plain channels (copied into full blocks). */
+START_TEST(conv_blocked_plain) {
+  cb_check((cb){3, 12, 13, 17, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 0}, 0);
+  cb_check((cb){3, 15, 14, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0}, 0);
+  cb_check((cb){1, 8, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0}, 0);
+  cb_check((cb){21, 7, 9, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0}, 0);
+  cb_check((cb){40, 6, 6, 20, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0}, 0);
+}
+END_TEST
+
+/* Batches: each image at its own offset (copied or read in place). */
+START_TEST(conv_blocked_batch) {
+  cb_check((cb){17, 6, 7, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 3}, 1);
+  cb_check((cb){24, 5, 5, 40, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 2}, 1);
+  cb_check((cb){3, 9, 9, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2}, 0);
+}
+END_TEST
+
+/* Filters past the kernel's 256 KiB a pass (conv_blocked.c, KCB_WBYTES):
+ * the reduction goes in chunks of (tap, input block) pairs, some ending
+ * inside a tap, whose sums pass through scratch. */
+START_TEST(conv_blocked_chunks) {
+  cb_check((cb){300, 6, 7, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0}, 1);
+  cb_check((cb){2100, 3, 9, 20, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0}, 1);
+  cb_check((cb){520, 7, 7, 64, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0}, 1);
+}
+END_TEST
+
+/* The dense packed layout, from its definition in conv_blocked.h: group g
+ * of J blocks from block b0 holds [kh][kw][c][j][lane]. */
+START_TEST(conv_blocked_pack_layout) {
+  int64_t M = 83, C = 5, KH = 2, KW = 3, T = KH * KW, Mb = 6; /* groups of 3 and 3 blocks */
+  float *Wt = tk_alloc(M * C * T), *Wpk = tk_alloc(kcpu_convb_packed_size(M, C, KH, KW, 0, 1));
+  tk_fill(Wt, M * C * T, 5);
+  kcpu_convb_pack(Wt, Wpk, M, C, KH, KW, 0, 1);
+  ck_assert_int_eq(kcpu_convb_groups(Mb), 2);
+  for (int64_t mb = 0; mb < Mb; mb++) {
+    int64_t b0 = mb < 3 ? 0 : 3, J = 3;
+    for (int64_t t = 0; t < T; t++)
+      for (int64_t c = 0; c < C; c++)
+        for (int64_t l = 0; l < 16; l++) {
+          int64_t m = mb * 16 + l;
+          float got = Wpk[b0 * C * T * 16 + ((t * C + c) * J + (mb - b0)) * 16 + l];
+          ck_assert_msg(got == (m < M ? Wt[(m * C + c) * T + t] : 0.0f), "mb %lld t %lld c %lld",
+                        (long long)mb, (long long)t, (long long)c);
+        }
+  }
+  free(Wt), free(Wpk);
 }
 END_TEST
 
 Suite *tk_conv_blocked_suite(void) {
   Suite *s = suite_create("conv_blocked");
   TCase *tc = tcase_create("dense");
-  tcase_set_timeout(tc, 60);
-  tcase_add_test(tc, conv_blocked_basic);
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, conv_blocked_channels);
+  tcase_add_test(tc, conv_blocked_widths);
+  tcase_add_test(tc, conv_blocked_geometry);
+  tcase_add_test(tc, conv_blocked_plain);
+  tcase_add_test(tc, conv_blocked_batch);
+  tcase_add_test(tc, conv_blocked_chunks);
+  tcase_add_test(tc, conv_blocked_pack_layout);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -1,41 +1,354 @@
 /* plugins/cpu/kernels/conv_blocked.c: 2-D convolution into the
  * channel-blocked layout (conv_blocked.h), group 1, from a blocked or a
- * plain input; the depthwise case is conv_blocked_dw.c's. */
+ * plain input; the depthwise case is conv_blocked_dw.c's.
+ *
+ * Direct convolution, NCHWc style: a micro-kernel call computes a run of
+ * P consecutive output pixels of one output row (of the whole plane where
+ * rows continue each other in the input, as in 1x1 stride-1 layers) for a
+ * group of J output-channel blocks (conv_blocked.h), J * P vector
+ * accumulators held in registers, each step adding a filter vector (16
+ * output channels, one tap and input channel) times the broadcast input
+ * scalar of each pixel. Taps and input channels run innermost, over the
+ * real C channels only (padding lanes are never read).
+ *
+ * Where the convolution reads outside the image (padding), or the input is
+ * plain, the image is first copied into zero-bordered planes (blocked, or
+ * for a plain input of under 16 channels C lanes per pixel), so that every
+ * pixel reads every tap with no edge cases in the loops (the padding
+ * taps add 0 * w, as in the NCHW direct kernel's zero-bordered planes).
+ *
+ * A row is cut into runs of the full length P and two near-equal last
+ * ones; full runs (most of them) do the epilogue (bias, residual, Relu or
+ * Clip, lanes past M cleared) in registers, the shorter ones through a
+ * shared function, so that the register-blocked code exists once per
+ * (J, P) and the epilogue's only for the full P. Where a group's filters
+ * outgrow the cache, the reduction over (tap, input block) pairs goes in
+ * chunks, each over the band's runs, partial sums in scratch.
+ *
+ * Every output element sums taps in (kh, kw) order, input channels in
+ * order within a tap, whatever the run, chunk or group it falls in and
+ * whichever task computes it: results do not depend on the thread count. */
 #include "conv_blocked.h"
 #include "kcpu_act.h"
 
-/* One output element: the plain (obviously correct) loop. */
-static float kcpu_convb_one(const float *X, int64_t x_blocked, const float *Wpk, int64_t n,
-                            int64_t m, int64_t oh, int64_t ow, int64_t C, int64_t H, int64_t W,
-                            int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
-                            int64_t pt, int64_t pl) {
-  int64_t Cb = (C + KCPU_CB - 1) / KCPU_CB, mb = m / KCPU_CB, ml = m % KCPU_CB;
-  float acc = 0.0f;
-  for (int64_t c = 0; c < C; c++)
-    for (int64_t kh = 0; kh < KH; kh++) {
-      int64_t ih = oh * sh - pt + kh * dh;
-      if (ih < 0 || ih >= H)
-        continue;
-      for (int64_t kw = 0; kw < KW; kw++) {
-        int64_t iw = ow * sw - pl + kw * dw;
-        if (iw < 0 || iw >= W)
-          continue;
-        float x = x_blocked ? X[(((n * Cb + c / KCPU_CB) * H + ih) * W + iw) * KCPU_CB +
-                                c % KCPU_CB]
-                            : X[((n * C + c) * H + ih) * W + iw];
-        acc += x * Wpk[(((mb * C + c) * KH + kh) * KW + kw) * KCPU_CB + ml];
+typedef float kcb_v16 __attribute__((vector_size(64)));
+typedef float kcb_v16u __attribute__((vector_size(64), aligned(4), may_alias));
+typedef int32_t kcb_v16i __attribute__((vector_size(64)));
+typedef int32_t kcb_v16iu __attribute__((vector_size(64), aligned(4), may_alias));
+
+/* Full unrolling of the loops over the accumulators (constant trip counts
+ * once inlined; the library is built with -fno-unroll-loops, which a pragma
+ * overrides), so that they stay in registers. */
+#ifdef __clang__
+#define KCB_UNROLL _Pragma("clang loop unroll(full)")
+#elif defined(__GNUC__)
+#define KCB_UNROLL _Pragma("GCC unroll 16")
+#else
+#define KCB_UNROLL
+#endif
+#define KCB_INLINE static inline __attribute__((always_inline))
+
+/* Bytes of a group's filters that one pass over a band's runs reads. */
+#ifndef KCB_WBYTES
+#define KCB_WBYTES (256 * 1024)
+#endif
+/* Pixels per full run for J blocks: J * P accumulators (24 of the 32
+ * AVX-512 registers at J = 2..4) plus J filter vectors. */
+#define KCB_PMAX 12
+#define KCB_PFULL1 12
+#define KCB_PFULL2 12
+#define KCB_PFULL3 8
+#define KCB_PFULL4 6
+static const int64_t kcb_pmax[5] = {0, KCB_PFULL1, KCB_PFULL2, KCB_PFULL3, KCB_PFULL4};
+
+typedef struct kcb {
+  const float *x;           /* image n's input planes [nb][Hp][Wp][Lp] */
+  const float *w;           /* packed filters */
+  const float *bias;        /* [Mb * 16], zero past M */
+  const float *res;         /* image n's residual, or NULL */
+  float *y;                 /* image n's output */
+  const int64_t *toff;      /* per tap, its offset in x from the tap (0, 0) */
+  int64_t T, C, Lp, nb, bs; /* taps; channels; lanes per pixel; blocks and their stride */
+  int64_t ps, rs;           /* floats of x between output pixels, output rows */
+  int64_t M, Mb, OHW, OW;
+  int64_t NR, R;      /* runs come from NR rows of R pixels (NR = 1: the plane) */
+  int64_t ng, nbands; /* tasks: nbands bands of runs x ng groups */
+  int64_t psv;        /* ps specialization: 0: 16 (blocked, stride 1), 1: any */
+  int64_t act;
+  float act_a, act_b;
+  int32_t keep[2][KCPU_CB]; /* lane masks: all lanes, and those below M of the last block */
+  int32_t relu[KCPU_CB];    /* all zeros for Relu, else all ones */
+  float lo, hi;             /* Clip's bounds, else -inf and inf */
+} kcb;
+
+/* The activations other than Relu and Clip over a stored run of P
+ * vectors (in L1; in registers they would multiply the micro-kernels'
+ * code by the activation count), lanes past M (keep) cleared again. */
+static void kcb_act_row(const kcb *k, float *y, int64_t P, const int32_t *keepl) {
+  kcb_v16i keep = *(const kcb_v16iu *)keepl;
+  switch (k->act) {
+  case KCPU_ACT_HARD_SIGMOID:
+  case KCPU_ACT_HARD_SWISH:
+    for (int64_t p = 0; p < P; p++) {
+      kcb_v16 v = *(kcb_v16u *)(y + p * KCPU_CB);
+      if (k->act == KCPU_ACT_HARD_SIGMOID)
+        KCPU_ACT_VEC_HARD(kcb_v16, kcb_v16i, v, KCPU_ACT_HARD_SIGMOID, k->act_a, k->act_b);
+      else
+        KCPU_ACT_VEC_HARD(kcb_v16, kcb_v16i, v, KCPU_ACT_HARD_SWISH, k->act_a, k->act_b);
+      *(kcb_v16u *)(y + p * KCPU_CB) = (kcb_v16)((kcb_v16i)v & keep);
+    }
+    break;
+  case KCPU_ACT_SWISH: /* 0 stays 0: no clearing */
+    kcpu_act_swish_row(k->act_a, y, P * KCPU_CB);
+    break;
+  case KCPU_ACT_GELU:
+    for (int64_t i = 0; i < P * KCPU_CB; i++)
+      y[i] = kcpu_m_gelu(y[i]);
+    break;
+  default:
+    break;
+  }
+}
+
+/* Relu as kcpu_act1 (NaN and -0 give 0) where relu is all zeros, then
+ * Clip as kcpu_act1 (NaN stays) between lo and hi (else -inf and inf):
+ * both branch-free, on vector v. */
+#define KCB_RELU_CLIP(v)                                                                           \
+  do {                                                                                             \
+    v = (kcb_v16)((kcb_v16i)v & ((kcb_v16i)(v > z) | relu));                                       \
+    kcb_v16i m_ = (kcb_v16i)(v < lo);                                                              \
+    v = (kcb_v16)(((kcb_v16i)v & ~m_) | ((kcb_v16i)lo & m_));                                      \
+    m_ = (kcb_v16i)(v > hi);                                                                       \
+    v = (kcb_v16)(((kcb_v16i)v & ~m_) | ((kcb_v16i)hi & m_));                                      \
+  } while (0)
+
+/* One call of the micro-kernel: a run of P pixels (x: its first pixel at
+ * tap (0, 0), block 0) for J blocks, over the (tap, input block) pairs
+ * [i0, i1) in tap-major order (w: the filters of pair i0). Sums start from
+ * zero at the first pair (first) or from part, and end in part
+ * (part[j * P + p]): chunks of pairs in order make the same sums as one
+ * call over all. */
+typedef struct kcb_run {
+  const float *x, *w;
+  int64_t i0, i1, first, mb0, q0;
+  kcb_v16 *part;
+} kcb_run;
+
+/* The run's sums; ps: floats between pixels, a constant where
+ * specialized. Runs of the full length (most of them: full) end in
+ * kcb_epilogue's work done in registers, the others in part. */
+KCB_INLINE void kcb_acc(const kcb *k, const kcb_run *u, const int J, const int P, const int64_t ps,
+                        const int full) {
+  kcb_v16 acc[4][KCB_PMAX], z = {0};
+  KCB_UNROLL for (int j = 0; j < J; j++) KCB_UNROLL for (int p = 0; p < P; p++) acc[j][p] =
+      u->first ? z : u->part[j * P + p];
+  const float *w = u->w;
+  int64_t t = u->i0 / k->nb, cb = u->i0 - t * k->nb;
+  const float *xt = u->x + k->toff[t];
+  for (int64_t i = u->i0; i < u->i1; i++) {
+    const float *xc = xt + cb * k->bs;
+    int64_t L = k->C - cb * k->Lp;
+    L = L < k->Lp ? L : k->Lp;
+    for (int64_t l = 0; l < L; l++, w += J * KCPU_CB) {
+      kcb_v16 wv[4];
+      KCB_UNROLL for (int j = 0; j < J; j++) wv[j] = *(const kcb_v16u *)(w + j * KCPU_CB);
+      KCB_UNROLL for (int p = 0; p < P; p++) {
+        float xs = xc[p * ps + l];
+        KCB_UNROLL for (int j = 0; j < J; j++) acc[j][p] += xs * wv[j];
       }
     }
-  return acc;
+    if (++cb == k->nb) { /* toff has a T-th entry for the step past the last tap */
+      cb = 0;
+      xt = u->x + k->toff[++t];
+    }
+  }
+  if (!full || u->i1 < k->T * k->nb) {
+    KCB_UNROLL for (int j = 0; j < J; j++) KCB_UNROLL for (int p = 0; p < P; p++)
+        u->part[j * P + p] = acc[j][p];
+    return;
+  }
+  /* kcb_epilogue in registers */
+  kcb_v16 lo = z + k->lo, hi = z + k->hi;
+  kcb_v16i relu = *(const kcb_v16iu *)k->relu;
+  KCB_UNROLL for (int j = 0; j < J; j++) {
+    int64_t mb = u->mb0 + j, o = (mb * k->OHW + u->q0) * KCPU_CB;
+    kcb_v16 bv = *(const kcb_v16u *)(k->bias + mb * KCPU_CB);
+    const int32_t *keepl = k->keep[mb == k->Mb - 1];
+    kcb_v16i keep = *(const kcb_v16iu *)keepl;
+    float *y = k->y + o;
+    const float *r = k->res ? k->res + o : NULL;
+    KCB_UNROLL for (int p = 0; p < P; p++) {
+      kcb_v16 v = acc[j][p] + bv;
+      if (r)
+        v += *(const kcb_v16u *)(r + p * KCPU_CB);
+      KCB_RELU_CLIP(v);
+      *(kcb_v16u *)(y + p * KCPU_CB) = (kcb_v16)((kcb_v16i)v & keep);
+    }
+    if (k->act != KCPU_ACT_NONE && k->act != KCPU_ACT_RELU && k->act != KCPU_ACT_CLIP)
+      kcb_act_row(k, y, P, keepl);
+  }
+}
+
+typedef void (*kcb_fn)(const kcb *k, const kcb_run *u);
+
+#define KCB_FN(J, P)                                                                               \
+  static void kcb_acc16_##J##_##P(const kcb *k, const kcb_run *u) {                                \
+    kcb_acc(k, u, J, P, 16, P == KCB_PFULL##J);                                                    \
+  }                                                                                                \
+  static void kcb_accn_##J##_##P(const kcb *k, const kcb_run *u) {                                 \
+    kcb_acc(k, u, J, P, k->ps, P == KCB_PFULL##J);                                                 \
+  }
+#define KCB_P6(X, J) X(J, 1) X(J, 2) X(J, 3) X(J, 4) X(J, 5) X(J, 6)
+#define KCB_P8(X, J) KCB_P6(X, J) X(J, 7) X(J, 8)
+#define KCB_P12(X, J) KCB_P8(X, J) X(J, 9) X(J, 10) X(J, 11) X(J, 12)
+#define KCB_ALL(X) KCB_P12(X, 1) KCB_P12(X, 2) KCB_P8(X, 3) KCB_P6(X, 4)
+KCB_ALL(KCB_FN)
+
+#define KCB_ROW(S, J)                                                                              \
+  {                                                                                                \
+    kcb_acc##S##_##J##_1, kcb_acc##S##_##J##_2, kcb_acc##S##_##J##_3, kcb_acc##S##_##J##_4,        \
+        kcb_acc##S##_##J##_5, kcb_acc##S##_##J##_6, KCB_ROW_7##J(S)                                \
+  }
+#define KCB_ROW_71(S)                                                                              \
+  kcb_acc##S##_1_7, kcb_acc##S##_1_8, kcb_acc##S##_1_9, kcb_acc##S##_1_10, kcb_acc##S##_1_11,      \
+      kcb_acc##S##_1_12
+#define KCB_ROW_72(S)                                                                              \
+  kcb_acc##S##_2_7, kcb_acc##S##_2_8, kcb_acc##S##_2_9, kcb_acc##S##_2_10, kcb_acc##S##_2_11,      \
+      kcb_acc##S##_2_12
+#define KCB_ROW_73(S) kcb_acc##S##_3_7, kcb_acc##S##_3_8
+#define KCB_ROW_74(S) NULL
+#define KCB_TABLE(S)                                                                               \
+  { KCB_ROW(S, 1), KCB_ROW(S, 2), KCB_ROW(S, 3), KCB_ROW(S, 4) }
+/* [ps specialization][J - 1][P - 1] */
+static const kcb_fn kcb_fns[2][4][KCB_PMAX] = {KCB_TABLE(16), KCB_TABLE(n)};
+
+/* Bias, residual and activation of a run's sums acc[j * P + p], stored at
+ * pixel q0 of blocks mb0.. (lanes past M cleared). Out of the
+ * micro-kernels, whose code it would multiply: the sums pass through L1.
+ * Relu and Clip in one branch-free pass, the others over the stored run. */
+static void kcb_epilogue(const kcb *k, const kcb_v16 *acc, int64_t J, int64_t P, int64_t mb0,
+                         int64_t q0) {
+  kcb_v16 z = {0}, lo = z + k->lo, hi = z + k->hi;
+  kcb_v16i relu = *(const kcb_v16iu *)k->relu;
+  for (int64_t j = 0; j < J; j++, acc += P) {
+    int64_t mb = mb0 + j, o = (mb * k->OHW + q0) * KCPU_CB;
+    kcb_v16 bv = *(const kcb_v16u *)(k->bias + mb * KCPU_CB);
+    const int32_t *keepl = k->keep[mb == k->Mb - 1];
+    kcb_v16i keep = *(const kcb_v16iu *)keepl; /* lanes below M */
+    float *y = k->y + o;
+    const float *r = k->res ? k->res + o : NULL; /* may be y itself: read before written */
+    for (int64_t p = 0; p < P; p++) {
+      kcb_v16 v = acc[p] + bv;
+      if (r)
+        v += *(const kcb_v16u *)(r + p * KCPU_CB);
+      KCB_RELU_CLIP(v);
+      *(kcb_v16u *)(y + p * KCPU_CB) = (kcb_v16)((kcb_v16i)v & keep);
+    }
+    if (k->act != KCPU_ACT_NONE && k->act != KCPU_ACT_RELU && k->act != KCPU_ACT_CLIP)
+      kcb_act_row(k, y, P, keepl);
+  }
+}
+
+/* Tasks [b, e): task t is band t / ng of the runs of group t % ng. Where
+ * a group's filters outgrow KCB_WBYTES, its (tap, input block) pairs go in
+ * chunks, each over all the band's runs, the sums in between held in
+ * scratch, so that the chunk's filters stay in cache across the runs. */
+static void kcb_task(void *ctx, int64_t b, int64_t e) {
+  const kcb *k = ctx;
+  kcb_v16 acc[4 * KCB_PMAX];
+  for (int64_t t = b; t < e; t++) {
+    int64_t band = t / k->ng, g = t % k->ng;
+    int64_t b0 = kcpu_convb_group_start(k->Mb, g), J = kcpu_convb_group_start(k->Mb, g + 1) - b0;
+    /* runs of a row: full runs of P, the last full one and the rest of the
+     * row as two runs of about the same length */
+    int64_t P = kcb_pmax[J], nf = k->R / P, rem = k->R % P, kr = nf + (rem > 0);
+    int64_t nr = k->NR * kr, r0 = nr * band / k->nbands, r1 = nr * (band + 1) / k->nbands;
+    int64_t np = k->T * k->nb, pairs = KCB_WBYTES / (k->Lp * J * KCPU_CB * (int64_t)sizeof(float));
+    pairs = pairs < 1 ? 1 : pairs;
+    kcb_v16 *part = acc;
+    if (pairs < np && r1 - r0 > 1) {
+      part = kcpu_alloc((r1 - r0) * J * P * (int64_t)sizeof(kcb_v16));
+      if (!part) /* the same sums in one chunk */
+        part = acc, pairs = np;
+    } else {
+      pairs = np;
+    }
+    const float *wg = k->w + b0 * k->C * k->T * KCPU_CB;
+    for (int64_t i0 = 0; i0 < np; i0 += pairs) {
+      kcb_run u = {.i0 = i0, .i1 = i0 + pairs < np ? i0 + pairs : np, .first = i0 == 0};
+      /* filters before pair i0: i0 / nb whole taps, then i0 % nb blocks */
+      u.w = wg + ((i0 / k->nb) * k->C + (i0 % k->nb) * k->Lp) * J * KCPU_CB;
+      for (int64_t r = r0; r < r1; r++) {
+        int64_t row = r / kr, i = r % kr, p0 = i * P, p1 = p0 + P;
+        if (rem && nf == 0)
+          p1 = k->R;
+        else if (rem && i >= nf - 1) {
+          int64_t h = (P + rem + 1) / 2;
+          p0 = (nf - 1) * P + (i == nf ? h : 0);
+          p1 = i == nf ? k->R : p0 + h;
+        }
+        u.x = k->x + row * k->rs + p0 * k->ps;
+        u.part = part == acc ? acc : part + (r - r0) * J * P;
+        u.mb0 = b0;
+        u.q0 = row * k->OW + p0;
+        kcb_fns[k->psv][J - 1][p1 - p0 - 1](k, &u);
+        if (u.i1 == np && p1 - p0 < P) /* full runs did this in registers */
+          kcb_epilogue(k, u.part, J, p1 - p0, b0, row * k->OW + p0);
+      }
+    }
+    if (part != acc)
+      kcpu_free(part);
+  }
+}
+
+/* The zero-bordered copy of one image: rows [b, e) of the nb * Hp rows of
+ * planes [nb][Hp][Wp][Lp], from a blocked (Lp = 16) or plain input. */
+typedef struct kcb_pad {
+  const float *X; /* the image */
+  float *xp;
+  int64_t x_blocked, C, H, W, Hp, Wp, Lp, pt, pl;
+} kcb_pad;
+
+static void kcb_pad_task(void *ctx, int64_t b, int64_t e) {
+  const kcb_pad *a = ctx;
+  int64_t n = a->Wp - a->pl < a->W ? a->Wp - a->pl : a->W; /* columns read */
+  n = n < 0 ? 0 : n;
+  for (int64_t r = b; r < e; r++) {
+    int64_t cb = r / a->Hp, ih = r % a->Hp - a->pt;
+    float *d = a->xp + r * a->Wp * a->Lp;
+    if (ih < 0 || ih >= a->H) {
+      for (int64_t i = 0; i < a->Wp * a->Lp; i++)
+        d[i] = 0.0f;
+      continue;
+    }
+    for (int64_t i = 0; i < a->pl * a->Lp && i < a->Wp * a->Lp; i++)
+      d[i] = 0.0f;
+    for (int64_t i = (a->pl + n) * a->Lp; i < a->Wp * a->Lp; i++)
+      d[i] = 0.0f;
+    d += a->pl * a->Lp;
+    if (a->x_blocked) {
+      const float *s = a->X + (cb * a->H + ih) * a->W * KCPU_CB;
+      for (int64_t i = 0; i < n * KCPU_CB; i++)
+        d[i] = s[i];
+      continue;
+    }
+    int64_t L = a->C - cb * a->Lp;
+    L = L < a->Lp ? L : a->Lp;
+    for (int64_t l = 0; l < L; l++) {
+      const float *s = a->X + ((cb * a->Lp + l) * a->H + ih) * a->W;
+      for (int64_t i = 0; i < n; i++)
+        d[i * a->Lp + l] = s[i];
+    }
+  }
 }
 
 KCPU_PREBUILT void kcpu_k_conv2d_blocked(const float *X, int64_t x_blocked, const float *Wt,
                                          const float *Wpk, const float *bias, const float *res,
                                          float *Y, int64_t N, int64_t C, int64_t H, int64_t W,
                                          int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW,
-                                         int64_t sh, int64_t sw, int64_t dh, int64_t dw,
-                                         int64_t pt, int64_t pl, int64_t depthwise, int64_t act,
-                                         float act_a, float act_b, struct kcpu_pool *pool) {
+                                         int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t pt,
+                                         int64_t pl, int64_t depthwise, int64_t act, float act_a,
+                                         float act_b, struct kcpu_pool *pool) {
   float *own = NULL;
   if (!Wpk) {
     own = kcpu_alloc(kcpu_convb_packed_size(M, C, KH, KW, depthwise, x_blocked) *
@@ -51,30 +364,94 @@ KCPU_PREBUILT void kcpu_k_conv2d_blocked(const float *X, int64_t x_blocked, cons
     kcpu_free(own);
     return;
   }
-  int64_t Mb = (M + KCPU_CB - 1) / KCPU_CB;
-  for (int64_t n = 0; n < N; n++)
-    for (int64_t mb = 0; mb < Mb; mb++)
-      for (int64_t oh = 0; oh < OH; oh++)
-        for (int64_t ow = 0; ow < OW; ow++)
-          for (int64_t l = 0; l < KCPU_CB; l++) {
-            int64_t m = mb * KCPU_CB + l, o = (((n * Mb + mb) * OH + oh) * OW + ow) * KCPU_CB + l;
-            if (m >= M) {
-              Y[o] = 0.0f;
-              continue;
-            }
-            float v = kcpu_convb_one(X, x_blocked, Wpk, n, m, oh, ow, C, H, W, KH, KW, sh, sw, dh,
-                                     dw, pt, pl);
-            if (bias)
-              v += bias[m];
-            if (res)
-              v += res[o];
-            if (act == KCPU_ACT_GELU)
-              v = kcpu_m_gelu(v);
-            else if (act == KCPU_ACT_SWISH)
-              v = v * kcpu_m_sigmoid(act_a * v);
-            else
-              v = kcpu_act1(act, act_a, act_b, v);
-            Y[o] = v;
-          }
+  if (N <= 0 || OH <= 0 || OW <= 0 || M <= 0) {
+    kcpu_free(own);
+    return;
+  }
+  int64_t Mb = (M + KCPU_CB - 1) / KCPU_CB, Cb = (C + KCPU_CB - 1) / KCPU_CB, T = KH * KW;
+  /* rows and columns of the (padded) image that the convolution reads */
+  int64_t Hr = (OH - 1) * sh + (KH - 1) * dh + 1, Wr = (OW - 1) * sw + (KW - 1) * dw + 1;
+  int64_t copy = !x_blocked || pt > 0 || pl > 0 || Hr > H || Wr > W;
+  int64_t Lp = x_blocked || C >= KCPU_CB ? KCPU_CB : C, nb = (C + Lp - 1) / Lp;
+  int64_t Hp = copy ? Hr : H, Wp = copy ? Wr : W;
+  /* floats of the copy, whole vectors: the tap offsets after it stay aligned */
+  int64_t xfl = copy ? (nb * Hp * Wp * Lp + KCPU_CB - 1) / KCPU_CB * KCPU_CB : 0;
+  char *scr = kcpu_alloc((Mb * KCPU_CB + xfl) * (int64_t)sizeof(float) +
+                         (T + 1) * (int64_t)sizeof(int64_t));
+  if (!scr) {
+    kcpu_free(own);
+    return;
+  }
+  float *bias16 = (float *)scr, *xp = bias16 + Mb * KCPU_CB;
+  int64_t *toff = (int64_t *)(xp + xfl);
+  for (int64_t m = 0; m < Mb * KCPU_CB; m++)
+    bias16[m] = bias && m < M ? bias[m] : 0.0f;
+  for (int64_t kh = 0; kh < KH; kh++)
+    for (int64_t kw = 0; kw < KW; kw++)
+      toff[kh * KW + kw] = (kh * dh * Wp + kw * dw) * Lp;
+  toff[T] = 0;
+
+  kcb k = {.w = Wpk,
+           .bias = bias16,
+           .toff = toff,
+           .T = T,
+           .C = C,
+           .Lp = Lp,
+           .nb = nb,
+           .bs = Hp * Wp * Lp,
+           .ps = sw * Lp,
+           .rs = sh * Wp * Lp,
+           .M = M,
+           .Mb = Mb,
+           .OHW = OH * OW,
+           .OW = OW,
+           .act = act,
+           .act_a = act_a,
+           .act_b = act_b};
+  for (int64_t l = 0; l < KCPU_CB; l++) {
+    k.keep[0][l] = -1;
+    k.keep[1][l] = l < M - (Mb - 1) * KCPU_CB ? -1 : 0;
+    k.relu[l] = act == KCPU_ACT_RELU ? 0 : -1;
+  }
+  k.lo = act == KCPU_ACT_CLIP ? act_a : -__builtin_inff();
+  k.hi = act == KCPU_ACT_CLIP ? act_b : __builtin_inff();
+  /* output rows that continue each other in the input: one row of runs */
+  int64_t flat = sh * Wp == OW * sw;
+  k.NR = flat ? 1 : OH;
+  k.R = flat ? OH * OW : OW;
+  k.ng = kcpu_convb_groups(Mb);
+  k.psv = k.ps == 16 ? 0 : 1;
+  /* bands of about 512 pixels (a band's input stays in cache across its
+   * groups), and at least 4 tasks a thread where the plane allows */
+  int64_t threads = kcpu_pool_threads(pool), tasks = 4 * threads;
+  k.nbands = (OH * OW + 511) / 512;
+  if (k.nbands * k.ng < tasks)
+    k.nbands = (tasks + k.ng - 1) / k.ng;
+  if (k.nbands > k.NR * ((k.R + KCB_PMAX - 1) / KCB_PMAX))
+    k.nbands = k.NR * ((k.R + KCB_PMAX - 1) / KCB_PMAX); /* no fewer runs than bands */
+
+  for (int64_t n = 0; n < N; n++) {
+    if (copy) {
+      kcb_pad a = {.X = X + n * (x_blocked ? Cb * KCPU_CB : C) * H * W,
+                   .xp = xp,
+                   .x_blocked = x_blocked,
+                   .C = C,
+                   .H = H,
+                   .W = W,
+                   .Hp = Hp,
+                   .Wp = Wp,
+                   .Lp = Lp,
+                   .pt = pt,
+                   .pl = pl};
+      kcpu_parallel_for(pool, nb * Hp, kcb_pad_task, &a);
+      k.x = xp;
+    } else {
+      k.x = X + n * Cb * H * W * KCPU_CB;
+    }
+    k.y = Y + n * Mb * OH * OW * KCPU_CB;
+    k.res = res ? res + n * Mb * OH * OW * KCPU_CB : NULL;
+    kcpu_parallel_for(pool, k.nbands * k.ng, kcb_task, &k);
+  }
+  kcpu_free(scr);
   kcpu_free(own);
 }

@@ -18,6 +18,17 @@
 
 #define KCPU_CB 16 /* channels per block */
 
+/* Dense filters are packed in groups of up to 4 output-channel blocks
+ * (the blocks one micro-kernel call accumulates, conv_blocked.c): Mb
+ * blocks make ceil(Mb / 4) groups of near-equal size, group g starting at
+ * block Mb * g / groups. */
+static inline int64_t kcpu_convb_groups(int64_t Mb) {
+  return (Mb + 3) / 4;
+}
+static inline int64_t kcpu_convb_group_start(int64_t Mb, int64_t g) {
+  return Mb * g / kcpu_convb_groups(Mb);
+}
+
 /* Floats in the packed filters of a blocked convolution: M output and C
  * input channels, KH x KW taps; depthwise: group = C = M (Wt is
  * [C, 1, KH, KW]); x_blocked: the input is blocked (else plain NCHW). */
@@ -33,18 +44,34 @@ static inline int64_t kcpu_convb_packed_size(int64_t M, int64_t C, int64_t KH, i
 /* Packs Wt [M, C/group, KH, KW] (group 1, or depthwise) into Wpk of
  * kcpu_convb_packed_size floats; lanes past M are zero.
  *   depthwise: Wpk[cb][kh][kw][lane] = Wt[cb*16 + lane][0][kh][kw].
- *   dense: Wpk[mb][c][kh][kw][lane] = Wt[mb*16 + lane][c][kh][kw]. */
+ *   dense: group g of J blocks from block b0 (above) at Wpk + b0*C*KH*KW*16
+ *   holds [kh][kw][c][j][lane] = Wt[(b0 + j)*16 + lane][c][kh][kw]: the
+ *   order in which the kernel reads it, one vector per block j for each
+ *   tap and input channel. */
 static inline void kcpu_convb_pack(const float *Wt, float *Wpk, int64_t M, int64_t C, int64_t KH,
                                    int64_t KW, int64_t depthwise, int64_t x_blocked) {
-  int64_t Mb = (M + KCPU_CB - 1) / KCPU_CB, T = KH * KW, Cw = depthwise ? 1 : C;
+  int64_t Mb = (M + KCPU_CB - 1) / KCPU_CB, T = KH * KW;
   (void)x_blocked;
-  for (int64_t mb = 0; mb < Mb; mb++)
-    for (int64_t c = 0; c < Cw; c++)
+  if (depthwise) {
+    for (int64_t mb = 0; mb < Mb; mb++)
       for (int64_t t = 0; t < T; t++)
         for (int64_t l = 0; l < KCPU_CB; l++) {
           int64_t m = mb * KCPU_CB + l;
-          Wpk[((mb * Cw + c) * T + t) * KCPU_CB + l] = m < M ? Wt[(m * Cw + c) * T + t] : 0.0f;
+          Wpk[(mb * T + t) * KCPU_CB + l] = m < M ? Wt[m * T + t] : 0.0f;
         }
+    return;
+  }
+  for (int64_t g = 0; g < kcpu_convb_groups(Mb); g++) {
+    int64_t b0 = kcpu_convb_group_start(Mb, g), J = kcpu_convb_group_start(Mb, g + 1) - b0;
+    float *wg = Wpk + b0 * C * T * KCPU_CB;
+    for (int64_t t = 0; t < T; t++)
+      for (int64_t c = 0; c < C; c++)
+        for (int64_t j = 0; j < J; j++)
+          for (int64_t l = 0; l < KCPU_CB; l++) {
+            int64_t m = (b0 + j) * KCPU_CB + l;
+            wg[((t * C + c) * J + j) * KCPU_CB + l] = m < M ? Wt[(m * C + c) * T + t] : 0.0f;
+          }
+  }
 }
 
 /* The depthwise case of kcpu_k_conv2d_blocked (conv_blocked_dw.c); Wpk
@@ -52,7 +79,7 @@ static inline void kcpu_convb_pack(const float *Wt, float *Wpk, int64_t M, int64
 void kcpu_convb_depthwise(const float *X, const float *Wpk, const float *bias, const float *res,
                           float *Y, int64_t N, int64_t C, int64_t H, int64_t W, int64_t OH,
                           int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t dh,
-                          int64_t dw, int64_t pt, int64_t pl, int64_t act, float act_a,
-                          float act_b, struct kcpu_pool *pool);
+                          int64_t dw, int64_t pt, int64_t pl, int64_t act, float act_a, float act_b,
+                          struct kcpu_pool *pool);
 
 #endif
