@@ -16,14 +16,16 @@
  *    the input's shape (their other operands blocked too, or scalars),
  *    Max/AveragePool (as the 3-D pool with a window of 1 over the block)
  *    and the global pools (the same with the whole plane as the window),
- *    and Concat on channels where every input but the last fills whole
- *    blocks. Each again only where the backend declares the rewritten
- *    node.
+ *    Concat on channels where every input but the last fills whole
+ *    blocks, and BatchNormalization with constant parameters (as a Mul
+ *    and an Add of blocked per-channel constants). Each again only where
+ *    the backend declares the rewritten node.
  * A value that a consumer needs plain keeps its UnblockChannels; the
  * others die (dce). Lanes past C hold whatever the kinds compute from the
  * zeros a BlockChannels or BlockedConv put there; no node reads them as
  * data (a convolution skips them, an UnblockChannels drops them). Without
  * o->supports_node the pass changes nothing. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -321,11 +323,84 @@ static kiln_status layout_cancel(kiln_function *f, kiln_node *n, const kiln_pass
   return NULL;
 }
 
+/* A blocked constant [1, Cb, 1, 1, B] of per-channel values v[C] (lanes
+ * past C zero). */
+static kiln_status layout_channel_const(kiln_function *f, const kiln_type *like, int64_t C,
+                                        int64_t B, const double *v, kiln_value **out) {
+  int64_t Cb = (C + B - 1) / B, dims[5] = {1, Cb, 1, 1, B};
+  kiln_type t;
+  KILN_TRY(kiln_type_make(like->elem, 5, dims, &t));
+  size_t es = kiln_elem_size(like->elem);
+  char *data = calloc((size_t)(Cb * B), es);
+  if (!data)
+    return kiln_status_make(KILN_OUT_OF_MEMORY, "layout: out of memory");
+  for (int64_t c = 0; c < C; c++)
+    kiln_pass_elem_set(data, like->elem, c, v[c]);
+  kiln_status s = kiln_module_add_constant(kiln_function_module(f), NULL, &t, data, out);
+  free(data);
+  return s;
+}
+
+/* BatchNormalization (inference form, constant parameters) of a blocked
+ * input: x * s + t with s = scale / sqrt(var + eps), t = B - mean * s as
+ * blocked per-channel constants, a Mul and an Add that follow the input
+ * into the layout (and the elementwise fusion after it). */
+static kiln_status layout_batchnorm(kiln_function *f, kiln_node *n, const kiln_pass_options *o,
+                                    bool *done) {
+  *done = false;
+  kiln_value *xb = NULL, *x = kiln_node_input(n, 0);
+  int64_t B = layout_blocked_of(x, &xb);
+  const kiln_type *xt = kiln_value_type(x);
+  if (!B || xt->rank != 4 || kiln_node_result_count(n) != 1)
+    return NULL;
+  int64_t C = xt->dims[1];
+  const void *p[4];
+  for (uint32_t i = 0; i < 4; i++) {
+    const kiln_value *v = kiln_node_input(n, i + 1);
+    const kiln_type *t = kiln_value_type(v);
+    p[i] = kiln_value_data(v);
+    if (!p[i] || kiln_value_get_kind(v) != KILN_VALUE_CONSTANT || t->rank != 1 ||
+        t->dims[0] != C || !kiln_elem_is_float(t->elem))
+      return NULL;
+  }
+  double eps = kiln_attrs_float_or(kiln_node_attrs(n), "epsilon", 1e-5);
+  double *st = malloc(sizeof(double) * (size_t)(2 * C));
+  if (!st)
+    return kiln_status_make(KILN_OUT_OF_MEMORY, "layout: out of memory");
+  for (int64_t c = 0; c < C; c++) {
+    double g = kiln_elem_load_f64(kiln_value_type(kiln_node_input(n, 1))->elem, p[0], c);
+    double b = kiln_elem_load_f64(kiln_value_type(kiln_node_input(n, 2))->elem, p[1], c);
+    double m = kiln_elem_load_f64(kiln_value_type(kiln_node_input(n, 3))->elem, p[2], c);
+    double v = kiln_elem_load_f64(kiln_value_type(kiln_node_input(n, 4))->elem, p[3], c);
+    st[c] = g / sqrt(v + eps);
+    st[C + c] = b - m * st[c];
+  }
+  kiln_value *sc = NULL, *tc = NULL, *y = NULL;
+  layout_trial t = {.n = 0};
+  kiln_status s = layout_channel_const(f, xt, C, B, st, &sc);
+  if (!s)
+    s = layout_channel_const(f, xt, C, B, st + C, &tc);
+  free(st);
+  kiln_value *in[2] = {xb, sc};
+  if (!s)
+    s = layout_emit(f, n, &t, KILN_NODE_Mul, in, 2, NULL, 0, &y);
+  in[0] = y, in[1] = tc;
+  if (!s && !o->supports_node(o->backend_user, kiln_value_producer(y, NULL)))
+    return layout_undo(f, &t);
+  if (!s)
+    s = layout_emit(f, n, &t, KILN_NODE_Add, in, 2, NULL, 0, &y);
+  if (!s)
+    s = layout_commit(f, o, n, &t, y, C, done);
+  return s ? kiln_status_wrap(s, "layout: BatchNormalization '%s'", kiln_node_name(n)) : NULL;
+}
+
 /* In graph order, so that a node sees its inputs' final layout. */
 static kiln_status layout_node(kiln_function *f, kiln_node *n, const kiln_pass_options *o,
                                bool *done) {
   if (kiln_node_get_kind(n) == KILN_NODE_Conv)
     return layout_conv(f, n, o, done);
+  if (kiln_node_get_kind(n) == KILN_NODE_BatchNormalization)
+    return layout_batchnorm(f, n, o, done);
   return layout_follow(f, n, o, done);
 }
 
