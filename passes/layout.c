@@ -236,11 +236,14 @@ static kiln_status layout_follow(kiln_function *f, kiln_node *n, const kiln_pass
   uint32_t n_in = kiln_node_input_count(n);
   if (y->rank != 4 || !kiln_elem_is_float(y->elem) || n_in > 64)
     return NULL;
-  /* the block size of the blocked inputs, which must agree */
+  /* the block size of the blocked inputs, which must agree; outside a
+   * Concat each has the result's channels (a 1-channel map broadcast
+   * over C channels would meet padding lanes in the blocked form) */
   int64_t B = 0;
   for (uint32_t i = 0; i < n_in; i++) {
-    int64_t b = layout_blocked_of(kiln_node_input(n, i), NULL);
-    if (b && B && b != B)
+    const kiln_value *v = kiln_node_input(n, i);
+    int64_t b = layout_blocked_of(v, NULL);
+    if (b && ((B && b != B) || (!concat && kiln_value_type(v)->dims[1] != y->dims[1])))
       return NULL;
     B = b ? b : B;
   }
