@@ -49,7 +49,7 @@ static int64_t layout_blocked_of(const kiln_value *v, kiln_value **blocked) {
 /* Nodes made for one attempt, removed again (newest first) when the
  * backend declines the result. */
 typedef struct layout_trial {
-  kiln_node *made[8];
+  kiln_node *made[72]; /* up to 64 inputs blocked, the node, its view */
   uint32_t n;
 } layout_trial;
 
