@@ -362,8 +362,8 @@ static kiln_status layout_batchnorm(kiln_function *f, kiln_node *n, const kiln_p
     const kiln_value *v = kiln_node_input(n, i + 1);
     const kiln_type *t = kiln_value_type(v);
     p[i] = kiln_value_data(v);
-    if (!p[i] || kiln_value_get_kind(v) != KILN_VALUE_CONSTANT || t->rank != 1 ||
-        t->dims[0] != C || !kiln_elem_is_float(t->elem))
+    if (!p[i] || kiln_value_get_kind(v) != KILN_VALUE_CONSTANT || t->rank != 1 || t->dims[0] != C ||
+        !kiln_elem_is_float(t->elem))
       return NULL;
   }
   double eps = kiln_attrs_float_or(kiln_node_attrs(n), "epsilon", 1e-5);
