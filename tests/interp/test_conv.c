@@ -168,18 +168,16 @@ START_TEST(blocked_layout) {
   CHECK_F(back, 0, 1, 2, 3, 4, 5, 6);
   /* depthwise 1x1 of the blocked x: 2x+1, 3x+1, 4x+1 per channel */
   float w[3] = {2, 3, 4}, b[3] = {1, 1, 1}, r[8] = {-10, -10, -10, -10, -10, -10, -10, -10};
-  interp_tensor ins[4] = {t_tensor(KILN_F32, xb, 5, DIMS(1, 2, 1, 2, 2)),
-                          t_tensor(KILN_F32, w, 4, DIMS(3, 1, 1, 1)),
-                          t_tensor(KILN_F32, b, 1, DIMS(3)),
-                          t_tensor(KILN_F32, r, 5, DIMS(1, 2, 1, 2, 2))};
+  interp_tensor ins[4] = {
+      t_tensor(KILN_F32, xb, 5, DIMS(1, 2, 1, 2, 2)), t_tensor(KILN_F32, w, 4, DIMS(3, 1, 1, 1)),
+      t_tensor(KILN_F32, b, 1, DIMS(3)), t_tensor(KILN_F32, r, 5, DIMS(1, 2, 1, 2, 2))};
   out = t_tensor(KILN_F32, y, 5, DIMS(1, 2, 1, 2, 2));
-  t_run(interp_BlockedConv, ATTRS(KILN_ATTR_I("block", 2), KILN_ATTR_I("group", 3)), &out, 1,
-        ins, 3);
+  t_run(interp_BlockedConv, ATTRS(KILN_ATTR_I("block", 2), KILN_ATTR_I("group", 3)), &out, 1, ins,
+        3);
   CHECK_F(y, 0, 3, 10, 5, 13, 21, 0, 25, 0);
   /* with the residual (-10) and Relu: the padding lane stays 0 */
   t_run(interp_BlockedConv,
-        ATTRS(KILN_ATTR_S("activation", "Relu"), KILN_ATTR_I("block", 2),
-              KILN_ATTR_I("group", 3)),
+        ATTRS(KILN_ATTR_S("activation", "Relu"), KILN_ATTR_I("block", 2), KILN_ATTR_I("group", 3)),
         &out, 1, ins, 4);
   CHECK_F(y, 0, 0, 0, 0, 3, 11, 0, 15, 0);
   /* group 1 from a plain input: the channels summed */
