@@ -20,6 +20,7 @@ Suite *kcpu_profile_suite(void);
 Suite *kcpu_cache_suite(void);
 Suite *kcpu_attention_suite(void);
 Suite *kcpu_qlinear_suite(void);
+Suite *kcpu_layout_suite(void);
 
 /* test_cache.c's compile in a fresh process (main: --cache-compile-child
  * FD); 0 when its outputs are right. */

@@ -1,8 +1,10 @@
 /* tests/cpu/test_fuse_act.c: activations fused into Conv, MatMul and Gemm
  * on the cpu backend (the fuseact pass, applied by the GEMM epilogue and
- * the depthwise kernels): each activation after convolutions of every
- * kernel path (dense 3x3 direct and by Winograd, pointwise, grouped, depthwise 3x3 / 5x5 at
- * strides 1 and 2, one channel) and after products (tiled, matrix-vector,
+ * the depthwise kernels, or by the channel-blocked kernels where the
+ * layout pass moves the Conv into that layout, as it does every one here
+ * but the grouped one): each activation after convolutions of every
+ * shape (dense 3x3, pointwise, grouped, depthwise 3x3 / 5x5 at
+ * strides 1 and 2, one channel, 64+ channels) and after products (tiled, matrix-vector,
  * Gemm with a bias), at channel counts and spatial sizes that leave edge
  * tiles; and a residual Add between a Conv and its activation, which rides
  * on the Conv too. The activation node must be gone from the compiled program, the
@@ -28,7 +30,7 @@ static const conv_spec convs[] = {
     {40, 40, 7, 7, 5, 1, 2, 40, 1},   /* depthwise 5x5, stride 1 */
     {7, 7, 15, 15, 5, 2, 2, 7, 1},    /* depthwise 5x5, stride 2 */
     {1, 1, 9, 9, 3, 1, 1, 1, 0},      /* one channel */
-    {64, 72, 9, 10, 3, 1, 1, 1, 1},   /* dense 3x3 by Winograd (64+ channels each side) */
+    {64, 72, 9, 10, 3, 1, 1, 1, 1},   /* dense 3x3, 64+ channels each side (Winograd's, plain) */
 };
 #define N_CONVS (sizeof convs / sizeof convs[0])
 

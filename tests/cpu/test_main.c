@@ -128,6 +128,7 @@ int main(int argc, char **argv) {
   srunner_add_suite(sr, kcpu_cache_suite());
   srunner_add_suite(sr, kcpu_attention_suite());
   srunner_add_suite(sr, kcpu_qlinear_suite());
+  srunner_add_suite(sr, kcpu_layout_suite());
   srunner_set_fork_status(sr, CK_NOFORK);
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
