@@ -122,8 +122,8 @@ START_TEST(layout_chain_vs_interpreter) {
       ck_assert_uint_eq(a.n_out, a1.n_out);
       for (uint32_t o = 0; o < a.n_out; o++)
         ck_assert_msg(memcmp(a.out[o], a1.out[o], (size_t)a.n[o] * sizeof(float)) == 0,
-                      "C %d W %d: output %u differs between 1 and 2 threads", chans[i],
-                      widths[j], o);
+                      "C %d W %d: output %u differs between 1 and 2 threads", chans[i], widths[j],
+                      o);
       kt_run_free(&a);
       kt_run_free(&a1);
       kt_run_free(&r);
