@@ -122,6 +122,17 @@ kiln_status kcpu_emit_Conv(kcpu_emit *e, const kiln_instr *in) {
 }
 
 /* ---- the channel-blocked Conv (kernels/conv_blocked.c) ---- */
+/* The window of a BlockedConv, decoded on the plain views of X and Y
+ * ([N, C, H, W], [N, M, OH, OW]; C = W's dims[1] x group, M = W's dims[0]). */
+static bool kcpu_convb_win(const kiln_attrs *a, const kiln_type *x, const kiln_type *w,
+                           const kiln_type *y, kcpu_win *win) {
+  kiln_type xp = *x, yp = *y;
+  xp.rank = yp.rank = 4;
+  xp.dims[1] = w->dims[1] * kiln_attrs_int_or(a, "group", 1);
+  yp.dims[1] = w->dims[0];
+  return kcpu_win_make(a, &xp, &yp, w->dims + 2, 2, win);
+}
+
 /* 2-D, f32, blocks of 16 (the kernels' vector), group 1 (from a blocked or
  * a plain input) or depthwise (blocked input), non-negative pads, an
  * activation the kernels apply. */
@@ -134,13 +145,9 @@ bool kcpu_supports_BlockedConv(const kiln_node *n) {
   float aa, ab;
   if ((group != 1 && x->rank != 5) || !kcpu_perf_act(a, &act, &aa, &ab))
     return false;
-  kiln_type xp = *x, yp = *y;
-  xp.rank = yp.rank = 4;
-  xp.dims[1] = w->dims[1] * group;
-  yp.dims[1] = w->dims[0];
   kcpu_win win;
-  return kcpu_win_make(a, &xp, &yp, w->dims + 2, 2, &win) && win.pb[0] >= 0 && win.pb[1] >= 0 &&
-         win.pe[0] >= 0 && win.pe[1] >= 0;
+  return kcpu_convb_win(a, x, w, y, &win) && win.pb[0] >= 0 && win.pb[1] >= 0 && win.pe[0] >= 0 &&
+         win.pe[1] >= 0;
 }
 
 /* The filters packed for the kernel once, here, when they are constant
@@ -169,12 +176,8 @@ kiln_status kcpu_emit_BlockedConv(kcpu_emit *e, const kiln_instr *in) {
   const kiln_type *y = kcpu_i_out_type(in, 0);
   const kiln_attrs *a = kiln_instr_attrs(in);
   int64_t group = kiln_attrs_int_or(a, "group", 1), C = wt->dims[1] * group, M = wt->dims[0];
-  kiln_type xp = *x, yp = *y;
-  xp.rank = yp.rank = 4;
-  xp.dims[1] = C;
-  yp.dims[1] = M;
   kcpu_win w;
-  if (!kcpu_win_make(a, &xp, &yp, wt->dims + 2, 2, &w))
+  if (!kcpu_convb_win(a, x, wt, y, &w))
     return kcpu_e_fail(in, "unsupported strides/dilations/pads/auto_pad");
   int64_t act;
   float act_a, act_b;
