@@ -184,6 +184,10 @@ kiln_status kcpu_emit_BlockedConv(kcpu_emit *e, const kiln_instr *in) {
   if (!kcpu_perf_act(a, &act, &act_a, &act_b))
     return kcpu_e_fail(in, "activation '%s' is not supported",
                        kiln_attrs_string_or(a, "activation", ""));
+  bool wino;
+  KILN_TRY(kcpu_emit_convb_winograd(e, in, &w, C, M, act, act_a, act_b, &wino));
+  if (wino)
+    return NULL;
   int64_t dw = group > 1, xb = x->rank == 5;
   LLVMValueRef wpk = kcpu_convb_prepack(e, kcpu_i_in(in, 1), M, C, w.k[0], w.k[1], dw, xb);
   LLVMValueRef args[27] = {kcpu_addr(e, kcpu_i_in(in, 0)),

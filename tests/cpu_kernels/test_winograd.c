@@ -1,12 +1,14 @@
-/* tests/cpu_kernels/test_winograd.c: the F(2x2, 3x3) Winograd convolution
- * (kernels/conv_winograd.c) against a naive 3x3 convolution in double.
- * The transformed filters are made here from the algorithm's definition
- * (G g G^T) and packed by the layout gemm_impl.h documents, not by the
- * emitter's code. This suite's build sets small block sizes
+/* tests/cpu_kernels/test_winograd.c: the F(2x2, 3x3) Winograd convolutions
+ * on the plain layout (kernels/conv_winograd.c) and on the channel-blocked
+ * one (kernels/conv_blocked_wino.c) against a naive 3x3 convolution in
+ * double. The transformed filters are made here from the algorithm's
+ * definition (G g G^T) and packed by the layouts gemm_impl.h and
+ * conv_blocked.h document, not by the emitter's code. This suite's build sets small block sizes
  * (KCPU_WINO_BLOCK_BYTES, KCPU_WINO_MIN_TILES), so that images split into
  * blocks of tiles that start and end inside tile rows. */
 #include "tk.h"
 
+#include "conv_blocked.h"
 #include "gemm_impl.h"
 
 #include <math.h>
@@ -157,12 +159,124 @@ START_TEST(wino_epilogue) {
 }
 END_TEST
 
+/* The blocked kernel on case c: X blocked with NaN in its padding lanes
+ * (never data), a random residual in Y's layout (its padding lanes must
+ * not reach Y) apart or in place (res 1, 2), 1 and 2 threads (same bits),
+ * padding lanes of Y zero. */
+static void wtb_case(const wc *c, int bias, int res, const tk_act *act, struct kcpu_pool *p2) {
+  int64_t OH = c->H + c->pt + c->pb - 2, OW = c->W + c->pl + c->pr - 2;
+  int64_t Cb = (c->C + 15) / 16, Mb = (c->M + 15) / 16, HW = c->H * c->W, OHW = OH * OW;
+  int64_t nx = c->N * c->C * HW, ny = c->N * c->M * OHW, nyb = c->N * Mb * 16 * OHW;
+  float *X = tk_alloc(nx), *Xb = tk_alloc(c->N * Cb * 16 * HW), *Wt = tk_alloc(c->M * c->C * 9);
+  float *b = tk_alloc(c->M), *R = tk_alloc(ny), *Rb = tk_alloc(nyb);
+  float *Y1 = tk_alloc(nyb), *Y2 = tk_alloc(nyb), *t = tk_alloc(16 * c->M * c->C);
+  double *ref = calloc((size_t)ny, sizeof *ref), *bound = calloc((size_t)ny, sizeof *bound);
+  tk_fill(X, nx, 41);
+  tk_fill(Wt, c->M * c->C * 9, 42);
+  tk_fill(b, c->M, 43);
+  tk_fill(Rb, nyb, 44);
+  for (int64_t i = 0; i < c->N * Cb * 16 * HW; i++)
+    Xb[i] = NAN;
+  for (int64_t n = 0; n < c->N; n++)
+    for (int64_t ch = 0; ch < c->C; ch++)
+      for (int64_t q = 0; q < HW; q++)
+        Xb[((n * Cb + ch / 16) * HW + q) * 16 + ch % 16] = X[(n * c->C + ch) * HW + q];
+  for (int64_t n = 0; n < c->N; n++)
+    for (int64_t m = 0; m < c->M; m++)
+      for (int64_t q = 0; q < OHW; q++)
+        R[(n * c->M + m) * OHW + q] = Rb[((n * Mb + m / 16) * OHW + q) * 16 + m % 16];
+  int64_t one = kcpu_convb_packed_size(c->M, c->C, 1, 1, 0, 1);
+  float *Upk = tk_alloc(16 * one);
+  for (int64_t m = 0; m < c->M; m++)
+    for (int64_t ci = 0; ci < c->C; ci++) {
+      float u[16];
+      wt_transform(Wt + (m * c->C + ci) * 9, u);
+      for (int xi = 0; xi < 16; xi++)
+        t[(xi * c->M + m) * c->C + ci] = u[xi];
+    }
+  for (int xi = 0; xi < 16; xi++)
+    kcpu_convb_pack(t + xi * c->M * c->C, Upk + xi * one, c->M, c->C, 1, 1, 0, 1);
+  wt_ref(c, X, Wt, bias ? b : NULL, res ? R : NULL, act, ref, bound);
+  if (res == 2) {
+    memcpy(Y1, Rb, (size_t)nyb * sizeof *Y1);
+    memcpy(Y2, Rb, (size_t)nyb * sizeof *Y2);
+  }
+  kcpu_k_conv2d_blocked_wino(Xb, Upk, bias ? b : NULL,
+                             res == 1   ? Rb
+                             : res == 2 ? Y1
+                                        : NULL,
+                             Y1, c->N, c->C, c->H, c->W, c->M, OH, OW, c->pt, c->pl, act->act,
+                             act->a, act->b, NULL);
+  kcpu_k_conv2d_blocked_wino(Xb, Upk, bias ? b : NULL,
+                             res == 1   ? Rb
+                             : res == 2 ? Y2
+                                        : NULL,
+                             Y2, c->N, c->C, c->H, c->W, c->M, OH, OW, c->pt, c->pl, act->act,
+                             act->a, act->b, p2);
+  for (int64_t n = 0; n < c->N; n++)
+    for (int64_t m = 0; m < Mb * 16; m++)
+      for (int64_t q = 0; q < OHW; q++) {
+        int64_t o = ((n * Mb + m / 16) * OHW + q) * 16 + m % 16;
+        if (m >= c->M) {
+          ck_assert_msg(Y1[o] == 0.0f, "blocked wino: padding lane %lld is %g", (long long)m,
+                        (double)Y1[o]);
+          continue;
+        }
+        int64_t i = (n * c->M + m) * OHW + q;
+        double tol = 2e-6 * bound[i] + 1e-6;
+        ck_assert_msg(fabs(Y1[o] - ref[i]) <= tol,
+                      "blocked wino N%lld C%lld %lldx%lld M%lld pads %lld %lld %lld %lld bias %d "
+                      "res %d act %lld: n %lld m %lld (%lld, %lld): %.9g, want %.9g (tol %.3g)",
+                      (long long)c->N, (long long)c->C, (long long)c->H, (long long)c->W,
+                      (long long)c->M, (long long)c->pt, (long long)c->pl, (long long)c->pb,
+                      (long long)c->pr, bias, res, (long long)act->act, (long long)n, (long long)m,
+                      (long long)(q / OW), (long long)(q % OW), (double)Y1[o], ref[i], tol);
+      }
+  ck_assert_msg(memcmp(Y1, Y2, (size_t)nyb * sizeof *Y1) == 0,
+                "blocked wino C%lld %lldx%lld M%lld: 2 threads differ from 1", (long long)c->C,
+                (long long)c->H, (long long)c->W, (long long)c->M);
+  free(X), free(Xb), free(Wt), free(b), free(R), free(Rb), free(Y1), free(Y2), free(t);
+  free(ref), free(bound), free(Upk);
+}
+
+/* Channels around the blocks and the products' groups of 4 blocks (1, 3,
+ * 7, 17, 24, 40, 70), planes from one tile to several blocks of tiles
+ * (this build's blocks are small), odd and even sizes, pads 0 to 2. */
+START_TEST(wino_blocked_shapes) {
+  static const wc cases[] = {
+      {1, 1, 3, 3, 1, 0, 0, 0, 0},     {1, 3, 4, 4, 7, 1, 1, 1, 1},
+      {1, 17, 7, 7, 24, 1, 1, 1, 1},   {2, 24, 9, 8, 17, 1, 1, 1, 1},
+      {1, 40, 15, 17, 40, 0, 1, 2, 0}, {1, 16, 16, 16, 16, 1, 1, 1, 1},
+      {1, 7, 33, 35, 70, 1, 1, 1, 1},  {1, 64, 14, 14, 64, 1, 1, 1, 1},
+      {2, 5, 40, 37, 3, 2, 0, 1, 2},   {1, 70, 56, 56, 80, 1, 1, 1, 1},
+      {1, 300, 6, 5, 9, 1, 1, 1, 1},   {1, 33, 2, 2, 33, 1, 1, 1, 1},
+  };
+  struct kcpu_pool *p2 = kcpu_pool_create(2);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    wtb_case(&cases[i], (int)(i % 2 == 0), 0, &tk_acts()[0], p2);
+  kcpu_pool_destroy(p2);
+}
+END_TEST
+
+/* Bias, residual (apart, in place) and each fused activation. */
+START_TEST(wino_blocked_epilogue) {
+  wc c = {1, 19, 13, 18, 21, 1, 1, 1, 1};
+  struct kcpu_pool *p2 = kcpu_pool_create(2);
+  for (size_t a = 0; a < TK_N_ACTS; a++)
+    for (int res = 0; res < 3; res++)
+      wtb_case(&c, 1, res, &tk_acts()[a], p2);
+  kcpu_pool_destroy(p2);
+}
+END_TEST
+
 Suite *tk_winograd_suite(void) {
   Suite *s = suite_create("winograd");
   TCase *tc = tcase_create("winograd");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, wino_shapes);
   tcase_add_test(tc, wino_epilogue);
+  tcase_add_test(tc, wino_blocked_shapes);
+  tcase_add_test(tc, wino_blocked_epilogue);
   suite_add_tcase(s, tc);
   return s;
 }

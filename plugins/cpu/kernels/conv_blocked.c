@@ -301,6 +301,40 @@ static void kcb_task(void *ctx, int64_t b, int64_t e) {
   }
 }
 
+void kcpu_convb_products(const float *x, const float *w, const float *zeros, float *y, int64_t C,
+                         int64_t M, int64_t npix, int64_t nbands, int64_t b, int64_t e) {
+  int64_t Mb = (M + KCPU_CB - 1) / KCPU_CB, toff[2] = {0, 0};
+  kcb k = {.x = x,
+           .w = w,
+           .bias = zeros,
+           .y = y,
+           .toff = toff,
+           .T = 1,
+           .C = C,
+           .Lp = KCPU_CB,
+           .nb = (C + KCPU_CB - 1) / KCPU_CB,
+           .bs = npix * KCPU_CB,
+           .ps = KCPU_CB,
+           .M = M,
+           .Mb = Mb,
+           .OHW = npix,
+           .OW = npix,
+           .NR = 1,
+           .R = npix,
+           .ng = kcpu_convb_groups(Mb),
+           .nbands = nbands,
+           .psv = 0,
+           .act = KCPU_ACT_NONE,
+           .lo = -__builtin_inff(),
+           .hi = __builtin_inff()};
+  for (int64_t l = 0; l < KCPU_CB; l++) {
+    k.keep[0][l] = -1;
+    k.keep[1][l] = l < M - (Mb - 1) * KCPU_CB ? -1 : 0;
+    k.relu[l] = -1;
+  }
+  kcb_task(&k, b, e);
+}
+
 /* The zero-bordered copy of one image: rows [b, e) of the nb * Hp rows of
  * planes [nb][Hp][Wp][Lp], from a blocked (Lp = 16) or plain input. */
 typedef struct kcb_pad {

@@ -74,6 +74,16 @@ static inline void kcpu_convb_pack(const float *Wt, float *Wpk, int64_t M, int64
   }
 }
 
+/* Winograd's products (conv_blocked_wino.c): y = the 1x1 convolution of
+ * the blocked image x of npix pixels ([ceil(C/16)][npix][16]) by filters
+ * w packed by kcpu_convb_pack (1x1, dense), no bias or activation (zeros:
+ * ceil(M/16) * 16 zero floats), into y [ceil(M/16)][npix][16]. Runs tasks
+ * [b, e) of nbands * kcpu_convb_groups(ceil(M/16)) (bands of pixels times
+ * groups of output blocks) in the calling thread; nbands is at most
+ * ceil(npix / 12). Sums in channel order, whichever task. */
+void kcpu_convb_products(const float *x, const float *w, const float *zeros, float *y, int64_t C,
+                         int64_t M, int64_t npix, int64_t nbands, int64_t b, int64_t e);
+
 /* The depthwise case of kcpu_k_conv2d_blocked (conv_blocked_dw.c); Wpk
  * packed as above. */
 void kcpu_convb_depthwise(const float *X, const float *Wpk, const float *bias, const float *res,

@@ -1,0 +1,281 @@
+/* plugins/cpu/kernels/conv_blocked_wino.c: 3x3 stride-1 dense convolution
+ * (f32, one group) on the channel-blocked layout (conv_blocked.h) by
+ * Winograd's minimal filtering F(2x2, 3x3), the blocked twin of
+ * conv_winograd.c.
+ *
+ * A 2x2 output tile of one channel pair is A^T [(G g G^T) . (B^T d B)] A
+ * (d: the tile's 4x4 input window, g: the 3x3 filter): 16 products where
+ * the direct form takes 36. Summed over input channels, each position xi
+ * of the 4x4 transformed tile is a matrix product over the tiles,
+ * Mx[xi] (tiles x M) = V[xi] (tiles x C) . U[xi] (C x M): a 1x1
+ * convolution whose "pixels" are the tiles, which conv_blocked.c's
+ * register-blocked kernel computes (kcpu_convb_products). In the blocked
+ * layout a vector holds 16 channels of one pixel, so the transforms are
+ * the algorithm's scalar formulas written on vectors: no shuffles, one
+ * load or store per pixel and block.
+ *
+ * U, the transformed filters, is made and packed once at compile time
+ * (emit_conv_winograd.c), one 1x1 filter set per position. The tiles go
+ * in blocks whose V and Mx stay in cache; per block, three parallel
+ * phases:
+ *   1. input transform, per (input block, run of tiles): V[xi][cb][t];
+ *      window pixels outside the image read as zero (the pads, and the
+ *      bottom and right tiles that overhang the output);
+ *   2. the 16 products, per (position, band of tiles, group of output
+ *      blocks);
+ *   3. output transform, per (output block, run of tiles), with the bias,
+ *      the residual and the activation in the documented order; the
+ *      overhanging outputs are not stored, lanes past M are written 0.
+ *
+ * The transforms only add and subtract (B and A hold 0 and +-1, G's
+ * halves are exact): the error is that of a 16-term instead of a 9-term
+ * sum per channel. The summation order of every output is fixed whatever
+ * the thread count and the block of tiles it falls in. */
+#include "conv_blocked.h"
+#include "kcpu_act.h"
+
+typedef float kbw_v __attribute__((vector_size(64)));
+typedef float kbw_vu __attribute__((vector_size(64), aligned(4), may_alias));
+typedef int32_t kbw_vi __attribute__((vector_size(64)));
+typedef int32_t kbw_viu __attribute__((vector_size(64), aligned(4), may_alias));
+
+#ifdef __clang__
+#define KBW_UNROLL _Pragma("clang loop unroll(full)")
+#elif defined(__GNUC__)
+#define KBW_UNROLL _Pragma("GCC unroll 16")
+#else
+#define KBW_UNROLL
+#endif
+
+/* Blocks of tiles: V and Mx of one block take at most this many bytes,
+ * and a block has at least this many tiles unless the image has fewer
+ * (the same knobs as conv_winograd.c's; the tests build with small ones). */
+#ifndef KCPU_WINO_BLOCK_BYTES
+#define KCPU_WINO_BLOCK_BYTES (8 << 20)
+#endif
+#ifndef KCPU_WINO_MIN_TILES
+#define KCPU_WINO_MIN_TILES 192
+#endif
+#define KBW_RUN 64 /* tiles per transform task */
+
+typedef struct kbw {
+  const float *X, *U, *bias, *res, *zeros;
+  float *Y, *V, *Mx;
+  int64_t C, Cb, H, W, M, Mb, OH, OW, pt, pl, TW;
+  int64_t t0, nt;         /* the block of tiles (row-major) in V and Mx now */
+  int64_t pieces;         /* transform tasks per channel block */
+  int64_t nbands, ptasks; /* products: bands of tiles; tasks per position */
+  int64_t act;
+  float act_a, act_b;
+  int32_t keep[2][KCPU_CB]; /* lane masks: all lanes, and the last block's below M */
+} kbw;
+
+/* Phase 1: tasks over (input block, run of tiles). V[xi] is a blocked
+ * image of nt pixels: V + ((xi * Cb + cb) * nt + t) * 16. */
+static void kbw_in_task(void *ctx, int64_t b, int64_t e) {
+  const kbw *a = ctx;
+  const kbw_v z = {0};
+  int64_t vs = a->Cb * a->nt * KCPU_CB; /* floats between positions */
+  for (int64_t i = b; i < e; i++) {
+    int64_t cb = i / a->pieces, pc = i % a->pieces;
+    int64_t ta = a->nt * pc / a->pieces, tb = a->nt * (pc + 1) / a->pieces;
+    const float *x = a->X + cb * a->H * a->W * KCPU_CB;
+    float *v = a->V + cb * a->nt * KCPU_CB;
+    for (int64_t t = ta; t < tb; t++) {
+      int64_t tg = a->t0 + t, th = tg / a->TW, tw = tg % a->TW;
+      int64_t r0 = 2 * th - a->pt, c0 = 2 * tw - a->pl;
+      kbw_v d[4][4];
+      if (r0 >= 0 && r0 + 4 <= a->H && c0 >= 0 && c0 + 4 <= a->W) {
+        const float *p = x + (r0 * a->W + c0) * KCPU_CB;
+        KBW_UNROLL for (int r = 0; r < 4; r++) KBW_UNROLL for (int c = 0; c < 4; c++) d[r][c] =
+            *(const kbw_vu *)(p + (r * a->W + c) * KCPU_CB);
+      } else {
+        for (int r = 0; r < 4; r++)
+          for (int c = 0; c < 4; c++) {
+            int64_t ih = r0 + r, iw = c0 + c;
+            d[r][c] = z;
+            if (ih >= 0 && ih < a->H && iw >= 0 && iw < a->W)
+              d[r][c] = *(const kbw_vu *)(x + (ih * a->W + iw) * KCPU_CB);
+          }
+      }
+      /* B^T d B, B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]: along the
+       * rows of the window, then down its columns */
+      kbw_v w[4][4];
+      KBW_UNROLL for (int r = 0; r < 4; r++) {
+        w[r][0] = d[r][0] - d[r][2];
+        w[r][1] = d[r][1] + d[r][2];
+        w[r][2] = d[r][2] - d[r][1];
+        w[r][3] = d[r][1] - d[r][3];
+      }
+      float *o = v + t * KCPU_CB;
+      KBW_UNROLL for (int j = 0; j < 4; j++) {
+        *(kbw_vu *)(o + (0 + j) * vs) = w[0][j] - w[2][j];
+        *(kbw_vu *)(o + (4 + j) * vs) = w[1][j] + w[2][j];
+        *(kbw_vu *)(o + (8 + j) * vs) = w[2][j] - w[1][j];
+        *(kbw_vu *)(o + (12 + j) * vs) = w[1][j] - w[3][j];
+      }
+    }
+  }
+}
+
+/* Phase 2: task i is task i % ptasks of position i / ptasks. */
+static void kbw_prod_task(void *ctx, int64_t b, int64_t e) {
+  const kbw *a = ctx;
+  for (int64_t i = b; i < e; i++) {
+    int64_t xi = i / a->ptasks, s = i % a->ptasks;
+    kcpu_convb_products(a->V + xi * a->Cb * a->nt * KCPU_CB, a->U + xi * a->Mb * a->C * KCPU_CB,
+                        a->zeros, a->Mx + xi * a->Mb * a->nt * KCPU_CB, a->C, a->M, a->nt,
+                        a->nbands, s, s + 1);
+  }
+}
+
+/* The activation of one finished output vector *vp (kcpu_act1's
+ * semantics; Relu as the blocked direct kernel's: NaN and -0 give 0),
+ * lanes past M cleared by keep. */
+static inline __attribute__((always_inline)) void kbw_act(const kbw *a, kbw_v *vp,
+                                                          const int32_t *keep) {
+  const kbw_v z = {0};
+  kbw_v v = *vp;
+  switch (a->act) {
+  case KCPU_ACT_NONE:
+    break;
+  case KCPU_ACT_RELU:
+    v = (kbw_v)((kbw_vi)v & (kbw_vi)(v > z));
+    break;
+  case KCPU_ACT_CLIP:
+    KCPU_ACT_VEC_HARD(kbw_v, kbw_vi, v, KCPU_ACT_CLIP, a->act_a, a->act_b);
+    break;
+  case KCPU_ACT_HARD_SIGMOID:
+    KCPU_ACT_VEC_HARD(kbw_v, kbw_vi, v, KCPU_ACT_HARD_SIGMOID, a->act_a, a->act_b);
+    break;
+  case KCPU_ACT_HARD_SWISH:
+    KCPU_ACT_VEC_HARD(kbw_v, kbw_vi, v, KCPU_ACT_HARD_SWISH, a->act_a, a->act_b);
+    break;
+  case KCPU_ACT_SWISH: {
+    float t[KCPU_CB];
+    *(kbw_vu *)t = v;
+    kcpu_act_swish_row(a->act_a, t, KCPU_CB);
+    v = *(kbw_vu *)t;
+    break;
+  }
+  case KCPU_ACT_GELU: {
+    float t[KCPU_CB];
+    *(kbw_vu *)t = v;
+    for (int l = 0; l < KCPU_CB; l++)
+      t[l] = kcpu_m_gelu(t[l]);
+    v = *(kbw_vu *)t;
+    break;
+  }
+  default:
+    break;
+  }
+  *vp = (kbw_v)((kbw_vi)v & *(const kbw_viu *)keep);
+}
+
+/* Phase 3: tasks over (output block, run of tiles). */
+static void kbw_out_task(void *ctx, int64_t b, int64_t e) {
+  const kbw *a = ctx;
+  int64_t ms = a->Mb * a->nt * KCPU_CB; /* floats between positions */
+  for (int64_t i = b; i < e; i++) {
+    int64_t mb = i / a->pieces, pc = i % a->pieces;
+    int64_t ta = a->nt * pc / a->pieces, tb = a->nt * (pc + 1) / a->pieces;
+    kbw_v bv = *(const kbw_vu *)(a->bias + mb * KCPU_CB);
+    const int32_t *keep = a->keep[mb == a->Mb - 1];
+    const float *mx = a->Mx + mb * a->nt * KCPU_CB;
+    int64_t yo = mb * a->OH * a->OW * KCPU_CB;
+    for (int64_t t = ta; t < tb; t++) {
+      int64_t tg = a->t0 + t, th = tg / a->TW, tw = tg % a->TW;
+      const float *p = mx + t * KCPU_CB;
+      kbw_v m[16], s[2][4];
+      KBW_UNROLL for (int xi = 0; xi < 16; xi++) m[xi] = *(const kbw_vu *)(p + xi * ms);
+      /* A^T m A, A^T = [1 1 1 0; 0 1 -1 -1]: down the columns, then along
+       * the rows */
+      KBW_UNROLL for (int j = 0; j < 4; j++) {
+        s[0][j] = m[j] + m[4 + j] + m[8 + j];
+        s[1][j] = m[4 + j] - m[8 + j] - m[12 + j];
+      }
+      KBW_UNROLL for (int r = 0; r < 2; r++) {
+        int64_t oh = 2 * th + r;
+        if (oh >= a->OH)
+          break;
+        kbw_v y[2] = {s[r][0] + s[r][1] + s[r][2], s[r][1] - s[r][2] - s[r][3]};
+        KBW_UNROLL for (int c = 0; c < 2; c++) {
+          int64_t ow = 2 * tw + c;
+          if (ow >= a->OW)
+            break;
+          int64_t o = yo + (oh * a->OW + ow) * KCPU_CB;
+          kbw_v v = y[c] + bv;
+          if (a->res) /* may be Y itself: read before written */
+            v += *(const kbw_vu *)(a->res + o);
+          kbw_act(a, &v, keep);
+          *(kbw_vu *)(a->Y + o) = v;
+        }
+      }
+    }
+  }
+}
+
+KCPU_PREBUILT void kcpu_k_conv2d_blocked_wino(const float *X, const float *Upk, const float *bias,
+                                              const float *res, float *Y, int64_t N, int64_t C,
+                                              int64_t H, int64_t W, int64_t M, int64_t OH,
+                                              int64_t OW, int64_t pt, int64_t pl, int64_t act,
+                                              float act_a, float act_b, struct kcpu_pool *pool) {
+  if (N <= 0 || OH <= 0 || OW <= 0 || M <= 0 || C <= 0)
+    return;
+  int64_t Cb = (C + KCPU_CB - 1) / KCPU_CB, Mb = (M + KCPU_CB - 1) / KCPU_CB;
+  int64_t TH = (OH + 1) / 2, TW = (OW + 1) / 2, T = TH * TW;
+  int64_t per = 16 * (Cb + Mb) * KCPU_CB * (int64_t)sizeof(float); /* bytes of V, Mx per tile */
+  int64_t nb = KCPU_WINO_BLOCK_BYTES / per;
+  nb = nb < KCPU_WINO_MIN_TILES ? KCPU_WINO_MIN_TILES : nb;
+  nb = nb > T ? T : nb;
+  /* scratch: bias (zero past M), zeros (the products' bias), V, Mx */
+  char *scr =
+      kcpu_alloc((2 * Mb * KCPU_CB + nb * per / (int64_t)sizeof(float)) * (int64_t)sizeof(float));
+  if (!scr)
+    return; /* out of memory: the output is left unwritten, like any failed allocation here */
+  float *bias16 = (float *)scr, *zeros = bias16 + Mb * KCPU_CB, *V = zeros + Mb * KCPU_CB;
+  for (int64_t m = 0; m < Mb * KCPU_CB; m++) {
+    bias16[m] = bias && m < M ? bias[m] : 0.0f;
+    zeros[m] = 0.0f;
+  }
+  kbw a = {.U = Upk,
+           .bias = bias16,
+           .zeros = zeros,
+           .V = V,
+           .Mx = V + 16 * Cb * nb * KCPU_CB,
+           .C = C,
+           .Cb = Cb,
+           .H = H,
+           .W = W,
+           .M = M,
+           .Mb = Mb,
+           .OH = OH,
+           .OW = OW,
+           .pt = pt,
+           .pl = pl,
+           .TW = TW,
+           .act = act,
+           .act_a = act_a,
+           .act_b = act_b};
+  for (int64_t l = 0; l < KCPU_CB; l++) {
+    a.keep[0][l] = -1;
+    a.keep[1][l] = l < M - (Mb - 1) * KCPU_CB ? -1 : 0;
+  }
+  for (int64_t n = 0; n < N; n++) {
+    a.X = X + n * Cb * H * W * KCPU_CB;
+    a.Y = Y + n * Mb * OH * OW * KCPU_CB;
+    a.res = res ? res + n * Mb * OH * OW * KCPU_CB : NULL;
+    for (int64_t t0 = 0; t0 < T; t0 += nb) {
+      a.t0 = t0;
+      a.nt = T - t0 < nb ? T - t0 : nb;
+      a.pieces = (a.nt + KBW_RUN - 1) / KBW_RUN;
+      /* bands of about 96 tiles, no more than the runs of 12 tiles */
+      a.nbands = (a.nt + 95) / 96;
+      a.ptasks = a.nbands * kcpu_convb_groups(Mb);
+      kcpu_parallel_for(pool, Cb * a.pieces, kbw_in_task, &a);
+      kcpu_parallel_for(pool, 16 * a.ptasks, kbw_prod_task, &a);
+      kcpu_parallel_for(pool, Mb * a.pieces, kbw_out_task, &a);
+    }
+  }
+  kcpu_free(scr);
+}
