@@ -1,7 +1,7 @@
-/* plugins/cpu/emit_conv_winograd.c: when an f32 Conv or BlockedConv runs
- * by Winograd's F(2x2, 3x3) (kernels/conv_winograd.c on the plain layout,
- * kernels/conv_blocked_wino.c on the channel-blocked one), and its
- * filters' transform, computed and packed here once at compile time. */
+/* plugins/cpu/emit_conv_winograd.c: when an f32 Conv runs by Winograd's
+ * F(2x2, 3x3) (kernels/conv_winograd.c) and a BlockedConv by F(2x2, 3x3)
+ * or F(4x4, 3x3) (kernels/conv_blocked_wino.c), and the filters'
+ * transforms, computed and packed here once at compile time. */
 #include <stdlib.h>
 
 #include "conv_blocked.h"
@@ -132,39 +132,65 @@ kiln_status kcpu_emit_conv_winograd(kcpu_emit *e, const kiln_instr *in, const kc
 
 /* ---- BlockedConv (kernels/conv_blocked_wino.c) ---- */
 
-/* Where it pays on the blocked layout (measured per layer against the
- * blocked direct kernel, Zen 5, 1 and 2 threads): 3x3, stride and
- * dilation 1, group 1, a blocked input, non-negative pads, and at least
- * 24 input channels (16 to 20 ran 4-30% slower: the products are too thin
- * for what the transforms move) on planes of at least 5x5; under 10x10,
- * at least 64 output channels too (7x7 planes with 32 outputs and 4x4 or
- * 3x3 planes ran 4-17% slower, the tiles there overhang the plane). Where
- * it applies it ran 1.1-2x faster: ResNet's 64 to 512 channels at 56x56
- * to 7x7 1.2-2x, DenseNet's 128 -> 32 at 56x56 1.2-1.3x, Inception's 64 ->
- * 32 at 147x147 1.7x, SqueezeNet's 32 to 64 -> 128 to 256 1.3x. */
-static bool kcpu_convb_wino_applies(const kcpu_win *w, int64_t C, int64_t M) {
+/* Which F(m x m, 3x3) pays on the blocked layout, m = 4 or 2, or 0 for
+ * none (measured per layer against the blocked direct kernel, Zen 5, 1
+ * and 2 threads): 3x3, stride and dilation 1, group 1, non-negative pads.
+ * F(4x4, 3x3) (36 products per 16 outputs where the direct form has 144)
+ * from 16 input channels on planes of at least 7x7, where its 36 filter
+ * sets (36 C M floats) stay in cache: C M up to 288 x 288 from 14x14, up
+ * to 200 x 200 below; it ran 1.5-3x faster than direct (ResNet's 64
+ * channels at 56x56 2.7x, 128 at 28x28 2.3-3x, 256 at 14x14 2-2.3x;
+ * Inception's 80 -> 192 at 71x71 2.1x; 16 -> 64 at 112x112 1.6x), and
+ * F(2x2, 3x3) 1.1-2x. Larger filter sets (384 or 512 channels) and
+ * smaller planes take F(2x2, 3x3): at least 24 input channels (16 to 20
+ * ran up to 20% slower) on planes of at least 5x5 and, under 10x10, at
+ * least 64 output channels (7x7 planes with 32 outputs ran 4-8% slower).
+ * Under 16 input channels neither pays (8 ran 1-11% slower by F(4x4)). */
+static int64_t kcpu_convb_wino_tile(const kcpu_win *w, int64_t C, int64_t M) {
   if (w->k[0] != 3 || w->k[1] != 3 || w->s[0] != 1 || w->s[1] != 1 || w->d[0] != 1 || w->d[1] != 1)
-    return false;
+    return 0;
   if (w->pb[0] < 0 || w->pb[1] < 0 || w->pe[0] < 0 || w->pe[1] < 0)
-    return false;
-  if (C < 24 || w->out[0] < 5 || w->out[1] < 5)
-    return false;
-  return w->out[0] * w->out[1] >= 100 || M >= 64;
+    return 0;
+  int64_t oh = w->out[0], ow = w->out[1];
+  if (C >= 16 && oh >= 7 && ow >= 7 && C * M <= (oh >= 14 && ow >= 14 ? 288 * 288 : 200 * 200))
+    return 4;
+  if (C >= 24 && oh >= 5 && ow >= 5 && (oh * ow >= 100 || M >= 64))
+    return 2;
+  return 0;
 }
 
-/* The transformed filters of weight wb [M, C, 3, 3]: 16 sets of 1x1
- * filters packed by kcpu_convb_pack, in a buffer the executable owns;
- * NULL as kcpu_wino_pack. */
-static LLVMValueRef kcpu_convb_wino_pack(kcpu_emit *e, const kiln_buffer *wb, int64_t M,
-                                         int64_t C) {
+/* G g G^T of one 3x3 filter g (row-major) for F(4x4, 3x3), G = [1/4 0 0;
+ * -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6; 1/24 -1/12 1/6; 0 0 1], in
+ * double and rounded once: the 6x6 result row-major in u. */
+static void kcpu_wino_filter4(const float *g, float *u) {
+  static const double G[6][3] = {{0.25, 0, 0},
+                                 {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                 {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                 {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                 {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                 {0, 0, 1}};
+  double t[6][3];
+  for (int i = 0; i < 6; i++)
+    for (int j = 0; j < 3; j++)
+      t[i][j] = G[i][0] * g[j] + G[i][1] * g[3 + j] + G[i][2] * g[6 + j];
+  for (int i = 0; i < 6; i++)
+    for (int j = 0; j < 6; j++)
+      u[i * 6 + j] = (float)(t[i][0] * G[j][0] + t[i][1] * G[j][1] + t[i][2] * G[j][2]);
+}
+
+/* The transformed filters of weight wb [M, C, 3, 3] for F(tile x tile,
+ * 3x3): (tile + 2)^2 sets of 1x1 filters packed by kcpu_convb_pack, in a
+ * buffer the executable owns; NULL as kcpu_wino_pack. */
+static LLVMValueRef kcpu_convb_wino_pack(kcpu_emit *e, const kiln_buffer *wb, int64_t M, int64_t C,
+                                         int64_t tile) {
   if (!wb || kiln_buffer_get_kind(wb) != KILN_BUFFER_WEIGHT)
     return NULL;
   const float *g = kiln_buffer_data(wb);
   if (!g || kiln_buffer_type(wb)->elem != KILN_F32)
     return NULL;
-  int64_t one = kcpu_convb_packed_size(M, C, 1, 1, 0, 1);
-  float *t = malloc((size_t)(16 * M * C) * sizeof *t);
-  size_t bytes = (size_t)(16 * one) * sizeof(float);
+  int64_t one = kcpu_convb_packed_size(M, C, 1, 1, 0, 1), np = (tile + 2) * (tile + 2);
+  float *t = malloc((size_t)(np * M * C) * sizeof *t);
+  size_t bytes = (size_t)(np * one) * sizeof(float);
   float *dst = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
   if (!t || !dst) {
     free(t);
@@ -173,12 +199,15 @@ static LLVMValueRef kcpu_convb_wino_pack(kcpu_emit *e, const kiln_buffer *wb, in
   }
   for (int64_t m = 0; m < M; m++)
     for (int64_t c = 0; c < C; c++) {
-      float u[16];
-      kcpu_wino_filter(g + (m * C + c) * 9, u);
-      for (int xi = 0; xi < 16; xi++)
+      float u[36];
+      if (tile == 4)
+        kcpu_wino_filter4(g + (m * C + c) * 9, u);
+      else
+        kcpu_wino_filter(g + (m * C + c) * 9, u);
+      for (int64_t xi = 0; xi < np; xi++)
         t[(xi * M + m) * C + c] = u[xi];
     }
-  for (int xi = 0; xi < 16; xi++)
+  for (int64_t xi = 0; xi < np; xi++)
     kcpu_convb_pack(t + xi * M * C, dst + xi * one, M, C, 1, 1, 0, 1);
   free(t);
   LLVMValueRef at = kcpu_packed_weight(e, dst); /* dst is the table's now */
@@ -192,13 +221,13 @@ kiln_status kcpu_emit_convb_winograd(kcpu_emit *e, const kiln_instr *in, const k
                                      bool *done) {
   *done = false;
   const kiln_type *x = kcpu_i_in_type(in, 0);
-  if (x->rank != 5 || kiln_attrs_int_or(kiln_instr_attrs(in), "group", 1) != 1 ||
-      !kcpu_convb_wino_applies(w, C, M))
+  int64_t tile = kcpu_convb_wino_tile(w, C, M);
+  if (x->rank != 5 || kiln_attrs_int_or(kiln_instr_attrs(in), "group", 1) != 1 || !tile)
     return NULL;
-  LLVMValueRef upk = kcpu_convb_wino_pack(e, kcpu_i_in(in, 1), M, C);
+  LLVMValueRef upk = kcpu_convb_wino_pack(e, kcpu_i_in(in, 1), M, C, tile);
   if (!upk)
     return NULL;
-  LLVMValueRef args[18] = {kcpu_addr(e, kcpu_i_in(in, 0)),
+  LLVMValueRef args[19] = {kcpu_addr(e, kcpu_i_in(in, 0)),
                            upk,
                            kcpu_e_ptr(e, kcpu_i_in(in, 2)),
                            kcpu_e_ptr(e, kcpu_i_in(in, 3)),
@@ -212,10 +241,11 @@ kiln_status kcpu_emit_convb_winograd(kcpu_emit *e, const kiln_instr *in, const k
                            kcpu_i64(e, w->out[1]),
                            kcpu_i64(e, w->pb[0]),
                            kcpu_i64(e, w->pb[1]),
+                           kcpu_i64(e, tile),
                            kcpu_i64(e, act),
                            kcpu_f32(e, act_a),
                            kcpu_f32(e, act_b),
                            kcpu_pool(e)};
   *done = true;
-  return kcpu_e_call(e, in, "kcpu_k_conv2d_blocked_wino", args, 18);
+  return kcpu_e_call(e, in, "kcpu_k_conv2d_blocked_wino", args, 19);
 }

@@ -35,7 +35,7 @@ kiln_status kcpu_emit_conv_winograd(kcpu_emit *e, const kiln_instr *in, const st
                                     int64_t group, int64_t act, float act_a, float act_b,
                                     bool *done);
 /* The same for a BlockedConv ([M, C] filters, window w on its plain
- * views) by kernels/conv_blocked_wino.c. */
+ * views) by F(2x2, 3x3) or F(4x4, 3x3) (kernels/conv_blocked_wino.c). */
 kiln_status kcpu_emit_convb_winograd(kcpu_emit *e, const kiln_instr *in, const struct kcpu_win *w,
                                      int64_t C, int64_t M, int64_t act, float act_a, float act_b,
                                      bool *done);

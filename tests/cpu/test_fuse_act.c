@@ -171,7 +171,10 @@ static void check_act_part(const char *act, kiln_node_kind kind, double lo, doub
   kt_run_text(text, "cpu", 2, &a);
   kt_run_text(text, "cpu", 1, &a1);
   kt_run_text(text, "interpreter", 0, &b);
-  kt_assert_close(&a, &b, 2e-5, 2e-5);
+  /* the 64 -> 72 layer runs by Winograd F(4x4, 3x3), whose rounding is
+   * some 1e-5 of its terms' magnitudes (docs/cpu.md), not the direct
+   * sum's; still 10x inside the conformance tolerance */
+  kt_assert_close(&a, &b, 1e-4, 1e-4);
   ck_assert_uint_eq(a.n_out, a1.n_out);
   for (uint32_t i = 0; i < a.n_out; i++)
     ck_assert_msg(memcmp(a.out[i], a1.out[i], (size_t)a.n[i] * sizeof(float)) == 0,

@@ -1,12 +1,13 @@
 /* plugins/cpu/kernels/conv_blocked_wino.c: 3x3 stride-1 dense convolution
  * (f32, one group) on the channel-blocked layout (conv_blocked.h) by
- * Winograd's minimal filtering F(2x2, 3x3), the blocked twin of
- * conv_winograd.c.
+ * Winograd's minimal filtering F(2x2, 3x3) or F(4x4, 3x3); F(2x2, 3x3) is
+ * the blocked twin of conv_winograd.c.
  *
- * A 2x2 output tile of one channel pair is A^T [(G g G^T) . (B^T d B)] A
- * (d: the tile's 4x4 input window, g: the 3x3 filter): 16 products where
- * the direct form takes 36. Summed over input channels, each position xi
- * of the 4x4 transformed tile is a matrix product over the tiles,
+ * An m x m output tile of one channel pair is A^T [(G g G^T) . (B^T d B)] A
+ * (d: the tile's (m+2) x (m+2) input window, g: the 3x3 filter): 16
+ * products where the direct form takes 36 (m = 2), or 36 where it takes
+ * 144 (m = 4). Summed over input channels, each position xi of the
+ * transformed tile is a matrix product over the tiles,
  * Mx[xi] (tiles x M) = V[xi] (tiles x C) . U[xi] (C x M): a 1x1
  * convolution whose "pixels" are the tiles, which conv_blocked.c's
  * register-blocked kernel computes (kcpu_convb_products). In the blocked
@@ -27,9 +28,12 @@
  *      the residual and the activation in the documented order; the
  *      overhanging outputs are not stored, lanes past M are written 0.
  *
- * The transforms only add and subtract (B and A hold 0 and +-1, G's
- * halves are exact): the error is that of a 16-term instead of a 9-term
- * sum per channel. The summation order of every output is fixed whatever
+ * F(2x2, 3x3)'s transforms only add and subtract (B and A hold 0 and +-1,
+ * G's halves are exact): the error is that of a 16-term instead of a
+ * 9-term sum per channel. F(4x4, 3x3)'s hold 2, 4, 5 and 8 (B, A) and
+ * sixths and 24ths (G, rounded once at compile time): its error is some
+ * times larger, still a few ulps of the terms' magnitudes for 3x3
+ * filters (the kernel tests bound both). The summation order of every output is fixed whatever
  * the thread count and the block of tiles it falls in. */
 #include "conv_blocked.h"
 #include "kcpu_act.h"
@@ -62,6 +66,7 @@ typedef struct kbw {
   const float *X, *U, *bias, *res, *zeros;
   float *Y, *V, *Mx;
   int64_t C, Cb, H, W, M, Mb, OH, OW, pt, pl, TW;
+  int64_t m, np;          /* output tile size (2 or 4); positions (m + 2)^2 */
   int64_t t0, nt;         /* the block of tiles (row-major) in V and Mx now */
   int64_t pieces;         /* transform tasks per channel block */
   int64_t nbands, ptasks; /* products: bands of tiles; tasks per position */
@@ -69,6 +74,49 @@ typedef struct kbw {
   float act_a, act_b;
   int32_t keep[2][KCPU_CB]; /* lane masks: all lanes, and the last block's below M */
 } kbw;
+
+/* F(4x4, 3x3)'s B^T on six vectors (a column or a row of the window),
+ * B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0; 0 -2 -1 2 1 0;
+ *        0 2 -1 -2 1 0; 0 4 0 -5 0 1], factored into shared sums. */
+#define KBW_BT6(o, d)                                                                              \
+  do {                                                                                             \
+    kbw_v s12_ = d[1] + d[2], s34_ = d[3] + d[4], d12_ = d[1] - d[2], d43_ = d[4] - d[3];          \
+    kbw_v d42_ = d[4] - d[2], d31_ = d[3] - d[1];                                                  \
+    o[0] = d[0] * 4.0f - d[2] * 5.0f + d[4];                                                       \
+    o[1] = s34_ - s12_ * 4.0f;                                                                     \
+    o[2] = d43_ + d12_ * 4.0f;                                                                     \
+    o[3] = d42_ + d31_ * 2.0f;                                                                     \
+    o[4] = d42_ - d31_ * 2.0f;                                                                     \
+    o[5] = d[1] * 4.0f - d[3] * 5.0f + d[5];                                                       \
+  } while (0)
+
+/* F(4x4, 3x3)'s input transform of one tile: window rows r0.., columns
+ * c0.. of plane x, the 36 positions stored at o + xi * vs. */
+static void kbw_in_tile4(const kbw *a, const float *x, int64_t r0, int64_t c0, float *o,
+                         int64_t vs) {
+  const kbw_v z = {0};
+  kbw_v d[6][6], w[6][6];
+  if (r0 >= 0 && r0 + 6 <= a->H && c0 >= 0 && c0 + 6 <= a->W) {
+    const float *p = x + (r0 * a->W + c0) * KCPU_CB;
+    KBW_UNROLL for (int r = 0; r < 6; r++) KBW_UNROLL for (int c = 0; c < 6; c++) d[r][c] =
+        *(const kbw_vu *)(p + (r * a->W + c) * KCPU_CB);
+  } else {
+    for (int r = 0; r < 6; r++)
+      for (int c = 0; c < 6; c++) {
+        int64_t ih = r0 + r, iw = c0 + c;
+        d[r][c] = z;
+        if (ih >= 0 && ih < a->H && iw >= 0 && iw < a->W)
+          d[r][c] = *(const kbw_vu *)(x + (ih * a->W + iw) * KCPU_CB);
+      }
+  }
+  KBW_UNROLL for (int r = 0; r < 6; r++) KBW_BT6(w[r], d[r]); /* along each row */
+  KBW_UNROLL for (int j = 0; j < 6; j++) {                    /* down each column */
+    kbw_v col[6], out[6];
+    KBW_UNROLL for (int r = 0; r < 6; r++) col[r] = w[r][j];
+    KBW_BT6(out, col);
+    KBW_UNROLL for (int i = 0; i < 6; i++) * (kbw_vu *)(o + (6 * i + j) * vs) = out[i];
+  }
+}
 
 /* Phase 1: tasks over (input block, run of tiles). V[xi] is a blocked
  * image of nt pixels: V + ((xi * Cb + cb) * nt + t) * 16. */
@@ -83,7 +131,11 @@ static void kbw_in_task(void *ctx, int64_t b, int64_t e) {
     float *v = a->V + cb * a->nt * KCPU_CB;
     for (int64_t t = ta; t < tb; t++) {
       int64_t tg = a->t0 + t, th = tg / a->TW, tw = tg % a->TW;
-      int64_t r0 = 2 * th - a->pt, c0 = 2 * tw - a->pl;
+      int64_t r0 = a->m * th - a->pt, c0 = a->m * tw - a->pl;
+      if (a->m == 4) {
+        kbw_in_tile4(a, x, r0, c0, v + t * KCPU_CB, vs);
+        continue;
+      }
       kbw_v d[4][4];
       if (r0 >= 0 && r0 + 4 <= a->H && c0 >= 0 && c0 + 4 <= a->W) {
         const float *p = x + (r0 * a->W + c0) * KCPU_CB;
@@ -172,6 +224,49 @@ static inline __attribute__((always_inline)) void kbw_act(const kbw *a, kbw_v *v
   *vp = (kbw_v)((kbw_vi)v & *(const kbw_viu *)keep);
 }
 
+/* F(4x4, 3x3)'s A^T on six vectors, A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0;
+ * 0 1 1 4 4 0; 0 1 -1 8 -8 1]. */
+#define KBW_AT6(o, d)                                                                              \
+  do {                                                                                             \
+    kbw_v s12_ = d[1] + d[2], s34_ = d[3] + d[4], d12_ = d[1] - d[2], d34_ = d[3] - d[4];          \
+    o[0] = d[0] + s12_ + s34_;                                                                     \
+    o[1] = d12_ + d34_ * 2.0f;                                                                     \
+    o[2] = s12_ + s34_ * 4.0f;                                                                     \
+    o[3] = d12_ + d34_ * 8.0f + d[5];                                                              \
+  } while (0)
+
+/* F(4x4, 3x3)'s output transform of tile (th, tw) of output block mb (yo:
+ * the block's offset in Y), positions at p + xi * ms. */
+static void kbw_out_tile4(const kbw *a, const float *p, int64_t ms, const float *bias,
+                          const int32_t *keep, int64_t yo, int64_t th, int64_t tw) {
+  kbw_v s[4][6], bv = *(const kbw_vu *)bias;
+  KBW_UNROLL for (int j = 0; j < 6; j++) { /* down each column */
+    kbw_v col[6];
+    KBW_UNROLL for (int i = 0; i < 6; i++) col[i] = *(const kbw_vu *)(p + (6 * i + j) * ms);
+    kbw_v out[4];
+    KBW_AT6(out, col);
+    KBW_UNROLL for (int r = 0; r < 4; r++) s[r][j] = out[r];
+  }
+  for (int r = 0; r < 4; r++) { /* along each row */
+    int64_t oh = 4 * th + r;
+    if (oh >= a->OH)
+      break;
+    kbw_v y[4];
+    KBW_AT6(y, s[r]);
+    for (int c = 0; c < 4; c++) {
+      int64_t ow = 4 * tw + c;
+      if (ow >= a->OW)
+        break;
+      int64_t o = yo + (oh * a->OW + ow) * KCPU_CB;
+      kbw_v v = y[c] + bv;
+      if (a->res) /* may be Y itself: read before written */
+        v += *(const kbw_vu *)(a->res + o);
+      kbw_act(a, &v, keep);
+      *(kbw_vu *)(a->Y + o) = v;
+    }
+  }
+}
+
 /* Phase 3: tasks over (output block, run of tiles). */
 static void kbw_out_task(void *ctx, int64_t b, int64_t e) {
   const kbw *a = ctx;
@@ -186,6 +281,10 @@ static void kbw_out_task(void *ctx, int64_t b, int64_t e) {
     for (int64_t t = ta; t < tb; t++) {
       int64_t tg = a->t0 + t, th = tg / a->TW, tw = tg % a->TW;
       const float *p = mx + t * KCPU_CB;
+      if (a->m == 4) {
+        kbw_out_tile4(a, p, ms, a->bias + mb * KCPU_CB, keep, yo, th, tw);
+        continue;
+      }
       kbw_v m[16], s[2][4];
       KBW_UNROLL for (int xi = 0; xi < 16; xi++) m[xi] = *(const kbw_vu *)(p + xi * ms);
       /* A^T m A, A^T = [1 1 1 0; 0 1 -1 -1]: down the columns, then along
@@ -218,13 +317,15 @@ static void kbw_out_task(void *ctx, int64_t b, int64_t e) {
 KCPU_PREBUILT void kcpu_k_conv2d_blocked_wino(const float *X, const float *Upk, const float *bias,
                                               const float *res, float *Y, int64_t N, int64_t C,
                                               int64_t H, int64_t W, int64_t M, int64_t OH,
-                                              int64_t OW, int64_t pt, int64_t pl, int64_t act,
-                                              float act_a, float act_b, struct kcpu_pool *pool) {
-  if (N <= 0 || OH <= 0 || OW <= 0 || M <= 0 || C <= 0)
+                                              int64_t OW, int64_t pt, int64_t pl, int64_t tile,
+                                              int64_t act, float act_a, float act_b,
+                                              struct kcpu_pool *pool) {
+  if (N <= 0 || OH <= 0 || OW <= 0 || M <= 0 || C <= 0 || (tile != 2 && tile != 4))
     return;
   int64_t Cb = (C + KCPU_CB - 1) / KCPU_CB, Mb = (M + KCPU_CB - 1) / KCPU_CB;
-  int64_t TH = (OH + 1) / 2, TW = (OW + 1) / 2, T = TH * TW;
-  int64_t per = 16 * (Cb + Mb) * KCPU_CB * (int64_t)sizeof(float); /* bytes of V, Mx per tile */
+  int64_t np = (tile + 2) * (tile + 2);
+  int64_t TH = (OH + tile - 1) / tile, TW = (OW + tile - 1) / tile, T = TH * TW;
+  int64_t per = np * (Cb + Mb) * KCPU_CB * (int64_t)sizeof(float); /* bytes of V, Mx per tile */
   int64_t nb = KCPU_WINO_BLOCK_BYTES / per;
   nb = nb < KCPU_WINO_MIN_TILES ? KCPU_WINO_MIN_TILES : nb;
   nb = nb > T ? T : nb;
@@ -242,7 +343,7 @@ KCPU_PREBUILT void kcpu_k_conv2d_blocked_wino(const float *X, const float *Upk, 
            .bias = bias16,
            .zeros = zeros,
            .V = V,
-           .Mx = V + 16 * Cb * nb * KCPU_CB,
+           .Mx = V + np * Cb * nb * KCPU_CB,
            .C = C,
            .Cb = Cb,
            .H = H,
@@ -254,6 +355,8 @@ KCPU_PREBUILT void kcpu_k_conv2d_blocked_wino(const float *X, const float *Upk, 
            .pt = pt,
            .pl = pl,
            .TW = TW,
+           .m = tile,
+           .np = np,
            .act = act,
            .act_a = act_a,
            .act_b = act_b};
@@ -273,7 +376,7 @@ KCPU_PREBUILT void kcpu_k_conv2d_blocked_wino(const float *X, const float *Upk, 
       a.nbands = (a.nt + 95) / 96;
       a.ptasks = a.nbands * kcpu_convb_groups(Mb);
       kcpu_parallel_for(pool, Cb * a.pieces, kbw_in_task, &a);
-      kcpu_parallel_for(pool, 16 * a.ptasks, kbw_prod_task, &a);
+      kcpu_parallel_for(pool, a.np * a.ptasks, kbw_prod_task, &a);
       kcpu_parallel_for(pool, Mb * a.pieces, kbw_out_task, &a);
     }
   }

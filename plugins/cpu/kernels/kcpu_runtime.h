@@ -158,15 +158,16 @@ void kcpu_k_conv2d_blocked(const float *X, int64_t x_blocked, const float *Wt, c
                            int64_t pl, int64_t depthwise, int64_t act, float act_a, float act_b,
                            struct kcpu_pool *pool);
 /* kcpu_k_conv2d_blocked's 3x3, stride 1, dilation 1, group 1 case from a
- * blocked X by Winograd's F(2x2, 3x3) (conv_blocked_wino.c): Upk holds
- * the transformed filters, 16 positions xi = 4i + j of G g G^T one after
- * another, each packed by kcpu_convb_pack as a 1x1 filter [M, C]
+ * blocked X by Winograd's F(tile x tile, 3x3), tile 2 or 4
+ * (conv_blocked_wino.c): Upk holds the transformed filters, the (tile +
+ * 2)^2 positions xi = (tile + 2) i + j of G g G^T one after another, each
+ * packed by kcpu_convb_pack as a 1x1 filter [M, C]
  * (kcpu_convb_packed_size(M, C, 1, 1, 0, 1) floats apart). Same bias,
  * residual, activation and padding rules. */
 void kcpu_k_conv2d_blocked_wino(const float *X, const float *Upk, const float *bias,
                                 const float *res, float *Y, int64_t N, int64_t C, int64_t H,
                                 int64_t W, int64_t M, int64_t OH, int64_t OW, int64_t pt,
-                                int64_t pl, int64_t act, float act_a, float act_b,
+                                int64_t pl, int64_t tile, int64_t act, float act_a, float act_b,
                                 struct kcpu_pool *pool);
 /* kcpu_k_pool2d over blocked planes: X [NCb, H, W, 16], Y [NCb, OH, OW, 16]
  * (NCb = N * ceil(C/16)), every lane pooled on its own with
