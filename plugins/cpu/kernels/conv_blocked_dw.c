@@ -8,13 +8,14 @@
  * of 8 (then 4, then 1) pixels: independent accumulators sharing each
  * tap's weight vector, with no test per tap. The few columns at the edges
  * clip their tap range instead of reading padding. Rows clip the kh range
- * the same way. Every output sums its taps in (kh, kw) order, skipping the
- * ones outside the input, then adds the bias, the residual, and applies
- * the activation (Relu / Clip / HardSigmoid / HardSwish in registers,
- * Swish and Gelu over the finished row), whatever run it falls in: the
- * same bits whatever the thread count. Lanes past C are computed like the
- * others (the input's padding lanes may hold anything, the filters' are
- * zero) and written as zero. */
+ * the same way. Small planes (7x7 to 28x28), where those one-pixel
+ * chains would be a large part of the row, are copied into zero-bordered
+ * planes first and go in runs of 8 throughout. Every output sums its taps in (kh, kw) order,
+ * skipping the ones outside the input, then adds the bias, the residual, and applies the activation
+ * (Relu / Clip / HardSigmoid / HardSwish in registers, Swish and Gelu over the finished row),
+ * whatever run it falls in: the same bits whatever the thread count. Lanes past C are computed like
+ * the others (the input's padding lanes may hold anything, the filters' are zero) and written as
+ * zero. */
 #include "conv_blocked.h"
 #include "kcpu_act.h"
 
@@ -63,8 +64,8 @@ typedef struct kcpu_dwb_row {
  * with constant steps xs and xkw where it can: loads then take constant
  * offsets instead of a chain of address additions. */
 static inline __attribute__((always_inline)) void
-kcpu_dwb_run8(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *x, float *y, const float *r,
-              int64_t xs, int64_t xkw, int64_t vact) {
+kcpu_dwb_run8n(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *x, float *y, const float *r,
+               int64_t xs, int64_t xkw, int64_t vact, int64_t n) {
   kdwb_v c0 = {0}, c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
   int64_t KW = a->KW;
 #define KDWB_TAP8(kw)                                                                              \
@@ -100,14 +101,29 @@ kcpu_dwb_run8(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *x, float *
     }
   }
 #undef KDWB_TAP8
+  /* the first n pixels are stored (n = 8 but for a padded plane's row
+   * tail, whose other pixels read the plane's slack) */
   KDWB_OUT(rw, a, vact, c0, y, r);
-  KDWB_OUT(rw, a, vact, c1, y + KDWB_L, r + KDWB_L);
-  KDWB_OUT(rw, a, vact, c2, y + 2 * KDWB_L, r + 2 * KDWB_L);
-  KDWB_OUT(rw, a, vact, c3, y + 3 * KDWB_L, r + 3 * KDWB_L);
-  KDWB_OUT(rw, a, vact, c4, y + 4 * KDWB_L, r + 4 * KDWB_L);
-  KDWB_OUT(rw, a, vact, c5, y + 5 * KDWB_L, r + 5 * KDWB_L);
-  KDWB_OUT(rw, a, vact, c6, y + 6 * KDWB_L, r + 6 * KDWB_L);
-  KDWB_OUT(rw, a, vact, c7, y + 7 * KDWB_L, r + 7 * KDWB_L);
+  if (n > 1)
+    KDWB_OUT(rw, a, vact, c1, y + KDWB_L, r + KDWB_L);
+  if (n > 2)
+    KDWB_OUT(rw, a, vact, c2, y + 2 * KDWB_L, r + 2 * KDWB_L);
+  if (n > 3)
+    KDWB_OUT(rw, a, vact, c3, y + 3 * KDWB_L, r + 3 * KDWB_L);
+  if (n > 4)
+    KDWB_OUT(rw, a, vact, c4, y + 4 * KDWB_L, r + 4 * KDWB_L);
+  if (n > 5)
+    KDWB_OUT(rw, a, vact, c5, y + 5 * KDWB_L, r + 5 * KDWB_L);
+  if (n > 6)
+    KDWB_OUT(rw, a, vact, c6, y + 6 * KDWB_L, r + 6 * KDWB_L);
+  if (n > 7)
+    KDWB_OUT(rw, a, vact, c7, y + 7 * KDWB_L, r + 7 * KDWB_L);
+}
+
+static inline __attribute__((always_inline)) void
+kcpu_dwb_run8(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *x, float *y, const float *r,
+              int64_t xs, int64_t xkw, int64_t vact) {
+  kcpu_dwb_run8n(a, rw, x, y, r, xs, xkw, vact, 8);
 }
 
 /* kcpu_dwb_run8 for 4 pixels. */
@@ -185,6 +201,23 @@ static inline void kcpu_dwb_clip(int64_t o, int64_t d, int64_t K, int64_t n, int
     *k1 = *k0;
 }
 
+/* Swish or Gelu over a finished output row y of block cb (the registers
+ * held the sum with bias and residual), lanes past C cleared again. */
+static void kcpu_dwb_row_act(const kcpu_dwb *a, float *y, int64_t cb) {
+  int64_t L = KDWB_L, OW = a->OW;
+  if (a->act == KCPU_ACT_SWISH) {
+    kcpu_act_swish_row(a->act_a, y, OW * L);
+  } else if (a->act == KCPU_ACT_GELU) {
+    for (int64_t i = 0; i < OW * L; i += L)
+      for (int64_t l = 0; l < L; l++)
+        y[i + l] = kcpu_m_gelu(y[i + l]);
+  }
+  if ((a->act == KCPU_ACT_SWISH || a->act == KCPU_ACT_GELU) && (cb + 1) * L > a->C)
+    for (int64_t i = 0; i < OW * L; i += L)
+      for (int64_t l = a->C - cb * L; l < L; l++)
+        y[i + l] = 0.0f;
+}
+
 /* Output rows [b, e) of every (image, block): item t = ((n * Cb) + cb) *
  * OH + oh. */
 static void kcpu_dwb_fn(void *ctx, int64_t b, int64_t e) {
@@ -249,18 +282,78 @@ static void kcpu_dwb_fn(void *ctx, int64_t b, int64_t e) {
       kcpu_dwb_run1(a, &rw, xr + (iw0 + kw0 * a->dw) * L, kw0, kw1, y + ow * L, KDWB_R(ow));
     }
 #undef KDWB_R
-    if (a->act == KCPU_ACT_SWISH) {
-      kcpu_act_swish_row(a->act_a, y, OW * L);
-    } else if (a->act == KCPU_ACT_GELU) {
-      for (int64_t i = 0; i < OW * L; i += L)
-        for (int64_t l = 0; l < L; l++)
-          y[i + l] = kcpu_m_gelu(y[i + l]);
-    }
-    if ((a->act == KCPU_ACT_SWISH || a->act == KCPU_ACT_GELU) && (cb + 1) * L > a->C)
-      for (int64_t i = 0; i < OW * L; i += L)
-        for (int64_t l = a->C - cb * L; l < L; l++)
-          y[i + l] = 0.0f;
+    kcpu_dwb_row_act(a, y, cb);
   }
+}
+
+/* Small planes, where most columns are edge ones: each (image, block) of
+ * items [b, e) (item = n * Cb + cb) is first copied into a zero-bordered
+ * plane, with slack on the right up to a whole run of 8 output columns,
+ * so that every output pixel reads every tap: each row goes in runs of 8,
+ * the last one storing what is left of the row. Same sums in the same
+ * order as kcpu_dwb_fn (the padding taps add 0 * w). */
+static void kcpu_dwb_pad_fn(void *ctx, int64_t b, int64_t e) {
+  const kcpu_dwb *a = ctx;
+  int64_t L = KDWB_L, KW = a->KW, OW = a->OW;
+  int64_t Hp = (a->OH - 1) * a->sh + (a->KH - 1) * a->dh + 1;
+  int64_t Wp = ((OW + 7) / 8 * 8 - 1) * a->sw + (KW - 1) * a->dw + 1;
+  float *P = kcpu_alloc(Hp * Wp * L * (int64_t)sizeof(float));
+  if (!P) { /* the clipping path needs no buffer */
+    kcpu_dwb_fn(ctx, b * a->OH, e * a->OH);
+    return;
+  }
+  kcpu_dwb_row rw;
+  rw.xs = a->sw * L;
+  rw.xkh = a->dh * Wp * L;
+  rw.xkw = a->dw * L;
+  rw.wkh = KW * L;
+  rw.nkh = a->KH;
+  rw.vact = a->act == KCPU_ACT_SWISH || a->act == KCPU_ACT_GELU ? KCPU_ACT_NONE : a->act;
+  int64_t n = a->W < Wp - a->pl ? a->W : Wp - a->pl; /* input columns read */
+  n = n < 0 ? 0 : n;
+  for (int64_t nc = b; nc < e; nc++) {
+    int64_t cb = nc % a->Cb, nl = a->C - cb * L;
+    for (int64_t l = 0; l < L; l++) {
+      rw.bias[l] = a->bias && l < nl ? a->bias[cb * L + l] : 0.0f;
+      rw.keep[l] = l < nl ? -1 : 0;
+    }
+    rw.w = a->Wpk + cb * a->KH * KW * L;
+    for (int64_t r = 0; r < Hp; r++) {
+      float *d = P + r * Wp * L;
+      int64_t ih = r - a->pt;
+      if (ih < 0 || ih >= a->H) {
+        for (int64_t i = 0; i < Wp * L; i++)
+          d[i] = 0.0f;
+        continue;
+      }
+      for (int64_t i = 0; i < a->pl * L && i < Wp * L; i++)
+        d[i] = 0.0f;
+      for (int64_t i = (a->pl + n) * L; i < Wp * L; i++)
+        d[i] = 0.0f;
+      const float *src = a->X + (nc * a->H + ih) * a->W * L;
+      for (int64_t i = 0; i < n * L; i++)
+        d[a->pl * L + i] = src[i];
+    }
+    for (int64_t oh = 0; oh < a->OH; oh++) {
+      const float *xr = P + oh * a->sh * Wp * L;
+      int64_t yo = (nc * a->OH + oh) * OW * L;
+      float *y = a->Y + yo;
+      const float *r = a->res ? a->res + yo : NULL;
+      for (int64_t ow = 0; ow < OW; ow += 8) {
+        int64_t k = OW - ow < 8 ? OW - ow : 8;
+        const float *x = xr + ow * a->sw * L;
+        const float *ro = r ? r + ow * L : NULL;
+        if (a->sw == 1 && a->dw == 1)
+          kcpu_dwb_run8n(a, &rw, x, y + ow * L, ro, L, L, rw.vact, k);
+        else if (a->sw == 2 && a->dw == 1)
+          kcpu_dwb_run8n(a, &rw, x, y + ow * L, ro, 2 * L, L, rw.vact, k);
+        else
+          kcpu_dwb_run8n(a, &rw, x, y + ow * L, ro, rw.xs, rw.xkw, rw.vact, k);
+      }
+      kcpu_dwb_row_act(a, y, cb);
+    }
+  }
+  kcpu_free(P);
 }
 
 void kcpu_convb_depthwise(const float *X, const float *Wpk, const float *bias, const float *res,
@@ -279,5 +372,16 @@ void kcpu_convb_depthwise(const float *X, const float *Wpk, const float *bias, c
   a.owr = hi < OW ? hi : OW;
   if (a.owr < a.owl)
     a.owr = a.owl;
-  kcpu_parallel_for(pool, N * a.Cb * OH, kcpu_dwb_fn, &a);
+  /* pixels per row that go one at a time (edges, and interior ones past
+   * the runs of 8 and 4), latency-bound chains of taps: where they are
+   * more than an eighth of the row, the zero-bordered copy pays, at
+   * stride 1 (Zen 5, one core: 1152 channels 5x5 at 7x7 57 -> 26 us, 576
+   * 3x3 at 14x14 30 -> 22); at stride 2 the copy moves 4x the output and
+   * paid only for rows of up to 8 (672 5x5 14 -> 7 24 -> 18 us; 28 -> 14
+   * and 56 -> 28 ran 40-70% slower) */
+  int64_t single = a.owl + (OW - a.owr) + (a.owr - a.owl) % 4;
+  if (single * 8 > OW && (sw == 1 || OW <= 8))
+    kcpu_parallel_for(pool, N * a.Cb, kcpu_dwb_pad_fn, &a);
+  else
+    kcpu_parallel_for(pool, N * a.Cb * OH, kcpu_dwb_fn, &a);
 }
