@@ -159,15 +159,16 @@ static int64_t kcpu_convb_wino_tile(const kcpu_win *w, int64_t C, int64_t M) {
   return 0;
 }
 
-/* G g G^T of one 3x3 filter g (row-major) for F(4x4, 3x3), G = [1/4 0 0;
- * -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6; 1/24 -1/12 1/6; 0 0 1], in
+/* G g G^T of one 3x3 filter g (row-major) for F(4x4, 3x3) at the points
+ * 0, 1, -1, 1/2, -2 (kernels/conv_blocked_wino.c), G = [1 0 0; 1/3 1/3
+ * 1/3; -1/3 1/3 -1/3; -16/15 -8/15 -4/15; 1/15 -2/15 4/15; 0 0 1], in
  * double and rounded once: the 6x6 result row-major in u. */
 static void kcpu_wino_filter4(const float *g, float *u) {
-  static const double G[6][3] = {{0.25, 0, 0},
-                                 {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-                                 {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                                 {1.0 / 24, 1.0 / 12, 1.0 / 6},
-                                 {1.0 / 24, -1.0 / 12, 1.0 / 6},
+  static const double G[6][3] = {{1, 0, 0},
+                                 {1.0 / 3, 1.0 / 3, 1.0 / 3},
+                                 {-1.0 / 3, 1.0 / 3, -1.0 / 3},
+                                 {-16.0 / 15, -8.0 / 15, -4.0 / 15},
+                                 {1.0 / 15, -2.0 / 15, 4.0 / 15},
                                  {0, 0, 1}};
   double t[6][3];
   for (int i = 0; i < 6; i++)

@@ -172,8 +172,8 @@ static void check_act_part(const char *act, kiln_node_kind kind, double lo, doub
   kt_run_text(text, "cpu", 1, &a1);
   kt_run_text(text, "interpreter", 0, &b);
   /* the 64 -> 72 layer runs by Winograd F(4x4, 3x3), whose rounding is
-   * some 1e-5 of its terms' magnitudes (docs/cpu.md), not the direct
-   * sum's; still 10x inside the conformance tolerance */
+   * some 1e-5 of its result where the direct sum's is 1e-6 (docs/cpu.md);
+   * still 10x inside the conformance tolerance */
   kt_assert_close(&a, &b, 1e-4, 1e-4);
   ck_assert_uint_eq(a.n_out, a1.n_out);
   for (uint32_t i = 0; i < a.n_out; i++)

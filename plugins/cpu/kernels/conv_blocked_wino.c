@@ -30,9 +30,9 @@
  *
  * F(2x2, 3x3)'s transforms only add and subtract (B and A hold 0 and +-1,
  * G's halves are exact): the error is that of a 16-term instead of a
- * 9-term sum per channel. F(4x4, 3x3)'s hold 2, 4, 5 and 8 (B, A) and
- * sixths and 24ths (G, rounded once at compile time): its error is some
- * times larger, still a few ulps of the terms' magnitudes for 3x3
+ * 9-term sum per channel. F(4x4, 3x3)'s hold halves to 8 (B, A) and
+ * thirds and fifteenths (G, rounded once at compile time): its error is
+ * some times larger, still a few ulps of the terms' magnitudes for 3x3
  * filters (the kernel tests bound both). The summation order of every output is fixed whatever
  * the thread count and the block of tiles it falls in. */
 #include "conv_blocked.h"
@@ -75,19 +75,19 @@ typedef struct kbw {
   int32_t keep[2][KCPU_CB]; /* lane masks: all lanes, and the last block's below M */
 } kbw;
 
-/* F(4x4, 3x3)'s B^T on six vectors (a column or a row of the window),
- * B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0; 0 -2 -1 2 1 0;
- *        0 2 -1 -2 1 0; 0 4 0 -5 0 1], factored into shared sums. */
+/* F(4x4, 3x3)'s B^T on six vectors (a column or a row of the window), for
+ * the points 0, 1, -1, 1/2, -2 (and infinity): B^T = [1 -3/2 -2 3/2 1 0;
+ * 0 -1 1/2 5/2 1 0; 0 1 -5/2 1/2 1 0; 0 -2 -1 2 1 0; 0 1/2 -1 -1/2 1 0;
+ * 0 1 -3/2 -2 3/2 1]. Half the rounding error of the points 0, +-1, +-2
+ * (sums of magnitudes up to 8 in A^T and 5 in B^T there). */
 #define KBW_BT6(o, d)                                                                              \
   do {                                                                                             \
-    kbw_v s12_ = d[1] + d[2], s34_ = d[3] + d[4], d12_ = d[1] - d[2], d43_ = d[4] - d[3];          \
-    kbw_v d42_ = d[4] - d[2], d31_ = d[3] - d[1];                                                  \
-    o[0] = d[0] * 4.0f - d[2] * 5.0f + d[4];                                                       \
-    o[1] = s34_ - s12_ * 4.0f;                                                                     \
-    o[2] = d43_ + d12_ * 4.0f;                                                                     \
-    o[3] = d42_ + d31_ * 2.0f;                                                                     \
-    o[4] = d42_ - d31_ * 2.0f;                                                                     \
-    o[5] = d[1] * 4.0f - d[3] * 5.0f + d[5];                                                       \
+    o[0] = d[0] + d[4] + (d[3] - d[1]) * 1.5f - d[2] * 2.0f;                                       \
+    o[1] = d[4] - d[1] + d[2] * 0.5f + d[3] * 2.5f;                                                \
+    o[2] = d[4] + d[1] - d[2] * 2.5f + d[3] * 0.5f;                                                \
+    o[3] = d[4] - d[2] + (d[3] - d[1]) * 2.0f;                                                     \
+    o[4] = d[4] - d[2] + (d[1] - d[3]) * 0.5f;                                                     \
+    o[5] = d[5] + d[1] + (d[4] - d[2]) * 1.5f - d[3] * 2.0f;                                       \
   } while (0)
 
 /* F(4x4, 3x3)'s input transform of one tile: window rows r0.., columns
@@ -224,15 +224,15 @@ static inline __attribute__((always_inline)) void kbw_act(const kbw *a, kbw_v *v
   *vp = (kbw_v)((kbw_vi)v & *(const kbw_viu *)keep);
 }
 
-/* F(4x4, 3x3)'s A^T on six vectors, A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0;
- * 0 1 1 4 4 0; 0 1 -1 8 -8 1]. */
+/* F(4x4, 3x3)'s A^T on six vectors, A^T = [1 1 1 1 1 0; 0 1 -1 1/2 -2 0;
+ * 0 1 1 1/4 4 0; 0 1 -1 1/8 -8 1] (points as KBW_BT6). */
 #define KBW_AT6(o, d)                                                                              \
   do {                                                                                             \
-    kbw_v s12_ = d[1] + d[2], s34_ = d[3] + d[4], d12_ = d[1] - d[2], d34_ = d[3] - d[4];          \
-    o[0] = d[0] + s12_ + s34_;                                                                     \
-    o[1] = d12_ + d34_ * 2.0f;                                                                     \
-    o[2] = s12_ + s34_ * 4.0f;                                                                     \
-    o[3] = d12_ + d34_ * 8.0f + d[5];                                                              \
+    kbw_v s12_ = d[1] + d[2], d12_ = d[1] - d[2];                                                  \
+    o[0] = d[0] + s12_ + (d[3] + d[4]);                                                            \
+    o[1] = d12_ + d[3] * 0.5f - d[4] * 2.0f;                                                       \
+    o[2] = s12_ + d[3] * 0.25f + d[4] * 4.0f;                                                      \
+    o[3] = d12_ + d[3] * 0.125f - d[4] * 8.0f + d[5];                                              \
   } while (0)
 
 /* F(4x4, 3x3)'s output transform of tile (th, tw) of output block mb (yo:
