@@ -50,6 +50,36 @@ static void kcpu_wino_filter(const float *g, float *u) {
   }
 }
 
+static void kcpu_wino_filter4(const float *g, float *u);
+
+/* The transformed filters of g [M, C, 3, 3] for F(tile x tile, 3x3) as
+ * (tile + 2)^2 matrices M x C, position-major, in a malloc'd buffer
+ * (returned), and *dst, an aligned buffer of `packed` floats for their
+ * packed form; NULL (nothing allocated) when memory runs out. */
+static float *kcpu_wino_transform(const float *g, int64_t M, int64_t C, int64_t tile,
+                                  int64_t packed, float **dst) {
+  int64_t np = (tile + 2) * (tile + 2);
+  float *t = malloc((size_t)(np * M * C) * sizeof *t);
+  size_t bytes = (size_t)packed * sizeof(float);
+  *dst = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+  if (!t || !*dst) {
+    free(t);
+    free(*dst);
+    return NULL;
+  }
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t c = 0; c < C; c++) {
+      float u[36];
+      if (tile == 4)
+        kcpu_wino_filter4(g + (m * C + c) * 9, u);
+      else
+        kcpu_wino_filter(g + (m * C + c) * 9, u);
+      for (int64_t xi = 0; xi < np; xi++)
+        t[(xi * M + m) * C + c] = u[xi];
+    }
+  return t;
+}
+
 /* The transformed filters of weight wb [M, C, 3, 3] as 16 matrices M x C
  * in the GEMM's prepacked A layout, in a buffer the executable owns; NULL
  * when the weight is not constant data, the weights mode packs nothing
@@ -62,21 +92,9 @@ static LLVMValueRef kcpu_wino_pack(kcpu_emit *e, const kiln_buffer *wb, int64_t 
   if (!g || kiln_buffer_type(wb)->elem != KILN_F32)
     return NULL;
   int64_t one = kcpu_prepacked_size(M, C, U);
-  float *t = malloc((size_t)(16 * M * C) * sizeof *t);
-  size_t bytes = (size_t)(16 * one) * sizeof(float);
-  float *dst = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
-  if (!t || !dst) {
-    free(t);
-    free(dst);
+  float *dst, *t = kcpu_wino_transform(g, M, C, 2, 16 * one, &dst);
+  if (!t)
     return NULL;
-  }
-  for (int64_t m = 0; m < M; m++)
-    for (int64_t c = 0; c < C; c++) {
-      float u[16];
-      kcpu_wino_filter(g + (m * C + c) * 9, u);
-      for (int xi = 0; xi < 16; xi++)
-        t[(xi * M + m) * C + c] = u[xi];
-    }
   kcpu_pack_job job = {t, dst, 16, M * C, M, C, C, 1, U, wb, false};
   kcpu_pack_run(&job);
   free(t);
@@ -84,6 +102,28 @@ static LLVMValueRef kcpu_wino_pack(kcpu_emit *e, const kiln_buffer *wb, int64_t 
   if (at)
     kcpu_weight_packed(e, wb);
   return at;
+}
+
+/* The arguments both Winograd kernels begin with: X, the transformed
+ * filters, bias, residual, Y, N, C, H, W, M, OH, OW and the leading pads
+ * (args[0..13]). */
+static void kcpu_wino_args(kcpu_emit *e, const kiln_instr *in, const kcpu_win *w, LLVMValueRef upk,
+                           int64_t C, int64_t M, LLVMValueRef *args) {
+  const kiln_type *x = kcpu_i_in_type(in, 0);
+  args[0] = kcpu_addr(e, kcpu_i_in(in, 0));
+  args[1] = upk;
+  args[2] = kcpu_e_ptr(e, kcpu_i_in(in, 2));
+  args[3] = kcpu_e_ptr(e, kcpu_i_in(in, 3));
+  args[4] = kcpu_addr(e, kcpu_i_out(in, 0));
+  args[5] = kcpu_i64(e, x->dims[0]);
+  args[6] = kcpu_i64(e, C);
+  args[7] = kcpu_i64(e, w->in[0]);
+  args[8] = kcpu_i64(e, w->in[1]);
+  args[9] = kcpu_i64(e, M);
+  args[10] = kcpu_i64(e, w->out[0]);
+  args[11] = kcpu_i64(e, w->out[1]);
+  args[12] = kcpu_i64(e, w->pb[0]);
+  args[13] = kcpu_i64(e, w->pb[1]);
 }
 
 kiln_status kcpu_emit_conv_winograd(kcpu_emit *e, const kiln_instr *in, const kcpu_win *w,
@@ -106,26 +146,14 @@ kiln_status kcpu_emit_conv_winograd(kcpu_emit *e, const kiln_instr *in, const kc
   LLVMValueRef upk = kcpu_wino_pack(e, kcpu_i_in(in, 1), M, x->dims[1], trans ? NR : MR);
   if (!upk)
     return NULL;
-  LLVMValueRef args[20] = {kcpu_addr(e, kcpu_i_in(in, 0)),
-                           upk,
-                           kcpu_e_ptr(e, kcpu_i_in(in, 2)),
-                           kcpu_e_ptr(e, kcpu_i_in(in, 3)),
-                           kcpu_addr(e, kcpu_i_out(in, 0)),
-                           kcpu_i64(e, x->dims[0]),
-                           kcpu_i64(e, x->dims[1]),
-                           kcpu_i64(e, w->in[0]),
-                           kcpu_i64(e, w->in[1]),
-                           kcpu_i64(e, M),
-                           kcpu_i64(e, w->out[0]),
-                           kcpu_i64(e, w->out[1]),
-                           kcpu_i64(e, w->pb[0]),
-                           kcpu_i64(e, w->pb[1]),
-                           kcpu_i64(e, act),
-                           kcpu_f32(e, act_a),
-                           kcpu_f32(e, act_b),
-                           kcpu_i64(e, trans),
-                           kcpu_i64(e, lanes),
-                           kcpu_pool(e)};
+  LLVMValueRef args[20];
+  kcpu_wino_args(e, in, w, upk, x->dims[1], M, args);
+  args[14] = kcpu_i64(e, act);
+  args[15] = kcpu_f32(e, act_a);
+  args[16] = kcpu_f32(e, act_b);
+  args[17] = kcpu_i64(e, trans);
+  args[18] = kcpu_i64(e, lanes);
+  args[19] = kcpu_pool(e);
   *done = true;
   return kcpu_e_call(e, in, "kcpu_k_conv2d_wino", args, 20);
 }
@@ -190,24 +218,9 @@ static LLVMValueRef kcpu_convb_wino_pack(kcpu_emit *e, const kiln_buffer *wb, in
   if (!g || kiln_buffer_type(wb)->elem != KILN_F32)
     return NULL;
   int64_t one = kcpu_convb_packed_size(M, C, 1, 1, 0, 1), np = (tile + 2) * (tile + 2);
-  float *t = malloc((size_t)(np * M * C) * sizeof *t);
-  size_t bytes = (size_t)(np * one) * sizeof(float);
-  float *dst = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
-  if (!t || !dst) {
-    free(t);
-    free(dst);
+  float *dst, *t = kcpu_wino_transform(g, M, C, tile, np * one, &dst);
+  if (!t)
     return NULL;
-  }
-  for (int64_t m = 0; m < M; m++)
-    for (int64_t c = 0; c < C; c++) {
-      float u[36];
-      if (tile == 4)
-        kcpu_wino_filter4(g + (m * C + c) * 9, u);
-      else
-        kcpu_wino_filter(g + (m * C + c) * 9, u);
-      for (int64_t xi = 0; xi < np; xi++)
-        t[(xi * M + m) * C + c] = u[xi];
-    }
   for (int64_t xi = 0; xi < np; xi++)
     kcpu_convb_pack(t + xi * M * C, dst + xi * one, M, C, 1, 1, 0, 1);
   free(t);
@@ -228,25 +241,13 @@ kiln_status kcpu_emit_convb_winograd(kcpu_emit *e, const kiln_instr *in, const k
   LLVMValueRef upk = kcpu_convb_wino_pack(e, kcpu_i_in(in, 1), M, C, tile);
   if (!upk)
     return NULL;
-  LLVMValueRef args[19] = {kcpu_addr(e, kcpu_i_in(in, 0)),
-                           upk,
-                           kcpu_e_ptr(e, kcpu_i_in(in, 2)),
-                           kcpu_e_ptr(e, kcpu_i_in(in, 3)),
-                           kcpu_addr(e, kcpu_i_out(in, 0)),
-                           kcpu_i64(e, x->dims[0]),
-                           kcpu_i64(e, C),
-                           kcpu_i64(e, w->in[0]),
-                           kcpu_i64(e, w->in[1]),
-                           kcpu_i64(e, M),
-                           kcpu_i64(e, w->out[0]),
-                           kcpu_i64(e, w->out[1]),
-                           kcpu_i64(e, w->pb[0]),
-                           kcpu_i64(e, w->pb[1]),
-                           kcpu_i64(e, tile),
-                           kcpu_i64(e, act),
-                           kcpu_f32(e, act_a),
-                           kcpu_f32(e, act_b),
-                           kcpu_pool(e)};
+  LLVMValueRef args[19];
+  kcpu_wino_args(e, in, w, upk, C, M, args);
+  args[14] = kcpu_i64(e, tile);
+  args[15] = kcpu_i64(e, act);
+  args[16] = kcpu_f32(e, act_a);
+  args[17] = kcpu_f32(e, act_b);
+  args[18] = kcpu_pool(e);
   *done = true;
   return kcpu_e_call(e, in, "kcpu_k_conv2d_blocked_wino", args, 19);
 }

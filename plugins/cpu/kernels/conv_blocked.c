@@ -301,6 +301,18 @@ static void kcb_task(void *ctx, int64_t b, int64_t e) {
   }
 }
 
+/* The epilogue's lane masks and Clip bounds from k's M, Mb and act
+ * (Clip's bounds act_a, act_b). */
+static void kcb_epilogue_masks(kcb *k, float act_a, float act_b) {
+  for (int64_t l = 0; l < KCPU_CB; l++) {
+    k->keep[0][l] = -1;
+    k->keep[1][l] = l < k->M - (k->Mb - 1) * KCPU_CB ? -1 : 0;
+    k->relu[l] = k->act == KCPU_ACT_RELU ? 0 : -1;
+  }
+  k->lo = k->act == KCPU_ACT_CLIP ? act_a : -__builtin_inff();
+  k->hi = k->act == KCPU_ACT_CLIP ? act_b : __builtin_inff();
+}
+
 void kcpu_convb_products(const float *x, const float *w, const float *zeros, float *y, int64_t C,
                          int64_t M, int64_t npix, int64_t nbands, int64_t b, int64_t e) {
   int64_t Mb = (M + KCPU_CB - 1) / KCPU_CB, toff[2] = {0, 0};
@@ -324,14 +336,8 @@ void kcpu_convb_products(const float *x, const float *w, const float *zeros, flo
            .ng = kcpu_convb_groups(Mb),
            .nbands = nbands,
            .psv = 0,
-           .act = KCPU_ACT_NONE,
-           .lo = -__builtin_inff(),
-           .hi = __builtin_inff()};
-  for (int64_t l = 0; l < KCPU_CB; l++) {
-    k.keep[0][l] = -1;
-    k.keep[1][l] = l < M - (Mb - 1) * KCPU_CB ? -1 : 0;
-    k.relu[l] = -1;
-  }
+           .act = KCPU_ACT_NONE};
+  kcb_epilogue_masks(&k, 0.0f, 0.0f);
   kcb_task(&k, b, e);
 }
 
@@ -442,13 +448,7 @@ KCPU_PREBUILT void kcpu_k_conv2d_blocked(const float *X, int64_t x_blocked, cons
            .act = act,
            .act_a = act_a,
            .act_b = act_b};
-  for (int64_t l = 0; l < KCPU_CB; l++) {
-    k.keep[0][l] = -1;
-    k.keep[1][l] = l < M - (Mb - 1) * KCPU_CB ? -1 : 0;
-    k.relu[l] = act == KCPU_ACT_RELU ? 0 : -1;
-  }
-  k.lo = act == KCPU_ACT_CLIP ? act_a : -__builtin_inff();
-  k.hi = act == KCPU_ACT_CLIP ? act_b : __builtin_inff();
+  kcb_epilogue_masks(&k, act_a, act_b);
   /* output rows that continue each other in the input: one row of runs */
   int64_t flat = sh * Wp == OW * sw;
   k.NR = flat ? 1 : OH;

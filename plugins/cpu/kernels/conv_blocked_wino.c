@@ -90,25 +90,32 @@ typedef struct kbw {
     o[5] = d[5] + d[1] + (d[4] - d[2]) * 1.5f - d[3] * 2.0f;                                       \
   } while (0)
 
+/* The n x n input window of a tile (rows r0.., columns c0.. of plane x)
+ * into d, row-major; pixels outside the image read as zero. */
+static inline __attribute__((always_inline)) void
+kbw_window(const kbw *a, const float *x, int64_t r0, int64_t c0, const int n, kbw_v *d) {
+  const kbw_v z = {0};
+  if (r0 >= 0 && r0 + n <= a->H && c0 >= 0 && c0 + n <= a->W) {
+    const float *p = x + (r0 * a->W + c0) * KCPU_CB;
+    KBW_UNROLL for (int r = 0; r < n; r++) KBW_UNROLL for (int c = 0; c < n; c++) d[r * n + c] =
+        *(const kbw_vu *)(p + (r * a->W + c) * KCPU_CB);
+    return;
+  }
+  for (int r = 0; r < n; r++)
+    for (int c = 0; c < n; c++) {
+      int64_t ih = r0 + r, iw = c0 + c;
+      d[r * n + c] = z;
+      if (ih >= 0 && ih < a->H && iw >= 0 && iw < a->W)
+        d[r * n + c] = *(const kbw_vu *)(x + (ih * a->W + iw) * KCPU_CB);
+    }
+}
+
 /* F(4x4, 3x3)'s input transform of one tile: window rows r0.., columns
  * c0.. of plane x, the 36 positions stored at o + xi * vs. */
 static void kbw_in_tile4(const kbw *a, const float *x, int64_t r0, int64_t c0, float *o,
                          int64_t vs) {
-  const kbw_v z = {0};
   kbw_v d[6][6], w[6][6];
-  if (r0 >= 0 && r0 + 6 <= a->H && c0 >= 0 && c0 + 6 <= a->W) {
-    const float *p = x + (r0 * a->W + c0) * KCPU_CB;
-    KBW_UNROLL for (int r = 0; r < 6; r++) KBW_UNROLL for (int c = 0; c < 6; c++) d[r][c] =
-        *(const kbw_vu *)(p + (r * a->W + c) * KCPU_CB);
-  } else {
-    for (int r = 0; r < 6; r++)
-      for (int c = 0; c < 6; c++) {
-        int64_t ih = r0 + r, iw = c0 + c;
-        d[r][c] = z;
-        if (ih >= 0 && ih < a->H && iw >= 0 && iw < a->W)
-          d[r][c] = *(const kbw_vu *)(x + (ih * a->W + iw) * KCPU_CB);
-      }
-  }
+  kbw_window(a, x, r0, c0, 6, &d[0][0]);
   KBW_UNROLL for (int r = 0; r < 6; r++) KBW_BT6(w[r], d[r]); /* along each row */
   KBW_UNROLL for (int j = 0; j < 6; j++) {                    /* down each column */
     kbw_v col[6], out[6];
@@ -122,7 +129,6 @@ static void kbw_in_tile4(const kbw *a, const float *x, int64_t r0, int64_t c0, f
  * image of nt pixels: V + ((xi * Cb + cb) * nt + t) * 16. */
 static void kbw_in_task(void *ctx, int64_t b, int64_t e) {
   const kbw *a = ctx;
-  const kbw_v z = {0};
   int64_t vs = a->Cb * a->nt * KCPU_CB; /* floats between positions */
   for (int64_t i = b; i < e; i++) {
     int64_t cb = i / a->pieces, pc = i % a->pieces;
@@ -137,19 +143,7 @@ static void kbw_in_task(void *ctx, int64_t b, int64_t e) {
         continue;
       }
       kbw_v d[4][4];
-      if (r0 >= 0 && r0 + 4 <= a->H && c0 >= 0 && c0 + 4 <= a->W) {
-        const float *p = x + (r0 * a->W + c0) * KCPU_CB;
-        KBW_UNROLL for (int r = 0; r < 4; r++) KBW_UNROLL for (int c = 0; c < 4; c++) d[r][c] =
-            *(const kbw_vu *)(p + (r * a->W + c) * KCPU_CB);
-      } else {
-        for (int r = 0; r < 4; r++)
-          for (int c = 0; c < 4; c++) {
-            int64_t ih = r0 + r, iw = c0 + c;
-            d[r][c] = z;
-            if (ih >= 0 && ih < a->H && iw >= 0 && iw < a->W)
-              d[r][c] = *(const kbw_vu *)(x + (ih * a->W + iw) * KCPU_CB);
-          }
-      }
+      kbw_window(a, x, r0, c0, 4, &d[0][0]);
       /* B^T d B, B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]: along the
        * rows of the window, then down its columns */
       kbw_v w[4][4];
@@ -224,6 +218,24 @@ static inline __attribute__((always_inline)) void kbw_act(const kbw *a, kbw_v *v
   *vp = (kbw_v)((kbw_vi)v & *(const kbw_viu *)keep);
 }
 
+/* The m output pixels y of a tile row from column ow0 of the output row
+ * at Y + yo: bias, residual (read before written: it may be Y itself),
+ * activation; the columns past OW (tiles that overhang) are not stored. */
+static inline __attribute__((always_inline)) void kbw_store(const kbw *a, const kbw_v *y,
+                                                            const int m, int64_t yo, int64_t ow0,
+                                                            const float *bias,
+                                                            const int32_t *keep) {
+  kbw_v bv = *(const kbw_vu *)bias;
+  for (int c = 0; c < m && ow0 + c < a->OW; c++) {
+    int64_t o = yo + (ow0 + c) * KCPU_CB;
+    kbw_v v = y[c] + bv;
+    if (a->res)
+      v += *(const kbw_vu *)(a->res + o);
+    kbw_act(a, &v, keep);
+    *(kbw_vu *)(a->Y + o) = v;
+  }
+}
+
 /* F(4x4, 3x3)'s A^T on six vectors, A^T = [1 1 1 1 1 0; 0 1 -1 1/2 -2 0;
  * 0 1 1 1/4 4 0; 0 1 -1 1/8 -8 1] (points as KBW_BT6). */
 #define KBW_AT6(o, d)                                                                              \
@@ -239,7 +251,7 @@ static inline __attribute__((always_inline)) void kbw_act(const kbw *a, kbw_v *v
  * the block's offset in Y), positions at p + xi * ms. */
 static void kbw_out_tile4(const kbw *a, const float *p, int64_t ms, const float *bias,
                           const int32_t *keep, int64_t yo, int64_t th, int64_t tw) {
-  kbw_v s[4][6], bv = *(const kbw_vu *)bias;
+  kbw_v s[4][6];
   KBW_UNROLL for (int j = 0; j < 6; j++) { /* down each column */
     kbw_v col[6];
     KBW_UNROLL for (int i = 0; i < 6; i++) col[i] = *(const kbw_vu *)(p + (6 * i + j) * ms);
@@ -253,17 +265,7 @@ static void kbw_out_tile4(const kbw *a, const float *p, int64_t ms, const float 
       break;
     kbw_v y[4];
     KBW_AT6(y, s[r]);
-    for (int c = 0; c < 4; c++) {
-      int64_t ow = 4 * tw + c;
-      if (ow >= a->OW)
-        break;
-      int64_t o = yo + (oh * a->OW + ow) * KCPU_CB;
-      kbw_v v = y[c] + bv;
-      if (a->res) /* may be Y itself: read before written */
-        v += *(const kbw_vu *)(a->res + o);
-      kbw_act(a, &v, keep);
-      *(kbw_vu *)(a->Y + o) = v;
-    }
+    kbw_store(a, y, 4, yo + oh * a->OW * KCPU_CB, 4 * tw, bias, keep);
   }
 }
 
@@ -274,7 +276,6 @@ static void kbw_out_task(void *ctx, int64_t b, int64_t e) {
   for (int64_t i = b; i < e; i++) {
     int64_t mb = i / a->pieces, pc = i % a->pieces;
     int64_t ta = a->nt * pc / a->pieces, tb = a->nt * (pc + 1) / a->pieces;
-    kbw_v bv = *(const kbw_vu *)(a->bias + mb * KCPU_CB);
     const int32_t *keep = a->keep[mb == a->Mb - 1];
     const float *mx = a->Mx + mb * a->nt * KCPU_CB;
     int64_t yo = mb * a->OH * a->OW * KCPU_CB;
@@ -298,17 +299,7 @@ static void kbw_out_task(void *ctx, int64_t b, int64_t e) {
         if (oh >= a->OH)
           break;
         kbw_v y[2] = {s[r][0] + s[r][1] + s[r][2], s[r][1] - s[r][2] - s[r][3]};
-        KBW_UNROLL for (int c = 0; c < 2; c++) {
-          int64_t ow = 2 * tw + c;
-          if (ow >= a->OW)
-            break;
-          int64_t o = yo + (oh * a->OW + ow) * KCPU_CB;
-          kbw_v v = y[c] + bv;
-          if (a->res) /* may be Y itself: read before written */
-            v += *(const kbw_vu *)(a->res + o);
-          kbw_act(a, &v, keep);
-          *(kbw_vu *)(a->Y + o) = v;
-        }
+        kbw_store(a, y, 2, yo + oh * a->OW * KCPU_CB, 2 * tw, a->bias + mb * KCPU_CB, keep);
       }
     }
   }
