@@ -602,20 +602,33 @@ static LLVMValueRef ew_worker(ew_gen *g, const ew_space *sp, uint32_t n_in,
   for (uint32_t j = 0; j < n_in; j++)
     for (uint32_t k = 0; k + 1 < m; k++)
       str[j][k] = sp->s[j][k] ? ew_word(g, ptrs[n_in + 1], w++) : NULL;
-  /* The first row and column come from one division; after that each row
-   * starts at column 0 of the next (a 64-bit division per row cost more
-   * than a short row's vector loop). */
+  /* The first row, its column and its index over the outer dims come
+   * from divisions; after that each row starts at column 0 of the next
+   * and its index is counted (a 64-bit division per row cost more than a
+   * short row's vector loop: blocked layouts make rows of 16). */
   LLVMValueRef inner = dim[m - 1];
   LLVMValueRef row0 = LLVMBuildSDiv(b, begin, inner, "row0");
   LLVMValueRef col0 = LLVMBuildSRem(b, begin, inner, "col0");
+  LLVMValueRef idx0[KILN_MAX_RANK] = {0};
+  LLVMValueRef rem0 = row0;
+  for (int k = (int)m - 2; k >= 0; k--) {
+    if (k == 0) { /* row < the product of the outer dims: no wrap left */
+      idx0[0] = rem0;
+      break;
+    }
+    idx0[k] = LLVMBuildSRem(b, rem0, dim[k], "");
+    rem0 = LLVMBuildSDiv(b, rem0, dim[k], "");
+  }
   LLVMBuildBr(b, rowh);
 
-  /* row: i = phi(begin, i + cnt), row = phi(row0, row + 1), col =
-   * phi(col0, 0); stop at end */
+  /* row: i = phi(begin, i + cnt), col = phi(col0, 0), idx[k] = phi(the
+   * first row's, counted); stop at end */
   LLVMPositionBuilderAtEnd(b, rowh);
   LLVMValueRef i = LLVMBuildPhi(b, i64, "i");
-  LLVMValueRef row = LLVMBuildPhi(b, i64, "row");
   LLVMValueRef col = LLVMBuildPhi(b, i64, "col");
+  LLVMValueRef idx[KILN_MAX_RANK] = {0};
+  for (uint32_t k = 0; k + 1 < m; k++)
+    idx[k] = LLVMBuildPhi(b, i64, "idx");
   LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, i, end, ""), rowb, done);
 
   LLVMPositionBuilderAtEnd(b, rowb);
@@ -623,16 +636,6 @@ static LLVMValueRef ew_worker(ew_gen *g, const ew_space *sp, uint32_t n_in,
   LLVMValueRef left_all = LLVMBuildSub(b, end, i, "");
   LLVMValueRef cnt = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left_row, left_all, ""),
                                      left_row, left_all, "cnt");
-  LLVMValueRef idx[KILN_MAX_RANK] = {0};
-  LLVMValueRef rem = row;
-  for (int k = (int)m - 2; k >= 0; k--) {
-    if (k == 0) { /* row < the product of the outer dims: no wrap left */
-      idx[0] = rem;
-      break;
-    }
-    idx[k] = LLVMBuildSRem(b, rem, dim[k], "");
-    rem = LLVMBuildSDiv(b, rem, dim[k], "");
-  }
   LLVMValueRef base[16], hoisted[16];
   for (uint32_t j = 0; j < n_in; j++) {
     LLVMValueRef off = ew_i64(g, 0);
@@ -686,13 +689,29 @@ static LLVMValueRef ew_worker(ew_gen *g, const ew_space *sp, uint32_t n_in,
 
   LLVMPositionBuilderAtEnd(b, rowe);
   LLVMValueRef i1 = LLVMBuildAdd(b, i, cnt, "");
-  LLVMValueRef row1 = LLVMBuildAdd(b, row, ew_i64(g, 1), "");
+  /* the next row's index: the innermost outer dim counts up, wrapping
+   * into the one above it (branch-free) */
+  LLVMValueRef idx1[KILN_MAX_RANK] = {0};
+  LLVMValueRef carry = ew_i64(g, 1);
+  for (int k = (int)m - 2; k >= 0; k--) {
+    LLVMValueRef nk = LLVMBuildAdd(b, idx[k], carry, "");
+    if (k == 0) {
+      idx1[0] = nk;
+      break;
+    }
+    LLVMValueRef wrap = LLVMBuildICmp(b, LLVMIntEQ, nk, dim[k], "");
+    idx1[k] = LLVMBuildSelect(b, wrap, ew_i64(g, 0), nk, "");
+    carry = LLVMBuildZExt(b, wrap, i64, "");
+  }
   LLVMBuildBr(b, rowh);
-  LLVMValueRef iv[2] = {begin, i1}, rv[2] = {row0, row1}, cv[2] = {col0, ew_i64(g, 0)};
+  LLVMValueRef iv[2] = {begin, i1}, cv[2] = {col0, ew_i64(g, 0)};
   LLVMBasicBlockRef ib[2] = {entry, rowe};
   LLVMAddIncoming(i, iv, ib, 2);
-  LLVMAddIncoming(row, rv, ib, 2);
   LLVMAddIncoming(col, cv, ib, 2);
+  for (uint32_t k = 0; k + 1 < m; k++) {
+    LLVMValueRef xv[2] = {idx0[k], idx1[k]};
+    LLVMAddIncoming(idx[k], xv, ib, 2);
+  }
 
   LLVMPositionBuilderAtEnd(b, done);
   LLVMBuildRetVoid(b);

@@ -86,7 +86,12 @@ START_TEST(binary_broadcast) {
                                           {"[2,17]", "[17]", "[2,17]"},
                                           {"[7]", "[]", "[7]"},
                                           {"[1]", "[9,1]", "[9,1]"},
-                                          {"[4,1,33]", "[4,6,33]", "[4,6,33]"}};
+                                          {"[4,1,33]", "[4,6,33]", "[4,6,33]"},
+                                          /* rows of 16 over three outer dims
+                                           * (a blocked layout's per-channel
+                                           * constant), enough elements for 2
+                                           * threads, split inside a row */
+                                          {"[3,5,173,16]", "[1,5,1,16]", "[3,5,173,16]"}};
   for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
       char text[768];
