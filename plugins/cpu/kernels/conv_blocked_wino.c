@@ -22,8 +22,8 @@
  *   1. input transform, per (input block, run of tiles): V[xi][cb][t];
  *      window pixels outside the image read as zero (the pads, and the
  *      bottom and right tiles that overhang the output);
- *   2. the 16 products, per (position, band of tiles, group of output
- *      blocks);
+ *   2. the (m+2)^2 products, per (position, band of tiles, group of
+ *      output blocks);
  *   3. output transform, per (output block, run of tiles), with the bias,
  *      the residual and the activation in the documented order; the
  *      overhanging outputs are not stored, lanes past M are written 0.
@@ -33,8 +33,9 @@
  * 9-term sum per channel. F(4x4, 3x3)'s hold halves to 8 (B, A) and
  * thirds and fifteenths (G, rounded once at compile time): its error is
  * some times larger, still a few ulps of the terms' magnitudes for 3x3
- * filters (the kernel tests bound both). The summation order of every output is fixed whatever
- * the thread count and the block of tiles it falls in. */
+ * filters (the kernel tests bound both). The summation order of every
+ * output is fixed whatever the thread count and the block of tiles it
+ * falls in. */
 #include "conv_blocked.h"
 #include "kcpu_act.h"
 
@@ -125,14 +126,23 @@ static void kbw_in_tile4(const kbw *a, const float *x, int64_t r0, int64_t c0, f
   }
 }
 
+/* Transform task i: channel block *blk, tiles [*ta, *tb) of the block of
+ * tiles (phases 1 and 3 split the same way). */
+static inline void kbw_piece(const kbw *a, int64_t i, int64_t *blk, int64_t *ta, int64_t *tb) {
+  int64_t pc = i % a->pieces;
+  *blk = i / a->pieces;
+  *ta = a->nt * pc / a->pieces;
+  *tb = a->nt * (pc + 1) / a->pieces;
+}
+
 /* Phase 1: tasks over (input block, run of tiles). V[xi] is a blocked
  * image of nt pixels: V + ((xi * Cb + cb) * nt + t) * 16. */
 static void kbw_in_task(void *ctx, int64_t b, int64_t e) {
   const kbw *a = ctx;
   int64_t vs = a->Cb * a->nt * KCPU_CB; /* floats between positions */
   for (int64_t i = b; i < e; i++) {
-    int64_t cb = i / a->pieces, pc = i % a->pieces;
-    int64_t ta = a->nt * pc / a->pieces, tb = a->nt * (pc + 1) / a->pieces;
+    int64_t cb, ta, tb;
+    kbw_piece(a, i, &cb, &ta, &tb);
     const float *x = a->X + cb * a->H * a->W * KCPU_CB;
     float *v = a->V + cb * a->nt * KCPU_CB;
     for (int64_t t = ta; t < tb; t++) {
@@ -274,8 +284,8 @@ static void kbw_out_task(void *ctx, int64_t b, int64_t e) {
   const kbw *a = ctx;
   int64_t ms = a->Mb * a->nt * KCPU_CB; /* floats between positions */
   for (int64_t i = b; i < e; i++) {
-    int64_t mb = i / a->pieces, pc = i % a->pieces;
-    int64_t ta = a->nt * pc / a->pieces, tb = a->nt * (pc + 1) / a->pieces;
+    int64_t mb, ta, tb;
+    kbw_piece(a, i, &mb, &ta, &tb);
     const int32_t *keep = a->keep[mb == a->Mb - 1];
     const float *mx = a->Mx + mb * a->nt * KCPU_CB;
     int64_t yo = mb * a->OH * a->OW * KCPU_CB;
