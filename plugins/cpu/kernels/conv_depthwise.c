@@ -15,8 +15,9 @@
  * over each finished plane; Swish and Gelu over each finished plane. */
 #include "gemm_impl.h"
 #include "kcpu_act.h"
+#include "kcpu_transpose.h"
 
-typedef float kdw_v16 __attribute__((vector_size(64)));
+typedef kcpu_t16v kdw_v16;
 typedef int32_t kdw_v16i __attribute__((vector_size(64)));
 
 #define KDW_L 16
@@ -31,33 +32,6 @@ typedef struct kcpu_dws {
 
 typedef float kdw_v16u __attribute__((vector_size(64), aligned(4), may_alias));
 
-/* One butterfly stage of a 16 x 16 transpose: rows i and i+B (i & B == 0)
- * exchange their B-wide blocks, so that after the stages for B = 8, 4, 2,
- * 1, element (i, j) is at (j, i). The masks spell out, for the low row,
- * j < B-block ? row i's j : row i+B's j - B; for the high row, row i's
- * j + B : row i+B's j. */
-#define KDW_LO8 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23
-#define KDW_HI8 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31
-#define KDW_LO4 0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27
-#define KDW_HI4 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31
-#define KDW_LO2 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29
-#define KDW_HI2 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31
-#define KDW_LO1 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30
-#define KDW_HI1 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31
-#define KDW_STAGE(r, B)                                                                            \
-  for (int i_ = 0; i_ < 16; i_++)                                                                  \
-    if (!(i_ & (B))) {                                                                             \
-      kdw_v16 lo_ = __builtin_shufflevector(r[i_], r[i_ + (B)], KDW_LO##B);                        \
-      kdw_v16 hi_ = __builtin_shufflevector(r[i_], r[i_ + (B)], KDW_HI##B);                        \
-      r[i_] = lo_;                                                                                 \
-      r[i_ + (B)] = hi_;                                                                           \
-    }
-static inline void kdw_transpose(kdw_v16 *r) {
-  KDW_STAGE(r, 8)
-  KDW_STAGE(r, 4)
-  KDW_STAGE(r, 2)
-  KDW_STAGE(r, 1)
-}
 
 /* All OH x OW output pixels of the block, 8 at a time in flat order (a
  * step may span rows: each pixel has its own base, the taps are one
@@ -190,10 +164,10 @@ static void kcpu_dws_fn(void *ctx, int64_t b, int64_t e) {
     int64_t HW = H * W, p = 0, pr = a->pt, pc = a->pl; /* pixel p's padded place */
     for (; p + KDW_L <= HW; p += KDW_L) {
       kdw_v16 r[KDW_L];
-      for (int64_t l = 0; l < KDW_L; l++)
+      KCPU_UNROLL16 for (int64_t l = 0; l < KDW_L; l++)
         r[l] = l < nl ? (kdw_v16) * (const kdw_v16u *)(xb + l * HW + p) : (kdw_v16){0};
-      kdw_transpose(r);
-      for (int64_t j = 0; j < KDW_L; j++) {
+      kcpu_transpose16(r);
+      KCPU_UNROLL16 for (int64_t j = 0; j < KDW_L; j++) {
         if (pr < a->Hp && pc < Wp)
           P[pr * Wp + pc] = r[j];
         if (++pc == a->pl + W) /* no division per pixel */
@@ -211,10 +185,10 @@ static void kcpu_dws_fn(void *ctx, int64_t b, int64_t e) {
     float *yb = a->Y + (n * a->C + c0) * OHW;
     for (p = 0; p + KDW_L <= OHW; p += KDW_L) {
       kdw_v16 r[KDW_L];
-      for (int64_t j = 0; j < KDW_L; j++)
+      KCPU_UNROLL16 for (int64_t j = 0; j < KDW_L; j++)
         r[j] = O[p + j];
-      kdw_transpose(r);
-      for (int64_t l = 0; l < nl; l++)
+      kcpu_transpose16(r);
+      KCPU_UNROLL16 for (int64_t l = 0; l < KDW_L; l++) if (l < nl)
         *(kdw_v16u *)(yb + l * OHW + p) = r[l];
     }
     const float *Of = (const float *)O;

@@ -5,12 +5,13 @@
  *
  * Both directions move 16 channels x 16 pixels at a time through a
  * transpose in registers (16 vector loads, 64 shuffles, 16 vector
- * stores); pixels left over at a plane's end (fewer than 16) go one
+ * stores, kcpu_transpose.h); pixels left over at a plane's end (fewer than 16) go one
  * element at a time. Work items are (image, block, run of pixels): pure
  * copies, so any split gives the same bits. */
 #include "conv_blocked.h"
+#include "kcpu_transpose.h"
 
-typedef float kmb_v __attribute__((vector_size(64)));
+typedef kcpu_t16v kmb_v;
 /* loads and stores through this type make no alignment promise */
 typedef float kmb_vu __attribute__((vector_size(64), aligned(4), may_alias));
 
@@ -19,34 +20,6 @@ typedef float kmb_vu __attribute__((vector_size(64), aligned(4), may_alias));
 /* floats below which a conversion runs on the calling thread alone (it
  * costs less than waking the others) */
 #define KMB_SERIAL (1 << 17)
-
-/* One butterfly stage of a 16 x 16 transpose: rows i and i+B (i & B == 0)
- * exchange their B-wide blocks, so that after the stages for B = 8, 4, 2,
- * 1, element (i, j) is at (j, i). The masks read, for the low row: row
- * i's j where j is in an even B-block, else row i+B's j - B; for the high
- * row: row i's j + B, else row i+B's j. */
-#define KMB_LO8 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23
-#define KMB_HI8 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31
-#define KMB_LO4 0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27
-#define KMB_HI4 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31
-#define KMB_LO2 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29
-#define KMB_HI2 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31
-#define KMB_LO1 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30
-#define KMB_HI1 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31
-#define KMB_STAGE(r, B)                                                                            \
-  for (int i_ = 0; i_ < 16; i_++)                                                                  \
-    if (!(i_ & (B))) {                                                                             \
-      kmb_v lo_ = __builtin_shufflevector(r[i_], r[i_ + (B)], KMB_LO##B);                          \
-      kmb_v hi_ = __builtin_shufflevector(r[i_], r[i_ + (B)], KMB_HI##B);                          \
-      r[i_] = lo_;                                                                                 \
-      r[i_ + (B)] = hi_;                                                                           \
-    }
-static inline void kmb_transpose(kmb_v *r) {
-  KMB_STAGE(r, 8)
-  KMB_STAGE(r, 4)
-  KMB_STAGE(r, 2)
-  KMB_STAGE(r, 1)
-}
 
 typedef struct kcpu_mb_args {
   const float *X;
@@ -68,10 +41,10 @@ static void kcpu_block_fn(void *ctx, int64_t b, int64_t e) {
     int64_t s = s0;
     for (; s + KMB_L <= s1; s += KMB_L) {
       kmb_v r[KMB_L];
-      for (int64_t l = 0; l < KMB_L; l++)
+      KCPU_UNROLL16 for (int64_t l = 0; l < KMB_L; l++)
         r[l] = l < nl ? (kmb_v) * (const kmb_vu *)(x + l * S + s) : (kmb_v){0};
-      kmb_transpose(r);
-      for (int64_t j = 0; j < KMB_L; j++)
+      kcpu_transpose16(r);
+      KCPU_UNROLL16 for (int64_t j = 0; j < KMB_L; j++)
         *(kmb_vu *)(y + (s + j) * KMB_L) = r[j];
     }
     for (; s < s1; s++)
@@ -94,10 +67,10 @@ static void kcpu_unblock_fn(void *ctx, int64_t b, int64_t e) {
     int64_t s = s0;
     for (; s + KMB_L <= s1; s += KMB_L) {
       kmb_v r[KMB_L];
-      for (int64_t j = 0; j < KMB_L; j++)
+      KCPU_UNROLL16 for (int64_t j = 0; j < KMB_L; j++)
         r[j] = *(const kmb_vu *)(x + (s + j) * KMB_L);
-      kmb_transpose(r);
-      for (int64_t l = 0; l < nl; l++)
+      kcpu_transpose16(r);
+      KCPU_UNROLL16 for (int64_t l = 0; l < KMB_L; l++) if (l < nl)
         *(kmb_vu *)(y + l * S + s) = r[l];
     }
     for (; s < s1; s++)
