@@ -164,8 +164,9 @@ static void kcpu_dws_fn(void *ctx, int64_t b, int64_t e) {
     int64_t HW = H * W, p = 0, pr = a->pt, pc = a->pl; /* pixel p's padded place */
     for (; p + KDW_L <= HW; p += KDW_L) {
       kdw_v16 r[KDW_L];
-      KCPU_UNROLL16 for (int64_t l = 0; l < KDW_L; l++)
+      KCPU_UNROLL16 for (int64_t l = 0; l < KDW_L; l++) {
         r[l] = l < nl ? (kdw_v16) * (const kdw_v16u *)(xb + l * HW + p) : (kdw_v16){0};
+      }
       kcpu_transpose16(r);
       KCPU_UNROLL16 for (int64_t j = 0; j < KDW_L; j++) {
         if (pr < a->Hp && pc < Wp)
@@ -185,11 +186,14 @@ static void kcpu_dws_fn(void *ctx, int64_t b, int64_t e) {
     float *yb = a->Y + (n * a->C + c0) * OHW;
     for (p = 0; p + KDW_L <= OHW; p += KDW_L) {
       kdw_v16 r[KDW_L];
-      KCPU_UNROLL16 for (int64_t j = 0; j < KDW_L; j++)
+      KCPU_UNROLL16 for (int64_t j = 0; j < KDW_L; j++) {
         r[j] = O[p + j];
+      }
       kcpu_transpose16(r);
-      KCPU_UNROLL16 for (int64_t l = 0; l < KDW_L; l++) if (l < nl)
-        *(kdw_v16u *)(yb + l * OHW + p) = r[l];
+      KCPU_UNROLL16 for (int64_t l = 0; l < KDW_L; l++) {
+        if (l < nl)
+          *(kdw_v16u *)(yb + l * OHW + p) = r[l];
+      }
     }
     const float *Of = (const float *)O;
     for (; p < OHW; p++)

@@ -1,8 +1,8 @@
 /* plugins/cpu/kernels/kcpu_transpose.h: a 16 x 16 f32 transpose in
  * registers (16 vectors in, 64 two-source shuffles, 16 vectors out), shared
- * by the layout conversions (movement_blocked.c) and the depthwise kernel
- * of small plain planes (conv_depthwise.c), plus the loop pragma their
- * 16-row loops need.
+ * by the layout conversions (movement_blocked.c), the tiled Transpose
+ * (movement.c) and the depthwise kernel of small plain planes
+ * (conv_depthwise.c), plus the loop pragma their 16-row loops need.
  *
  * The kernel library is compiled with -fno-unroll-loops, which leaves every
  * loop rolled unless it asks otherwise; a rolled loop over an array of
@@ -37,7 +37,7 @@ typedef float kcpu_t16v __attribute__((vector_size(64)));
 #define KCPU_T16_LO1 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30
 #define KCPU_T16_HI1 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31
 #define KCPU_T16_STAGE(r, B)                                                                       \
-  KCPU_UNROLL16 for (int i_ = 0; i_ < 16; i_++) if (!(i_ & (B))) {                                \
+  KCPU_UNROLL16 for (int i_ = 0; i_ < 16; i_++) if (!(i_ & (B))) {                                 \
     kcpu_t16v lo_ = __builtin_shufflevector(r[i_], r[i_ + (B)], KCPU_T16_LO##B);                   \
     kcpu_t16v hi_ = __builtin_shufflevector(r[i_], r[i_ + (B)], KCPU_T16_HI##B);                   \
     r[i_] = lo_;                                                                                   \

@@ -1,11 +1,13 @@
 /* plugins/cpu/kernels/movement.c: type-agnostic data movement. One strided
  * copy serves Transpose, Slice, Concat, Split, Expand, Tile, constant Pad,
  * DepthToSpace and plain copies (the emitters express each as strides);
- * a transpose goes in tiles (kcpu_tp_tiles); index-mapped Pad has its own
+ * a transpose goes in 16 x 16 tiles (kcpu_tp_tiles; whole f32 tiles through
+ * the register transpose of kcpu_transpose.h); index-mapped Pad has its own
  * loop, and so does Where (elementwise), kept
  * here because it moves elements with the same byte-unit mover. Elements are
  * moved as esize-byte units. */
 #include "kcpu_runtime.h"
+#include "kcpu_transpose.h"
 
 #include <string.h>
 
@@ -78,7 +80,9 @@ static void kcpu_cs_rows(void *ctx, int64_t b, int64_t e) {
  * line; here each plane (the index of the other dims) is copied in square
  * tiles of KCPU_TT x KCPU_TT elements, so that every line read and
  * written is used whole while the tile stays in L1. */
-#define KCPU_TT 16
+#define KCPU_TT 16 /* kcpu_transpose16's side */
+/* loads and stores through this type make no alignment promise */
+typedef float kcpu_tp_vu __attribute__((vector_size(64), aligned(4), may_alias));
 
 typedef struct kcpu_tp {
   const kcpu_cs *c;
@@ -105,7 +109,18 @@ static void kcpu_tp_tiles(void *ctx, int64_t b, int64_t e) {
       sp += i * c->ss[d];
     }
     int64_t r1 = r0 + KCPU_TT < R ? r0 + KCPU_TT : R, c1 = c0 + KCPU_TT < C ? c0 + KCPU_TT : C;
-    if (es == 4) {
+    if (es == 4 && r1 - r0 == KCPU_TT && c1 - c0 == KCPU_TT) {
+      /* a whole tile: its 16 source columns are 16 vectors (contiguous
+       * along dim j), transposed in registers into its 16 rows */
+      kcpu_t16v v[KCPU_TT];
+      KCPU_UNROLL16 for (int q = 0; q < KCPU_TT; q++) {
+        v[q] = *(const kcpu_tp_vu *)(sp + r0 * 4 + (c0 + q) * ssc);
+      }
+      kcpu_transpose16(v);
+      KCPU_UNROLL16 for (int r = 0; r < KCPU_TT; r++) {
+        *(kcpu_tp_vu *)(dp + (r0 + r) * dsr + c0 * 4) = v[r];
+      }
+    } else if (es == 4) {
       for (int64_t r = r0; r < r1; r++)
         for (int64_t q = c0; q < c1; q++)
           memcpy(dp + r * dsr + q * 4, sp + r * 4 + q * ssc, 4);

@@ -41,11 +41,13 @@ static void kcpu_block_fn(void *ctx, int64_t b, int64_t e) {
     int64_t s = s0;
     for (; s + KMB_L <= s1; s += KMB_L) {
       kmb_v r[KMB_L];
-      KCPU_UNROLL16 for (int64_t l = 0; l < KMB_L; l++)
+      KCPU_UNROLL16 for (int64_t l = 0; l < KMB_L; l++) {
         r[l] = l < nl ? (kmb_v) * (const kmb_vu *)(x + l * S + s) : (kmb_v){0};
+      }
       kcpu_transpose16(r);
-      KCPU_UNROLL16 for (int64_t j = 0; j < KMB_L; j++)
+      KCPU_UNROLL16 for (int64_t j = 0; j < KMB_L; j++) {
         *(kmb_vu *)(y + (s + j) * KMB_L) = r[j];
+      }
     }
     for (; s < s1; s++)
       for (int64_t l = 0; l < KMB_L; l++)
@@ -67,11 +69,14 @@ static void kcpu_unblock_fn(void *ctx, int64_t b, int64_t e) {
     int64_t s = s0;
     for (; s + KMB_L <= s1; s += KMB_L) {
       kmb_v r[KMB_L];
-      KCPU_UNROLL16 for (int64_t j = 0; j < KMB_L; j++)
+      KCPU_UNROLL16 for (int64_t j = 0; j < KMB_L; j++) {
         r[j] = *(const kmb_vu *)(x + (s + j) * KMB_L);
+      }
       kcpu_transpose16(r);
-      KCPU_UNROLL16 for (int64_t l = 0; l < KMB_L; l++) if (l < nl)
-        *(kmb_vu *)(y + l * S + s) = r[l];
+      KCPU_UNROLL16 for (int64_t l = 0; l < KMB_L; l++) {
+        if (l < nl)
+          *(kmb_vu *)(y + l * S + s) = r[l];
+      }
     }
     for (; s < s1; s++)
       for (int64_t l = 0; l < nl; l++)
