@@ -47,6 +47,17 @@ static void compile_format_inputs(const kiln_node *n, char *buf, size_t size) {
   }
 }
 
+/* kiln/plugin.h: the contract of each minor is what it declared then. */
+bool kiln_plugin_supports(const kiln_plugin *p, const kiln_node *n) {
+  if (p->abi_minor < 7 && kiln_node_get_kind(n) == KILN_NODE_BlockedConv) {
+    int64_t g = kiln_attrs_int_or(kiln_node_attrs(n), "group", 1);
+    const kiln_type *w = kiln_value_type(kiln_node_input(n, 1));
+    if (g != 1 && !(w && w->rank == 4 && w->dims[1] == 1 && w->dims[0] == g))
+      return false;
+  }
+  return p->supports_node(p->state, n);
+}
+
 bool kiln_core_node_is_quantized(const kiln_node *n) {
   for (uint32_t i = 0; i < kiln_node_input_count(n); i++) {
     const kiln_value *v = kiln_node_input(n, i);
@@ -65,7 +76,7 @@ static kiln_status compile_check_support(const kiln_plugin *p, const kiln_functi
   for (uint32_t i = 0; i < kiln_function_node_count(f); i++) {
     const kiln_node *n = kiln_function_node(f, i);
     bool quant = kiln_core_node_is_quantized(n);
-    bool ok = p->supports_node(p->state, n);
+    bool ok = kiln_plugin_supports(p, n);
     if (ok && quant)
       ok = KILN_PLUGIN_HOOK(p, supports_quantized) && p->supports_quantized(p->state, n);
     if (!ok) {
@@ -214,8 +225,7 @@ static kiln_status compile_evaluate(void *user, const kiln_module *m, const kiln
   return kiln_evaluate_value((kiln_context *)user, m, v, out);
 }
 static bool compile_supports(void *user, const kiln_node *n) {
-  const kiln_plugin *p = user;
-  return p->supports_node(p->state, n);
+  return kiln_plugin_supports(user, n);
 }
 static bool compile_keep(void *user, const kiln_node *n) {
   const kiln_plugin *p = user;

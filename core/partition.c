@@ -235,7 +235,7 @@ kiln_status kiln_part_parse(const kiln_context *ctx, const char *list, const cha
 /* ---- can an entry run a node? ------------------------------------------ */
 
 static bool part_declares(const kiln_plugin *p, const kiln_node *n) {
-  if (!p->supports_node(p->state, n))
+  if (!kiln_plugin_supports(p, n))
     return false;
   if (kiln_core_node_is_quantized(n))
     return KILN_PLUGIN_HOOK(p, supports_quantized) && p->supports_quantized(p->state, n);
@@ -243,8 +243,7 @@ static bool part_declares(const kiln_plugin *p, const kiln_node *n) {
 }
 
 static bool part_supports_cb(void *user, const kiln_node *n) {
-  const kiln_plugin *p = user;
-  return p->supports_node(p->state, n);
+  return kiln_plugin_supports(user, n);
 }
 
 /* Copy node n (of another module) into f with inputs `in`. */
@@ -1006,7 +1005,7 @@ typedef struct part_union {
 static bool part_union_supports(void *user, const kiln_node *n) {
   const part_union *u = user;
   for (uint32_t e = 0; e < u->n; e++)
-    if (u->es[e].plugin->supports_node(u->es[e].plugin->state, n))
+    if (kiln_plugin_supports(u->es[e].plugin, n))
       return true;
   return false;
 }

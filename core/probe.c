@@ -11,7 +11,7 @@ static bool probe_one(const kiln_plugin *p, kiln_node_kind k, uint32_t c) {
   kiln_module *m = NULL;
   kiln_node *node = NULL;
   kiln_status s = kiln_probe_build(k, c, &m, &node);
-  bool ok = !s && p->supports_node(p->state, node);
+  bool ok = !s && kiln_plugin_supports(p, node);
   kiln_status_free(s);
   kiln_module_destroy(m);
   return ok;

@@ -4,7 +4,7 @@
  * B channels of one pixel as one vector and no convolution repacks its
  * input.
  *
- * 1. Each 2-D Conv (group 1 or depthwise, float) becomes a BlockedConv for
+ * 1. Each 2-D float Conv (any group count) becomes a BlockedConv for
  *    the first block size B of 16, 8, 4 whose BlockedConv the backend
  *    declares (o->supports_node): its input taken blocked (from the
  *    BlockedConv or region that made it, else through a BlockChannels; a
@@ -114,8 +114,9 @@ static bool layout_conv_applies(const kiln_node *n) {
   const kiln_type *w = kiln_value_type(kiln_node_input(n, 1));
   if (x->rank != 4 || w->rank != 4 || !kiln_elem_is_float(x->elem))
     return false;
-  int64_t g = kiln_attrs_int_or(kiln_node_attrs(n), "group", 1);
-  return g == 1 || (w->dims[1] == 1 && w->dims[0] == g && x->dims[1] == g);
+  /* any group count: whether a grouped one runs blocked is the backend's
+   * call (kiln_plugin_supports keeps it from plugins before ABI 1.7) */
+  return kiln_attrs_int_or(kiln_node_attrs(n), "group", 1) >= 1;
 }
 
 static kiln_status layout_conv(kiln_function *f, kiln_node *n, const kiln_pass_options *o,

@@ -47,7 +47,7 @@ typedef struct backend_ref {
 
 static bool supports(void *user, const kiln_node *n) {
   const backend_ref *b = user;
-  return b->plugin->supports_node(b->plugin->state, n);
+  return kiln_plugin_supports(b->plugin, n);
 }
 static bool keeps(void *user, const kiln_node *n) {
   const backend_ref *b = user;

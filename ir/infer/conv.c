@@ -284,9 +284,9 @@ kiln_status kiln_infer_BlockedConv(const kiln_type *const *in, uint32_t n_in,
   if (w->rank != 4)
     return kiln_infer_fail(k, "input 1 (W) is %s; expected rank 4 (2-D filters)", KILN_INFER_TS(w));
   int64_t group = kiln_attrs_int_or(attrs, "group", 1), C = w->dims[1] * group;
-  if (group != 1 && !(w->dims[1] == 1 && w->dims[0] == group))
-    return kiln_infer_fail(k, "group %lld with W %s is neither 1 nor depthwise", (long long)group,
-                           KILN_INFER_TS(w));
+  if (group < 1 || w->dims[0] % group != 0)
+    return kiln_infer_fail(k, "group %lld does not divide W %s's %lld output channels",
+                           (long long)group, KILN_INFER_TS(w), (long long)w->dims[0]);
   kiln_type plain = *x;
   if (x->rank == 5) {
     if (x->dims[4] != B || x->dims[1] != (C + B - 1) / B)

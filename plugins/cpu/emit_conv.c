@@ -134,8 +134,13 @@ static bool kcpu_convb_win(const kiln_attrs *a, const kiln_type *x, const kiln_t
 }
 
 /* 2-D, f32, blocks of 16 (the kernels' vector), group 1 (from a blocked or
- * a plain input) or depthwise (blocked input), non-negative pads, an
- * activation the kernels apply. */
+ * a plain input), depthwise or grouped as kcpu_convb_grouping allows
+ * (blocked input) with at least 8 input channels a group, non-negative
+ * pads, an activation the kernels apply. Groups of 2 or 4 channels tile a
+ * block with 8 or 4 times the multiply-adds: ResNeXt-50's 4-channel 3x3
+ * layers ran at 46 GFLOP/s (one core) against 73 for the plain grouped
+ * kernel, which more than pays for the conversions around it; 8-channel
+ * groups run at 88 against 48-73. */
 bool kcpu_supports_BlockedConv(const kiln_node *n) {
   const kiln_type *x = kcpu_n_in(n, 0), *w = kcpu_n_in(n, 1), *y = kcpu_n_out(n, 0);
   const kiln_attrs *a = kiln_node_attrs(n);
@@ -144,6 +149,10 @@ bool kcpu_supports_BlockedConv(const kiln_node *n) {
   int64_t group = kiln_attrs_int_or(a, "group", 1), act;
   float aa, ab;
   if ((group != 1 && x->rank != 5) || !kcpu_perf_act(a, &act, &aa, &ab))
+    return false;
+  int64_t C = w->dims[1] * group, M = w->dims[0], gin, gout, cr;
+  if (!kcpu_convb_is_depthwise(C, M, group) &&
+      (!kcpu_convb_grouping(C, M, group, &gin, &gout, &cr) || (group > 1 && C / group < 8)))
     return false;
   kcpu_win win;
   return kcpu_convb_win(a, x, w, y, &win) && win.pb[0] >= 0 && win.pb[1] >= 0 && win.pe[0] >= 0 &&
@@ -154,17 +163,17 @@ bool kcpu_supports_BlockedConv(const kiln_node *n) {
  * data and the weights mode packs (not bundles); NULL otherwise, and the
  * kernel then packs them at each call. */
 static LLVMValueRef kcpu_convb_prepack(kcpu_emit *e, const kiln_buffer *wb, int64_t M, int64_t C,
-                                       int64_t KH, int64_t KW, int64_t dw, int64_t xb) {
+                                       int64_t KH, int64_t KW, int64_t group, int64_t xb) {
   if (!wb || kiln_buffer_get_kind(wb) != KILN_BUFFER_WEIGHT)
     return NULL;
   const float *src = kiln_buffer_data(wb);
   if (!src || kiln_buffer_type(wb)->elem != KILN_F32)
     return NULL;
-  size_t bytes = (size_t)kcpu_convb_packed_size(M, C, KH, KW, dw, xb) * sizeof(float);
+  size_t bytes = (size_t)kcpu_convb_packed_size(M, C, KH, KW, group, xb) * sizeof(float);
   float *dst = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
   if (!dst)
     return NULL;
-  kcpu_convb_pack(src, dst, M, C, KH, KW, dw, xb);
+  kcpu_convb_pack(src, dst, M, C, KH, KW, group, xb);
   LLVMValueRef at = kcpu_packed_weight(e, dst); /* dst is the table's now */
   if (at)
     kcpu_weight_packed(e, wb);
@@ -188,8 +197,8 @@ kiln_status kcpu_emit_BlockedConv(kcpu_emit *e, const kiln_instr *in) {
   KILN_TRY(kcpu_emit_convb_winograd(e, in, &w, C, M, act, act_a, act_b, &wino));
   if (wino)
     return NULL;
-  int64_t dw = group > 1, xb = x->rank == 5;
-  LLVMValueRef wpk = kcpu_convb_prepack(e, kcpu_i_in(in, 1), M, C, w.k[0], w.k[1], dw, xb);
+  int64_t xb = x->rank == 5;
+  LLVMValueRef wpk = kcpu_convb_prepack(e, kcpu_i_in(in, 1), M, C, w.k[0], w.k[1], group, xb);
   LLVMValueRef args[27] = {kcpu_addr(e, kcpu_i_in(in, 0)),
                            kcpu_i64(e, xb),
                            wpk ? kcpu_e_null(e) : kcpu_addr(e, kcpu_i_in(in, 1)),
@@ -205,7 +214,7 @@ kiln_status kcpu_emit_BlockedConv(kcpu_emit *e, const kiln_instr *in) {
                            kcpu_i64(e, w.out[0]),
                            kcpu_i64(e, w.out[1])};
   kcpu_win_args(e, &w, args + 14);
-  args[14 + KCPU_WIN_ARGS] = kcpu_i64(e, dw);
+  args[14 + KCPU_WIN_ARGS] = kcpu_i64(e, group);
   args[15 + KCPU_WIN_ARGS] = kcpu_i64(e, act);
   args[16 + KCPU_WIN_ARGS] = kcpu_f32(e, act_a);
   args[17 + KCPU_WIN_ARGS] = kcpu_f32(e, act_b);

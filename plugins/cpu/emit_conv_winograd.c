@@ -217,12 +217,12 @@ static LLVMValueRef kcpu_convb_wino_pack(kcpu_emit *e, const kiln_buffer *wb, in
   const float *g = kiln_buffer_data(wb);
   if (!g || kiln_buffer_type(wb)->elem != KILN_F32)
     return NULL;
-  int64_t one = kcpu_convb_packed_size(M, C, 1, 1, 0, 1), np = (tile + 2) * (tile + 2);
+  int64_t one = kcpu_convb_packed_size(M, C, 1, 1, 1, 1), np = (tile + 2) * (tile + 2);
   float *dst, *t = kcpu_wino_transform(g, M, C, tile, np * one, &dst);
   if (!t)
     return NULL;
   for (int64_t xi = 0; xi < np; xi++)
-    kcpu_convb_pack(t + xi * M * C, dst + xi * one, M, C, 1, 1, 0, 1);
+    kcpu_convb_pack(t + xi * M * C, dst + xi * one, M, C, 1, 1, 1, 1);
   free(t);
   LLVMValueRef at = kcpu_packed_weight(e, dst); /* dst is the table's now */
   if (at)

@@ -53,7 +53,7 @@ START_TEST(broken_plugins_are_refused_with_reasons) {
 
   EXPECT_REASON(ctx, "/junk/kiln-junk.so", "not a loadable shared object: ");
   EXPECT_REASON(ctx, "/kiln-noentry.so", "missing entry symbol 'kiln_plugin_entry'");
-  EXPECT_REASON(ctx, "/kiln-badabi.so", "plugin built for ABI 99.3, kiln has 1.6");
+  EXPECT_REASON(ctx, "/kiln-badabi.so", "plugin built for ABI 99.3, kiln has 1.7");
   EXPECT_REASON(ctx, "/kiln-entryerr.so",
                 "entry point returned an error: entryerr: driver version 0.0 is too old");
   EXPECT_REASON(ctx, "/kiln-initerr.so",
@@ -229,11 +229,42 @@ START_TEST(descriptor_fill_respects_the_host_layout) {
 
   memset(buf, 0xab, sizeof buf);
   EXPECT_FAIL(kiln_plugin_fill((kiln_plugin *)buf, &d, KILN_PLUGIN_ABI_MAJOR + 1, 0),
-              KILN_ABI_MISMATCH, "d: built for plugin ABI 1.6, host has 2.0");
+              KILN_ABI_MISMATCH, "d: built for plugin ABI 1.7, host has 2.0");
   memcpy(&got, buf, sizeof got);
   ck_assert_uint_eq(got.abi_major, KILN_PLUGIN_ABI_MAJOR);
   ck_assert_uint_eq(got.abi_minor, KILN_PLUGIN_ABI_MINOR);
   ck_assert_uint_eq(buf[offsetof(kiln_plugin, reserved0)], 0xab);
+}
+END_TEST
+
+/* kiln_plugin_supports holds a plugin to its minor's contract: a plugin
+ * built before 1.7 that accepts every BlockedConv is never offered a
+ * grouped one (4 groups of 4 channels) but still the group-1 and depthwise
+ * ones; from 1.7 on, its own answer stands. */
+static bool yes_to_all(void *state, const kiln_node *n) {
+  (void)state, (void)n;
+  return true;
+}
+START_TEST(supports_holds_a_plugin_to_its_minor) {
+  const char *text =
+      "module @g\ninput %x : f32[1,1,5,5,16]\ninput %w : f32[16,4,3,3]\n"
+      "input %d : f32[16,1,3,3]\ninput %f : f32[16,16,3,3]\nfunc @main {\n"
+      "  %g : f32[1,1,3,3,16] = BlockedConv(%x, %w) {block = 16, group = 4}\n"
+      "  %e : f32[1,1,3,3,16] = BlockedConv(%x, %d) {block = 16, group = 16}\n"
+      "  %c : f32[1,1,3,3,16] = BlockedConv(%x, %f) {block = 16}\n"
+      "  output %y1 = %g\n  output %y2 = %e\n  output %y3 = %c\n}\n";
+  kiln_module *m = NULL;
+  EXPECT_OK(kiln_module_parse(text, strlen(text), "grouped.kir", NULL, &m));
+  kiln_function *f = kiln_module_function(m, 0);
+  kiln_plugin p = {KILN_PLUGIN_HEADER, .name = "old", .supports_node = yes_to_all};
+  for (uint32_t minor = 5; minor <= KILN_PLUGIN_ABI_MINOR; minor++) {
+    p.abi_minor = minor;
+    ck_assert_msg(kiln_plugin_supports(&p, kiln_function_node(f, 0)) == (minor >= 7),
+                  "grouped, minor %u", minor);
+    ck_assert(kiln_plugin_supports(&p, kiln_function_node(f, 1)));
+    ck_assert(kiln_plugin_supports(&p, kiln_function_node(f, 2)));
+  }
+  kiln_module_destroy(m);
 }
 END_TEST
 
@@ -291,6 +322,7 @@ Suite *loader_suite(void) {
   tcase_add_test(tc, plugin_of_abi_1_0_loads_and_has_no_bundles);
   tcase_add_test(tc, profile_of_a_backend_without_the_hook);
   tcase_add_test(tc, descriptor_fill_respects_the_host_layout);
+  tcase_add_test(tc, supports_holds_a_plugin_to_its_minor);
   tcase_add_test(tc, path_only_with_nothing_finds_nothing);
   tcase_add_test(tc, build_tree_has_the_interpreter);
   tcase_add_test(tc, log_respects_level);

@@ -6,7 +6,10 @@
  * a global pool) at the channel counts the issue names (1, 3, 7, 17, 24,
  * 40) and plane widths around a vector (15, 16, 17), against the
  * interpreter running the plain graph; 1 and 2 threads give the same
- * bits, and the compiled program holds BlockedConv nodes. */
+ * bits, and the compiled program holds BlockedConv nodes. Then ResNeXt-
+ * and RegNet-style blocks (1x1, grouped 3x3, 1x1) at the group widths the
+ * cpu backend runs blocked (8, 16, 32 channels) and one it leaves plain
+ * (4). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,11 +138,75 @@ START_TEST(layout_chain_vs_interpreter) {
 }
 END_TEST
 
+/* 1x1 C -> M with Relu, grouped 3x3 (G groups, stride s, pad 1, a bias)
+ * with Relu, 1x1 M -> M + 3. */
+static char *lt_grouped(int C, int M, int G, int s, int H, int W) {
+  lt_buf b = {malloc(1 << 20), 0, 1 << 20};
+  ck_assert_ptr_nonnull(b.p);
+  int OH = (H - 1) / s + 1, OW = (W - 1) / s + 1, M3 = M + 3;
+  char t[64];
+  lt_printf(&b, "module @g\ninput %%x : f32[1,%d,%d,%d]\n", C, H, W);
+  snprintf(t, sizeof t, "f32[%d,%d,1,1]", M, C);
+  lt_const(&b, "w1", t, (int64_t)M * C, 21, -0.5, 1);
+  snprintf(t, sizeof t, "f32[%d,%d,3,3]", M, M / G);
+  lt_const(&b, "wg", t, (int64_t)M * (M / G) * 9, 22, -0.5, 1);
+  snprintf(t, sizeof t, "f32[%d]", M);
+  lt_const(&b, "bg", t, M, 23, -0.5, 1);
+  snprintf(t, sizeof t, "f32[%d,%d,1,1]", M3, M);
+  lt_const(&b, "w3", t, (int64_t)M3 * M, 24, -0.5, 1);
+  lt_printf(&b, "func @main {\n");
+  lt_printf(&b, "  %%a : f32[1,%d,%d,%d] = Conv(%%x, %%w1)\n", M, H, W);
+  lt_printf(&b, "  %%ar : f32[1,%d,%d,%d] = Relu(%%a)\n", M, H, W);
+  lt_printf(&b,
+            "  %%g : f32[1,%d,%d,%d] = Conv(%%ar, %%wg, %%bg) {group = %d, pads = [1, 1, 1, 1], "
+            "strides = [%d, %d]}\n",
+            M, OH, OW, G, s, s);
+  lt_printf(&b, "  %%gr : f32[1,%d,%d,%d] = Relu(%%g)\n", M, OH, OW);
+  lt_printf(&b, "  %%y : f32[1,%d,%d,%d] = Conv(%%gr, %%w3)\n", M3, OH, OW);
+  lt_printf(&b, "  output %%out = %%y\n}\n");
+  return b.p;
+}
+
+START_TEST(layout_grouped_vs_interpreter) {
+  static const struct {
+    int C, M, G, s, H, W, blocked; /* blocked: the grouped Conv runs blocked */
+  } cases[] = {
+      {17, 40, 5, 1, 9, 15, 1},  /* 8 a group, the last block half full */
+      {24, 104, 13, 2, 9, 17, 1}, /* RegNetY-400MF's second stage */
+      {7, 32, 2, 1, 8, 16, 1},   /* 16 a group: whole blocks */
+      {20, 64, 2, 2, 11, 9, 1},  /* 32 a group: 2 blocks each */
+      {16, 96, 12, 1, 7, 7, 1},  /* 8 a group, 6 whole blocks */
+      {9, 24, 6, 1, 9, 9, 0},    /* 4 a group: left plain */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char *text = lt_grouped(cases[i].C, cases[i].M, cases[i].G, cases[i].s, cases[i].H,
+                            cases[i].W);
+    uint32_t blocked = (uint32_t)cases[i].blocked;
+    ck_assert_msg(kt_count_instrs(text, "cpu", KILN_NODE_BlockedConv) == 2 + blocked,
+                  "case %zu: the grouped Conv does not run as expected", i);
+    ck_assert_uint_eq(kt_count_instrs(text, "cpu", KILN_NODE_Conv), 1 - blocked);
+    kt_run a, a1, r;
+    kt_run_text(text, "cpu", 2, &a);
+    kt_run_text(text, "cpu", 1, &a1);
+    kt_run_text(text, "interpreter", 0, &r);
+    kt_assert_close(&a, &r, 2e-5, 2e-5);
+    for (uint32_t o = 0; o < a.n_out; o++)
+      ck_assert_msg(memcmp(a.out[o], a1.out[o], (size_t)a.n[o] * sizeof(float)) == 0,
+                    "case %zu: output %u differs between 1 and 2 threads", i, o);
+    kt_run_free(&a);
+    kt_run_free(&a1);
+    kt_run_free(&r);
+    free(text);
+  }
+}
+END_TEST
+
 Suite *kcpu_layout_suite(void) {
   Suite *s = suite_create("layout");
   TCase *tc = tcase_create("chain");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, layout_chain_vs_interpreter);
+  tcase_add_test(tc, layout_grouped_vs_interpreter);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -214,7 +214,7 @@ static void wtb_case(const wc *c, int bias, int res, const tk_act *act, int64_t 
     for (int64_t m = 0; m < c->M; m++)
       for (int64_t q = 0; q < OHW; q++)
         R[(n * c->M + m) * OHW + q] = Rb[((n * Mb + m / 16) * OHW + q) * 16 + m % 16];
-  int64_t one = kcpu_convb_packed_size(c->M, c->C, 1, 1, 0, 1);
+  int64_t one = kcpu_convb_packed_size(c->M, c->C, 1, 1, 1, 1);
   float *Upk = tk_alloc(np * one);
   for (int64_t m = 0; m < c->M; m++)
     for (int64_t ci = 0; ci < c->C; ci++) {
@@ -227,7 +227,7 @@ static void wtb_case(const wc *c, int bias, int res, const tk_act *act, int64_t 
         t[(xi * c->M + m) * c->C + ci] = u[xi];
     }
   for (int xi = 0; xi < np; xi++)
-    kcpu_convb_pack(t + xi * c->M * c->C, Upk + xi * one, c->M, c->C, 1, 1, 0, 1);
+    kcpu_convb_pack(t + xi * c->M * c->C, Upk + xi * one, c->M, c->C, 1, 1, 1, 1);
   wt_ref(c, X, Wt, bias ? b : NULL, res ? R : NULL, act, ref, bound);
   if (res == 2) {
     memcpy(Y1, Rb, (size_t)nyb * sizeof *Y1);

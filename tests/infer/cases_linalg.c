@@ -70,8 +70,11 @@ void cases_linalg(void) {
      KILN_ATTR_S("activation", "Relu"));
   ERR(BlockedConv, "f32[1,1,5,5,16] f32[20,17,3,3]", "is not 17 channels in blocks of 16",
       KILN_ATTR_I("block", 16));
-  ERR(BlockedConv, "f32[1,4,5,5] f32[8,2,3,3]", "group 2 with W f32[8,2,3,3] is neither",
-      KILN_ATTR_I("block", 16), KILN_ATTR_I("group", 2));
+  /* grouped (ABI 1.7): 40 channels in 5 groups of 8, blocked at 16 */
+  OK(BlockedConv, "f32[1,3,7,7,16] f32[40,8,3,3]", "f32[1,3,4,4,16]", KILN_ATTR_I("block", 16),
+     KILN_ATTR_I("group", 5), IS("strides", 2, 2), IS("pads", 1, 1, 1, 1));
+  ERR(BlockedConv, "f32[1,6,5,5] f32[8,2,3,3]", "group 3 does not divide W f32[8,2,3,3]'s 8",
+      KILN_ATTR_I("block", 16), KILN_ATTR_I("group", 3));
   ERR(BlockedConv, "f32[1,3,5,5] f32[8,3,3,3]", "attribute 'block' = 0");
   ERR(BlockedConv, "f32[1,3,5,5] f32[8,3,3,3] _ f32[1,8,3,3]",
       "input 3 (residual) is f32[1,8,3,3]; expected the result's type f32[1,1,3,3,16]",

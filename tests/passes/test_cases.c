@@ -63,11 +63,20 @@ static bool case_supports_fused(void *user, const kiln_node *n, kiln_node_kind a
 }
 
 /* "# LAYOUT: B": a backend that runs every node, the channel-blocked
- * ones only in blocks of B (the layout pass asks about 16, 8 and 4). */
+ * ones only in blocks of B (the layout pass asks about 16, 8 and 4), and
+ * a grouped BlockedConv only where each group is whole blocks of input
+ * channels (or one channel: depthwise), as a backend whose kernels take no
+ * groups inside a block would. */
 static bool case_supports_layout(void *user, const kiln_node *n) {
   int64_t B = *(const int64_t *)user;
   switch (kiln_node_get_kind(n)) {
-  case KILN_NODE_BlockedConv:
+  case KILN_NODE_BlockedConv: {
+    const kiln_type *w = kiln_value_type(kiln_node_input(n, 1));
+    if (kiln_attrs_int_or(kiln_node_attrs(n), "group", 1) != 1 && w->dims[1] != 1 &&
+        w->dims[1] % B != 0)
+      return false;
+    return kiln_attrs_int_or(kiln_node_attrs(n), "block", 0) == B;
+  }
   case KILN_NODE_BlockChannels:
     return kiln_attrs_int_or(kiln_node_attrs(n), "block", 0) == B;
   case KILN_NODE_UnblockChannels: {

@@ -1,6 +1,7 @@
 /* plugins/cpu/kernels/conv_blocked.c: 2-D convolution into the
- * channel-blocked layout (conv_blocked.h), group 1, from a blocked or a
- * plain input; the depthwise case is conv_blocked_dw.c's.
+ * channel-blocked layout (conv_blocked.h), group 1 from a blocked or a
+ * plain input, grouped from a blocked one (the groupings of
+ * kcpu_convb_grouping); the depthwise case is conv_blocked_dw.c's.
  *
  * Direct convolution, NCHWc style: a micro-kernel call computes a run of
  * P consecutive output pixels of one output row (of the whole plane where
@@ -9,7 +10,8 @@
  * accumulators held in registers, each step adding a filter vector (16
  * output channels, one tap and input channel) times the broadcast input
  * scalar of each pixel. Taps and input channels run innermost, over the
- * real C channels only (padding lanes are never read).
+ * real channels only (padding lanes are never read); the output blocks
+ * of a grouped convolution each read their group's input blocks.
  *
  * Where the convolution reads outside the image (padding), or the input is
  * plain, the image is first copied into zero-bordered planes (blocked, or
@@ -68,7 +70,8 @@ typedef struct kcb {
   const float *res;         /* image n's residual, or NULL */
   float *y;                 /* image n's output */
   const int64_t *toff;      /* per tap, its offset in x from the tap (0, 0) */
-  int64_t T, C, Lp, nb, bs; /* taps; channels; lanes per pixel; blocks and their stride */
+  int64_t T, C, Lp, nb, bs; /* taps; channels; lanes per pixel; blocks read and their stride */
+  int64_t gin, gout, cr;     /* the grouping (kcpu_convb_grouping; nb = gin when grouped) */
   int64_t ps, rs;           /* floats of x between output pixels, output rows */
   int64_t M, Mb, OHW, OW;
   int64_t NR, R;      /* runs come from NR rows of R pixels (NR = 1: the plane) */
@@ -130,6 +133,7 @@ static void kcb_act_row(const kcb *k, float *y, int64_t P, const int32_t *keepl)
  * call over all. */
 typedef struct kcb_run {
   const float *x, *w;
+  int64_t C; /* channels read from x's first block on */
   int64_t i0, i1, first, mb0, q0;
   kcb_v16 *part;
 } kcb_run;
@@ -147,7 +151,7 @@ KCB_INLINE void kcb_acc(const kcb *k, const kcb_run *u, const int J, const int P
   const float *xt = u->x + k->toff[t];
   for (int64_t i = u->i0; i < u->i1; i++) {
     const float *xc = xt + cb * k->bs;
-    int64_t L = k->C - cb * k->Lp;
+    int64_t L = u->C - cb * k->Lp;
     L = L < k->Lp ? L : k->Lp;
     for (int64_t l = 0; l < L; l++, w += J * KCPU_CB) {
       kcb_v16 wv[4];
@@ -258,7 +262,10 @@ static void kcb_task(void *ctx, int64_t b, int64_t e) {
   kcb_v16 acc[4 * KCB_PMAX];
   for (int64_t t = b; t < e; t++) {
     int64_t band = t / k->ng, g = t % k->ng;
-    int64_t b0 = kcpu_convb_group_start(k->Mb, g), J = kcpu_convb_group_start(k->Mb, g + 1) - b0;
+    int64_t b0 = kcpu_convb_group_start(k->Mb, k->gout, g);
+    int64_t J = kcpu_convb_group_start(k->Mb, k->gout, g + 1) - b0;
+    /* the input blocks this group reads, and their real channels */
+    int64_t x0 = b0 / k->gout * k->gin, cg = k->C - x0 * k->Lp < k->cr ? k->C - x0 * k->Lp : k->cr;
     /* runs of a row: full runs of P, the last full one and the rest of the
      * row as two runs of about the same length */
     int64_t P = kcb_pmax[J], nf = k->R / P, rem = k->R % P, kr = nf + (rem > 0);
@@ -273,11 +280,11 @@ static void kcb_task(void *ctx, int64_t b, int64_t e) {
     } else {
       pairs = np;
     }
-    const float *wg = k->w + b0 * k->C * k->T * KCPU_CB;
+    const float *wg = k->w + b0 * k->cr * k->T * KCPU_CB;
     for (int64_t i0 = 0; i0 < np; i0 += pairs) {
-      kcb_run u = {.i0 = i0, .i1 = i0 + pairs < np ? i0 + pairs : np, .first = i0 == 0};
+      kcb_run u = {.C = cg, .i0 = i0, .i1 = i0 + pairs < np ? i0 + pairs : np, .first = i0 == 0};
       /* filters before pair i0: i0 / nb whole taps, then i0 % nb blocks */
-      u.w = wg + ((i0 / k->nb) * k->C + (i0 % k->nb) * k->Lp) * J * KCPU_CB;
+      u.w = wg + ((i0 / k->nb) * cg + (i0 % k->nb) * k->Lp) * J * KCPU_CB;
       for (int64_t r = r0; r < r1; r++) {
         int64_t row = r / kr, i = r % kr, p0 = i * P, p1 = p0 + P;
         if (rem && nf == 0)
@@ -287,7 +294,7 @@ static void kcb_task(void *ctx, int64_t b, int64_t e) {
           p0 = (nf - 1) * P + (i == nf ? h : 0);
           p1 = i == nf ? k->R : p0 + h;
         }
-        u.x = k->x + row * k->rs + p0 * k->ps;
+        u.x = k->x + x0 * k->bs + row * k->rs + p0 * k->ps;
         u.part = part == acc ? acc : part + (r - r0) * J * P;
         u.mb0 = b0;
         u.q0 = row * k->OW + p0;
@@ -325,6 +332,9 @@ void kcpu_convb_products(const float *x, const float *w, const float *zeros, flo
            .C = C,
            .Lp = KCPU_CB,
            .nb = (C + KCPU_CB - 1) / KCPU_CB,
+           .gin = (C + KCPU_CB - 1) / KCPU_CB,
+           .gout = Mb,
+           .cr = C,
            .bs = npix * KCPU_CB,
            .ps = KCPU_CB,
            .M = M,
@@ -333,7 +343,7 @@ void kcpu_convb_products(const float *x, const float *w, const float *zeros, flo
            .OW = npix,
            .NR = 1,
            .R = npix,
-           .ng = kcpu_convb_groups(Mb),
+           .ng = kcpu_convb_groups(Mb, Mb),
            .nbands = nbands,
            .psv = 0,
            .act = KCPU_ACT_NONE};
@@ -387,15 +397,18 @@ KCPU_PREBUILT void kcpu_k_conv2d_blocked(const float *X, int64_t x_blocked, cons
                                          float *Y, int64_t N, int64_t C, int64_t H, int64_t W,
                                          int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW,
                                          int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t pt,
-                                         int64_t pl, int64_t depthwise, int64_t act, float act_a,
+                                         int64_t pl, int64_t group, int64_t act, float act_a,
                                          float act_b, struct kcpu_pool *pool) {
   float *own = NULL;
+  int64_t gin = 0, gout = 0, cr = 0, depthwise = kcpu_convb_is_depthwise(C, M, group);
+  if (!depthwise && !kcpu_convb_grouping(C, M, group, &gin, &gout, &cr))
+    return; /* the emitter offers only the groupings above */
   if (!Wpk) {
-    own = kcpu_alloc(kcpu_convb_packed_size(M, C, KH, KW, depthwise, x_blocked) *
+    own = kcpu_alloc(kcpu_convb_packed_size(M, C, KH, KW, group, x_blocked) *
                      (int64_t)sizeof(float));
     if (!own)
       return; /* out of memory: the output is left unwritten, like any failed allocation here */
-    kcpu_convb_pack(Wt, own, M, C, KH, KW, depthwise, x_blocked);
+    kcpu_convb_pack(Wt, own, M, C, KH, KW, group, x_blocked);
     Wpk = own;
   }
   if (depthwise) {
@@ -437,7 +450,10 @@ KCPU_PREBUILT void kcpu_k_conv2d_blocked(const float *X, int64_t x_blocked, cons
            .T = T,
            .C = C,
            .Lp = Lp,
-           .nb = nb,
+           .nb = group == 1 ? nb : gin,
+           .gin = group == 1 ? nb : gin,
+           .gout = gout,
+           .cr = cr,
            .bs = Hp * Wp * Lp,
            .ps = sw * Lp,
            .rs = sh * Wp * Lp,
@@ -453,7 +469,7 @@ KCPU_PREBUILT void kcpu_k_conv2d_blocked(const float *X, int64_t x_blocked, cons
   int64_t flat = sh * Wp == OW * sw;
   k.NR = flat ? 1 : OH;
   k.R = flat ? OH * OW : OW;
-  k.ng = kcpu_convb_groups(Mb);
+  k.ng = kcpu_convb_groups(Mb, gout);
   k.psv = k.ps == 16 ? 0 : 1;
   /* bands of about 512 pixels (a band's input stays in cache across its
    * groups), and at least 4 tasks a thread where the plane allows */

@@ -375,7 +375,7 @@ KCPU_PREBUILT void kcpu_k_conv2d_blocked_wino(const float *X, const float *Upk, 
       a.pieces = (a.nt + KBW_RUN - 1) / KBW_RUN;
       /* bands of about 96 tiles, no more than the runs of 12 tiles */
       a.nbands = (a.nt + 95) / 96;
-      a.ptasks = a.nbands * kcpu_convb_groups(Mb);
+      a.ptasks = a.nbands * kcpu_convb_groups(Mb, Mb);
       kcpu_parallel_for(pool, Cb * a.pieces, kbw_in_task, &a);
       kcpu_parallel_for(pool, a.np * a.ptasks, kbw_prod_task, &a);
       kcpu_parallel_for(pool, Mb * a.pieces, kbw_out_task, &a);

@@ -144,7 +144,9 @@ void kcpu_k_unblock_channels(const float *X, float *Y, int64_t N, int64_t C, int
                              struct kcpu_pool *pool);
 /* 2-D convolution into a blocked Y [N, ceil(M/16), OH, OW, 16]: X blocked
  * [N, ceil(C/16), H, W, 16] (x_blocked = 1) or plain [N, C, H, W]
- * (x_blocked = 0); group 1, or depthwise (group = C = M, x_blocked = 1).
+ * (x_blocked = 0); group 1, or (x_blocked = 1) depthwise (group = C = M)
+ * or grouped as kcpu_convb_grouping (conv_blocked.h) allows; any other
+ * grouping leaves Y unwritten (the emitter never asks for one).
  * Wpk: filters packed by kcpu_convb_pack (conv_blocked.h), or NULL: then
  * Wt [M, C/group, KH, KW] is packed into scratch at each call. bias [M] or
  * NULL; res: a residual in Y's layout or NULL, added after the bias and
@@ -155,7 +157,7 @@ void kcpu_k_conv2d_blocked(const float *X, int64_t x_blocked, const float *Wt, c
                            const float *bias, const float *res, float *Y, int64_t N, int64_t C,
                            int64_t H, int64_t W, int64_t M, int64_t OH, int64_t OW, int64_t KH,
                            int64_t KW, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t pt,
-                           int64_t pl, int64_t depthwise, int64_t act, float act_a, float act_b,
+                           int64_t pl, int64_t group, int64_t act, float act_a, float act_b,
                            struct kcpu_pool *pool);
 /* kcpu_k_conv2d_blocked's 3x3, stride 1, dilation 1, group 1 case from a
  * blocked X by Winograd's F(tile x tile, 3x3), tile 2 or 4
