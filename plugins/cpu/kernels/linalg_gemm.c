@@ -409,6 +409,18 @@ typedef struct kcpu_gemv_ctx {
   int64_t NR, NP; /* NP: N rounded up to NR (the prepacked width) */
 } kcpu_gemv_ctx;
 
+/* The epilogue of one row-of-A product's column n, v its sum over k. */
+static inline float kcpu_gemv_epi(const kcpu_gemm_desc *d, float v, int64_t n) {
+  if (d->accumulate)
+    v += d->C[n];
+  v = kcpu_gemm_epi1(d, v, 0, n);
+  if (d->act == KCPU_ACT_GELU)
+    v = kcpu_m_gelu(v);
+  else if (d->act == KCPU_ACT_SWISH)
+    v = v * kcpu_m_sigmoid(d->act_a * v);
+  return v;
+}
+
 static void kcpu_gemv_fn(void *ctx, int64_t b, int64_t e) {
   const kcpu_gemv_ctx *g = ctx;
   const kcpu_gemm_desc *d = g->d;
@@ -453,19 +465,55 @@ static void kcpu_gemv_fn(void *ctx, int64_t b, int64_t e) {
       const float *ac = q ? acc2 : acc;
       n0 = (p + q) * NR;
       w = N - n0 < NR ? N - n0 : NR;
-      for (int64_t j = 0; j < w; j++) {
-        float v = ac[j];
-        if (d->accumulate)
-          v += d->C[n0 + j];
-        v = kcpu_gemm_epi1(d, v, 0, n0 + j);
-        if (d->act == KCPU_ACT_GELU)
-          v = kcpu_m_gelu(v);
-        else if (d->act == KCPU_ACT_SWISH)
-          v = v * kcpu_m_sigmoid(d->act_a * v);
-        d->C[n0 + j] = v;
-      }
+      for (int64_t j = 0; j < w; j++)
+        d->C[n0 + j] = kcpu_gemv_epi(d, ac[j], n0 + j);
     }
     p += two; /* the second panel is done too */
+  }
+}
+
+/* With B prepacked for AVX-512 (NR = 48), the panels [b, e) are read in
+ * the order they lie in memory: for each k block, the task's panels one
+ * after another, one sequential stream (a panel at a time would jump to
+ * the next k block every 48 KiB and restart the hardware prefetchers),
+ * with a software prefetch 4 KiB ahead. Up to KCPU_GEMV_PANELS panels'
+ * sums stay in vectors across the k blocks. Each column's terms are added
+ * in k order, as in kcpu_gemv_fn: the same bits. Weights streamed from
+ * memory, one core: 2048 x 1000 (ResNet-50's classifier) 310 -> 203 us,
+ * 1280 x 1000 (MobileNetV2's) 169 -> 122 us; two cores share the memory
+ * bandwidth and gain little either way. */
+#define KCPU_GEMV_PANELS 32
+static void kcpu_gemv48_fn(void *ctx, int64_t b, int64_t e) {
+  const kcpu_gemv_ctx *g = ctx;
+  const kcpu_gemm_desc *d = g->d;
+  int64_t K = d->K, N = d->N, as = d->trans_a ? d->lda : 1;
+  const float *a = d->A;
+  v16f acc[KCPU_GEMV_PANELS][3];
+  for (int64_t p0 = b; p0 < e; p0 += KCPU_GEMV_PANELS) {
+    int64_t np = e - p0 < KCPU_GEMV_PANELS ? e - p0 : KCPU_GEMV_PANELS;
+    for (int64_t i = 0; i < np; i++)
+      acc[i][0] = acc[i][1] = acc[i][2] = (v16f){0};
+    for (int64_t k0 = 0; k0 < K; k0 += KCPU_KC) {
+      int64_t kc = K - k0 < KCPU_KC ? K - k0 : KCPU_KC;
+      const float *panel = d->Bpk + k0 * g->NP + p0 * 48 * kc;
+      for (int64_t i = 0; i < np; i++, panel += 48 * kc) {
+        v16f c0 = acc[i][0], c1 = acc[i][1], c2 = acc[i][2];
+        for (int64_t k = 0; k < kc; k++) {
+          const float *r = panel + k * 48;
+          __builtin_prefetch(r + 1024); /* never faults past the end */
+          float av = d->alpha * a[(k0 + k) * as];
+          c0 += av * *(const v16u *)r;
+          c1 += av * *(const v16u *)(r + 16);
+          c2 += av * *(const v16u *)(r + 32);
+        }
+        acc[i][0] = c0, acc[i][1] = c1, acc[i][2] = c2;
+      }
+    }
+    for (int64_t i = 0; i < np; i++) {
+      int64_t n0 = (p0 + i) * 48, w = N - n0 < 48 ? N - n0 : 48;
+      for (int64_t j = 0; j < w; j++)
+        d->C[n0 + j] = kcpu_gemv_epi(d, acc[i][j / 16][j % 16], n0 + j);
+    }
   }
 }
 
@@ -487,10 +535,11 @@ KCPU_PREBUILT void kcpu_gemm_run(const kcpu_gemm_desc *d, struct kcpu_pool *pool
   if (d->M == 1 && d->K > 0 && !d->pack_b && !d->Apk && (d->Bpk || !d->trans_b)) {
     kcpu_gemv_ctx g = {d, NR, (d->N + NR - 1) / NR * NR};
     int64_t panels = (d->N + NR - 1) / NR;
+    void (*fn)(void *, int64_t, int64_t) = d->Bpk && NR == 48 ? kcpu_gemv48_fn : kcpu_gemv_fn;
     if (T <= 1 || d->N * d->K < 65536)
-      kcpu_gemv_fn(&g, 0, panels);
+      fn(&g, 0, panels);
     else
-      kcpu_parallel_for(pool, panels, kcpu_gemv_fn, &g);
+      kcpu_parallel_for(pool, panels, fn, &g);
     return;
   }
   if (T <= 1 || d->M * d->N * (d->K + 1) < 65536) {
