@@ -93,6 +93,67 @@ static kiln_status rule_transpose(kiln_function *f, kiln_node *n, kiln_value **o
   return kiln_pass_emit(f, n, KILN_NODE_Transpose, &src, 1, &a, 1, out);
 }
 
+/* Gather of one constant index (a scalar) along axis a of Transpose(x,
+ * perm) is the same Gather of x along perm[a], then the remaining axes
+ * transposed. torch's MultiheadAttention writes Q, K and V as Gathers 0, 1
+ * and 2 of Transpose([B, S, 3, H, D] -> [3, B, H, S, D]): moved before
+ * the Transpose, each Gather copies a third of the tensor and what follows
+ * is a Transpose that attention fusion reads through strides, where the
+ * whole tensor was transposed before. Only where every use of the
+ * Transpose is such a Gather, so that it dies. */
+static bool gather_scalar_index(const kiln_node *g, int64_t *idx) {
+  if (kiln_node_get_kind(g) != KILN_NODE_Gather || kiln_node_input_count(g) != 2)
+    return false;
+  const kiln_value *i = kiln_node_input(g, 1);
+  const kiln_type *it = kiln_value_type(i);
+  double v;
+  if (!i || it->rank != 0 || (it->elem != KILN_I64 && it->elem != KILN_I32) ||
+      !kiln_pass_const_splat(i, &v))
+    return false;
+  *idx = (int64_t)v;
+  return true;
+}
+
+static kiln_status rule_gather(kiln_function *f, kiln_node *n, kiln_value **out) {
+  *out = NULL;
+  int64_t idx;
+  kiln_value *t = kiln_node_input(n, 0);
+  kiln_node *tr = kiln_value_producer(t, NULL);
+  if (!gather_scalar_index(n, &idx) || !tr || kiln_node_get_kind(tr) != KILN_NODE_Transpose)
+    return NULL;
+  uint32_t uses = 0;
+  for (uint32_t i = 0; i < kiln_function_node_count(f); i++) {
+    kiln_node *u = kiln_function_node(f, i);
+    for (uint32_t j = 0; j < kiln_node_input_count(u); j++)
+      if (kiln_node_input(u, j) == t) {
+        int64_t k;
+        if (j != 0 || !gather_scalar_index(u, &k))
+          return NULL;
+        uses++;
+      }
+  }
+  if (uses != kiln_value_use_count(t)) /* a function output reads it */
+    return NULL;
+  kiln_value *x = kiln_node_input(tr, 0);
+  const kiln_type *xt = kiln_value_type(x);
+  uint32_t r = xt->rank;
+  int64_t a = kiln_attrs_int_or(kiln_node_attrs(n), "axis", 0), perm[KILN_MAX_RANK];
+  if (r < 2 || a < -(int64_t)r || a >= (int64_t)r)
+    return NULL;
+  a = a < 0 ? a + r : a;
+  kiln_pass_transpose_perm(tr, r, perm);
+  int64_t xa = perm[a], rest[KILN_MAX_RANK];
+  /* the remaining axes of the result, as positions in Gather(x)'s result */
+  for (uint32_t i = 0, j = 0; i < r; i++)
+    if ((int64_t)i != a)
+      rest[j++] = perm[i] - (perm[i] > xa);
+  kiln_value *ins[2] = {x, kiln_node_input(n, 1)}, *g = NULL;
+  kiln_attr_desc ga = KILN_ATTR_I("axis", xa), ta = KILN_ATTR_IS("perm", rest, r - 1);
+  KILN_TRY(kiln_pass_emit(f, n, KILN_NODE_Gather, ins, 2, &ga, 1, &g));
+  (void)idx;
+  return kiln_pass_emit(f, n, KILN_NODE_Transpose, &g, 1, &ta, 1, out);
+}
+
 static kiln_status rule_reshape(kiln_function *f, kiln_node *n, kiln_value **out) {
   kiln_value *x = kiln_node_input(n, 0), *y = kiln_node_result(n, 0);
   if (same_type(x, y)) {
@@ -141,6 +202,8 @@ static kiln_status simplify_node(kiln_function *f, kiln_node *n, kiln_value **ou
     return NULL;
   case KILN_NODE_Transpose:
     return rule_transpose(f, n, out);
+  case KILN_NODE_Gather:
+    return rule_gather(f, n, out);
   case KILN_NODE_Reshape:
   case KILN_NODE_Flatten:
   case KILN_NODE_Squeeze:
