@@ -40,6 +40,7 @@ cp "$BUILD/meson-logs/testlog.json" "$LOGDIR/gcc.json" 2>/dev/null
 
 step "unit and integration suites (ASan + UBSan build)"
 [ $asan_ok = 1 ] && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  LSAN_OPTIONS=suppressions=$KILN_ROOT/tests/lsan.supp:print_suppressions=0 \
   meson test -C "$ASAN_BUILD" --no-rebuild --print-errorlogs --num-processes 2 \
   --timeout-multiplier 4 >"$LOGDIR/meson-asan.txt" 2>&1
 tail -n 25 "$LOGDIR/meson-asan.txt"
