@@ -262,8 +262,8 @@ static void kcb_task(void *ctx, int64_t b, int64_t e) {
   kcb_v16 acc[4 * KCB_PMAX];
   for (int64_t t = b; t < e; t++) {
     int64_t band = t / k->ng, g = t % k->ng;
-    int64_t b0 = kcpu_convb_group_start(k->Mb, k->gout, g);
-    int64_t J = kcpu_convb_group_start(k->Mb, k->gout, g + 1) - b0;
+    int64_t b0 = kcpu_convb_group_start(k->gout, g);
+    int64_t J = kcpu_convb_group_start(k->gout, g + 1) - b0;
     /* the input blocks this group reads, and their real channels */
     int64_t x0 = b0 / k->gout * k->gin, cg = k->C - x0 * k->Lp < k->cr ? k->C - x0 * k->Lp : k->cr;
     /* runs of a row: full runs of P, the last full one and the rest of the

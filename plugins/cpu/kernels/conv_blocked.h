@@ -66,9 +66,8 @@ static inline int kcpu_convb_is_depthwise(int64_t C, int64_t M, int64_t group) {
 static inline int64_t kcpu_convb_groups(int64_t Mb, int64_t gout) {
   return Mb / gout * ((gout + 3) / 4);
 }
-static inline int64_t kcpu_convb_group_start(int64_t Mb, int64_t gout, int64_t g) {
+static inline int64_t kcpu_convb_group_start(int64_t gout, int64_t g) {
   int64_t per = (gout + 3) / 4;
-  (void)Mb;
   return g / per * gout + gout * (g % per) / per;
 }
 
@@ -115,8 +114,8 @@ static inline void kcpu_convb_pack(const float *Wt, float *Wpk, int64_t M, int64
     return;
   int64_t ci = C / group, co = M / group;
   for (int64_t g = 0; g < kcpu_convb_groups(Mb, gout); g++) {
-    int64_t b0 = kcpu_convb_group_start(Mb, gout, g);
-    int64_t J = kcpu_convb_group_start(Mb, gout, g + 1) - b0, x0 = b0 / gout * gin;
+    int64_t b0 = kcpu_convb_group_start(gout, g);
+    int64_t J = kcpu_convb_group_start(gout, g + 1) - b0, x0 = b0 / gout * gin;
     int64_t cg = C - x0 * KCPU_CB < cr ? C - x0 * KCPU_CB : cr;
     float *wg = Wpk + b0 * cr * T * KCPU_CB;
     for (int64_t t = 0; t < T; t++)
