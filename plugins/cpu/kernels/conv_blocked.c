@@ -71,7 +71,7 @@ typedef struct kcb {
   float *y;                 /* image n's output */
   const int64_t *toff;      /* per tap, its offset in x from the tap (0, 0) */
   int64_t T, C, Lp, nb, bs; /* taps; channels; lanes per pixel; blocks read and their stride */
-  int64_t gin, gout, cr;     /* the grouping (kcpu_convb_grouping; nb = gin when grouped) */
+  int64_t gout, cr;         /* the grouping (kcpu_convb_grouping, whose gin is nb) */
   int64_t ps, rs;           /* floats of x between output pixels, output rows */
   int64_t M, Mb, OHW, OW;
   int64_t NR, R;      /* runs come from NR rows of R pixels (NR = 1: the plane) */
@@ -265,7 +265,7 @@ static void kcb_task(void *ctx, int64_t b, int64_t e) {
     int64_t b0 = kcpu_convb_group_start(k->gout, g);
     int64_t J = kcpu_convb_group_start(k->gout, g + 1) - b0;
     /* the input blocks this group reads, and their real channels */
-    int64_t x0 = b0 / k->gout * k->gin, cg = k->C - x0 * k->Lp < k->cr ? k->C - x0 * k->Lp : k->cr;
+    int64_t x0 = b0 / k->gout * k->nb, cg = k->C - x0 * k->Lp < k->cr ? k->C - x0 * k->Lp : k->cr;
     /* runs of a row: full runs of P, the last full one and the rest of the
      * row as two runs of about the same length */
     int64_t P = kcb_pmax[J], nf = k->R / P, rem = k->R % P, kr = nf + (rem > 0);
@@ -332,7 +332,6 @@ void kcpu_convb_products(const float *x, const float *w, const float *zeros, flo
            .C = C,
            .Lp = KCPU_CB,
            .nb = (C + KCPU_CB - 1) / KCPU_CB,
-           .gin = (C + KCPU_CB - 1) / KCPU_CB,
            .gout = Mb,
            .cr = C,
            .bs = npix * KCPU_CB,
@@ -451,7 +450,6 @@ KCPU_PREBUILT void kcpu_k_conv2d_blocked(const float *X, int64_t x_blocked, cons
            .C = C,
            .Lp = Lp,
            .nb = group == 1 ? nb : gin,
-           .gin = group == 1 ? nb : gin,
            .gout = gout,
            .cr = cr,
            .bs = Hp * Wp * Lp,
