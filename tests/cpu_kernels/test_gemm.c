@@ -42,8 +42,8 @@ static void check_close(const float *got, const float *want, int64_t n, int64_t 
   }
 }
 
-static void run_case(int64_t M, int64_t N, int64_t K, int ta, int tb, int acc, int epi,
-                     int64_t lanes, struct kcpu_pool *p2) {
+static void run_case_alpha(int64_t M, int64_t N, int64_t K, float alpha, int ta, int tb, int acc,
+                           int epi, int64_t lanes, struct kcpu_pool *p2) {
   float *A = tk_alloc(M * K), *B = tk_alloc(K * N), *C = tk_alloc(M * N), *C2 = tk_alloc(M * N);
   float *R = tk_alloc(M * N), *C0 = tk_alloc(M * N), *bc = tk_alloc(N), *br = tk_alloc(M);
   float *res = tk_alloc(M * N);
@@ -55,7 +55,6 @@ static void run_case(int64_t M, int64_t N, int64_t K, int ta, int tb, int acc, i
   tk_fill(res, M * N, 6);
   memcpy(C, C0, (size_t)(M * N) * 4);
   memcpy(C2, C0, (size_t)(M * N) * 4);
-  float alpha = 0.75f;
   kcpu_k_sgemm(M, N, K, alpha, A, ta ? M : K, ta, B, tb ? K : N, tb, C, N, acc, epi ? bc : NULL,
                epi ? br : NULL, epi ? res : NULL, N, epi ? KCPU_ACT_RELU : 0, lanes, NULL);
   kcpu_k_sgemm(M, N, K, alpha, A, ta ? M : K, ta, B, tb ? K : N, tb, C2, N, acc, epi ? bc : NULL,
@@ -63,11 +62,16 @@ static void run_case(int64_t M, int64_t N, int64_t K, int ta, int tb, int acc, i
   ref_gemm(M, N, K, alpha, A, ta, B, tb, acc ? C0 : NULL, R, epi ? bc : NULL, epi ? br : NULL,
            epi ? res : NULL, epi);
   char what[128];
-  snprintf(what, sizeof what, "M%lld N%lld K%lld ta%d tb%d acc%d epi%d lanes%lld", (long long)M,
-           (long long)N, (long long)K, ta, tb, acc, epi, (long long)lanes);
+  snprintf(what, sizeof what, "M%lld N%lld K%lld alpha %g ta%d tb%d acc%d epi%d lanes%lld",
+           (long long)M, (long long)N, (long long)K, alpha, ta, tb, acc, epi, (long long)lanes);
   check_close(C, R, M * N, K, what);
   ck_assert_msg(memcmp(C, C2, (size_t)(M * N) * 4) == 0, "%s: 2 threads differ", what);
   free(A), free(B), free(C), free(C2), free(R), free(C0), free(bc), free(br), free(res);
+}
+
+static void run_case(int64_t M, int64_t N, int64_t K, int ta, int tb, int acc, int epi,
+                     int64_t lanes, struct kcpu_pool *p2) {
+  run_case_alpha(M, N, K, 0.75f, ta, tb, acc, epi, lanes, p2);
 }
 
 START_TEST(gemm_hand) {
@@ -102,6 +106,24 @@ START_TEST(gemm_blocks) {
   run_case(13, 2050, 5, 0, 0, 0, 1, 16, p2);
   run_case(200, 200, 513, 0, 1, 0, 0, 4, p2);
   run_case(3, 5, 0, 0, 0, 0, 1, 16, p2); /* K = 0: epilogue only */
+  kcpu_pool_destroy(p2);
+}
+END_TEST
+
+START_TEST(gemm_direct_rows) {
+  /* alpha 1 and A not transposed: the AVX-512 engine reads A in place,
+   * with 8-, 4-, 2- and 1-row kernels for the last rows; every row count
+   * up to 9, a 49-row ViT-like tail, K over two blocks, panels of 48 and
+   * narrower ones, accumulation and the full epilogue */
+  struct kcpu_pool *p2 = kcpu_pool_create(2);
+  static const int64_t ms[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 49};
+  static const int64_t ns[] = {17, 48, 113};
+  for (int i = 0; i < 10; i++)
+    for (int j = 0; j < 3; j++) {
+      run_case_alpha(ms[i], ns[j], 7, 1.0f, 0, j & 1, 0, i & 1, 16, p2);
+      run_case_alpha(ms[i], ns[j], 300, 1.0f, 0, (j + 1) & 1, i & 1, (i + 1) & 1, 16, p2);
+    }
+  run_case_alpha(150, 97, 300, 1.0f, 0, 0, 1, 1, 16, p2); /* past MC (144) */
   kcpu_pool_destroy(p2);
 }
 END_TEST
@@ -256,6 +278,7 @@ Suite *tk_gemm_suite(void) {
   tcase_add_test(tc, gemm_hand);
   tcase_add_test(tc, gemm_sizes);
   tcase_add_test(tc, gemm_blocks);
+  tcase_add_test(tc, gemm_direct_rows);
   tcase_add_test(tc, matmul_batched);
   tcase_add_test(tc, gemm_onnx);
   tcase_add_test(tc, gemv_prepacked);

@@ -208,60 +208,77 @@ KCPU_GEMM_BLOCKED(4, 6, 8)
  * a 2- / 1-vector loop instead of multiplying padding. */
 #define KCPU_ROWS8(X, A) X(A, 0) X(A, 1) X(A, 2) X(A, 3) X(A, 4) X(A, 5) X(A, 6) X(A, 7)
 #define KCPU_U16_DECL(u, r) v16f c0_##r = {0}, c1_##r = {0}, c2_##r = {0};
+/* Row r of A at step k: packed, the micro-panel's column k; direct, row r
+ * of A itself (rows past mr read row mr - 1 again: in bounds, discarded). */
+#define KCPU_U16_ROW(u, r)                                                                         \
+  const float *ap_##r = direct ? a + ((r) < mr ? (r) : mr - 1) * lda : a + (r);                  \
+  const int64_t ks_##r = direct ? 1 : 8;
 #define KCPU_U16_FMA3(u, r)                                                                        \
-  {                                                                                                \
-    float av_##r = a[k * 8 + (r)];                                                                 \
+  if ((r) < R) {                                                                                   \
+    float av_##r = ap_##r[k * ks_##r];                                                             \
     c0_##r += av_##r * b0;                                                                         \
     c1_##r += av_##r * b1;                                                                         \
     c2_##r += av_##r * b2;                                                                         \
   }
 #define KCPU_U16_FMA2(u, r)                                                                        \
-  {                                                                                                \
-    float av_##r = a[k * 8 + (r)];                                                                 \
+  if ((r) < R) {                                                                                   \
+    float av_##r = ap_##r[k * ks_##r];                                                             \
     c0_##r += av_##r * b0;                                                                         \
     c1_##r += av_##r * b1;                                                                         \
   }
-#define KCPU_U16_FMA1(u, r) c0_##r += a[k * 8 + (r)] * b0;
+#define KCPU_U16_FMA1(u, r)                                                                        \
+  if ((r) < R)                                                                                     \
+    c0_##r += ap_##r[k * ks_##r] * b0;
 #define KCPU_U16_SPILL(u, r)                                                                       \
   acc[r][0] = c0_##r;                                                                              \
   acc[r][1] = c1_##r;                                                                              \
   acc[r][2] = c2_##r;
 
-static void kcpu_ukr_16(int64_t kc, const float *restrict a, const float *restrict b,
-                        float *restrict c, int64_t ldc, int64_t mr, int64_t nr, int load_c,
-                        const kcpu_gemm_desc *ep, int64_t m0, int64_t n0) {
+/* The AVX-512 micro-kernel, specialized by its callers on two constants:
+ * direct (A read in place, row-major with leading dimension lda, instead
+ * of from a packed micro-panel) and R, the rows it computes (8, or 4 / 2 /
+ * 1 for the last rows of a direct A: M = 49 would otherwise spend 1/8 of
+ * its time on padding rows). */
+static inline __attribute__((always_inline)) void
+kcpu_ukr_16_body(int direct, int R, int64_t kc, const float *restrict a, int64_t lda,
+                 const float *restrict b, float *restrict c, int64_t ldc, int64_t mr, int64_t nr,
+                 int load_c, const kcpu_gemm_desc *ep, int64_t m0, int64_t n0) {
   KCPU_ROWS8(KCPU_U16_DECL, 0)
+  KCPU_ROWS8(KCPU_U16_ROW, 0)
   /* The next A micro-panel (8 x kc floats on): a prepacked A is one
    * sequential stream in the engine's order, which the hardware
    * prefetchers lose at every 4 KiB page; weights that stream from memory
    * (a late 1x1 convolution's 4 MB) are fetched a micro-panel ahead, a
    * line every other k. Prefetches never fault, so reading past the end
-   * of A is harmless. */
+   * of A is harmless. A direct A's rows are sequential streams already. */
   const float *pf = a + 8 * kc;
   if (nr > 32) {
     for (int64_t k = 0; k < kc; k++) {
-      __builtin_prefetch(pf + k * 8);
+      if (!direct)
+        __builtin_prefetch(pf + k * 8);
       v16f b0 = *(const v16f *)(b + k * 48), b1 = *(const v16f *)(b + k * 48 + 16);
       v16f b2 = *(const v16f *)(b + k * 48 + 32);
       KCPU_ROWS8(KCPU_U16_FMA3, 0)
     }
   } else if (nr > 16) {
     for (int64_t k = 0; k < kc; k++) {
-      __builtin_prefetch(pf + k * 8);
+      if (!direct)
+        __builtin_prefetch(pf + k * 8);
       v16f b0 = *(const v16f *)(b + k * 48), b1 = *(const v16f *)(b + k * 48 + 16);
       KCPU_ROWS8(KCPU_U16_FMA2, 0)
     }
   } else {
     for (int64_t k = 0; k < kc; k++) {
-      __builtin_prefetch(pf + k * 8);
+      if (!direct)
+        __builtin_prefetch(pf + k * 8);
       v16f b0 = *(const v16f *)(b + k * 48);
       KCPU_ROWS8(KCPU_U16_FMA1, 0)
     }
   }
   v16f acc[8][3];
   KCPU_ROWS8(KCPU_U16_SPILL, 0)
-  if (mr == 8 && nr == 48) {
-    for (int r = 0; r < 8; r++) {
+  if (nr == 48) {
+    for (int r = 0; r < mr; r++) {
       float *cr = c + r * ldc;
       int64_t m = m0 + r;
       for (int v = 0; v < 3; v++) {
@@ -299,6 +316,62 @@ static void kcpu_ukr_16(int64_t kc, const float *restrict a, const float *restri
     for (int64_t r = 0; r < mr; r++)
       kcpu_act_swish_row(ep->act_a, c + r * ldc, nr);
 }
+
+static void kcpu_ukr_16(int64_t kc, const float *restrict a, const float *restrict b,
+                        float *restrict c, int64_t ldc, int64_t mr, int64_t nr, int load_c,
+                        const kcpu_gemm_desc *ep, int64_t m0, int64_t n0) {
+  kcpu_ukr_16_body(0, 8, kc, a, 0, b, c, ldc, mr, nr, load_c, ep, m0, n0);
+}
+
+/* A read in place: rows [0, mr) of a, lda apart. */
+static void kcpu_ukr_16_direct(int64_t kc, const float *restrict a, int64_t lda,
+                               const float *restrict b, float *restrict c, int64_t ldc, int64_t mr,
+                               int64_t nr, int load_c, const kcpu_gemm_desc *ep, int64_t m0,
+                               int64_t n0) {
+  if (mr > 4)
+    kcpu_ukr_16_body(1, 8, kc, a, lda, b, c, ldc, mr, nr, load_c, ep, m0, n0);
+  else if (mr > 2)
+    kcpu_ukr_16_body(1, 4, kc, a, lda, b, c, ldc, mr, nr, load_c, ep, m0, n0);
+  else if (mr == 2)
+    kcpu_ukr_16_body(1, 2, kc, a, lda, b, c, ldc, mr, nr, load_c, ep, m0, n0);
+  else
+    kcpu_ukr_16_body(1, 1, kc, a, lda, b, c, ldc, mr, nr, load_c, ep, m0, n0);
+}
+
+/* The blocked loops of KCPU_GEMM_BLOCKED without packing A: the
+ * micro-kernel reads A's rows where they are. Packing costs a pass over
+ * A per (K block, N block), as much as the multiply itself when N is
+ * small (ConvNeXt's 384 -> 96 projection: 190 -> 255 GFLOP/s on one core
+ * without it); unpacked, the 8 rows are 8 sequential streams, which the
+ * hardware prefetchers follow. */
+static void kcpu_gemm_direct_16(const kcpu_gemm_desc *d, int64_t m0, int64_t m1, int64_t n0,
+                                int64_t n1, float *Bp) {
+  const int64_t MR = 8, NR = 48;
+  int64_t K = d->K, nkb = K > 0 ? (K + KCPU_KC - 1) / KCPU_KC : 1;
+  kcpu_pack_b_fn pack_b = d->pack_b ? d->pack_b : kcpu_pack_b_dense;
+  for (int64_t jc = n0; jc < n1; jc += KCPU_NC) {
+    int64_t nc = kcpu_min(KCPU_NC, n1 - jc);
+    for (int64_t kb = 0; kb < nkb; kb++) {
+      int64_t k0 = kb * KCPU_KC, kc = kcpu_min(KCPU_KC, K - k0);
+      int load_c = kb > 0 || d->accumulate;
+      const kcpu_gemm_desc *ep = kb == nkb - 1 ? d : NULL;
+      const float *Bb = Bp;
+      if (d->Bpk)
+        Bb = d->Bpk + k0 * ((d->N + NR - 1) / NR * NR) + jc * kc;
+      else
+        pack_b(d, Bp, k0, kc, jc, nc, NR);
+      for (int64_t ic = m0; ic < m1; ic += KCPU_MC) {
+        int64_t mc = kcpu_min(KCPU_MC, m1 - ic);
+        for (int64_t jr = 0; jr < nc; jr += NR)
+          for (int64_t ir = 0; ir < mc; ir += MR)
+            kcpu_ukr_16_direct(kc, d->A + (ic + ir) * d->lda + k0, d->lda, Bb + jr * kc,
+                               d->C + (ic + ir) * d->ldc + jc + jr, d->ldc,
+                               kcpu_min(MR, mc - ir), kcpu_min(NR, nc - jr), load_c, ep, ic + ir,
+                               jc + jr);
+      }
+    }
+  }
+}
 KCPU_GEMM_BLOCKED(16, 8, 48)
 
 static int64_t kcpu_lanes_norm(int64_t lanes) {
@@ -306,6 +379,13 @@ static int64_t kcpu_lanes_norm(int64_t lanes) {
 }
 static int64_t kcpu_mr_of(int64_t L) {
   return kcpu_gemm_mr(L);
+}
+
+/* Whether A is read in place (kcpu_gemm_direct_16): AVX-512, not
+ * prepacked, not transposed, and alpha 1 (packing is where alpha is
+ * applied; with alpha 1 both paths compute the same bits). */
+static int kcpu_gemm_a_direct(const kcpu_gemm_desc *d, int64_t L) {
+  return L == 16 && !d->Apk && !d->trans_a && d->alpha == 1.0f;
 }
 
 KCPU_PREBUILT void kcpu_gemm_tile(const kcpu_gemm_desc *d, int64_t m0, int64_t m1, int64_t n0,
@@ -316,10 +396,13 @@ KCPU_PREBUILT void kcpu_gemm_tile(const kcpu_gemm_desc *d, int64_t m0, int64_t m
   int64_t kc = d->K < KCPU_KC ? d->K : KCPU_KC;
   int64_t nc = kcpu_min(KCPU_NC, (n1 - n0 + NR - 1) / NR * NR);
   int64_t mc = kcpu_min(KCPU_MC, (m1 - m0 + MR - 1) / MR * MR);
-  float *Ap = kcpu_alloc((mc + MR) * (kc + 1) * (int64_t)sizeof(float));
+  int direct = kcpu_gemm_a_direct(d, L);
+  float *Ap = direct ? NULL : kcpu_alloc((mc + MR) * (kc + 1) * (int64_t)sizeof(float));
   float *Bp = kcpu_alloc(nc * (kc + 1) * (int64_t)sizeof(float));
-  if (Ap && Bp) {
-    if (L == 16)
+  if ((Ap || direct) && Bp) {
+    if (direct)
+      kcpu_gemm_direct_16(d, m0, m1, n0, n1, Bp);
+    else if (L == 16)
       kcpu_gemm_blocked_16(d, m0, m1, n0, n1, Ap, Bp);
     else if (L == 8)
       kcpu_gemm_blocked_8(d, m0, m1, n0, n1, Ap, Bp);
@@ -351,10 +434,10 @@ int64_t kcpu_split(int64_t total, int64_t parts, int64_t i, int64_t unit) {
  * (whole micro-tiles) times its columns as the micro-kernel runs them
  * (whole NR panels, a narrow last panel in vectors of L lanes on
  * AVX-512), plus the packing it does (its B columns, and its A rows unless
- * A is prepacked). Tiles follow kcpu_split, so a 49-column conv output on
- * 2 threads would be 48 + 1 columns: that grid loses to splitting the
- * rows. Ties go to splitting N, where each thread packs only its own B
- * columns. */
+ * A is prepacked or read in place). Tiles follow kcpu_split, so a
+ * 49-column conv output on 2 threads would be 48 + 1 columns: that grid
+ * loses to splitting the rows. Ties go to splitting N, where each thread
+ * packs only its own B columns. */
 void kcpu_gemm_grid(int64_t M, int64_t N, int64_t MR, int64_t NR, int64_t L, int a_packed,
                     int64_t T, int64_t *out_tm, int64_t *out_tn) {
   int64_t best_tm = 1, best_tn = T, best_cost = -1;
@@ -547,7 +630,8 @@ KCPU_PREBUILT void kcpu_gemm_run(const kcpu_gemm_desc *d, struct kcpu_pool *pool
     return;
   }
   int64_t best_tm, best_tn;
-  kcpu_gemm_grid(d->M, d->N, MR, NR, L, d->Apk != NULL, T, &best_tm, &best_tn);
+  kcpu_gemm_grid(d->M, d->N, MR, NR, L, d->Apk != NULL || kcpu_gemm_a_direct(d, L), T, &best_tm,
+                 &best_tn);
   kcpu_gemm_task t = {d, best_tm, best_tn, MR, NR};
   kcpu_parallel_for(pool, best_tm * best_tn, kcpu_gemm_task_fn, &t);
 }
