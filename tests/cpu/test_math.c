@@ -68,6 +68,11 @@ START_TEST(tanh_sigmoid_bound) {
   ck_assert_double_lt(kt_sweep(kcpu_m_sigmoid, kt_sigmoid, -80.0f, 30.0f, N_POINTS, 1, 0), 2.5e-7);
   ck_assert_float_eq(kcpu_m_sigmoid(0.0f), 0.5f);
   ck_assert_float_eq(kcpu_m_sigmoid(-200.0f), 0.0f);
+  ck_assert_float_eq(kcpu_m_sigmoid(200.0f), 1.0f);
+  /* the last normal results and the first that flush to 0 */
+  ck_assert(fabs(kcpu_m_sigmoid(-87.0f) - kt_sigmoid(-87.0)) <= 2.5e-7 * kt_sigmoid(-87.0));
+  ck_assert_float_eq(kcpu_m_sigmoid(-88.8f), 0.0f);
+  ck_assert(isnan(kcpu_m_sigmoid(NAN)) && isnan(kcpu_m_tanh(NAN)) && isnan(kcpu_m_tanh(-NAN)));
 }
 END_TEST
 
