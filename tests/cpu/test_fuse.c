@@ -77,6 +77,30 @@ START_TEST(explicit_fused_node) {
 }
 END_TEST
 
+START_TEST(short_rows_under_broadcast) {
+  /* An input broadcast over the dim above a short inner one keeps rows
+   * from merging: rows of 16 (a blocked layout's per-channel BatchNorm),
+   * 20 and 64 elements take the worker's constant-count loop, and rows
+   * cut at the 2-thread split the general one; every element must still
+   * match the interpreter. */
+  static const char *shapes[][3] = {
+      {"2,3,37,31,16", "1,3,1,1,16", "3,1,1,16"},
+      {"1700,20", "20", "1700,1"},
+      {"2,600,64", "2,1,64", "64"},
+  };
+  for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "module @t\ninput %%x : f32[%s]\ninput %%s : f32[%s]\ninput %%b : f32[%s]\n"
+             "func @main {\n  %%m : f32[%s] = Mul(%%x, %%s)\n  %%a : f32[%s] = Add(%%m, %%b)\n"
+             "  %%r : f32[%s] = Relu(%%a)\n  output %%y = %%r\n}\n",
+             shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][0], shapes[i][0], shapes[i][0]);
+    ck_assert_uint_eq(kt_count_instrs(text, "cpu", KILN_NODE_FusedElementwise), 1);
+    kt_vs_interp(text, 1e-6, 1e-7);
+  }
+}
+END_TEST
+
 START_TEST(activation_fuses_into_conv_and_matmul) {
   /* Conv + Relu and MatMul + Relu: the Relu disappears into its producer
    * (the fuseact pass, accepted by the cpu's supports_fused hook), and the
@@ -151,6 +175,7 @@ Suite *kcpu_fuse_suite(void) {
   tcase_add_test(tc, single_node_not_fused);
   tcase_add_test(tc, lowered_activations_fuse);
   tcase_add_test(tc, explicit_fused_node);
+  tcase_add_test(tc, short_rows_under_broadcast);
   tcase_add_test(tc, activation_fuses_into_conv_and_matmul);
   tcase_add_test(tc, bias_residual_and_gelu_fuse_into_gemm);
   suite_add_tcase(s, tc);
