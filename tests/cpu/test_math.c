@@ -29,6 +29,9 @@ static double kt_sweep(kt_f f, kt_d ref, float lo, float hi, int n, int rel, dou
 static double kt_sigmoid(double x) {
   return 1.0 / (1.0 + exp(-x));
 }
+static double kt_silu(double x) {
+  return x / (1.0 + exp(-x));
+}
 static double kt_softplus(double x) {
   return x > 30 ? x + log1p(exp(-x)) : log1p(exp(x));
 }
@@ -73,6 +76,12 @@ START_TEST(tanh_sigmoid_bound) {
   ck_assert(fabs(kcpu_m_sigmoid(-87.0f) - kt_sigmoid(-87.0)) <= 2.5e-7 * kt_sigmoid(-87.0));
   ck_assert_float_eq(kcpu_m_sigmoid(-88.8f), 0.0f);
   ck_assert(isnan(kcpu_m_sigmoid(NAN)) && isnan(kcpu_m_tanh(NAN)) && isnan(kcpu_m_tanh(-NAN)));
+  /* SiLU: relative to |x sigmoid(x)| down to where it flushes */
+  ck_assert_double_lt(kt_sweep(kcpu_m_silu, kt_silu, -80.0f, 30.0f, N_POINTS, 1, 1e-30), 3e-7);
+  ck_assert_float_eq(kcpu_m_silu(0.0f), 0.0f);
+  ck_assert_float_eq(kcpu_m_silu(200.0f), 200.0f);
+  ck_assert(kcpu_m_silu(-200.0f) == 0.0f && isinf(kcpu_m_silu(INFINITY)));
+  ck_assert(isnan(kcpu_m_silu(NAN)) && isnan(kcpu_m_silu(-INFINITY)));
 }
 END_TEST
 

@@ -10,6 +10,7 @@ float kcpu_m_exp(float x);
 float kcpu_m_log(float x);
 float kcpu_m_tanh(float x);
 float kcpu_m_sigmoid(float x);
+float kcpu_m_silu(float x);
 float kcpu_m_erf(float x);
 float kcpu_m_sin(float x);
 float kcpu_m_cos(float x);
