@@ -383,11 +383,19 @@ static void kcb_pad_task(void *ctx, int64_t b, int64_t e) {
     }
     int64_t L = a->C - cb * a->Lp;
     L = L < a->Lp ? L : a->Lp;
-    for (int64_t l = 0; l < L; l++) {
-      const float *s = a->X + ((cb * a->Lp + l) * a->H + ih) * a->W;
-      for (int64_t i = 0; i < n; i++)
-        d[i * a->Lp + l] = s[i];
+    const float *s = a->X + (cb * a->Lp * a->H + ih) * a->W; /* channel l: s + l * H * W */
+    if (L == 3 && a->Lp == 3) { /* an RGB stem: one pass, interleaved stores that vectorize */
+      const float *s0 = s, *s1 = s + a->H * a->W, *s2 = s1 + a->H * a->W;
+      for (int64_t i = 0; i < n; i++) {
+        d[3 * i] = s0[i];
+        d[3 * i + 1] = s1[i];
+        d[3 * i + 2] = s2[i];
+      }
+      continue;
     }
+    for (int64_t l = 0; l < L; l++)
+      for (int64_t i = 0; i < n; i++)
+        d[i * a->Lp + l] = s[l * a->H * a->W + i];
   }
 }
 
