@@ -687,8 +687,15 @@ static LLVMValueRef ew_worker(ew_gen *g, const ew_space *sp, uint32_t n_in,
   LLVMBasicBlockRef rowd = LLVMAppendBasicBlockInContext(C, fn, "row.general");
   LLVMBasicBlockRef colh = LLVMAppendBasicBlockInContext(C, fn, "col");
   LLVMBasicBlockRef colb = LLVMAppendBasicBlockInContext(C, fn, "col.body");
-  LLVMBasicBlockRef fxh = sp->fixed ? LLVMAppendBasicBlockInContext(C, fn, "fixed") : NULL;
-  LLVMBasicBlockRef fxb = sp->fixed ? LLVMAppendBasicBlockInContext(C, fn, "fixed.body") : NULL;
+  LLVMBasicBlockRef runp = NULL, runh = NULL, runb = NULL, runl = NULL, fxh = NULL, fxb = NULL;
+  if (sp->fixed) {
+    runp = LLVMAppendBasicBlockInContext(C, fn, "run");
+    runh = LLVMAppendBasicBlockInContext(C, fn, "run.row");
+    runb = LLVMAppendBasicBlockInContext(C, fn, "run.body");
+    fxh = LLVMAppendBasicBlockInContext(C, fn, "fixed");
+    fxb = LLVMAppendBasicBlockInContext(C, fn, "fixed.body");
+    runl = LLVMAppendBasicBlockInContext(C, fn, "run.next");
+  }
   LLVMBasicBlockRef rowe = LLVMAppendBasicBlockInContext(C, fn, "row.end");
   LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(C, fn, "done");
   LLVMBuilderRef b = g->b;
@@ -761,10 +768,13 @@ static LLVMValueRef ew_worker(ew_gen *g, const ew_space *sp, uint32_t n_in,
   for (uint32_t j = 0; j < n_in; j++)
     if (sp->same & (1u << j))
       base[j] = obase; /* its offset is i, as the output's */
-  /* whole rows (all but a task's first and last) take the constant-count
-   * loop; the general one has the same body */
+  /* whole rows (all but a task's first and last) go in runs, up to the
+   * end of the dim above the inner one, through the constant-count loop:
+   * each row's bases a stride on from the last (the row bookkeeping above
+   * costs more than a row of 16 itself); the general loop has the same
+   * body */
   if (sp->fixed)
-    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, cnt, ew_i64(g, sp->fixed), ""), fxh, rowd);
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, cnt, ew_i64(g, sp->fixed), ""), runp, rowd);
   else
     LLVMBuildBr(b, rowd);
   LLVMPositionBuilderAtEnd(b, rowd);
@@ -775,19 +785,62 @@ static LLVMValueRef ew_worker(ew_gen *g, const ew_space *sp, uint32_t n_in,
   LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, t, cnt, ""), colb, rowe);
 
   ew_column_loop(g, ops, n_ops, sp->apart, base, hoisted, obase, t, colh, colb, rowd);
+  LLVMValueRef nrows = NULL, runstep = NULL, r = NULL;
   if (sp->fixed) {
+    LLVMValueRef fx = ew_i64(g, sp->fixed);
+    LLVMPositionBuilderAtEnd(b, runp);
+    LLVMValueRef in_dim = LLVMBuildSub(b, dim[m - 2], idx[m - 2], "");
+    LLVMValueRef in_all = LLVMBuildSDiv(b, left_all, fx, "");
+    nrows = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, in_dim, in_all, ""), in_dim, in_all,
+                            "nrows");
+    runstep = LLVMBuildMul(b, nrows, fx, "");
+    LLVMBuildBr(b, runh);
+
+    LLVMPositionBuilderAtEnd(b, runh);
+    r = LLVMBuildPhi(b, i64, "r");
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, r, nrows, ""), runb, rowe);
+
+    LLVMPositionBuilderAtEnd(b, runb);
+    LLVMValueRef roff = LLVMBuildMul(b, r, fx, "");
+    LLVMValueRef ob = LLVMBuildInBoundsGEP2(b, g->out_ty, obase, &roff, 1, "");
+    LLVMValueRef rb[16], rh[16];
+    for (uint32_t j = 0; j < n_in; j++) {
+      rb[j] = sp->same & (1u << j) ? ob
+              : str[j][m - 2]      ? ew_gep(g, base[j], LLVMBuildMul(b, r, str[j][m - 2], ""))
+                                   : base[j];
+      rh[j] = sp->s[j][m - 1] ? NULL : ew_load_in(g, rb[j], sp->apart & (1u << j));
+    }
+    LLVMBuildBr(b, fxh);
+
     LLVMPositionBuilderAtEnd(b, fxh);
     LLVMValueRef tf = LLVMBuildPhi(b, i64, "tf");
-    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, tf, ew_i64(g, sp->fixed), ""), fxb, rowe);
-    ew_no_unroll(g, ew_column_loop(g, ops, n_ops, sp->apart, base, hoisted, obase, tf, fxh, fxb, rowb));
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, tf, fx, ""), fxb, runl);
+    ew_no_unroll(g, ew_column_loop(g, ops, n_ops, sp->apart, rb, rh, ob, tf, fxh, fxb, runb));
+
+    LLVMPositionBuilderAtEnd(b, runl);
+    LLVMValueRef r1 = LLVMBuildAdd(b, r, ew_i64(g, 1), "");
+    LLVMBuildBr(b, runh);
+    LLVMValueRef rv[2] = {ew_i64(g, 0), r1};
+    LLVMBasicBlockRef rbk[2] = {runp, runl};
+    LLVMAddIncoming(r, rv, rbk, 2);
   }
 
   LLVMPositionBuilderAtEnd(b, rowe);
-  LLVMValueRef i1 = LLVMBuildAdd(b, i, cnt, "");
+  /* elements and rows done: a row of cnt (the general loop), or a run */
+  LLVMValueRef step = cnt, adv = ew_i64(g, 1);
+  if (sp->fixed) {
+    step = LLVMBuildPhi(b, i64, "step");
+    adv = LLVMBuildPhi(b, i64, "adv");
+    LLVMValueRef sv[2] = {cnt, runstep}, av[2] = {ew_i64(g, 1), nrows};
+    LLVMBasicBlockRef from[2] = {colh, runh};
+    LLVMAddIncoming(step, sv, from, 2);
+    LLVMAddIncoming(adv, av, from, 2);
+  }
+  LLVMValueRef i1 = LLVMBuildAdd(b, i, step, "");
   /* the next row's index: the innermost outer dim counts up, wrapping
    * into the one above it (branch-free) */
   LLVMValueRef idx1[KILN_MAX_RANK] = {0};
-  LLVMValueRef carry = ew_i64(g, 1);
+  LLVMValueRef carry = adv; /* a run ends at most at the end of its dim */
   for (int k = (int)m - 2; k >= 0; k--) {
     LLVMValueRef nk = LLVMBuildAdd(b, idx[k], carry, "");
     if (k == 0) {

@@ -80,13 +80,14 @@ END_TEST
 START_TEST(short_rows_under_broadcast) {
   /* An input broadcast over the dim above a short inner one keeps rows
    * from merging: rows of 16 (a blocked layout's per-channel BatchNorm),
-   * 20 and 64 elements take the worker's constant-count loop, and rows
-   * cut at the 2-thread split the general one; every element must still
-   * match the interpreter. */
+   * 20 and 64 elements take the worker's constant-count loop in runs
+   * that wrap into the dims above, and rows cut at the 2-thread split the
+   * general one; every element must still match the interpreter. */
   static const char *shapes[][3] = {
-      {"2,3,37,31,16", "1,3,1,1,16", "3,1,1,16"},
-      {"1700,20", "20", "1700,1"},
-      {"2,600,64", "2,1,64", "64"},
+      {"1,3,37,31,16", "1,3,1,1,16", "3,1,1,16"}, /* halves cut row 1720 */
+      {"2,3,37,31,16", "1,3,1,1,16", "2,1,1,1,16"},
+      {"1701,20", "20", "1701,1"},
+      {"3,401,64", "3,1,64", "64"},
   };
   for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
     char text[1024];
