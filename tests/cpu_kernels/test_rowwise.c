@@ -179,6 +179,23 @@ START_TEST(copy_transpose_slice) {
   ck_assert_float_eq(big[299 * 1000 + 999], row[999]);
   ck_assert_float_eq(big[150 * 1000 + 7], row[7]);
   free(row), free(big);
+  /* one contiguous run (a Concat's input) is cut into rows for the pool:
+   * 70001 floats (17 whole pieces and a tail), written at an offset
+   * between two untouched guards, and a 3-byte element run */
+  for (int e = 0; e < 2; e++) {
+    int64_t E = e ? 3 : 4, n = e ? 30011 : 70001;
+    uint8_t *src = malloc((size_t)(n * E)), *dst = malloc((size_t)((n + 2) * E));
+    for (int64_t i = 0; i < n * E; i++)
+      src[i] = (uint8_t)(i * 31 + 7);
+    memset(dst, 0xAB, (size_t)((n + 2) * E));
+    int64_t cd[1] = {n}, cst[1] = {1};
+    kcpu_k_copy_strided(dst + E, cst, src, cst, 1, cd, E, p2);
+    ck_assert_int_eq(memcmp(dst + E, src, (size_t)(n * E)), 0);
+    ck_assert_int_eq(dst[0], 0xAB);
+    ck_assert_int_eq(dst[(n + 1) * E], 0xAB);
+    free(src);
+    free(dst);
+  }
   kcpu_pool_destroy(p2);
 }
 END_TEST

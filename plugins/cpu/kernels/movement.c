@@ -160,6 +160,20 @@ void kcpu_k_copy_strided(void *dst, const int64_t *dst_st, const void *src, cons
     c.dims[0] = 1;
     c.ds[0] = c.ss[0] = esize;
   }
+  if (c.nd == 1 && c.ds[0] == esize && c.ss[0] == esize && total * esize >= (1 << 16)) {
+    /* one contiguous run (a Concat's input along blocks, a flat copy) is
+     * one row: cut it into rows of 16 KiB that the pool can share, the
+     * last partial one copied here */
+    int64_t piece = (16 << 10) / esize, whole = total / piece * piece;
+    memcpy((char *)dst + whole * esize, (const char *)src + whole * esize,
+           (size_t)((total - whole) * esize));
+    c.nd = 2;
+    c.dims[0] = total / piece;
+    c.dims[1] = piece;
+    c.ds[0] = c.ss[0] = piece * esize;
+    c.ds[1] = c.ss[1] = esize;
+    total = whole;
+  }
   int64_t rows = total / c.dims[c.nd - 1];
   int64_t nd = c.nd, inner = c.dims[nd - 1];
   if (nd >= 2 && c.ds[nd - 1] == esize && c.ss[nd - 1] != esize && inner >= KCPU_TT) {
