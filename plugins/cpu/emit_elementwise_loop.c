@@ -21,11 +21,11 @@
  * pool costs more than it saves. */
 #define KCPU_EW_PARALLEL_MIN 32768
 
-/* Rows up to this long (a blocked layout's 16 channels, where an input
- * broadcast over pixels keeps rows from merging) get a loop of constant
- * trip count besides the general one: LLVM vectorizes a row of 16 into one
- * vector operation, where with a run-time count it went to the scalar
- * remainder (BatchNorm + Relu on a blocked [8,56,56,16]: 51 -> 30 us). */
+/* Rows from 16 up to this long (a blocked layout's 16 channels, where an
+ * input broadcast over pixels keeps rows from merging) also get a loop of
+ * constant trip count, run over whole rows in runs (ew_worker): LLVM
+ * vectorizes a row of 16 into one vector operation, where with a run-time
+ * count it went to the scalar remainder. */
 #define KCPU_EW_FIXED_MAX 64
 
 typedef struct ew_gen {
@@ -591,10 +591,9 @@ static uint32_t ew_shape_words(const ew_space *sp, uint32_t n_in, int64_t *out) 
  * input (hoisted: loaded once per row), stored at obase[t]; then t + 1 and
  * back to the loop's head colh, t's phi completed (from `from`: 0). */
 static LLVMValueRef ew_column_loop(ew_gen *g, const kiln_fused_op *ops, uint32_t n_ops,
-                           uint32_t apart, LLVMValueRef *base, LLVMValueRef *hoisted,
-                           LLVMValueRef obase,
-                           LLVMValueRef t, LLVMBasicBlockRef colh, LLVMBasicBlockRef colb,
-                           LLVMBasicBlockRef from) {
+                                   uint32_t apart, LLVMValueRef *base, LLVMValueRef *hoisted,
+                                   LLVMValueRef obase, LLVMValueRef t, LLVMBasicBlockRef colh,
+                                   LLVMBasicBlockRef colb, LLVMBasicBlockRef from) {
   LLVMBuilderRef b = g->b;
   LLVMPositionBuilderAtEnd(b, colb);
   LLVMValueRef stack[KILN_FUSED_MAX_OPS];
@@ -603,7 +602,8 @@ static LLVMValueRef ew_column_loop(ew_gen *g, const kiln_fused_op *ops, uint32_t
     const kiln_fused_op *op = &ops[o];
     if (op->kind == KILN_FUSED_INPUT) {
       uint32_t j = op->input;
-      stack[top++] = hoisted[j] ? hoisted[j] : ew_load_in(g, ew_gep(g, base[j], t), apart & (1u << j));
+      stack[top++] =
+          hoisted[j] ? hoisted[j] : ew_load_in(g, ew_gep(g, base[j], t), apart & (1u << j));
     } else if (op->kind == KILN_FUSED_CONST) {
       stack[top++] = ew_is_int(g->elem)
                          ? LLVMConstInt(g->ty, (unsigned long long)(int64_t)op->value, 1)
@@ -631,8 +631,7 @@ static LLVMValueRef ew_column_loop(ew_gen *g, const kiln_fused_op *ops, uint32_t
 
 /* Marks the loop whose back edge is `back` as not to be unrolled: a
  * constant count of 16 was unrolled into scalar code before the loop
- * vectorizer ran (its loads and stores may alias, so the SLP vectorizer
- * left them scalar). */
+ * vectorizer ran, which the SLP vectorizer then left scalar. */
 static void ew_no_unroll(ew_gen *g, LLVMValueRef back) {
   LLVMContextRef C = g->ctx;
   const char *name = "llvm.loop.unroll.disable";
