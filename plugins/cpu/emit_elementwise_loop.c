@@ -683,7 +683,6 @@ static LLVMValueRef ew_worker(ew_gen *g, const ew_space *sp, uint32_t n_in,
   LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(C, fn, "entry");
   LLVMBasicBlockRef rowh = LLVMAppendBasicBlockInContext(C, fn, "row");
   LLVMBasicBlockRef rowb = LLVMAppendBasicBlockInContext(C, fn, "row.body");
-  LLVMBasicBlockRef rowd = LLVMAppendBasicBlockInContext(C, fn, "row.general");
   LLVMBasicBlockRef colh = LLVMAppendBasicBlockInContext(C, fn, "col");
   LLVMBasicBlockRef colb = LLVMAppendBasicBlockInContext(C, fn, "col.body");
   LLVMBasicBlockRef runp = NULL, runh = NULL, runb = NULL, runl = NULL, fxh = NULL, fxb = NULL;
@@ -773,17 +772,15 @@ static LLVMValueRef ew_worker(ew_gen *g, const ew_space *sp, uint32_t n_in,
    * costs more than a row of 16 itself); the general loop has the same
    * body */
   if (sp->fixed)
-    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, cnt, ew_i64(g, sp->fixed), ""), runp, rowd);
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, cnt, ew_i64(g, sp->fixed), ""), runp, colh);
   else
-    LLVMBuildBr(b, rowd);
-  LLVMPositionBuilderAtEnd(b, rowd);
-  LLVMBuildBr(b, colh);
+    LLVMBuildBr(b, colh);
 
   LLVMPositionBuilderAtEnd(b, colh);
   LLVMValueRef t = LLVMBuildPhi(b, i64, "t");
   LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, t, cnt, ""), colb, rowe);
 
-  ew_column_loop(g, ops, n_ops, sp->apart, base, hoisted, obase, t, colh, colb, rowd);
+  ew_column_loop(g, ops, n_ops, sp->apart, base, hoisted, obase, t, colh, colb, rowb);
   LLVMValueRef nrows = NULL, runstep = NULL, r = NULL;
   if (sp->fixed) {
     LLVMValueRef fx = ew_i64(g, sp->fixed);
