@@ -56,40 +56,39 @@ static inline float kcpu_act1(int64_t act, float a, float b, float v) {
     }                                                                                              \
   } while (0)
 
+/* y[i] = F(y[i]) over n floats in the shape kcpu_act_swish_row (below)
+ * explains: three independent chains per step (the math functions are
+ * long dependent chains, and the library is built without unrolling to
+ * overlap them), whole vectors of 16, then the tail. */
+#define KCPU_ROW_MAP(y, n, F)                                                                      \
+  do {                                                                                             \
+    int64_t i_ = 0;                                                                                \
+    for (; i_ + 48 <= (n); i_ += 48)                                                               \
+      for (int64_t j_ = i_; j_ < i_ + 16; j_++) {                                                  \
+        (y)[j_] = F((y)[j_]);                                                                      \
+        (y)[j_ + 16] = F((y)[j_ + 16]);                                                            \
+        (y)[j_ + 32] = F((y)[j_ + 32]);                                                            \
+      }                                                                                            \
+    for (; i_ + 16 <= (n); i_ += 16)                                                               \
+      for (int64_t j_ = i_; j_ < i_ + 16; j_++)                                                    \
+        (y)[j_] = F((y)[j_]);                                                                      \
+    for (; i_ < (n); i_++)                                                                         \
+      (y)[i_] = F((y)[i_]);                                                                        \
+  } while (0)
+
 /* Swish, x * sigmoid(a x), over n floats in memory, run over a micro-tile
  * or a row while it is in cache. Blocks of 16 are loops of constant trip
  * count that the vectorizer turns into whole vectors of the inlined
  * sigmoid; a plain loop over n would leave a micro-tile's 48 (or a row's)
  * mostly to its scalar remainder. The tail does the same operations. */
 static inline void kcpu_act_swish_row(float a, float *y, int64_t n) {
-  int64_t i = 0;
   if (a == 1.0f) { /* SiLU (EfficientNet's): x / (1 + e^-x), fewer operations */
-    for (; i + 48 <= n; i += 48)
-      for (int64_t j = i; j < i + 16; j++) {
-        y[j] = kcpu_m_silu(y[j]);
-        y[j + 16] = kcpu_m_silu(y[j + 16]);
-        y[j + 32] = kcpu_m_silu(y[j + 32]);
-      }
-    for (; i + 16 <= n; i += 16)
-      for (int64_t j = i; j < i + 16; j++)
-        y[j] = kcpu_m_silu(y[j]);
-    for (; i < n; i++)
-      y[i] = kcpu_m_silu(y[i]);
+    KCPU_ROW_MAP(y, n, kcpu_m_silu);
     return;
   }
-  /* three independent chains per step: the sigmoid is a long dependent
-   * chain, and the library is built without unrolling to overlap them */
-  for (; i + 48 <= n; i += 48)
-    for (int64_t j = i; j < i + 16; j++) {
-      y[j] = y[j] * kcpu_m_sigmoid(a * y[j]);
-      y[j + 16] = y[j + 16] * kcpu_m_sigmoid(a * y[j + 16]);
-      y[j + 32] = y[j + 32] * kcpu_m_sigmoid(a * y[j + 32]);
-    }
-  for (; i + 16 <= n; i += 16)
-    for (int64_t j = i; j < i + 16; j++)
-      y[j] = y[j] * kcpu_m_sigmoid(a * y[j]);
-  for (; i < n; i++)
-    y[i] = y[i] * kcpu_m_sigmoid(a * y[i]);
+#define KCPU_SWISH_A_(x) ((x) * kcpu_m_sigmoid(a * (x)))
+  KCPU_ROW_MAP(y, n, KCPU_SWISH_A_);
+#undef KCPU_SWISH_A_
 }
 
 #endif
