@@ -136,6 +136,8 @@ typedef struct kcb_run {
   int64_t C; /* channels read from x's first block on */
   int64_t i0, i1, first, mb0, q0;
   kcb_v16 *part;
+  const char *pf, *pfend; /* cache lines of later filters to prefetch, pfn a pair */
+  int64_t pfn;
 } kcb_run;
 
 /* The run's sums; ps: floats between pixels, a constant where
@@ -149,7 +151,10 @@ KCB_INLINE void kcb_acc(const kcb *k, const kcb_run *u, const int J, const int P
   const float *w = u->w;
   int64_t t = u->i0 / k->nb, cb = u->i0 - t * k->nb;
   const float *xt = u->x + k->toff[t];
+  const char *pf = u->pf;
   for (int64_t i = u->i0; i < u->i1; i++) {
+    for (int64_t q = 0; q < u->pfn && pf < u->pfend; q++, pf += 64)
+      __builtin_prefetch(pf, 0, 2);
     const float *xc = xt + cb * k->bs;
     int64_t L = u->C - cb * k->Lp;
     L = L < k->Lp ? L : k->Lp;
@@ -253,6 +258,32 @@ static void kcb_epilogue(const kcb *k, const kcb_v16 *acc, int64_t J, int64_t P,
   }
 }
 
+/* The filters that come after chunk [i0, i1) of group g's pairs in a
+ * thread's tasks ending at e: the group's next chunk, else the first chunk
+ * of task t + 1's group, as bytes [*lo, *hi) (empty past the last). */
+static void kcb_next_filters(const kcb *k, int64_t t, int64_t e, int64_t i1, int64_t pairs,
+                             const char **lo, const char **hi) {
+  int64_t g = t % k->ng, np = k->T * k->nb;
+  if (i1 >= np) {
+    if (t + 1 >= e) {
+      *lo = *hi = NULL;
+      return;
+    }
+    g = (t + 1) % k->ng;
+    i1 = 0;
+  }
+  int64_t b0 = kcpu_convb_group_start(k->gout, g);
+  int64_t J = kcpu_convb_group_start(k->gout, g + 1) - b0, x0 = b0 / k->gout * k->nb;
+  int64_t cg = k->C - x0 * k->Lp < k->cr ? k->C - x0 * k->Lp : k->cr;
+  const char *wg = (const char *)(k->w + b0 * k->cr * k->T * KCPU_CB);
+  int64_t pair = J * KCPU_CB * (int64_t)sizeof(float); /* bytes per channel of a pair */
+  int64_t end = cg * k->T * pair;                      /* the group's filters */
+  int64_t from = ((i1 / k->nb) * cg + (i1 % k->nb) * k->Lp) * pair;
+  int64_t to = from + pairs * k->Lp * pair;
+  *lo = wg + from;
+  *hi = wg + (to < end ? to : end);
+}
+
 /* Tasks [b, e): task t is band t / ng of the runs of group t % ng. Where
  * a group's filters outgrow KCB_WBYTES, its (tap, input block) pairs go in
  * chunks, each over all the band's runs, the sums in between held in
@@ -285,7 +316,25 @@ static void kcb_task(void *ctx, int64_t b, int64_t e) {
       kcb_run u = {.C = cg, .i0 = i0, .i1 = i0 + pairs < np ? i0 + pairs : np, .first = i0 == 0};
       /* filters before pair i0: i0 / nb whole taps, then i0 % nb blocks */
       u.w = wg + ((i0 / k->nb) * cg + (i0 % k->nb) * k->Lp) * J * KCPU_CB;
+      /* The filters of the next chunk are fetched during this one, a
+       * share in each run and a few lines in each pair: where a chunk
+       * serves few runs (7x7 planes) its first run would otherwise wait
+       * for memory at about twice the rate memory gives; bursts of
+       * prefetches instead stall the loads of the run itself. */
+      const char *nlo, *nhi;
+      kcb_next_filters(k, t, e, u.i1, pairs, &nlo, &nhi);
+      int64_t lines = nlo && r1 > r0 ? (nhi - nlo) / 64 : 0;
+      int64_t share = lines ? (lines + (r1 - r0) - 1) / (r1 - r0) : 0;
       for (int64_t r = r0; r < r1; r++) {
+        int64_t s0 = (r - r0) * share, n0 = lines - s0 < share ? lines - s0 : share;
+        if (n0 > 0) {
+          u.pf = nlo + s0 * 64;
+          u.pfend = u.pf + n0 * 64;
+          u.pfn = (n0 + (u.i1 - u.i0) - 1) / (u.i1 - u.i0);
+        } else {
+          u.pf = u.pfend = NULL;
+          u.pfn = 0;
+        }
         int64_t row = r / kr, i = r % kr, p0 = i * P, p1 = p0 + P;
         if (rem && nf == 0)
           p1 = k->R;
