@@ -369,9 +369,14 @@ def write(results, md_path, png_path):
     L.append(f"- date: {mi['date']}; machine: {mi['cpu']}, {mi['cores']} cores")
     L.append("- versions: " + "; ".join(f"{k} {mi[k]}" for k in (
         "kiln", "llvm", "python", "numpy", "onnx", "onnxruntime", "torch", "torchvision")))
+    rounds = results.get("rounds", 1)
+    how = (f"; {rounds} rounds, ORT then kiln-cpu in each, and each side's lowest median of "
+           "its rounds is the cell (a slow spell of the shared machine then spoils at most one "
+           "round; all medians are in zoo-results.json as round_medians_ms)"
+           if rounds > 1 else "")
     L.append(f"- protocol: each measurement its own process; {results['warmup']} warm-up runs "
              f"then {runs} timed runs, median (fewer runs, flagged `[N runs]`, where "
-             f"{results['warmup'] + runs} would exceed {results['budget_s']:.0f} s); "
+             f"{results['warmup'] + runs} would exceed {results['budget_s']:.0f} s){how}; "
              f"threads {hi} and 1 for both kiln-cpu (`kiln_compile_options.threads`) and ORT "
              "(intra_op_num_threads, inter_op 1, ORT_ENABLE_ALL, CPUExecutionProvider)")
     L.append("- kiln load + compile: `kiln_onnx_load` + `kiln_compile_take` in the timing process; "
