@@ -17,8 +17,9 @@
  *    Max/AveragePool (as the 3-D pool with a window of 1 over the block)
  *    and the global pools (the same with the whole plane as the window),
  *    Concat on channels where every input but the last fills whole
- *    blocks, and BatchNormalization with constant parameters (as a Mul
- *    and an Add of blocked per-channel constants). Each again only where
+ *    blocks, BatchNormalization with constant parameters (as a Mul and
+ *    an Add of blocked per-channel constants), and ReduceMean over the
+ *    plane (as the global average pool, reshaped where keepdims = 0). Each again only where
  *    the backend declares the rewritten node.
  * A value that a consumer needs plain keeps its UnblockChannels; the
  * others die (dce). Lanes past C hold whatever the kinds compute from the
@@ -174,7 +175,8 @@ static void layout_pool_attrs(const kiln_node *n, const kiln_type *x, kiln_attr_
                               uint32_t *nd, int64_t *store) {
   const kiln_attrs *a = kiln_node_attrs(n);
   kiln_node_kind k = kiln_node_get_kind(n);
-  bool global = k == KILN_NODE_GlobalAveragePool || k == KILN_NODE_GlobalMaxPool;
+  bool global = k == KILN_NODE_GlobalAveragePool || k == KILN_NODE_GlobalMaxPool ||
+                k == KILN_NODE_ReduceMean;
   int64_t *ks = store, *st = store + 3, *dl = store + 6, *pd = store + 9;
   const int64_t *p = NULL;
   for (int i = 0; i < 2; i++) {
@@ -398,6 +400,56 @@ static kiln_status layout_batchnorm(kiln_function *f, kiln_node *n, const kiln_p
   return s ? kiln_status_wrap(s, "layout: BatchNormalization '%s'", kiln_node_name(n)) : NULL;
 }
 
+/* ReduceMean over the plane (axes 2 and 3, no axes input) of a rank-4
+ * float image: MNASNet's and ShuffleNetV2's x.mean([2, 3]). */
+static bool layout_plane_mean(const kiln_node *n) {
+  if (kiln_node_get_kind(n) != KILN_NODE_ReduceMean || kiln_node_result_count(n) != 1 ||
+      kiln_node_input_count(n) != 1)
+    return false;
+  const kiln_type *x = kiln_value_type(kiln_node_input(n, 0));
+  const int64_t *ax = layout_ints(kiln_node_attrs(n), "axes", 2);
+  if (x->rank != 4 || !kiln_elem_is_float(x->elem) || !ax)
+    return false;
+  int64_t a0 = ax[0] < 0 ? ax[0] + 4 : ax[0], a1 = ax[1] < 0 ? ax[1] + 4 : ax[1];
+  return (a0 == 2 && a1 == 3) || (a0 == 3 && a1 == 2);
+}
+
+/* A plane mean of a blocked image: the global average pool's blocked
+ * form, then the plain view, reshaped to [N, C] where keepdims = 0 (it
+ * would otherwise wait for an UnblockChannels of the whole image and run
+ * as a plain reduction). */
+static kiln_status layout_reduce_mean(kiln_function *f, kiln_node *n, const kiln_pass_options *o,
+                                      bool *done) {
+  *done = false;
+  kiln_value *xb = NULL, *x = kiln_node_input(n, 0);
+  int64_t B = layout_blocked_of(x, &xb);
+  if (!B || !layout_plane_mean(n))
+    return NULL;
+  const kiln_type *xt = kiln_value_type(x), *yt = kiln_value_type(kiln_node_result(n, 0));
+  kiln_attr_desc pd[8];
+  uint32_t nd = 0;
+  int64_t store[16];
+  layout_pool_attrs(n, xt, pd, &nd, store);
+  layout_trial t = {.n = 0};
+  kiln_value *p = NULL, *plain = NULL, *r = NULL;
+  kiln_status s = layout_emit(f, n, &t, KILN_NODE_AveragePool, &xb, 1, pd, nd, &p);
+  if (!s && kiln_attrs_int_or(kiln_node_attrs(n), "keepdims", 1))
+    s = layout_commit(f, o, n, &t, p, xt->dims[1], done);
+  else if (!s && !o->supports_node(o->backend_user, kiln_value_producer(p, NULL)))
+    s = layout_undo(f, &t);
+  else if (!s) {
+    kiln_attr_desc ua = KILN_ATTR_I("channels", xt->dims[1]);
+    kiln_attr_desc ra[2] = {KILN_ATTR_I("allowzero", 0), KILN_ATTR_IS("shape", yt->dims, yt->rank)};
+    s = kiln_pass_emit(f, n, KILN_NODE_UnblockChannels, &p, 1, &ua, 1, &plain);
+    if (!s)
+      s = kiln_pass_emit(f, n, KILN_NODE_Reshape, &plain, 1, ra, 2, &r);
+    if (!s)
+      s = kiln_pass_replace_node(f, n, &r);
+    *done = !s;
+  }
+  return s ? kiln_status_wrap(s, "layout: ReduceMean '%s'", kiln_node_name(n)) : NULL;
+}
+
 /* In graph order, so that a node sees its inputs' final layout. */
 static kiln_status layout_node(kiln_function *f, kiln_node *n, const kiln_pass_options *o,
                                bool *done) {
@@ -405,6 +457,8 @@ static kiln_status layout_node(kiln_function *f, kiln_node *n, const kiln_pass_o
     return layout_conv(f, n, o, done);
   if (kiln_node_get_kind(n) == KILN_NODE_BatchNormalization)
     return layout_batchnorm(f, n, o, done);
+  if (kiln_node_get_kind(n) == KILN_NODE_ReduceMean)
+    return layout_reduce_mean(f, n, o, done);
   return layout_follow(f, n, o, done);
 }
 
