@@ -261,6 +261,26 @@ START_TEST(resize_hand_computed) {
   for (int i = 0; i < 4; i++)
     ck_assert_float_eq_tol(r.out[0][i], want[i], 1e-6f);
   kt_run_free(&r);
+  /* infinities beside taps of weight 0 (align_corners puts the first and
+   * last outputs exactly on an input, the second tap weighing 0): skipped,
+   * not 0 * inf = NaN.
+   * x = [[-5, -inf], [-inf, 4]] grown to 4x4: row 0 starts -5, then -inf;
+   * the corner outputs are the corner inputs. */
+  const char *inf = "module @t\ninput %in : i32[1,1,2,2]\n"
+                    "const %c : f32[1,1,2,2] = [1, inf, -inf, 1]\nfunc @main {\n"
+                    "  %x : f32[1,1,2,2] = Cast(%in) {to = f32}\n"
+                    "  %m : f32[1,1,2,2] = Mul(%x, %c)\n"
+                    "  %y : f32[1,1,4,4] = Resize(%m) {coordinate_transformation_mode = "
+                    "\"align_corners\", mode = \"linear\", scales = [1.0, 1.0, 2.0, 2.0]}\n"
+                    "  output %o = %y\n}\n";
+  for (uint32_t t = 1; t <= 2; t++) {
+    kt_run_text(inf, "cpu", t, &r);
+    ck_assert_float_eq(r.out[0][0], -5.0f);
+    ck_assert(isinf(r.out[0][1]) && r.out[0][1] < 0);
+    ck_assert(isinf(r.out[0][12]) && r.out[0][12] < 0);
+    ck_assert_float_eq(r.out[0][15], 4.0f);
+    kt_run_free(&r);
+  }
 }
 END_TEST
 

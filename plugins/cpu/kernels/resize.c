@@ -93,9 +93,25 @@ typedef struct kcpu_rs2 {
   const float *hw, *ww;
 } kcpu_rs2;
 
-/* dst[0..n) = the taps of each column j of src (one input row). */
-static inline void kcpu_rs2_cols(const kcpu_rs2 *a, const float *src, float *dst, int64_t n) {
+/* dst[0..n) = the taps of each column j of src (one input row). Two
+ * taps (linear modes) without a branch, zero weights dropped by a select:
+ * a loop the JIT vectorizes with gathers, where the branchy general one
+ * ran one tap at a time and was most of a segmentation head's 8x resize.
+ * The sum starts from 0 as the general loop's does (-0 taps give +0). */
+static inline void kcpu_rs2_cols(const kcpu_rs2 *a, const float *restrict src,
+                                 float *restrict dst, int64_t n) {
   int64_t ntw = a->ntw;
+  if (ntw == 2) {
+    const int32_t *restrict ix = a->widx;
+    const float *restrict w = a->ww;
+    for (int64_t j = 0; j < n; j++) {
+      float w0 = w[2 * j], w1 = w[2 * j + 1];
+      float v0 = src[ix[2 * j]], v1 = src[ix[2 * j + 1]];
+      float t0 = w0 != 0.0f ? w0 * v0 : 0.0f, t1 = w1 != 0.0f ? w1 * v1 : 0.0f;
+      dst[j] = (0.0f + t0) + t1;
+    }
+    return;
+  }
   for (int64_t j = 0; j < n; j++) {
     float acc = 0.0f;
     for (int64_t t = 0; t < ntw; t++) {
@@ -110,6 +126,17 @@ static inline void kcpu_rs2_cols(const kcpu_rs2 *a, const float *src, float *dst
 /* dst[0..n) = the taps of output row oh over rows row(i) of n floats. */
 #define KCPU_RS2_BLEND(a, oh, dst, n, ROW)                                                         \
   do {                                                                                             \
+    if ((a)->nth == 2) { /* one pass; the same sums as the loop below */                           \
+      float w0_ = (a)->hw[(oh)*2], w1_ = (a)->hw[(oh)*2 + 1];                                      \
+      const float *restrict r0_ = ROW((a)->hidx[(oh)*2]);                                          \
+      const float *restrict r1_ = ROW((a)->hidx[(oh)*2 + 1]);                                      \
+      float *restrict d_ = (dst);                                                                  \
+      for (int64_t j_ = 0; j_ < (n); j_++) {                                                       \
+        float t0_ = w0_ != 0.0f ? w0_ * r0_[j_] : 0.0f, t1_ = w1_ != 0.0f ? w1_ * r1_[j_] : 0.0f;  \
+        d_[j_] = (0.0f + t0_) + t1_;                                                               \
+      }                                                                                            \
+      break;                                                                                       \
+    }                                                                                              \
     for (int64_t j_ = 0; j_ < (n); j_++)                                                           \
       (dst)[j_] = 0.0f;                                                                            \
     for (int64_t t_ = 0; t_ < (a)->nth; t_++) {                                                    \
@@ -202,9 +229,12 @@ KCPU_PREBUILT void kcpu_k_resize2d_f32(const float *x, float *y, int64_t planes,
   int64_t rows_first = OH * IW * nth + 8 * OH * OW * ntw;
   int64_t cols_first = 8 * IH * OW * ntw + OH * OW * nth;
   a.cols_first = cols_first < rows_first;
-  /* blocks of output rows: about 16 tasks per plane on big planes, at
-   * least 8 rows a block so the gathered rows are shared */
-  a.rb = OH / 16 > 8 ? OH / 16 : 8;
+  /* blocks of output rows: whole planes where there are planes enough
+   * for 8 tasks a thread (each input row then gathered once), else
+   * smaller blocks, at least 8 rows so that the gathered rows are shared */
+  int64_t want = 8 * kcpu_pool_threads(pool), per = (want + planes - 1) / planes;
+  a.rb = (OH + per - 1) / per;
+  a.rb = a.rb > 8 ? a.rb : 8;
   a.nrb = (OH + a.rb - 1) / a.rb;
   for (int64_t oh0 = 0; oh0 < OH; oh0 += a.rb) {
     int64_t lo, hi;
