@@ -370,9 +370,10 @@ def write(results, md_path, png_path):
     L.append("- versions: " + "; ".join(f"{k} {mi[k]}" for k in (
         "kiln", "llvm", "python", "numpy", "onnx", "onnxruntime", "torch", "torchvision")))
     rounds = results.get("rounds", 1)
-    how = (f"; {rounds} rounds, ORT then kiln-cpu in each, and each side's lowest median of "
-           "its rounds is the cell (a slow spell of the shared machine then spoils at most one "
-           "round; all medians are in zoo-results.json as round_medians_ms)"
+    how = (f"; {rounds} rounds, each a pass over the whole zoo timing ORT then kiln-cpu, and "
+           "each side's lowest median of its rounds is the cell (rounds of a cell minutes "
+           "apart: a slow spell of the shared machine then spoils at most one; all medians are "
+           "in zoo-results.json as round_medians_ms)"
            if rounds > 1 else "")
     L.append(f"- protocol: each measurement its own process; {results['warmup']} warm-up runs "
              f"then {runs} timed runs, median (fewer runs, flagged `[N runs]`, where "
