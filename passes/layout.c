@@ -19,8 +19,8 @@
  *    Concat on channels where every input but the last fills whole
  *    blocks, BatchNormalization with constant parameters (as a Mul and
  *    an Add of blocked per-channel constants), and ReduceMean over the
- *    plane (as the global average pool, reshaped where keepdims = 0). Each again only where
- *    the backend declares the rewritten node.
+ *    plane (as the global average pool, reshaped where keepdims = 0).
+ *    Each again only where the backend declares the rewritten node.
  * A value that a consumer needs plain keeps its UnblockChannels; the
  * others die (dce). Lanes past C hold whatever the kinds compute from the
  * zeros a BlockChannels or BlockedConv put there; no node reads them as
