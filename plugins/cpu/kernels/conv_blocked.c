@@ -258,6 +258,24 @@ static void kcb_epilogue(const kcb *k, const kcb_v16 *acc, int64_t J, int64_t P,
   }
 }
 
+/* Group g of output blocks: its first block b0, its J blocks, the real
+ * channels cg of the input blocks it reads from block x0 on, and its
+ * packed filters. */
+typedef struct kcb_group {
+  int64_t b0, J, x0, cg;
+  const float *w;
+} kcb_group;
+
+static kcb_group kcb_group_of(const kcb *k, int64_t g) {
+  kcb_group r;
+  r.b0 = kcpu_convb_group_start(k->gout, g);
+  r.J = kcpu_convb_group_start(k->gout, g + 1) - r.b0;
+  r.x0 = r.b0 / k->gout * k->nb;
+  r.cg = k->C - r.x0 * k->Lp < k->cr ? k->C - r.x0 * k->Lp : k->cr;
+  r.w = k->w + r.b0 * k->cr * k->T * KCPU_CB;
+  return r;
+}
+
 /* The filters that come after chunk [i0, i1) of group g's pairs in a
  * thread's tasks ending at e: the group's next chunk, else the first chunk
  * of task t + 1's group, as bytes [*lo, *hi) (empty past the last). */
@@ -272,13 +290,11 @@ static void kcb_next_filters(const kcb *k, int64_t t, int64_t e, int64_t i1, int
     g = (t + 1) % k->ng;
     i1 = 0;
   }
-  int64_t b0 = kcpu_convb_group_start(k->gout, g);
-  int64_t J = kcpu_convb_group_start(k->gout, g + 1) - b0, x0 = b0 / k->gout * k->nb;
-  int64_t cg = k->C - x0 * k->Lp < k->cr ? k->C - x0 * k->Lp : k->cr;
-  const char *wg = (const char *)(k->w + b0 * k->cr * k->T * KCPU_CB);
-  int64_t pair = J * KCPU_CB * (int64_t)sizeof(float); /* bytes per channel of a pair */
-  int64_t end = cg * k->T * pair;                      /* the group's filters */
-  int64_t from = ((i1 / k->nb) * cg + (i1 % k->nb) * k->Lp) * pair;
+  kcb_group gr = kcb_group_of(k, g);
+  const char *wg = (const char *)gr.w;
+  int64_t pair = gr.J * KCPU_CB * (int64_t)sizeof(float); /* bytes per channel of a pair */
+  int64_t end = gr.cg * k->T * pair;                      /* the group's filters */
+  int64_t from = ((i1 / k->nb) * gr.cg + (i1 % k->nb) * k->Lp) * pair;
   int64_t to = from + pairs * k->Lp * pair;
   *lo = wg + from;
   *hi = wg + (to < end ? to : end);
@@ -292,11 +308,9 @@ static void kcb_task(void *ctx, int64_t b, int64_t e) {
   const kcb *k = ctx;
   kcb_v16 acc[4 * KCB_PMAX];
   for (int64_t t = b; t < e; t++) {
-    int64_t band = t / k->ng, g = t % k->ng;
-    int64_t b0 = kcpu_convb_group_start(k->gout, g);
-    int64_t J = kcpu_convb_group_start(k->gout, g + 1) - b0;
-    /* the input blocks this group reads, and their real channels */
-    int64_t x0 = b0 / k->gout * k->nb, cg = k->C - x0 * k->Lp < k->cr ? k->C - x0 * k->Lp : k->cr;
+    int64_t band = t / k->ng;
+    kcb_group gr = kcb_group_of(k, t % k->ng);
+    int64_t b0 = gr.b0, J = gr.J, x0 = gr.x0, cg = gr.cg;
     /* runs of a row: full runs of P, the last full one and the rest of the
      * row as two runs of about the same length */
     int64_t P = kcb_pmax[J], nf = k->R / P, rem = k->R % P, kr = nf + (rem > 0);
@@ -311,7 +325,7 @@ static void kcb_task(void *ctx, int64_t b, int64_t e) {
     } else {
       pairs = np;
     }
-    const float *wg = k->w + b0 * k->cr * k->T * KCPU_CB;
+    const float *wg = gr.w;
     for (int64_t i0 = 0; i0 < np; i0 += pairs) {
       kcb_run u = {.C = cg, .i0 = i0, .i1 = i0 + pairs < np ? i0 + pairs : np, .first = i0 == 0};
       /* filters before pair i0: i0 / nb whole taps, then i0 % nb blocks */
