@@ -3,14 +3,18 @@
  * channels of a block are one vector, so every plane size and stride runs
  * at full width.
  *
- * Work items are output rows of every (image, block). In a row, the
- * columns whose taps all fall inside the input row ("interior") go in runs
- * of 8 (then 4, then 1) pixels: independent accumulators sharing each
- * tap's weight vector, with no test per tap. The few columns at the edges
- * clip their tap range instead of reading padding. Rows clip the kh range
- * the same way. Small planes (7x7 to 28x28), where those one-pixel
- * chains would be a large part of the row, are copied into zero-bordered
- * planes first and go in runs of 8 throughout. Every output sums its taps in (kh, kw) order,
+ * Work items are output rows of every (image, block); rows clip their kh
+ * range to the input. With a 3x3 or 5x5 filter at stride 1 or 2 and rows
+ * of at least 8 pixels (kcpu_dwb_rows8: every such layer of the zoo's
+ * models), every pixel of a row goes in a run of 8: independent
+ * accumulators sharing each tap's weight vector, the first and last runs
+ * of the row skipping the taps outside it (decided at compile time), runs
+ * that overlap storing only the pixels not yet stored. Otherwise the
+ * interior columns go in runs of 8 (then 4, then 1) and the few columns
+ * at the edges clip their tap range one pixel at a time; where those
+ * one-pixel chains would be a large part of the row (rows under 8
+ * pixels), each plane is copied into a zero-bordered one first and goes
+ * in runs of 8 throughout. Every output sums its taps in (kh, kw) order,
  * skipping the ones outside the input, then adds the bias, the residual, and applies the activation
  * (Relu / Clip / HardSigmoid / HardSwish in registers, Swish and Gelu over the finished row),
  * whatever run it falls in: the same bits whatever the thread count. Lanes past C are computed like
@@ -34,6 +38,7 @@ typedef struct kcpu_dwb {
   int64_t C, Cb, H, W, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl, act;
   float act_a, act_b;
   int64_t owl, owr; /* interior output columns [owl, owr) */
+  int64_t rows8;    /* every row in runs of 8 (kcpu_dwb_rows8) */
 } kcpu_dwb;
 
 /* What a row's runs share: the weights of its first valid tap, the tap
@@ -190,6 +195,161 @@ static void kcpu_dwb_run1(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float
   KDWB_OUT(rw, a, rw->vact, c0, y, r);
 }
 
+/* Whole-row runs for the common filters (3x3 and 5x5, dilation 1 along
+ * the row, strides 1 and 2): every pixel of a row goes in a run of 8,
+ * the edge pixels included, so no pixel is a chain of dependent
+ * multiply-adds of its own and no plane is copied first (the copy was 40%
+ * of a 28x28 layer's time). Pixel i of a run reads input column
+ * i * SW + kw - LO from x for tap kw: the first run of a row starts at
+ * column 0 with LO = pl, and skips the taps left of the row; the last run
+ * ends at the row's last pixel and skips the taps past its end (RO: how
+ * far the last pixel's window overhangs it). With KW, SW, LO and RO
+ * constants every skip is decided at compile time; a skipped tap is never
+ * loaded. Runs that overlap pixels already done store from pixel st on
+ * (the residual may be the output itself, so no pixel is stored twice).
+ * The sums are those of kcpu_dwb_run1 over the valid taps, in (kh, kw)
+ * order. */
+#define KDWB_OVER(i, SW, RO) ((RO) - (7 - (i)) * (SW) > 0 ? (RO) - (7 - (i)) * (SW) : 0)
+#define KDWB_OK(i, kw, KW, SW, LO, RO) ((i) * (SW) + (kw) >= (LO) && (kw) < (KW) - KDWB_OVER(i, SW, RO))
+
+static inline __attribute__((always_inline)) void
+kcpu_dwb_run8x(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *x, float *y, const float *r,
+               int64_t KW, int64_t SW, int64_t LO, int64_t RO, int64_t vact, int64_t st) {
+  kdwb_v c0 = {0}, c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
+#define KDWB_PIX(i, ci, kw)                                                                        \
+  do {                                                                                             \
+    if (KDWB_OK(i, kw, KW, SW, LO, RO))                                                            \
+      ci += KDWB_LD(xr + ((i) * SW + (kw) - LO) * KDWB_L) * w;                                     \
+  } while (0)
+#define KDWB_TAPX(kw)                                                                              \
+  do {                                                                                             \
+    if ((kw) < KW) {                                                                               \
+      kdwb_v w = KDWB_LD(wr + (kw) * KDWB_L);                                                      \
+      KDWB_PIX(0, c0, kw);                                                                         \
+      KDWB_PIX(1, c1, kw);                                                                         \
+      KDWB_PIX(2, c2, kw);                                                                         \
+      KDWB_PIX(3, c3, kw);                                                                         \
+      KDWB_PIX(4, c4, kw);                                                                         \
+      KDWB_PIX(5, c5, kw);                                                                         \
+      KDWB_PIX(6, c6, kw);                                                                         \
+      KDWB_PIX(7, c7, kw);                                                                         \
+    }                                                                                              \
+  } while (0)
+  for (int64_t kh = 0; kh < rw->nkh; kh++) {
+    const float *xr = x + kh * rw->xkh, *wr = rw->w + kh * rw->wkh;
+    KDWB_TAPX(0);
+    KDWB_TAPX(1);
+    KDWB_TAPX(2);
+    KDWB_TAPX(3);
+    KDWB_TAPX(4);
+  }
+#undef KDWB_TAPX
+#undef KDWB_PIX
+#define KDWB_ST(i, ci)                                                                             \
+  do {                                                                                             \
+    if ((i) >= st)                                                                                 \
+      KDWB_OUT(rw, a, vact, ci, y + (i) * KDWB_L, r ? r + (i) * KDWB_L : NULL);                    \
+  } while (0)
+  KDWB_ST(0, c0);
+  KDWB_ST(1, c1);
+  KDWB_ST(2, c2);
+  KDWB_ST(3, c3);
+  KDWB_ST(4, c4);
+  KDWB_ST(5, c5);
+  KDWB_ST(6, c6);
+  KDWB_ST(7, c7);
+#undef KDWB_ST
+}
+
+/* The interior runs of 8 of a row, pixels [ow, end) (end - ow a multiple
+ * of 8), with the common activations as constants. */
+static inline __attribute__((always_inline)) void
+kcpu_dwb_mid8(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *x, float *y, const float *r,
+              int64_t ow, int64_t end, int64_t KW, int64_t SW, int64_t vact) {
+  int64_t L = KDWB_L;
+  for (; ow < end; ow += 8)
+    kcpu_dwb_run8x(a, rw, x + (ow * SW - a->pl) * L, y + ow * L, r ? r + ow * L : NULL, KW, SW, 0,
+                   0, vact, 0);
+}
+
+/* A row's first run (LO = pl) or last run (RO = lo_or_ro), from pixel st
+ * on; the activation at run time (two runs a row). */
+static void kcpu_dwb_edge8(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *x, float *y,
+                           const float *r, int64_t right, int64_t k, int64_t st) {
+#define KDWB_E(KW, SW)                                                                             \
+  do {                                                                                             \
+    if (!right && k == 0)                                                                          \
+      kcpu_dwb_run8x(a, rw, x, y, r, KW, SW, 0, 0, rw->vact, st);                                  \
+    else if (!right && k == 1)                                                                     \
+      kcpu_dwb_run8x(a, rw, x, y, r, KW, SW, 1, 0, rw->vact, st);                                  \
+    else if (!right)                                                                               \
+      kcpu_dwb_run8x(a, rw, x, y, r, KW, SW, 2, 0, rw->vact, st);                                  \
+    else if (k == 0)                                                                               \
+      kcpu_dwb_run8x(a, rw, x, y, r, KW, SW, 0, 0, rw->vact, st);                                  \
+    else if (k == 1)                                                                               \
+      kcpu_dwb_run8x(a, rw, x, y, r, KW, SW, 0, 1, rw->vact, st);                                  \
+    else                                                                                           \
+      kcpu_dwb_run8x(a, rw, x, y, r, KW, SW, 0, 2, rw->vact, st);                                  \
+  } while (0)
+  if (a->KW == 3 && a->sw == 1)
+    KDWB_E(3, 1);
+  else if (a->KW == 3)
+    KDWB_E(3, 2);
+  else if (a->sw == 1)
+    KDWB_E(5, 1);
+  else
+    KDWB_E(5, 2);
+#undef KDWB_E
+}
+
+/* How far the last pixel's window overhangs the row's end (0 if not). */
+static int64_t kcpu_dwb_overhang(const kcpu_dwb *a) {
+  int64_t o = (a->OW - 1) * a->sw - a->pl + a->KW - a->W;
+  return o > 0 ? o : 0;
+}
+
+/* Whether every row of a goes in runs of 8 (kcpu_dwb_row8): a 3x3 or 5x5
+ * filter at stride 1 or 2, dilation 1 along the row, rows of at least 8
+ * pixels, at most 2 columns of padding or overhang on either side, the
+ * first run's pixels clear of the row's end and the last run's clear of
+ * its start. */
+static int kcpu_dwb_rows8(const kcpu_dwb *a) {
+  return (a->KW == 3 || a->KW == 5) && (a->sw == 1 || a->sw == 2) && a->dw == 1 && a->OW >= 8 &&
+         a->pl <= 2 && kcpu_dwb_overhang(a) <= 2 && a->owl <= a->OW - 8 && a->owr >= 8;
+}
+
+/* One row by runs of 8: the first run from column 0, interior runs while
+ * they stay clear of the end, one interior run back from owr where a gap
+ * of under 8 pixels is left before the last run, and the last run ending
+ * at OW. xr: the input row (column 0). */
+static inline __attribute__((always_inline)) void
+kcpu_dwb_row8(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *xr, float *y, const float *r,
+              int64_t KW, int64_t SW) {
+  int64_t L = KDWB_L, OW = a->OW, ro = kcpu_dwb_overhang(a);
+#define KDWB_RR(ow) (r ? r + (ow) * L : NULL)
+  kcpu_dwb_edge8(a, rw, xr, y, r, 0, a->pl, 0);
+  int64_t ow = 8, end = 8 + (a->owr - 8) / 8 * 8;
+  if (rw->vact == KCPU_ACT_NONE)
+    kcpu_dwb_mid8(a, rw, xr, y, r, ow, end, KW, SW, KCPU_ACT_NONE);
+  else if (rw->vact == KCPU_ACT_RELU)
+    kcpu_dwb_mid8(a, rw, xr, y, r, ow, end, KW, SW, KCPU_ACT_RELU);
+  else if (rw->vact == KCPU_ACT_CLIP)
+    kcpu_dwb_mid8(a, rw, xr, y, r, ow, end, KW, SW, KCPU_ACT_CLIP);
+  else
+    kcpu_dwb_mid8(a, rw, xr, y, r, ow, end, KW, SW, rw->vact);
+  ow = end;
+  if (OW - 8 > ow) { /* a gap: the interior run ending at OW - 8 */
+    int64_t g = OW - 16;
+    kcpu_dwb_run8x(a, rw, xr + (g * SW - a->pl) * L, y + g * L, KDWB_RR(g), KW, SW, 0, 0, rw->vact,
+                   ow - g);
+    ow = OW - 8;
+  }
+  if (ow < OW)
+    kcpu_dwb_edge8(a, rw, xr + ((OW - 8) * SW - a->pl) * L, y + (OW - 8) * L, KDWB_RR(OW - 8), 1,
+                   ro, ow - (OW - 8));
+#undef KDWB_RR
+}
+
 /* First tap index k in [0, K) with o + k*d >= 0, and one past the last
  * with o + k*d < n (the valid taps of a window starting at o). */
 static inline void kcpu_dwb_clip(int64_t o, int64_t d, int64_t K, int64_t n, int64_t *k0,
@@ -261,6 +421,18 @@ static void kcpu_dwb_fn(void *ctx, int64_t b, int64_t e) {
     int64_t yo = (nc * a->OH + oh) * OW * L;
     float *y = a->Y + yo;
     const float *r = a->res ? a->res + yo : NULL;
+    if (a->rows8) {
+      if (KW == 3 && a->sw == 1)
+        kcpu_dwb_row8(a, &rw, xr, y, r, 3, 1);
+      else if (KW == 3)
+        kcpu_dwb_row8(a, &rw, xr, y, r, 3, 2);
+      else if (a->sw == 1)
+        kcpu_dwb_row8(a, &rw, xr, y, r, 5, 1);
+      else
+        kcpu_dwb_row8(a, &rw, xr, y, r, 5, 2);
+      kcpu_dwb_row_act(a, y, cb);
+      continue;
+    }
 #define KDWB_R(ow) (r ? r + (ow)*L : NULL)
     int64_t ow = 0;
     for (; ow < a->owl; ow++) {
@@ -364,7 +536,7 @@ void kcpu_convb_depthwise(const float *X, const float *Wpk, const float *bias, c
   kcpu_dwb a = {X,     Wpk, bias, res, Y,  C,   (C + KCPU_CB - 1) / KCPU_CB,
                 H,     W,   OH,   OW,  KH, KW,  sh,
                 sw,    dh,  dw,   pt,  pl, act, act_a,
-                act_b, 0,   0};
+                act_b, 0,   0,     0};
   /* interior columns: ow*sw - pl >= 0 and ow*sw - pl + (KW-1)*dw <= W-1 */
   int64_t lo = (pl + sw - 1) / sw, last = W - 1 - (KW - 1) * dw + pl;
   int64_t hi = last < 0 ? 0 : last / sw + 1;
@@ -372,15 +544,16 @@ void kcpu_convb_depthwise(const float *X, const float *Wpk, const float *bias, c
   a.owr = hi < OW ? hi : OW;
   if (a.owr < a.owl)
     a.owr = a.owl;
-  /* pixels per row that go one at a time (edges, and interior ones past
-   * the runs of 8 and 4), latency-bound chains of taps: where they are
-   * more than an eighth of the row, the zero-bordered copy pays, at
-   * stride 1 (Zen 5, one core: 1152 channels 5x5 at 7x7 57 -> 26 us, 576
-   * 3x3 at 14x14 30 -> 22); at stride 2 the copy moves 4x the output and
-   * paid only for rows of up to 8 (672 5x5 14 -> 7 24 -> 18 us; 28 -> 14
-   * and 56 -> 28 ran 40-70% slower) */
+  /* Rows not in runs of 8 throughout: pixels per row that go one at a
+   * time (edges, and interior ones past the runs of 8 and 4) are
+   * latency-bound chains of taps; where they are more than an eighth of
+   * the row, the zero-bordered copy pays, at stride 1 (Zen 5, one core:
+   * 1152 channels 5x5 at 7x7 57 -> 26 us); at stride 2 the copy moves 4x
+   * the output and paid only for rows of up to 8 (672 5x5 14 -> 7 24 ->
+   * 18 us; 28 -> 14 and 56 -> 28 ran 40-70% slower) */
+  a.rows8 = kcpu_dwb_rows8(&a);
   int64_t single = a.owl + (OW - a.owr) + (a.owr - a.owl) % 4;
-  if (single * 8 > OW && (sw == 1 || OW <= 8))
+  if (!a.rows8 && single * 8 > OW && (sw == 1 || OW <= 8))
     kcpu_parallel_for(pool, N * a.Cb, kcpu_dwb_pad_fn, &a);
   else
     kcpu_parallel_for(pool, N * a.Cb * OH, kcpu_dwb_fn, &a);
