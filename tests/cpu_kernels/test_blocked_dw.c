@@ -200,6 +200,12 @@ START_TEST(dw_geometry) {
   /* a filter wider than the plane, strides differing per axis */
   dw_case((dwc){1, 20, 4, 3, 5, 5, 1, 2, 1, 1, 2, 2, 2, 2}, &tk_acts()[0], 1);
   dw_case((dwc){1, 20, 9, 20, 3, 5, 2, 1, 2, 1, 1, 2, 2, 2}, &tk_acts()[0], 1);
+  /* rows in runs of 8 with 4 columns of padding and of overhang: a 5x5
+   * dilated by 2 (LR-ASPP's head), the residual in the output itself;
+   * ConvNeXt's 7x7 on a 56-wide row */
+  dw_case((dwc){1, 40, 14, 14, 5, 5, 1, 1, 2, 2, 4, 4, 4, 4}, &tk_acts()[1], 2);
+  dw_case((dwc){1, 40, 5, 21, 5, 5, 1, 1, 2, 2, 4, 4, 4, 4}, &tk_acts()[0], 1);
+  dw_case((dwc){1, 20, 6, 56, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3}, &tk_acts()[0], 2);
 }
 END_TEST
 

@@ -4,9 +4,10 @@
  * at full width.
  *
  * Work items are output rows of every (image, block); rows clip their kh
- * range to the input. With a 3x3 or 5x5 filter at stride 1 or 2 and rows
- * of at least 8 pixels (kcpu_dwb_rows8: every such layer of the zoo's
- * models), every pixel of a row goes in a run of 8: independent
+ * range to the input. With the filters of KDWB_SHAPES (3x3 and 5x5 at
+ * strides 1 and 2, 7x7, 3x3 and 5x5 dilated by 2) and rows of at least 8
+ * pixels (kcpu_dwb_rows8: every depthwise layer of the zoo's models with
+ * rows that long), every pixel of a row goes in a run of 8: independent
  * accumulators sharing each tap's weight vector, the first and last runs
  * of the row skipping the taps outside it (decided at compile time), runs
  * that overlap storing only the pixels not yet stored. Otherwise the
@@ -195,31 +196,33 @@ static void kcpu_dwb_run1(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float
   KDWB_OUT(rw, a, rw->vact, c0, y, r);
 }
 
-/* Whole-row runs for the common filters (3x3 and 5x5, dilation 1 along
- * the row, strides 1 and 2): every pixel of a row goes in a run of 8,
- * the edge pixels included, so no pixel is a chain of dependent
- * multiply-adds of its own and no plane is copied first (the copy was 40%
- * of a 28x28 layer's time). Pixel i of a run reads input column
- * i * SW + kw - LO from x for tap kw: the first run of a row starts at
- * column 0 with LO = pl, and skips the taps left of the row; the last run
- * ends at the row's last pixel and skips the taps past its end (RO: how
- * far the last pixel's window overhangs it). With KW, SW, LO and RO
- * constants every skip is decided at compile time; a skipped tap is never
- * loaded. Runs that overlap pixels already done store from pixel st on
+/* Whole-row runs for the common filters (3x3 and 5x5 at strides 1 and
+ * 2, 7x7 at stride 1, 3x3 and 5x5 dilated by 2 at stride 1): every pixel
+ * of a row goes in a run of 8, the edge pixels included, so no pixel is a
+ * chain of dependent multiply-adds of its own and no plane is copied
+ * first (the copy was 40% of a 28x28 layer's time). Pixel i of a run
+ * reads input column i * SW + kw * DW - LO from x for tap kw: the first
+ * run of a row starts at column 0 with LO = pl, and skips the taps left
+ * of the row; the last run ends at the row's last pixel and skips the
+ * taps past its end (RO: how many columns the last pixel's window
+ * overhangs it). With KW, SW, DW, LO and RO constants every skip is
+ * decided at compile time; a skipped tap is never loaded. Runs that overlap pixels already done store from pixel st on
  * (the residual may be the output itself, so no pixel is stored twice).
  * The sums are those of kcpu_dwb_run1 over the valid taps, in (kh, kw)
  * order. */
 #define KDWB_OVER(i, SW, RO) ((RO) - (7 - (i)) * (SW) > 0 ? (RO) - (7 - (i)) * (SW) : 0)
-#define KDWB_OK(i, kw, KW, SW, LO, RO) ((i) * (SW) + (kw) >= (LO) && (kw) < (KW) - KDWB_OVER(i, SW, RO))
+#define KDWB_OK(i, kw, KW, SW, DW, LO, RO)                                                         \
+  ((i) * (SW) + (kw) * (DW) >= (LO) && (kw) * (DW) <= ((KW)-1) * (DW)-KDWB_OVER(i, SW, RO))
 
 static inline __attribute__((always_inline)) void
 kcpu_dwb_run8x(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *x, float *y, const float *r,
-               int64_t KW, int64_t SW, int64_t LO, int64_t RO, int64_t vact, int64_t st) {
+               int64_t KW, int64_t SW, int64_t DW, int64_t LO, int64_t RO, int64_t vact,
+               int64_t st) {
   kdwb_v c0 = {0}, c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
 #define KDWB_PIX(i, ci, kw)                                                                        \
   do {                                                                                             \
-    if (KDWB_OK(i, kw, KW, SW, LO, RO))                                                            \
-      ci += KDWB_LD(xr + ((i) * SW + (kw) - LO) * KDWB_L) * w;                                     \
+    if (KDWB_OK(i, kw, KW, SW, DW, LO, RO))                                                        \
+      ci += KDWB_LD(xr + ((i) * SW + (kw) * DW - LO) * KDWB_L) * w;                                \
   } while (0)
 #define KDWB_TAPX(kw)                                                                              \
   do {                                                                                             \
@@ -242,6 +245,8 @@ kcpu_dwb_run8x(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *x, float 
     KDWB_TAPX(2);
     KDWB_TAPX(3);
     KDWB_TAPX(4);
+    KDWB_TAPX(5);
+    KDWB_TAPX(6);
   }
 #undef KDWB_TAPX
 #undef KDWB_PIX
@@ -265,57 +270,56 @@ kcpu_dwb_run8x(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *x, float 
  * of 8), with the common activations as constants. */
 static inline __attribute__((always_inline)) void
 kcpu_dwb_mid8(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *x, float *y, const float *r,
-              int64_t ow, int64_t end, int64_t KW, int64_t SW, int64_t vact) {
+              int64_t ow, int64_t end, int64_t KW, int64_t SW, int64_t DW, int64_t vact) {
   int64_t L = KDWB_L;
   for (; ow < end; ow += 8)
-    kcpu_dwb_run8x(a, rw, x + (ow * SW - a->pl) * L, y + ow * L, r ? r + ow * L : NULL, KW, SW, 0,
-                   0, vact, 0);
+    kcpu_dwb_run8x(a, rw, x + (ow * SW - a->pl) * L, y + ow * L, r ? r + ow * L : NULL, KW, SW, DW,
+                   0, 0, vact, 0);
 }
 
-/* A row's first run (LO = pl) or last run (RO = lo_or_ro), from pixel st
- * on; the activation at run time (two runs a row). */
+/* The filters whose rows go in runs of 8, as (KW, SW, DW) triples: each
+ * is one compiled copy of the runs (the 3x3 and 5x5 of MobileNet-style
+ * models at strides 1 and 2, ConvNeXt's 7x7, the dilated 3x3 and 5x5 of
+ * segmentation heads). */
+#define KDWB_SHAPES(X)                                                                             \
+  X(3, 1, 1) X(3, 2, 1) X(5, 1, 1) X(5, 2, 1) X(7, 1, 1) X(3, 1, 2) X(5, 1, 2)
+#define KDWB_IS(K, S, D) || (a->KW == K && a->sw == S && a->dw == D)
+
+/* A row's first run (LO = k = pl) or last run (right: RO = k, the
+ * overhang), from pixel st on; the activation at run time (two runs a
+ * row). k is at most 4. */
 static void kcpu_dwb_edge8(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *x, float *y,
                            const float *r, int64_t right, int64_t k, int64_t st) {
-#define KDWB_E(KW, SW)                                                                             \
-  do {                                                                                             \
-    if (!right && k == 0)                                                                          \
-      kcpu_dwb_run8x(a, rw, x, y, r, KW, SW, 0, 0, rw->vact, st);                                  \
-    else if (!right && k == 1)                                                                     \
-      kcpu_dwb_run8x(a, rw, x, y, r, KW, SW, 1, 0, rw->vact, st);                                  \
-    else if (!right)                                                                               \
-      kcpu_dwb_run8x(a, rw, x, y, r, KW, SW, 2, 0, rw->vact, st);                                  \
-    else if (k == 0)                                                                               \
-      kcpu_dwb_run8x(a, rw, x, y, r, KW, SW, 0, 0, rw->vact, st);                                  \
-    else if (k == 1)                                                                               \
-      kcpu_dwb_run8x(a, rw, x, y, r, KW, SW, 0, 1, rw->vact, st);                                  \
-    else                                                                                           \
-      kcpu_dwb_run8x(a, rw, x, y, r, KW, SW, 0, 2, rw->vact, st);                                  \
-  } while (0)
-  if (a->KW == 3 && a->sw == 1)
-    KDWB_E(3, 1);
-  else if (a->KW == 3)
-    KDWB_E(3, 2);
-  else if (a->sw == 1)
-    KDWB_E(5, 1);
-  else
-    KDWB_E(5, 2);
+#define KDWB_E1(K, S, D, n)                                                                        \
+  else if (!right && k == n) kcpu_dwb_run8x(a, rw, x, y, r, K, S, D, n, 0, rw->vact, st);          \
+  else if (right && k == n) kcpu_dwb_run8x(a, rw, x, y, r, K, S, D, 0, n, rw->vact, st);
+#define KDWB_E(K, S, D)                                                                            \
+  else if (a->KW == K && a->sw == S && a->dw == D) {                                               \
+    if (k == 0)                                                                                    \
+      kcpu_dwb_run8x(a, rw, x, y, r, K, S, D, 0, 0, rw->vact, st);                                 \
+    KDWB_E1(K, S, D, 1) KDWB_E1(K, S, D, 2) KDWB_E1(K, S, D, 3) KDWB_E1(K, S, D, 4)                \
+  }
+  if (0) {
+  }
+  KDWB_SHAPES(KDWB_E)
 #undef KDWB_E
+#undef KDWB_E1
 }
 
-/* How far the last pixel's window overhangs the row's end (0 if not). */
+/* How many columns the last pixel's window overhangs the row's end (0 if
+ * none). */
 static int64_t kcpu_dwb_overhang(const kcpu_dwb *a) {
-  int64_t o = (a->OW - 1) * a->sw - a->pl + a->KW - a->W;
+  int64_t o = (a->OW - 1) * a->sw - a->pl + (a->KW - 1) * a->dw - (a->W - 1);
   return o > 0 ? o : 0;
 }
 
-/* Whether every row of a goes in runs of 8 (kcpu_dwb_row8): a 3x3 or 5x5
- * filter at stride 1 or 2, dilation 1 along the row, rows of at least 8
- * pixels, at most 2 columns of padding or overhang on either side, the
- * first run's pixels clear of the row's end and the last run's clear of
- * its start. */
+/* Whether every row of a goes in runs of 8 (kcpu_dwb_row8): a filter of
+ * KDWB_SHAPES, rows of at least 8 pixels, at most 4 columns of padding or
+ * overhang on either side, the first run's pixels clear of the row's end
+ * and the last run's clear of its start. */
 static int kcpu_dwb_rows8(const kcpu_dwb *a) {
-  return (a->KW == 3 || a->KW == 5) && (a->sw == 1 || a->sw == 2) && a->dw == 1 && a->OW >= 8 &&
-         a->pl <= 2 && kcpu_dwb_overhang(a) <= 2 && a->owl <= a->OW - 8 && a->owr >= 8;
+  return (0 KDWB_SHAPES(KDWB_IS)) && a->OW >= 8 && a->pl <= 4 && kcpu_dwb_overhang(a) <= 4 &&
+         a->owl <= a->OW - 8 && a->owr >= 8;
 }
 
 /* One row by runs of 8: the first run from column 0, interior runs while
@@ -324,24 +328,24 @@ static int kcpu_dwb_rows8(const kcpu_dwb *a) {
  * at OW. xr: the input row (column 0). */
 static inline __attribute__((always_inline)) void
 kcpu_dwb_row8(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *xr, float *y, const float *r,
-              int64_t KW, int64_t SW) {
+              int64_t KW, int64_t SW, int64_t DW) {
   int64_t L = KDWB_L, OW = a->OW, ro = kcpu_dwb_overhang(a);
 #define KDWB_RR(ow) (r ? r + (ow) * L : NULL)
   kcpu_dwb_edge8(a, rw, xr, y, r, 0, a->pl, 0);
   int64_t ow = 8, end = 8 + (a->owr - 8) / 8 * 8;
   if (rw->vact == KCPU_ACT_NONE)
-    kcpu_dwb_mid8(a, rw, xr, y, r, ow, end, KW, SW, KCPU_ACT_NONE);
+    kcpu_dwb_mid8(a, rw, xr, y, r, ow, end, KW, SW, DW, KCPU_ACT_NONE);
   else if (rw->vact == KCPU_ACT_RELU)
-    kcpu_dwb_mid8(a, rw, xr, y, r, ow, end, KW, SW, KCPU_ACT_RELU);
+    kcpu_dwb_mid8(a, rw, xr, y, r, ow, end, KW, SW, DW, KCPU_ACT_RELU);
   else if (rw->vact == KCPU_ACT_CLIP)
-    kcpu_dwb_mid8(a, rw, xr, y, r, ow, end, KW, SW, KCPU_ACT_CLIP);
+    kcpu_dwb_mid8(a, rw, xr, y, r, ow, end, KW, SW, DW, KCPU_ACT_CLIP);
   else
-    kcpu_dwb_mid8(a, rw, xr, y, r, ow, end, KW, SW, rw->vact);
+    kcpu_dwb_mid8(a, rw, xr, y, r, ow, end, KW, SW, DW, rw->vact);
   ow = end;
   if (OW - 8 > ow) { /* a gap: the interior run ending at OW - 8 */
     int64_t g = OW - 16;
-    kcpu_dwb_run8x(a, rw, xr + (g * SW - a->pl) * L, y + g * L, KDWB_RR(g), KW, SW, 0, 0, rw->vact,
-                   ow - g);
+    kcpu_dwb_run8x(a, rw, xr + (g * SW - a->pl) * L, y + g * L, KDWB_RR(g), KW, SW, DW, 0, 0,
+                   rw->vact, ow - g);
     ow = OW - 8;
   }
   if (ow < OW)
@@ -422,14 +426,12 @@ static void kcpu_dwb_fn(void *ctx, int64_t b, int64_t e) {
     float *y = a->Y + yo;
     const float *r = a->res ? a->res + yo : NULL;
     if (a->rows8) {
-      if (KW == 3 && a->sw == 1)
-        kcpu_dwb_row8(a, &rw, xr, y, r, 3, 1);
-      else if (KW == 3)
-        kcpu_dwb_row8(a, &rw, xr, y, r, 3, 2);
-      else if (a->sw == 1)
-        kcpu_dwb_row8(a, &rw, xr, y, r, 5, 1);
-      else
-        kcpu_dwb_row8(a, &rw, xr, y, r, 5, 2);
+#define KDWB_ROW(K, S, D)                                                                          \
+  else if (a->KW == K && a->sw == S && a->dw == D) kcpu_dwb_row8(a, &rw, xr, y, r, K, S, D);
+      if (0) {
+      }
+      KDWB_SHAPES(KDWB_ROW)
+#undef KDWB_ROW
       kcpu_dwb_row_act(a, y, cb);
       continue;
     }
