@@ -33,13 +33,17 @@ typedef int32_t kdwb_viu __attribute__((vector_size(64), aligned(4), may_alias))
 #define KDWB_L KCPU_CB
 #define KDWB_LD(p) (*(const kdwb_vu *)(p))
 
+struct kcpu_dwb_row;
+
 typedef struct kcpu_dwb {
   const float *X, *Wpk, *bias, *res;
   float *Y;
   int64_t C, Cb, H, W, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl, act;
   float act_a, act_b;
   int64_t owl, owr; /* interior output columns [owl, owr) */
-  int64_t rows8;    /* every row in runs of 8 (kcpu_dwb_rows8) */
+  /* every row in runs of 8 by this function (kcpu_dwb_rows8), or NULL */
+  void (*runs8)(const struct kcpu_dwb *a, const struct kcpu_dwb_row *rw, const float *x, float *y,
+                const float *r, int64_t right, int64_t k, int64_t st);
 } kcpu_dwb;
 
 /* What a row's runs share: the weights of its first valid tap, the tap
@@ -266,45 +270,41 @@ kcpu_dwb_run8x(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *x, float 
 #undef KDWB_ST
 }
 
-/* The interior runs of 8 of a row, pixels [ow, end) (end - ow a multiple
- * of 8), with the common activations as constants. */
-static inline __attribute__((always_inline)) void
-kcpu_dwb_mid8(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *x, float *y, const float *r,
-              int64_t ow, int64_t end, int64_t KW, int64_t SW, int64_t DW, int64_t vact) {
-  int64_t L = KDWB_L;
-  for (; ow < end; ow += 8)
-    kcpu_dwb_run8x(a, rw, x + (ow * SW - a->pl) * L, y + ow * L, r ? r + ow * L : NULL, KW, SW, DW,
-                   0, 0, vact, 0);
-}
-
-/* The filters whose rows go in runs of 8, as (KW, SW, DW) triples: each
- * is one compiled copy of the runs (the 3x3 and 5x5 of MobileNet-style
- * models at strides 1 and 2, ConvNeXt's 7x7, the dilated 3x3 and 5x5 of
- * segmentation heads). */
+/* The filters whose rows go in runs of 8, as (KW, SW, DW, E): the 3x3
+ * and 5x5 of MobileNet-style models at strides 1 and 2, ConvNeXt's 7x7,
+ * the dilated 3x3 and 5x5 of segmentation heads; E, the padding and
+ * overhang they take, (KW - 1) * DW / 2 columns at most (a "same"
+ * padding). Each is one function (kcpu_dwb_runs_K_S_D) holding a run per
+ * edge width, called for every run of a row: the library is compiled with
+ * the model for other targets than the build host, where every copy of a
+ * run costs compile time (MobileNetV2 for a non-host target: 2.1 s before
+ * the runs, 4.4 s with edges of up to 4 columns for every shape and the
+ * interior runs inlined per activation, 2.2-2.3 s as here, within noise
+ * of before). */
 #define KDWB_SHAPES(X)                                                                             \
-  X(3, 1, 1) X(3, 2, 1) X(5, 1, 1) X(5, 2, 1) X(7, 1, 1) X(3, 1, 2) X(5, 1, 2)
-#define KDWB_IS(K, S, D) || (a->KW == K && a->sw == S && a->dw == D)
+  X(3, 1, 1, 1) X(3, 2, 1, 1) X(5, 1, 1, 2) X(5, 2, 1, 2) X(7, 1, 1, 3) X(3, 1, 2, 2) X(5, 1, 2, 4)
 
-/* A row's first run (LO = k = pl) or last run (right: RO = k, the
- * overhang), from pixel st on; the activation at run time (two runs a
- * row). k is at most 4. */
-static void kcpu_dwb_edge8(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *x, float *y,
-                           const float *r, int64_t right, int64_t k, int64_t st) {
-#define KDWB_E1(K, S, D, n)                                                                        \
-  else if (!right && k == n) kcpu_dwb_run8x(a, rw, x, y, r, K, S, D, n, 0, rw->vact, st);          \
-  else if (right && k == n) kcpu_dwb_run8x(a, rw, x, y, r, K, S, D, 0, n, rw->vact, st);
-#define KDWB_E(K, S, D)                                                                            \
-  else if (a->KW == K && a->sw == S && a->dw == D) {                                               \
+/* A run of a row of shape (K, S, D): LO = k (the first run, right = 0),
+ * RO = k (the last run, right = 1), or neither (k = 0), storing from
+ * pixel st on. */
+typedef void (*kdwb_runs_fn)(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *x, float *y,
+                             const float *r, int64_t right, int64_t k, int64_t st);
+#define KDWB_E1(K, S, D, E, n)                                                                     \
+  else if ((n) <= (E) && !right && k == n) kcpu_dwb_run8x(a, rw, x, y, r, K, S, D, n, 0, rw->vact, \
+                                                          st);                                     \
+  else if ((n) <= (E) && right && k == n) kcpu_dwb_run8x(a, rw, x, y, r, K, S, D, 0, n, rw->vact,  \
+                                                         st);
+#define KDWB_RUNS(K, S, D, E)                                                                      \
+  static __attribute__((noinline)) void kcpu_dwb_runs_##K##_##S##_##D(                             \
+      const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *x, float *y, const float *r,         \
+      int64_t right, int64_t k, int64_t st) {                                                      \
     if (k == 0)                                                                                    \
       kcpu_dwb_run8x(a, rw, x, y, r, K, S, D, 0, 0, rw->vact, st);                                 \
-    KDWB_E1(K, S, D, 1) KDWB_E1(K, S, D, 2) KDWB_E1(K, S, D, 3) KDWB_E1(K, S, D, 4)                \
+    KDWB_E1(K, S, D, E, 1) KDWB_E1(K, S, D, E, 2) KDWB_E1(K, S, D, E, 3) KDWB_E1(K, S, D, E, 4)    \
   }
-  if (0) {
-  }
-  KDWB_SHAPES(KDWB_E)
-#undef KDWB_E
+KDWB_SHAPES(KDWB_RUNS)
+#undef KDWB_RUNS
 #undef KDWB_E1
-}
 
 /* How many columns the last pixel's window overhangs the row's end (0 if
  * none). */
@@ -313,44 +313,42 @@ static int64_t kcpu_dwb_overhang(const kcpu_dwb *a) {
   return o > 0 ? o : 0;
 }
 
-/* Whether every row of a goes in runs of 8 (kcpu_dwb_row8): a filter of
- * KDWB_SHAPES, rows of at least 8 pixels, at most 4 columns of padding or
- * overhang on either side, the first run's pixels clear of the row's end
- * and the last run's clear of its start. */
-static int kcpu_dwb_rows8(const kcpu_dwb *a) {
-  return (0 KDWB_SHAPES(KDWB_IS)) && a->OW >= 8 && a->pl <= 4 && kcpu_dwb_overhang(a) <= 4 &&
-         a->owl <= a->OW - 8 && a->owr >= 8;
+/* The runs of a's rows where they all go in runs of 8: a filter of
+ * KDWB_SHAPES with no more padding or overhang than its E, rows of at
+ * least 8 pixels, the first run's pixels clear of the row's end and the
+ * last run's clear of its start; NULL otherwise. */
+static kdwb_runs_fn kcpu_dwb_rows8(const kcpu_dwb *a) {
+  if (a->OW < 8 || a->owl > a->OW - 8 || a->owr < 8)
+    return NULL;
+#define KDWB_IS(K, S, D, E)                                                                        \
+  if (a->KW == K && a->sw == S && a->dw == D && a->pl <= E && kcpu_dwb_overhang(a) <= E)           \
+    return kcpu_dwb_runs_##K##_##S##_##D;
+  KDWB_SHAPES(KDWB_IS)
+#undef KDWB_IS
+  return NULL;
 }
 
 /* One row by runs of 8: the first run from column 0, interior runs while
  * they stay clear of the end, one interior run back from owr where a gap
  * of under 8 pixels is left before the last run, and the last run ending
  * at OW. xr: the input row (column 0). */
-static inline __attribute__((always_inline)) void
-kcpu_dwb_row8(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *xr, float *y, const float *r,
-              int64_t KW, int64_t SW, int64_t DW) {
-  int64_t L = KDWB_L, OW = a->OW, ro = kcpu_dwb_overhang(a);
+static void kcpu_dwb_row8(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *xr, float *y,
+                          const float *r) {
+  int64_t L = KDWB_L, OW = a->OW, SW = a->sw;
+  kdwb_runs_fn run = a->runs8;
 #define KDWB_RR(ow) (r ? r + (ow) * L : NULL)
-  kcpu_dwb_edge8(a, rw, xr, y, r, 0, a->pl, 0);
+  run(a, rw, xr, y, r, 0, a->pl, 0);
   int64_t ow = 8, end = 8 + (a->owr - 8) / 8 * 8;
-  if (rw->vact == KCPU_ACT_NONE)
-    kcpu_dwb_mid8(a, rw, xr, y, r, ow, end, KW, SW, DW, KCPU_ACT_NONE);
-  else if (rw->vact == KCPU_ACT_RELU)
-    kcpu_dwb_mid8(a, rw, xr, y, r, ow, end, KW, SW, DW, KCPU_ACT_RELU);
-  else if (rw->vact == KCPU_ACT_CLIP)
-    kcpu_dwb_mid8(a, rw, xr, y, r, ow, end, KW, SW, DW, KCPU_ACT_CLIP);
-  else
-    kcpu_dwb_mid8(a, rw, xr, y, r, ow, end, KW, SW, DW, rw->vact);
-  ow = end;
+  for (; ow < end; ow += 8)
+    run(a, rw, xr + (ow * SW - a->pl) * L, y + ow * L, KDWB_RR(ow), 0, 0, 0);
   if (OW - 8 > ow) { /* a gap: the interior run ending at OW - 8 */
     int64_t g = OW - 16;
-    kcpu_dwb_run8x(a, rw, xr + (g * SW - a->pl) * L, y + g * L, KDWB_RR(g), KW, SW, DW, 0, 0,
-                   rw->vact, ow - g);
+    run(a, rw, xr + (g * SW - a->pl) * L, y + g * L, KDWB_RR(g), 0, 0, ow - g);
     ow = OW - 8;
   }
   if (ow < OW)
-    kcpu_dwb_edge8(a, rw, xr + ((OW - 8) * SW - a->pl) * L, y + (OW - 8) * L, KDWB_RR(OW - 8), 1,
-                   ro, ow - (OW - 8));
+    run(a, rw, xr + ((OW - 8) * SW - a->pl) * L, y + (OW - 8) * L, KDWB_RR(OW - 8), 1,
+        kcpu_dwb_overhang(a), ow - (OW - 8));
 #undef KDWB_RR
 }
 
@@ -425,13 +423,8 @@ static void kcpu_dwb_fn(void *ctx, int64_t b, int64_t e) {
     int64_t yo = (nc * a->OH + oh) * OW * L;
     float *y = a->Y + yo;
     const float *r = a->res ? a->res + yo : NULL;
-    if (a->rows8) {
-#define KDWB_ROW(K, S, D)                                                                          \
-  else if (a->KW == K && a->sw == S && a->dw == D) kcpu_dwb_row8(a, &rw, xr, y, r, K, S, D);
-      if (0) {
-      }
-      KDWB_SHAPES(KDWB_ROW)
-#undef KDWB_ROW
+    if (a->runs8) {
+      kcpu_dwb_row8(a, &rw, xr, y, r);
       kcpu_dwb_row_act(a, y, cb);
       continue;
     }
@@ -538,7 +531,7 @@ void kcpu_convb_depthwise(const float *X, const float *Wpk, const float *bias, c
   kcpu_dwb a = {X,     Wpk, bias, res, Y,  C,   (C + KCPU_CB - 1) / KCPU_CB,
                 H,     W,   OH,   OW,  KH, KW,  sh,
                 sw,    dh,  dw,   pt,  pl, act, act_a,
-                act_b, 0,   0,     0};
+                act_b, 0,   0,     NULL};
   /* interior columns: ow*sw - pl >= 0 and ow*sw - pl + (KW-1)*dw <= W-1 */
   int64_t lo = (pl + sw - 1) / sw, last = W - 1 - (KW - 1) * dw + pl;
   int64_t hi = last < 0 ? 0 : last / sw + 1;
@@ -553,9 +546,9 @@ void kcpu_convb_depthwise(const float *X, const float *Wpk, const float *bias, c
    * 1152 channels 5x5 at 7x7 57 -> 26 us); at stride 2 the copy moves 4x
    * the output and paid only for rows of up to 8 (672 5x5 14 -> 7 24 ->
    * 18 us; 28 -> 14 and 56 -> 28 ran 40-70% slower) */
-  a.rows8 = kcpu_dwb_rows8(&a);
+  a.runs8 = kcpu_dwb_rows8(&a);
   int64_t single = a.owl + (OW - a.owr) + (a.owr - a.owl) % 4;
-  if (!a.rows8 && single * 8 > OW && (sw == 1 || OW <= 8))
+  if (!a.runs8 && single * 8 > OW && (sw == 1 || OW <= 8))
     kcpu_parallel_for(pool, N * a.Cb, kcpu_dwb_pad_fn, &a);
   else
     kcpu_parallel_for(pool, N * a.Cb * OH, kcpu_dwb_fn, &a);
