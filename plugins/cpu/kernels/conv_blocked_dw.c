@@ -210,10 +210,10 @@ static void kcpu_dwb_run1(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float
  * of the row; the last run ends at the row's last pixel and skips the
  * taps past its end (RO: how many columns the last pixel's window
  * overhangs it). With KW, SW, DW, LO and RO constants every skip is
- * decided at compile time; a skipped tap is never loaded. Runs that overlap pixels already done store from pixel st on
- * (the residual may be the output itself, so no pixel is stored twice).
- * The sums are those of kcpu_dwb_run1 over the valid taps, in (kh, kw)
- * order. */
+ * decided at compile time; a skipped tap is never loaded. Runs that
+ * overlap pixels already done store from pixel st on (the residual may
+ * be the output itself, so no pixel is stored twice). The sums are those
+ * of kcpu_dwb_run1 over the valid taps, in (kh, kw) order. */
 #define KDWB_OVER(i, SW, RO) ((RO) - (7 - (i)) * (SW) > 0 ? (RO) - (7 - (i)) * (SW) : 0)
 #define KDWB_OK(i, kw, KW, SW, DW, LO, RO)                                                         \
   ((i) * (SW) + (kw) * (DW) >= (LO) && (kw) * (DW) <= ((KW)-1) * (DW)-KDWB_OVER(i, SW, RO))
