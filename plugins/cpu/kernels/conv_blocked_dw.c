@@ -315,10 +315,11 @@ static int64_t kcpu_dwb_overhang(const kcpu_dwb *a) {
 
 /* The runs of a's rows where they all go in runs of 8: a filter of
  * KDWB_SHAPES with no more padding or overhang than its E, rows of at
- * least 8 pixels, the first run's pixels clear of the row's end and the
- * last run's clear of its start; NULL otherwise. */
+ * least 8 pixels, the first run's pixels clear of the row's end, the
+ * last run's clear of its start, and an interior run ending at owr
+ * (kcpu_dwb_row8's gap run) clear of both; NULL otherwise. */
 static kdwb_runs_fn kcpu_dwb_rows8(const kcpu_dwb *a) {
-  if (a->OW < 8 || a->owl > a->OW - 8 || a->owr < 8)
+  if (a->OW < 8 || a->owl > a->OW - 8 || a->owr < 8 || a->owr - 8 < a->owl || a->owr < a->OW - 8)
     return NULL;
 #define KDWB_IS(K, S, D, E)                                                                        \
   if (a->KW == K && a->sw == S && a->dw == D && a->pl <= E && kcpu_dwb_overhang(a) <= E)           \
@@ -329,9 +330,11 @@ static kdwb_runs_fn kcpu_dwb_rows8(const kcpu_dwb *a) {
 }
 
 /* One row by runs of 8: the first run from column 0, interior runs while
- * they stay clear of the end, one interior run back from owr where a gap
- * of under 8 pixels is left before the last run, and the last run ending
- * at OW. xr: the input row (column 0). */
+ * they stay clear of the end, where a gap of under 8 pixels is left
+ * before the last run the interior run ending at owr (a run ending at
+ * OW - 8 would start left of owl on rows of 17 or 18 with 3 columns of
+ * padding, and read before the row), and the last run ending at OW. xr:
+ * the input row (column 0). */
 static void kcpu_dwb_row8(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *xr, float *y,
                           const float *r) {
   int64_t L = KDWB_L, OW = a->OW, SW = a->sw;
@@ -341,10 +344,10 @@ static void kcpu_dwb_row8(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float
   int64_t ow = 8, end = 8 + (a->owr - 8) / 8 * 8;
   for (; ow < end; ow += 8)
     run(a, rw, xr + (ow * SW - a->pl) * L, y + ow * L, KDWB_RR(ow), 0, 0, 0);
-  if (OW - 8 > ow) { /* a gap: the interior run ending at OW - 8 */
-    int64_t g = OW - 16;
+  if (OW - 8 > ow) { /* a gap: the interior run ending at owr (>= OW - 4) */
+    int64_t g = a->owr - 8;
     run(a, rw, xr + (g * SW - a->pl) * L, y + g * L, KDWB_RR(g), 0, 0, ow - g);
-    ow = OW - 8;
+    ow = a->owr;
   }
   if (ow < OW)
     run(a, rw, xr + ((OW - 8) * SW - a->pl) * L, y + (OW - 8) * L, KDWB_RR(OW - 8), 1,
