@@ -220,8 +220,7 @@ static void kcpu_dwb_run1(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float
 
 static inline __attribute__((always_inline)) void
 kcpu_dwb_run8x(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *x, float *y, const float *r,
-               int64_t KW, int64_t SW, int64_t DW, int64_t LO, int64_t RO, int64_t vact,
-               int64_t st) {
+               int64_t KW, int64_t SW, int64_t DW, int64_t LO, int64_t RO, int64_t st) {
   kdwb_v c0 = {0}, c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
 #define KDWB_PIX(i, ci, kw)                                                                        \
   do {                                                                                             \
@@ -257,7 +256,7 @@ kcpu_dwb_run8x(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *x, float 
 #define KDWB_ST(i, ci)                                                                             \
   do {                                                                                             \
     if ((i) >= st)                                                                                 \
-      KDWB_OUT(rw, a, vact, ci, y + (i) * KDWB_L, r ? r + (i) * KDWB_L : NULL);                    \
+      KDWB_OUT(rw, a, rw->vact, ci, y + (i) * KDWB_L, r ? r + (i) * KDWB_L : NULL);                    \
   } while (0)
   KDWB_ST(0, c0);
   KDWB_ST(1, c1);
@@ -290,16 +289,14 @@ kcpu_dwb_run8x(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *x, float 
 typedef void (*kdwb_runs_fn)(const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *x, float *y,
                              const float *r, int64_t right, int64_t k, int64_t st);
 #define KDWB_E1(K, S, D, E, n)                                                                     \
-  else if ((n) <= (E) && !right && k == n) kcpu_dwb_run8x(a, rw, x, y, r, K, S, D, n, 0, rw->vact, \
-                                                          st);                                     \
-  else if ((n) <= (E) && right && k == n) kcpu_dwb_run8x(a, rw, x, y, r, K, S, D, 0, n, rw->vact,  \
-                                                         st);
+  else if ((n) <= (E) && !right && k == n) kcpu_dwb_run8x(a, rw, x, y, r, K, S, D, n, 0, st);      \
+  else if ((n) <= (E) && right && k == n) kcpu_dwb_run8x(a, rw, x, y, r, K, S, D, 0, n, st);
 #define KDWB_RUNS(K, S, D, E)                                                                      \
   static __attribute__((noinline)) void kcpu_dwb_runs_##K##_##S##_##D(                             \
       const kcpu_dwb *a, const kcpu_dwb_row *rw, const float *x, float *y, const float *r,         \
       int64_t right, int64_t k, int64_t st) {                                                      \
     if (k == 0)                                                                                    \
-      kcpu_dwb_run8x(a, rw, x, y, r, K, S, D, 0, 0, rw->vact, st);                                 \
+      kcpu_dwb_run8x(a, rw, x, y, r, K, S, D, 0, 0, st);                                           \
     KDWB_E1(K, S, D, E, 1) KDWB_E1(K, S, D, E, 2) KDWB_E1(K, S, D, E, 3) KDWB_E1(K, S, D, E, 4)    \
   }
 KDWB_SHAPES(KDWB_RUNS)
