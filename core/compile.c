@@ -26,7 +26,7 @@
  * elementwise trees into single nodes where the backend declares it. Instructions: copy
  * elimination, in-place reuse, lifetime shrinking, then the static plan. */
 #define KILN_GRAPH_PIPELINE                                                                        \
-  "dce,cse,fuseqdq,fold*,simplify*,bnfold,dce,recognize,fuseattn,dce,lower,fold*,simplify*,cse,dce,fusebias,fuseact,layout,cse,dce,fuse,dce"
+  "dce,cse,fuseqdq,fold*,simplify*,bnfold,convtrim,dce,recognize,fuseattn,dce,lower,fold*,simplify*,cse,dce,fusebias,fuseact,layout,cse,dce,fuse,dce"
 #define KILN_INSTR_PIPELINE "copyelim,inplace,shrink,plan"
 
 /* "f32[1,3,8,8], f32[4,3,3,3]": the input types of a node, for messages. */

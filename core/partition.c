@@ -995,7 +995,7 @@ static kiln_status part_extract(const kiln_function *f, const kiln_part_plan *p,
 
 /* The graph passes that come before lowering, for the whole function: a
  * node is rebuilt (LayerNorm, attention) where any entry runs it. */
-#define PART_PRE_PIPELINE "dce,cse,fuseqdq,fold*,simplify*,bnfold,dce,recognize,fuseattn,dce"
+#define PART_PRE_PIPELINE "dce,cse,fuseqdq,fold*,simplify*,bnfold,convtrim,dce,recognize,fuseattn,dce"
 
 typedef struct part_union {
   const kiln_part_entry *es;

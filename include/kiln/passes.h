@@ -139,6 +139,10 @@ KILN_NODISCARD kiln_status kiln_pass_sink(kiln_function *f, const kiln_pass_opti
                                           uint32_t *changes);
 KILN_NODISCARD kiln_status kiln_pass_fold_bn(kiln_function *f, const kiln_pass_options *o,
                                              uint32_t *changes);
+/* Conv with constant filters: the taps that read only padding for every
+ * output are dropped (filters sliced, pads shrunk, same result size). */
+KILN_NODISCARD kiln_status kiln_pass_trim_conv(kiln_function *f, const kiln_pass_options *o,
+                                               uint32_t *changes);
 
 /* Pattern recognition: chains of primitives that compute LayerNorm,
  * RMSNorm, Gelu (erf and tanh forms), Swish (x * sigmoid(x)) or Softmax
