@@ -178,6 +178,25 @@ START_TEST(conv_blocked_geometry) {
 }
 END_TEST
 
+/* Taps that read only padding for a whole run of pixels, which the kernel
+ * leaves out: dilations as large as the plane (DeepLabV3's ASPP: 3x3
+ * dilated by 12 on 16x16, where rows 4-11 read only the middle tap row),
+ * with strides, 5x5, uneven dilations, and filters past the kernel's
+ * 256 KiB a pass (chunks of pairs, a run's live taps in some of them). */
+START_TEST(conv_blocked_dead_taps) {
+  static const cb cases[] = {
+      /* C H W M KH KW sh sw dh dw pt pl pb pr */
+      {20, 16, 16, 24, 3, 3, 1, 1, 12, 12, 12, 12, 12, 12, 0, 0},
+      {17, 9, 13, 18, 3, 3, 2, 2, 6, 5, 6, 5, 6, 5, 0, 0},
+      {16, 7, 9, 33, 5, 5, 1, 1, 3, 3, 6, 6, 6, 6, 0, 0},
+      {16, 6, 20, 16, 3, 3, 1, 1, 4, 2, 4, 2, 4, 2, 0, 0},
+      {300, 8, 8, 20, 3, 3, 1, 1, 6, 6, 6, 6, 6, 6, 0, 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    cb_check(cases[i], 1);
+}
+END_TEST
+
 /* Plain inputs: the stems (3 channels, 7x7 s2 p3 and 3x3 s2 p1), and more
  * than 16 plain channels (copied into full blocks). */
 START_TEST(conv_blocked_plain) {
@@ -278,6 +297,7 @@ Suite *tk_conv_blocked_suite(void) {
   tcase_add_test(tc, conv_blocked_channels);
   tcase_add_test(tc, conv_blocked_widths);
   tcase_add_test(tc, conv_blocked_geometry);
+  tcase_add_test(tc, conv_blocked_dead_taps);
   tcase_add_test(tc, conv_blocked_plain);
   tcase_add_test(tc, conv_blocked_batch);
   tcase_add_test(tc, conv_blocked_chunks);

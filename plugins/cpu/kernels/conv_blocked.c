@@ -82,6 +82,9 @@ typedef struct kcb {
   int32_t keep[2][KCPU_CB]; /* lane masks: all lanes, and those below M of the last block */
   int32_t relu[KCPU_CB];    /* all zeros for Relu, else all ones */
   float lo, hi;             /* Clip's bounds, else -inf and inf */
+  /* Where taps read only padding for a whole run (kcb_live): the image's
+   * geometry before the zero-bordered copy; clip = 0: every tap runs. */
+  int64_t clip, H, W, KW, sh, sw, dh, dw, pt, pl;
 } kcb;
 
 /* The activations other than Relu and Clip over a stored run of P
@@ -135,6 +138,7 @@ typedef struct kcb_run {
   const float *x, *w;
   int64_t C; /* channels read from x's first block on */
   int64_t i0, i1, first, mb0, q0;
+  uint64_t live; /* bit t: tap t reads the image for some pixel of the run (taps past 63: all) */
   kcb_v16 *part;
   const char *pf, *pfend; /* cache lines of later filters to prefetch, pfn a pair */
   int64_t pfn;
@@ -158,6 +162,8 @@ KCB_INLINE void kcb_acc(const kcb *k, const kcb_run *u, const int J, const int P
     const float *xc = xt + cb * k->bs;
     int64_t L = u->C - cb * k->Lp;
     L = L < k->Lp ? L : k->Lp;
+    if (t < 64 && !(u->live >> t & 1)) /* only padding: its terms are 0 * w */
+      w += L * J * KCPU_CB, L = 0;
     for (int64_t l = 0; l < L; l++, w += J * KCPU_CB) {
       kcb_v16 wv[4];
       KCB_UNROLL for (int j = 0; j < J; j++) wv[j] = *(const kcb_v16u *)(w + j * KCPU_CB);
@@ -300,6 +306,28 @@ static void kcb_next_filters(const kcb *k, int64_t t, int64_t e, int64_t i1, int
   *hi = wg + (to < end ? to : end);
 }
 
+/* The taps that read the image for some pixel of the run of pixels [p0,
+ * p1) of output row oh: for the others every term is 0 * w (the
+ * zero-bordered copy's padding), and leaving them out changes no sum.
+ * Dilated layers on small planes are mostly such taps (DeepLabV3's ASPP:
+ * 3x3 dilated by 12 on 16x16, where three quarters of the terms are
+ * padding); elsewhere they are the edge rows. */
+static uint64_t kcb_live(const kcb *k, int64_t oh, int64_t p0, int64_t p1) {
+  if (!k->clip)
+    return ~(uint64_t)0;
+  uint64_t live = 0;
+  int64_t ih0 = oh * k->sh - k->pt, iw0 = p0 * k->sw - k->pl, iw1 = (p1 - 1) * k->sw - k->pl;
+  for (int64_t t = 0; t < k->T && t < 64; t++) {
+    int64_t ih = ih0 + t / k->KW * k->dh, dw = t % k->KW * k->dw;
+    /* some column of the run in [0, W): the run's columns are sw apart */
+    int64_t a = iw0 + dw, b = iw1 + dw;
+    int64_t first = a >= 0 ? a : a + (-a + k->sw - 1) / k->sw * k->sw;
+    if (ih >= 0 && ih < k->H && first <= b && first < k->W)
+      live |= (uint64_t)1 << t;
+  }
+  return live; /* taps past 63 run whatever the mask (kcb_acc) */
+}
+
 /* Tasks [b, e): task t is band t / ng of the runs of group t % ng. Where
  * a group's filters outgrow KCB_WBYTES, its (tap, input block) pairs go in
  * chunks, each over all the band's runs, the sums in between held in
@@ -358,6 +386,7 @@ static void kcb_task(void *ctx, int64_t b, int64_t e) {
           p1 = i == nf ? k->R : p0 + h;
         }
         u.x = k->x + x0 * k->bs + row * k->rs + p0 * k->ps;
+        u.live = kcb_live(k, row, p0, p1);
         u.part = part == acc ? acc : part + (r - r0) * J * P;
         u.mb0 = b0;
         u.q0 = row * k->OW + p0;
@@ -537,6 +566,8 @@ KCPU_PREBUILT void kcpu_k_conv2d_blocked(const float *X, int64_t x_blocked, cons
   /* output rows that continue each other in the input: one row of runs */
   int64_t flat = sh * Wp == OW * sw;
   k.NR = flat ? 1 : OH;
+  k.clip = copy && !flat && x_blocked; /* plain inputs: the stem, whose taps are cheap */
+  k.H = H, k.W = W, k.KW = KW, k.sh = sh, k.sw = sw, k.dh = dh, k.dw = dw, k.pt = pt, k.pl = pl;
   k.R = flat ? OH * OW : OW;
   k.ng = kcpu_convb_groups(Mb, gout);
   k.psv = k.ps == 16 ? 0 : 1;
