@@ -1,6 +1,6 @@
-/* plugins/cpu/emit_conv.c: Conv and ConvTranspose. f32 Conv of 1-D and
- * 2-D (groups, pads, strides, dilations, auto_pad) goes to the GEMM-based
- * kernels of kernels/conv.c: constant filters are packed here, once, and a
+/* plugins/cpu/emit_conv.c: Conv and ConvTranspose. f32 Conv of 1-D, 2-D
+ * and 3-D (groups, pads, strides, dilations, auto_pad) goes to the
+ * GEMM-based kernels of kernels/conv.c: constant filters are packed here, once, and a
  * fused activation (`activation`) and residual (input 3) ride on the GEMM
  * epilogue. Other spatial ranks
  * and float types, and every ConvTranspose, go to the type-generic kernels
@@ -61,7 +61,7 @@ static bool kcpu_conv_fast(const kiln_type *x, const kiln_type *w, const kiln_ty
 
 bool kcpu_supports_Conv(const kiln_node *n) {
   const kiln_type *x = kcpu_n_in(n, 0), *w = kcpu_n_in(n, 1);
-  bool fast = x && w && (x->rank == 3 || x->rank == 4) && w->rank == x->rank &&
+  bool fast = x && w && x->rank >= 3 && x->rank <= 5 && w->rank == x->rank &&
               kcpu_n_all_elem(n, KILN_F32);
   /* the fused residual (input 3) is added by the f32 kernels only */
   if (kiln_node_input_count(n) > 3 && kiln_node_input(n, 3))
@@ -69,10 +69,59 @@ bool kcpu_supports_Conv(const kiln_node *n) {
   return fast || kcpu_nd_conv_ok(n);
 }
 
+/* f32 3-D Conv: GEMMs on an im2col packed from the volume
+ * (kernels/conv.c, kcpu_k_conv3d), filters prepacked here. */
+static kiln_status kcpu_emit_conv3d(kcpu_emit *e, const kiln_instr *in) {
+  const kiln_type *x = kcpu_i_in_type(in, 0), *wt = kcpu_i_in_type(in, 1);
+  const kiln_type *y = kcpu_i_out_type(in, 0);
+  const kiln_attrs *a = kiln_instr_attrs(in);
+  kcpu_ndwin w;
+  if (!kcpu_nd_win(a, x, y, wt->dims + 2, false, &w) || w.sp != 3 || w.pb[0] < 0 ||
+      w.pb[1] < 0 || w.pb[2] < 0)
+    return kcpu_e_fail(in, "unsupported strides/dilations/pads/auto_pad");
+  int64_t group = kiln_attrs_int_or(a, "group", 1), act;
+  float act_a, act_b;
+  if (group < 1 || x->dims[1] % group || y->dims[1] % group)
+    return kcpu_e_fail(in, "group %lld does not divide the channels", (long long)group);
+  if (!kcpu_perf_act(a, &act, &act_a, &act_b))
+    return kcpu_e_fail(in, "activation '%s' is not supported",
+                       kiln_attrs_string_or(a, "activation", ""));
+  int64_t C = x->dims[1], M = y->dims[1], lanes = kcpu_vector_lanes(e);
+  int64_t Mg = M / group, Kg = C / group * w.k[0] * w.k[1] * w.k[2];
+  LLVMValueRef wpk =
+      kcpu_perf_prepack(e, kcpu_i_in(in, 1), group, Mg * Kg, Mg, Kg, Kg, 1, kcpu_gemm_mr(lanes));
+  LLVMValueRef args[34] = {kcpu_addr(e, kcpu_i_in(in, 0)),
+                           wpk ? kcpu_e_null(e) : kcpu_addr(e, kcpu_i_in(in, 1)),
+                           wpk ? wpk : kcpu_e_null(e),
+                           kcpu_e_ptr(e, kcpu_i_in(in, 2)),
+                           kcpu_e_ptr(e, kcpu_i_in(in, 3)),
+                           kcpu_addr(e, kcpu_i_out(in, 0)),
+                           kcpu_i64(e, x->dims[0]),
+                           kcpu_i64(e, C)};
+  uint32_t i = 8;
+  for (int r = 0; r < 3; r++)
+    args[i++] = kcpu_i64(e, w.in[r]);
+  args[i++] = kcpu_i64(e, M);
+  const int64_t *runs[] = {w.out, w.k, w.s, w.d, w.pb};
+  for (int q = 0; q < 5; q++)
+    for (int r = 0; r < 3; r++)
+      args[i++] = kcpu_i64(e, runs[q][r]);
+  args[i++] = kcpu_i64(e, group);
+  args[i++] = kcpu_i64(e, act);
+  args[i++] = kcpu_f32(e, act_a);
+  args[i++] = kcpu_f32(e, act_b);
+  args[i++] = kcpu_i64(e, lanes);
+  args[i++] = kcpu_pool(e);
+  return kcpu_e_call(e, in, "kcpu_k_conv3d", args, i);
+}
+
 kiln_status kcpu_emit_Conv(kcpu_emit *e, const kiln_instr *in) {
   const kiln_type *x = kcpu_i_in_type(in, 0), *wt = kcpu_i_in_type(in, 1);
   const kiln_type *y = kcpu_i_out_type(in, 0);
   const kiln_attrs *a = kiln_instr_attrs(in);
+  if (x && wt && y && x->rank == 5 && wt->rank == 5 && y->rank == 5 && x->elem == KILN_F32 &&
+      wt->elem == KILN_F32 && y->elem == KILN_F32)
+    return kcpu_emit_conv3d(e, in);
   if (!kcpu_conv_fast(x, wt, y))
     return kcpu_nd_conv_emit(e, in);
   uint32_t sp = x->rank - 2;

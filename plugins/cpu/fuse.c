@@ -30,7 +30,7 @@ static bool kcpu_fuse_relu_ok(const kiln_node *n) {
   }
   const kiln_type *x = kiln_value_type(kiln_node_input(n, 0));
   if (k == KILN_NODE_Conv)
-    return x->rank == 3 || x->rank == 4;
+    return x->rank >= 3 && x->rank <= 5;
   return true;
 }
 

@@ -1,4 +1,5 @@
-/* plugins/cpu/kernels/conv.c: 2-D convolution (NCHW, f32). Pointwise
+/* plugins/cpu/kernels/conv.c: 2-D and 3-D convolution (NCHW, NCDHW, f32;
+ * 3-D: GEMMs with the im2col packer below, nothing else). Pointwise
  * convolutions are plain GEMMs on the image; general ones are GEMMs whose B
  * matrix (im2col) is packed straight from the image by a custom packer, so
  * no column buffer is ever materialized (on AVX-512, with prepacked
@@ -20,61 +21,66 @@ typedef float kcpu_v4u __attribute__((vector_size(16), aligned(4), may_alias));
 typedef int32_t kcpu_v16m __attribute__((vector_size(64))); /* comparison masks */
 typedef float kcpu_v16 __attribute__((vector_size(64)));
 
-/* B(k, p) with k = (c, kh, kw) and p = (oh, ow): the input pixel under
- * filter tap k for output pixel p, zero in the padding. Everything that
- * needs a division is computed once per call: per tap k (its plane, row
- * offset and the output columns whose input column is inside), and per
- * panel its runs of pixels within one output row. Each (tap, run) is then
- * a leading pad, a valid part (a plain copy when the stride is 1) and a
- * trailing pad, with no per-element bounds test. */
+/* B(k, p) with k = (c, kd, kh, kw) and p = (od, oh, ow) (2-D: one depth
+ * slice, kd = od = 0): the input pixel under filter tap k for output
+ * pixel p, zero in the padding. Everything that needs a division is
+ * computed once per call: per tap k (its plane, depth and row offsets and
+ * the output columns whose input column is inside), and per panel its
+ * runs of pixels within one output row. Each (tap, run) is then a leading
+ * pad, a valid part (a plain copy when the stride is 1) and a trailing
+ * pad, with no per-element bounds test. */
 typedef struct kcpu_im2col_tap {
-  int64_t plane, khd, off, lo, hi;
+  int64_t plane, kdd, khd, off, lo, hi;
 } kcpu_im2col_tap;
 
 static void kcpu_pack_b_im2col(const kcpu_gemm_desc *d, float *dst, int64_t k0, int64_t kc,
                                int64_t n0, int64_t nc, int64_t NR) {
   const kcpu_conv_geo *g = d->bctx;
-  int64_t khw = g->KH * g->KW, sw = g->sw;
+  int64_t khw = g->KH * g->KW, kdhw = g->KD * khw, sw = g->sw;
   kcpu_im2col_tap taps[KCPU_KC];
   if (kc > KCPU_KC)
     return; /* the engine never asks for more */
   for (int64_t k = 0; k < kc; k++) {
-    int64_t kk = k0 + k, c = kk / khw, r = kk % khw, kh = r / g->KW, kw = r % g->KW;
-    int64_t off = kw * g->dw - g->pl;
+    int64_t kk = k0 + k, c = kk / kdhw, kd = kk % kdhw / khw, r = kk % khw;
+    int64_t kh = r / g->KW, kw = r % g->KW, off = kw * g->dw - g->pl;
     int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
     int64_t hi = g->W - off <= 0 ? 0 : (g->W - off - 1) / sw + 1;
-    taps[k] =
-        (kcpu_im2col_tap){c * g->H * g->W, kh * g->dh - g->pt, off, lo, hi > g->OW ? g->OW : hi};
+    taps[k] = (kcpu_im2col_tap){c * g->D * g->H * g->W, kd * g->dd - g->pd, kh * g->dh - g->pt,
+                                off, lo, hi > g->OW ? g->OW : hi};
   }
-  int64_t run_oh[KCPU_NR_MAX + 1], run_ow[KCPU_NR_MAX + 1], run_len[KCPU_NR_MAX + 1];
+  int64_t run_od[KCPU_NR_MAX + 1], run_oh[KCPU_NR_MAX + 1], run_ow[KCPU_NR_MAX + 1];
+  int64_t run_len[KCPU_NR_MAX + 1];
   if (NR > KCPU_NR_MAX)
     return;
   for (int64_t j = 0; j < nc; j += NR) {
     int64_t nr = nc - j < NR ? nc - j : NR, nrun = 0;
-    int64_t p0 = n0 + j, oh = p0 / g->OW, ow = p0 % g->OW;
+    int64_t p0 = n0 + j, oh = p0 / g->OW, ow = p0 % g->OW, od = oh / g->OH;
+    oh %= g->OH;
     for (int64_t q = 0; q < nr; nrun++) {
       int64_t len = g->OW - ow < nr - q ? g->OW - ow : nr - q;
+      run_od[nrun] = od;
       run_oh[nrun] = oh;
       run_ow[nrun] = ow;
       run_len[nrun] = len;
       q += len;
       ow = 0;
-      oh++;
+      if (++oh == g->OH)
+        oh = 0, od++;
     }
     for (int64_t k = 0; k < kc; k++) {
       const kcpu_im2col_tap *t = &taps[k];
       float *o = dst + k * NR;
       for (int64_t u = 0; u < nrun; u++) {
         int64_t ow0 = run_ow[u], end = ow0 + run_len[u];
-        int64_t ih = run_oh[u] * g->sh + t->khd;
+        int64_t ih = run_oh[u] * g->sh + t->khd, id = run_od[u] * g->sd + t->kdd;
         float *oo = o - ow0; /* oo[x] is the cell of output column x */
         o += run_len[u];
-        if (ih < 0 || ih >= g->H || t->lo >= t->hi) {
+        if (ih < 0 || ih >= g->H || id < 0 || id >= g->D || t->lo >= t->hi) {
           for (int64_t x = ow0; x < end; x++)
             oo[x] = 0.0f;
           continue;
         }
-        const float *row = g->x + t->plane + ih * g->W + t->off;
+        const float *row = g->x + t->plane + (id * g->H + ih) * g->W + t->off;
         int64_t a = ow0 > t->lo ? ow0 : t->lo, b = end < t->hi ? end : t->hi;
         for (int64_t x = ow0; x < a && x < end; x++)
           oo[x] = 0.0f;
@@ -122,7 +128,13 @@ static void kcpu_conv_one(const kcpu_conv_args *a, int64_t n, int64_t g, struct 
                        a->dh,
                        a->dw,
                        a->pt,
-                       a->pl};
+                       a->pl,
+                       1,
+                       1,
+                       1,
+                       1,
+                       0,
+                       a->OH};
   int pointwise = a->KH == 1 && a->KW == 1 && a->sh == 1 && a->sw == 1 && a->pt == 0 &&
                   a->pl == 0 && a->OH == a->H && a->OW == a->W;
   kcpu_gemm_desc d = {
@@ -629,4 +641,83 @@ KCPU_PREBUILT void kcpu_k_conv2d(const float *X, const float *Wt, const float *b
                    int64_t pl, int64_t group, int64_t act, int64_t lanes, struct kcpu_pool *pool) {
   kcpu_k_conv2d_ex(X, Wt, NULL, bias, NULL, Y, N, C, H, W, M, OH, OW, KH, KW, sh, sw, dh, dw, pt,
                    pl, group, act, 0, 0, lanes, pool);
+}
+
+/* 3-D convolution (NCDHW, f32) as kcpu_k_conv2d_ex's GEMMs, one per
+ * (image, group): A the filters [Mg, Cg * KD * KH * KW] (prepacked, or
+ * Wt), B the im2col matrix of the volume packed straight from it (no
+ * column buffer), C the output [Mg, OD * OH * OW]; a 1x1x1 stride-1
+ * unpadded layer is a plain GEMM on the volume. Bias, residual and
+ * activation in the GEMM's epilogue. Video models (torchvision's R3D-18,
+ * R(2+1)D) ran through the type-generic N-D loop at 2 GFLOP/s. */
+typedef struct kcpu_conv3d_args {
+  const float *X, *Wt, *Wpk, *bias, *res;
+  float *Y;
+  int64_t N, C, D, H, W, M, OD, OH, OW, KD, KH, KW, sd, sh, sw, dd, dh, dw, pd, pt, pl, group;
+  int64_t act, lanes;
+  float act_a, act_b;
+} kcpu_conv3d_args;
+
+static void kcpu_conv3d_one(const kcpu_conv3d_args *a, int64_t n, int64_t g,
+                            struct kcpu_pool *pool) {
+  int64_t Cg = a->C / a->group, Mg = a->M / a->group, Kg = Cg * a->KD * a->KH * a->KW;
+  int64_t V = a->D * a->H * a->W, P = a->OD * a->OH * a->OW;
+  kcpu_conv_geo geo = {.x = a->X + (n * a->C + g * Cg) * V, .H = a->H, .W = a->W, .OW = a->OW,
+                       .KH = a->KH, .KW = a->KW, .sh = a->sh, .sw = a->sw, .dh = a->dh,
+                       .dw = a->dw, .pt = a->pt, .pl = a->pl, .D = a->D, .KD = a->KD,
+                       .sd = a->sd, .dd = a->dd, .pd = a->pd, .OH = a->OH};
+  int pointwise = a->KD == 1 && a->KH == 1 && a->KW == 1 && a->sd == 1 && a->sh == 1 &&
+                  a->sw == 1 && a->pd == 0 && a->pt == 0 && a->pl == 0 && a->OD == a->D &&
+                  a->OH == a->H && a->OW == a->W;
+  kcpu_gemm_desc d = {
+      .M = Mg,
+      .N = P,
+      .K = Kg,
+      .alpha = 1.0f,
+      .A = a->Wpk ? NULL : a->Wt + g * Mg * Kg,
+      .lda = Kg,
+      .Apk = a->Wpk ? a->Wpk + g * kcpu_prepacked_size(Mg, Kg, kcpu_gemm_mr(a->lanes)) : NULL,
+      .B = geo.x,
+      .ldb = V,
+      .pack_b = pointwise ? NULL : kcpu_pack_b_im2col,
+      .bctx = &geo,
+      .C = a->Y + (n * a->M + g * Mg) * P,
+      .ldc = P,
+      .bias_row = a->bias ? a->bias + g * Mg : NULL,
+      .res = a->res ? a->res + (n * a->M + g * Mg) * P : NULL,
+      .ldr = P,
+      .act = a->act,
+      .act_a = a->act_a,
+      .act_b = a->act_b,
+      .lanes = a->lanes};
+  kcpu_gemm_run(&d, pool);
+}
+
+static void kcpu_conv3d_fn(void *ctx, int64_t b, int64_t e) {
+  const kcpu_conv3d_args *a = ctx;
+  for (int64_t i = b; i < e; i++)
+    kcpu_conv3d_one(a, i / a->group, i % a->group, NULL);
+}
+
+KCPU_PREBUILT void kcpu_k_conv3d(const float *X, const float *Wt, const float *Wpk,
+                                 const float *bias, const float *res, float *Y, int64_t N,
+                                 int64_t C, int64_t D, int64_t H, int64_t W, int64_t M, int64_t OD,
+                                 int64_t OH, int64_t OW, int64_t KD, int64_t KH, int64_t KW,
+                                 int64_t sd, int64_t sh, int64_t sw, int64_t dd, int64_t dh,
+                                 int64_t dw, int64_t pd, int64_t pt, int64_t pl, int64_t group,
+                                 int64_t act, float act_a, float act_b, int64_t lanes,
+                                 struct kcpu_pool *pool) {
+  kcpu_conv3d_args a = {X,  Wt, Wpk, bias, res, Y,  N,  C,  D,  H,  W,  M,     OD,  OH,
+                        OW, KD, KH,  KW,   sd,  sh, sw, dd, dh, dw, pd, pt, pl,    group,
+                        act, lanes, act_a, act_b};
+  if (N <= 0 || M <= 0 || OD <= 0 || OH <= 0 || OW <= 0 || group < 1)
+    return;
+  int64_t T = kcpu_pool_threads(pool), jobs = N * group;
+  if (T > 1 && (jobs >= 2 * T || (jobs >= T && jobs % T == 0))) {
+    kcpu_parallel_for(pool, jobs, kcpu_conv3d_fn, &a);
+    return;
+  }
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t g = 0; g < group; g++)
+      kcpu_conv3d_one(&a, n, g, pool);
 }

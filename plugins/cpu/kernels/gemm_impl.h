@@ -93,6 +93,9 @@ void kcpu_gemm_grid(int64_t M, int64_t N, int64_t MR, int64_t NR, int64_t L, int
 typedef struct kcpu_conv_geo {
   const float *x; /* image of this (n, group) at its first channel */
   int64_t H, W, OW, KH, KW, sh, sw, dh, dw, pt, pl;
+  /* the depth axis of a 3-D convolution (D = KD = sd = dd = 1, pd = 0 for
+   * 2-D) and the output rows per output depth slice */
+  int64_t D, KD, sd, dd, pd, OH;
 } kcpu_conv_geo;
 
 /* The convolution of one (image, group) as GEMM d (A = its prepacked
@@ -133,5 +136,14 @@ void kcpu_k_conv2d_ex(const float *X, const float *Wt, const float *Wpk, const f
                       int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t dh,
                       int64_t dw, int64_t pt, int64_t pl, int64_t group, int64_t act, float act_a,
                       float act_b, int64_t lanes, struct kcpu_pool *pool);
+/* The same for 3-D (NCDHW, X [N, C, D, H, W], Y [N, M, OD, OH, OW]):
+ * depth, rows, columns in that order in each group of geometry
+ * arguments; Wpk per group as above with K = C/group * KD * KH * KW. */
+void kcpu_k_conv3d(const float *X, const float *Wt, const float *Wpk, const float *bias,
+                   const float *res, float *Y, int64_t N, int64_t C, int64_t D, int64_t H,
+                   int64_t W, int64_t M, int64_t OD, int64_t OH, int64_t OW, int64_t KD,
+                   int64_t KH, int64_t KW, int64_t sd, int64_t sh, int64_t sw, int64_t dd,
+                   int64_t dh, int64_t dw, int64_t pd, int64_t pt, int64_t pl, int64_t group,
+                   int64_t act, float act_a, float act_b, int64_t lanes, struct kcpu_pool *pool);
 
 #endif
