@@ -326,7 +326,9 @@ static void rnn_compare(rnn_case c) {
   rnn_fill(h0f, h0d, nh, 5, 0.5);
   rnn_fill(c0f, c0d, nh, 6, 0.5);
   rnn_fill(pf, pd, np, 7, 0.4);
-  int32_t lens[3] = {(int32_t)S, (int32_t)(S + 1) / 2, (int32_t)S};
+  /* row 1 shorter; rows 3 and 4 (batches of 5 and more) finish early too */
+  int32_t lens[8] = {(int32_t)S, (int32_t)(S + 1) / 2, (int32_t)S, (int32_t)S - 1, 1,
+                     (int32_t)S, (int32_t)S, (int32_t)S};
   const int32_t *ln = c.lens ? lens : NULL;
   int64_t dims[5] = {S, B, I, H, D};
   /* default activations: RNN tanh; GRU sigmoid, tanh; LSTM sigmoid, tanh, tanh */
@@ -425,6 +427,25 @@ START_TEST(rnn_f32_path_matches_generic) {
 }
 END_TEST
 
+/* Batches of up to 6 rows, whose steps go together: the AVX-512 product
+ * takes up to 4 rows per weight load (5 and 6: a group of 4, then the
+ * rest), rows that finish early drop out of the groups; hidden sizes past
+ * the threshold at which a step's units split over the threads (G x H x H
+ * x B >= 2^18: LSTM 136 x 5, GRU 150 x 4), one direction (split) and two
+ * (a thread each). */
+START_TEST(rnn_f32_path_batches) {
+  for (int64_t G = 1; G <= 4; G += G == 1 ? 2 : 1) {
+    /* G S B I H D rev layout lbr if peep lens clip */
+    rnn_compare((rnn_case){G, 4, 6, 5, 40, 1, 0, 0, 0, 0, 1, 1, 0.0});
+    rnn_compare((rnn_case){G, 4, 5, 5, 40, 1, 1, 1, G == 3, 0, 1, 1, 0.0});
+  }
+  rnn_compare((rnn_case){4, 3, 5, 7, 136, 1, 0, 0, 0, 0, 1, 1, 0.0});
+  rnn_compare((rnn_case){3, 3, 4, 7, 150, 1, 0, 1, 0, 0, 0, 1, 0.0});
+  rnn_compare((rnn_case){3, 3, 4, 7, 150, 1, 1, 0, 1, 0, 0, 1, 0.0});
+  rnn_compare((rnn_case){1, 3, 5, 7, 240, 2, 0, 0, 0, 0, 0, 1, 0.0});
+}
+END_TEST
+
 /* Hidden sizes around the product's block of units (8, 16 or 32 by the
  * vector width: padding rows, several blocks, a partial last one), one
  * step and several, batch 1 and 3, one direction either way. */
@@ -463,6 +484,7 @@ Suite *tk_generic_suite(void) {
   tcase_add_test(tc, pow_einsum_resize);
   tcase_add_test(tc, rnn_one_unit);
   tcase_add_test(tc, rnn_f32_path_matches_generic);
+  tcase_add_test(tc, rnn_f32_path_batches);
   tcase_add_test(tc, rnn_f32_path_shapes);
   tcase_add_test(tc, rnn_f32_path_two_k_blocks);
   suite_add_tcase(s, tc);
