@@ -2,9 +2,9 @@
  * and 3-D (groups, pads, strides, dilations, auto_pad) goes to the
  * GEMM-based kernels of kernels/conv.c: constant filters are packed here, once, and a
  * fused activation (`activation`) and residual (input 3) ride on the GEMM
- * epilogue. Other spatial ranks
- * and float types, and every ConvTranspose, go to the type-generic kernels
- * of kernels/conv_nd.c. Window geometry: emit_window.c. */
+ * epilogue. f32 2-D ConvTranspose is a GEMM and a scatter
+ * (kernels/conv.c). Other spatial ranks and float types go to the
+ * type-generic kernels of kernels/conv_nd.c. Window geometry: emit_window.c. */
 #include "emit_window.h"
 
 #include "conv_blocked.h"
@@ -49,7 +49,60 @@ static kiln_status kcpu_nd_conv_emit(kcpu_emit *e, const kiln_instr *in) {
 bool kcpu_supports_ConvTranspose(const kiln_node *n) {
   return kcpu_nd_conv_ok(n);
 }
+
+/* f32 2-D ConvTranspose: a GEMM per (image, group) with the filters,
+ * packed here, as A, then a scatter into the output (kernels/conv.c). */
+static kiln_status kcpu_emit_convt2d(kcpu_emit *e, const kiln_instr *in) {
+  const kiln_type *x = kcpu_i_in_type(in, 0), *wt = kcpu_i_in_type(in, 1);
+  const kiln_type *y = kcpu_i_out_type(in, 0);
+  const kiln_attrs *a = kiln_instr_attrs(in);
+  kcpu_ndwin w;
+  if (!kcpu_nd_win(a, x, y, wt->dims + 2, true, &w) || w.sp != 2)
+    return kcpu_e_fail(in, "unsupported shapes or strides/dilations/pads/auto_pad");
+  int64_t group = kiln_attrs_int_or(a, "group", 1);
+  int64_t C = x->dims[1], M = y->dims[1], lanes = kcpu_vector_lanes(e);
+  if (group < 1 || C % group || M % group || wt->dims[0] != C || wt->dims[1] * group != M)
+    return kcpu_e_fail(in, "group %lld does not divide the channels", (long long)group);
+  int64_t Cg = C / group, R = M / group * w.k[0] * w.k[1];
+  /* inputs of a few pixels: the GEMM turned around (kernels/conv.c) */
+  int64_t swap = w.in[0] * w.in[1] <= 16;
+  /* (i, k) = Wt[(g*Cg + k)*R + i]: groups Cg*R apart, rows 1, k R */
+  LLVMValueRef apk = kcpu_perf_prepack(e, kcpu_i_in(in, 1), group, Cg * R, R, Cg, 1, R,
+                                       swap ? kcpu_gemm_nr(lanes) : kcpu_gemm_mr(lanes));
+  LLVMValueRef args[24] = {kcpu_addr(e, kcpu_i_in(in, 0)),
+                           apk ? kcpu_e_null(e) : kcpu_addr(e, kcpu_i_in(in, 1)),
+                           apk ? apk : kcpu_e_null(e),
+                           kcpu_e_ptr(e, kcpu_i_in(in, 2)),
+                           kcpu_addr(e, kcpu_i_out(in, 0)),
+                           kcpu_i64(e, x->dims[0]),
+                           kcpu_i64(e, C),
+                           kcpu_i64(e, w.in[0]),
+                           kcpu_i64(e, w.in[1]),
+                           kcpu_i64(e, M),
+                           kcpu_i64(e, w.out[0]),
+                           kcpu_i64(e, w.out[1]),
+                           kcpu_i64(e, w.k[0]),
+                           kcpu_i64(e, w.k[1]),
+                           kcpu_i64(e, w.s[0]),
+                           kcpu_i64(e, w.s[1]),
+                           kcpu_i64(e, w.d[0]),
+                           kcpu_i64(e, w.d[1]),
+                           kcpu_i64(e, w.pb[0]),
+                           kcpu_i64(e, w.pb[1]),
+                           kcpu_i64(e, group),
+                           kcpu_i64(e, swap),
+                           kcpu_i64(e, lanes),
+                           kcpu_pool(e)};
+  return kcpu_e_call(e, in, "kcpu_k_convtranspose2d", args, 24);
+}
+
 kiln_status kcpu_emit_ConvTranspose(kcpu_emit *e, const kiln_instr *in) {
+  const kiln_type *x = kcpu_i_in_type(in, 0), *wt = kcpu_i_in_type(in, 1);
+  const kiln_type *y = kcpu_i_out_type(in, 0);
+  if (x && wt && y && x->rank == 4 && wt->rank == 4 && y->rank == 4 && x->elem == KILN_F32 &&
+      wt->elem == KILN_F32 && y->elem == KILN_F32 &&
+      (!kcpu_i_in(in, 2) || kcpu_i_in_type(in, 2)->elem == KILN_F32))
+    return kcpu_emit_convt2d(e, in);
   return kcpu_nd_conv_any(e, in, true);
 }
 

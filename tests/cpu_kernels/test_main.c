@@ -9,6 +9,7 @@ int main(void) {
   srunner_add_suite(sr, tk_generic_suite());
   srunner_add_suite(sr, tk_pool_suite());
   srunner_add_suite(sr, tk_conv3d_suite());
+  srunner_add_suite(sr, tk_convt_suite());
   srunner_add_suite(sr, tk_quant_gemm_suite());
   srunner_add_suite(sr, tk_winograd_suite());
   srunner_add_suite(sr, tk_conv_blocked_suite());

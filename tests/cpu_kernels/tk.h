@@ -84,6 +84,7 @@ static inline const tk_act *tk_acts(void) {
 Suite *tk_gemm_suite(void);
 Suite *tk_conv_suite(void);
 Suite *tk_conv3d_suite(void);
+Suite *tk_convt_suite(void);
 Suite *tk_conv_dense_suite(void);
 Suite *tk_rowwise_suite(void);
 Suite *tk_generic_suite(void);

@@ -721,3 +721,116 @@ KCPU_PREBUILT void kcpu_k_conv3d(const float *X, const float *Wt, const float *W
     for (int64_t g = 0; g < group; g++)
       kcpu_conv3d_one(&a, n, g, pool);
 }
+
+/* 2-D ConvTranspose (NCHW, f32) as a GEMM and a scatter (col2im): per
+ * (image, group), cols[(m, kh, kw), (ih, iw)] = sum over the group's
+ * input channels c of W[c][m][kh][kw] * X[c][ih][iw] (A = the filters
+ * seen as [C/group, M/group x KH x KW], transposed, packed at compile
+ * time; B = the image as it lies), then each output pixel (oh, ow) =
+ * bias + the cols of the (tap, input pixel) pairs with oh = ih * sh - pt
+ * + kh * dh (ow likewise), taps in (kh, kw) order. UNet's and GANs'
+ * upsampling layers ran through the type-generic N-D loop (a 4-layer
+ * DCGAN generator: 1.1 s against ONNX Runtime's 1.6 ms). On tiny inputs
+ * (swap: a GAN's 1x1 latent and 4x4 maps) the GEMM is turned around,
+ * cols^T = X^T W with the filters as its (packed) B, so that the long
+ * side is the GEMM's N instead of a single column; a 1x1 input does all
+ * images in one GEMM (X is then [N, C]). */
+typedef struct kcpu_convt_args {
+  const float *X, *Wt, *Wpk, *bias;
+  float *Y, *cols;
+  int64_t N, C, H, W, M, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl, group, lanes, swap, n, g;
+  int64_t ci, cp; /* floats between cols of consecutive (m, kh, kw) and input pixels */
+} kcpu_convt_args;
+
+/* Output channels [b, e) of group g of image n from the cols. */
+static void kcpu_convt_scatter(void *ctx, int64_t b, int64_t e) {
+  const kcpu_convt_args *a = ctx;
+  int64_t Mg = a->M / a->group, OHW = a->OH * a->OW, KK = a->KH * a->KW;
+  for (int64_t mi = b; mi < e; mi++) {
+    int64_t m = a->g * Mg + mi;
+    float *y = a->Y + (a->n * a->M + m) * OHW;
+    float bv = a->bias ? a->bias[m] : 0.0f;
+    for (int64_t i = 0; i < OHW; i++)
+      y[i] = bv;
+    for (int64_t kh = 0; kh < a->KH; kh++)
+      for (int64_t kw = 0; kw < a->KW; kw++) {
+        const float *col = a->cols + (mi * KK + kh * a->KW + kw) * a->ci;
+        /* input columns whose output column is inside: ow = iw * sw + o */
+        int64_t o = kw * a->dw - a->pl;
+        int64_t lo = o >= 0 ? 0 : (-o + a->sw - 1) / a->sw;
+        int64_t hi = a->OW - o <= 0 ? 0 : (a->OW - o - 1) / a->sw + 1;
+        hi = hi < a->W ? hi : a->W;
+        for (int64_t ih = 0; ih < a->H; ih++) {
+          int64_t oh = ih * a->sh - a->pt + kh * a->dh;
+          if (oh < 0 || oh >= a->OH)
+            continue;
+          float *yr = y + oh * a->OW + o;
+          const float *cr = col + ih * a->W * a->cp;
+          if (a->cp != 1)
+            for (int64_t iw = lo; iw < hi; iw++)
+              yr[iw * a->sw] += cr[iw * a->cp];
+          else if (a->sw == 1)
+            for (int64_t iw = lo; iw < hi; iw++)
+              yr[iw] += cr[iw];
+          else
+            for (int64_t iw = lo; iw < hi; iw++)
+              yr[iw * a->sw] += cr[iw];
+        }
+      }
+  }
+}
+
+KCPU_PREBUILT void kcpu_k_convtranspose2d(const float *X, const float *Wt, const float *Wpk,
+                                          const float *bias, float *Y, int64_t N, int64_t C,
+                                          int64_t H, int64_t W, int64_t M, int64_t OH, int64_t OW,
+                                          int64_t KH, int64_t KW, int64_t sh, int64_t sw,
+                                          int64_t dh, int64_t dw, int64_t pt, int64_t pl,
+                                          int64_t group, int64_t swap, int64_t lanes,
+                                          struct kcpu_pool *pool) {
+  if (N <= 0 || M <= 0 || OH <= 0 || OW <= 0 || group < 1)
+    return;
+  int64_t Cg = C / group, Mg = M / group, KK = KH * KW, R = Mg * KK, HW = H * W;
+  int64_t all = swap && HW == 1 ? N : 1; /* images per GEMM */
+  float *cols = kcpu_alloc(all * R * HW * (int64_t)sizeof(float));
+  if (!cols)
+    return; /* out of memory: the output is left unwritten, like any failed allocation here */
+  kcpu_convt_args a = {.X = X, .Wt = Wt, .Wpk = Wpk, .bias = bias, .Y = Y, .cols = cols, .N = N,
+                       .C = C, .H = H, .W = W, .M = M, .OH = OH, .OW = OW, .KH = KH, .KW = KW,
+                       .sh = sh, .sw = sw, .dh = dh, .dw = dw, .pt = pt, .pl = pl,
+                       .group = group, .lanes = lanes, .swap = swap, .ci = swap ? 1 : HW,
+                       .cp = swap ? R : 1};
+  int64_t mr = kcpu_gemm_mr(lanes), nr = kcpu_gemm_nr(lanes);
+  for (int64_t g = 0; g < group; g++)
+    for (int64_t n = 0; n < N; n += all) {
+      kcpu_gemm_desc d = {.K = Cg, .alpha = 1.0f, .C = cols, .lanes = lanes};
+      const float *wg = Wt ? Wt + g * Cg * R : NULL;
+      if (swap) { /* cols^T [pixels, R] = X^T W */
+        d.M = all * HW, d.N = R;
+        d.A = X + (n * C + g * Cg) * HW;
+        d.lda = HW == 1 ? C : HW;
+        d.trans_a = HW != 1;
+        d.B = wg, d.ldb = R;
+        d.Bpk = Wpk ? Wpk + g * kcpu_prepacked_size(R, Cg, nr) : NULL;
+        d.ldc = R;
+      } else { /* cols [R, pixels] = W^T X */
+        d.M = R, d.N = HW;
+        d.A = wg, d.lda = R, d.trans_a = 1;
+        d.Apk = Wpk ? Wpk + g * kcpu_prepacked_size(R, Cg, mr) : NULL;
+        d.B = X + (n * C + g * Cg) * HW, d.ldb = HW;
+        d.ldc = HW;
+      }
+      if (Cg > 0) {
+        kcpu_gemm_run(&d, pool);
+      } else {
+        for (int64_t i = 0; i < all * R * HW; i++)
+          cols[i] = 0.0f;
+      }
+      a.g = g;
+      for (int64_t j = 0; j < all; j++) {
+        a.n = n + j;
+        a.cols = cols + j * R;
+        kcpu_parallel_for(pool, Mg, kcpu_convt_scatter, &a);
+      }
+    }
+  kcpu_free(cols);
+}

@@ -136,6 +136,19 @@ void kcpu_k_conv2d_ex(const float *X, const float *Wt, const float *Wpk, const f
                       int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t dh,
                       int64_t dw, int64_t pt, int64_t pl, int64_t group, int64_t act, float act_a,
                       float act_b, int64_t lanes, struct kcpu_pool *pool);
+/* 2-D ConvTranspose (X [N, C, H, W], Wt [C, M/group, KH, KW], Y [N, M,
+ * OH, OW]; pt, pl: the leading pads, which may be negative). Wpk: the
+ * filters packed per group, matrix g's element (i = (m, kh, kw), k = c)
+ * being Wt[(g * C/group + c) * M/group * KH * KW + i], with unit MR as the
+ * GEMM's A, or (swap) with unit NR as its B (op(B)(k, i)), matrices
+ * kcpu_prepacked_size(M/group * KH * KW, C/group, unit) floats apart; or
+ * NULL: then Wt. swap: the GEMM turned around, for inputs of a few
+ * pixels. bias [M] or NULL. */
+void kcpu_k_convtranspose2d(const float *X, const float *Wt, const float *Wpk, const float *bias,
+                            float *Y, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M,
+                            int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw,
+                            int64_t dh, int64_t dw, int64_t pt, int64_t pl, int64_t group,
+                            int64_t swap, int64_t lanes, struct kcpu_pool *pool);
 /* The same for 3-D (NCDHW, X [N, C, D, H, W], Y [N, M, OD, OH, OW]):
  * depth, rows, columns in that order in each group of geometry
  * arguments; Wpk per group as above with K = C/group * KD * KH * KW. */
