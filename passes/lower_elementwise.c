@@ -177,12 +177,20 @@ bool kiln_lower_HardSwish(kiln_lower_ctx *c, kiln_value **r) {
   return true;
 }
 
+/* max(x, alpha x) for 0 <= alpha <= 1, min(x, alpha x) above 1: the same
+ * values as the Where form (signed zeros and NaN included), in kinds that
+ * fuse into one elementwise loop; the Where form (a compare, a product and
+ * a select over three tensors) ran a vocoder's LeakyRelus at 15 GB/s. */
 bool kiln_lower_LeakyRelu(kiln_lower_ctx *c, kiln_value **r) {
   if (!is_float(c))
     return false;
   kiln_value *x = X0;
-  r[0] = lower_where(c, lower_bin(c, KILN_NODE_Less, x, lower_sc(c, 0)),
-                     lower_bin(c, KILN_NODE_Mul, x, lower_sc(c, lower_fattr(c, "alpha", 0.01))), x);
+  double alpha = lower_fattr(c, "alpha", 0.01);
+  kiln_value *ax = lower_bin(c, KILN_NODE_Mul, x, lower_sc(c, alpha));
+  if (alpha >= 0)
+    r[0] = lower_bin(c, alpha <= 1 ? KILN_NODE_Max : KILN_NODE_Min, x, ax);
+  else
+    r[0] = lower_where(c, lower_bin(c, KILN_NODE_Less, x, lower_sc(c, 0)), ax, x);
   return true;
 }
 

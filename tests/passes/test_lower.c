@@ -68,6 +68,15 @@ static const lcase cases[] = {
      M("input %x : f32[8]\n", "  %y : f32[8] = LeakyRelu(%x) {alpha = 0.2}\n"
                               "  output %o = %y\n"),
      false},
+    /* the other two forms of its lowering: Min above 1, Where below 0 */
+    {"LeakyRelu",
+     M("input %x : f32[8]\n", "  %y : f32[8] = LeakyRelu(%x) {alpha = 2.5}\n"
+                              "  output %o = %y\n"),
+     false},
+    {"LeakyRelu",
+     M("input %x : f32[8]\n", "  %y : f32[8] = LeakyRelu(%x) {alpha = -0.5}\n"
+                              "  output %o = %y\n"),
+     false},
     {"PRelu",
      M("input %x : f32[2,3]\nconst %s : f32[3] = [0.1, 0.5, 2]\n",
        "  %y : f32[2,3] = PRelu(%x, %s)\n  output %o = %y\n"),
