@@ -2,7 +2,7 @@
  * and 3-D (groups, pads, strides, dilations, auto_pad) goes to the
  * GEMM-based kernels of kernels/conv.c: constant filters are packed here, once, and a
  * fused activation (`activation`) and residual (input 3) ride on the GEMM
- * epilogue. f32 2-D ConvTranspose is a GEMM and a scatter
+ * epilogue. f32 1-D and 2-D ConvTranspose is a GEMM and a scatter
  * (kernels/conv.c). Other spatial ranks and float types go to the
  * type-generic kernels of kernels/conv_nd.c. Window geometry: emit_window.c. */
 #include "emit_window.h"
@@ -50,15 +50,23 @@ bool kcpu_supports_ConvTranspose(const kiln_node *n) {
   return kcpu_nd_conv_ok(n);
 }
 
-/* f32 2-D ConvTranspose: a GEMM per (image, group) with the filters,
- * packed here, as A, then a scatter into the output (kernels/conv.c). */
+/* f32 1-D and 2-D ConvTranspose: a GEMM per (image, group) with the
+ * filters, packed here, as A, then a scatter into the output
+ * (kernels/conv.c); 1-D as 2-D with one row (vocoders' upsampling). */
 static kiln_status kcpu_emit_convt2d(kcpu_emit *e, const kiln_instr *in) {
   const kiln_type *x = kcpu_i_in_type(in, 0), *wt = kcpu_i_in_type(in, 1);
   const kiln_type *y = kcpu_i_out_type(in, 0);
   const kiln_attrs *a = kiln_instr_attrs(in);
   kcpu_ndwin w;
-  if (!kcpu_nd_win(a, x, y, wt->dims + 2, true, &w) || w.sp != 2)
+  if (!kcpu_nd_win(a, x, y, wt->dims + 2, true, &w) || w.sp < 1 || w.sp > 2)
     return kcpu_e_fail(in, "unsupported shapes or strides/dilations/pads/auto_pad");
+  if (w.sp == 1) { /* one row: the 2-D window with H = OH = KH = 1 */
+    int64_t *runs[] = {w.in, w.out, w.k, w.s, w.d, w.pb, w.pe};
+    int64_t one[] = {1, 1, 1, 1, 1, 0, 0};
+    for (int r = 0; r < 7; r++)
+      runs[r][1] = runs[r][0], runs[r][0] = one[r];
+    w.sp = 2;
+  }
   int64_t group = kiln_attrs_int_or(a, "group", 1);
   int64_t C = x->dims[1], M = y->dims[1], lanes = kcpu_vector_lanes(e);
   if (group < 1 || C % group || M % group || wt->dims[0] != C || wt->dims[1] * group != M)
@@ -99,7 +107,8 @@ static kiln_status kcpu_emit_convt2d(kcpu_emit *e, const kiln_instr *in) {
 kiln_status kcpu_emit_ConvTranspose(kcpu_emit *e, const kiln_instr *in) {
   const kiln_type *x = kcpu_i_in_type(in, 0), *wt = kcpu_i_in_type(in, 1);
   const kiln_type *y = kcpu_i_out_type(in, 0);
-  if (x && wt && y && x->rank == 4 && wt->rank == 4 && y->rank == 4 && x->elem == KILN_F32 &&
+  if (x && wt && y && (x->rank == 3 || x->rank == 4) && wt->rank == x->rank &&
+      y->rank == x->rank && x->elem == KILN_F32 &&
       wt->elem == KILN_F32 && y->elem == KILN_F32 &&
       (!kcpu_i_in(in, 2) || kcpu_i_in_type(in, 2)->elem == KILN_F32))
     return kcpu_emit_convt2d(e, in);
