@@ -10,6 +10,10 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import partition  # noqa: E402 - after the path set-up
 import quant  # noqa: E402
+
+# bench/survey.py's markers (that module imports torch: not imported here)
+SURVEY_BEGIN = "<!-- survey:begin - written by bench/survey.py --write; bench/run keeps it -->"
+SURVEY_END = "<!-- survey:end -->"
 import zoo_report  # noqa: E402
 
 # The targets of the benchmark issue: kiln (cpu) median vs ONNX Runtime's.
@@ -218,6 +222,10 @@ def write(results, md_path, png_path):
     qs = quant.extract(md_path)
     if qs:
         L += ["", qs]
+    # And the survey's (bench/survey.py --write).
+    sv = zoo_report.extract(md_path, SURVEY_BEGIN, SURVEY_END)
+    if sv:
+        L += ["", sv]
     with open(md_path, "w") as f:
         f.write("\n".join(L) + "\n")
     chart(results, cols, png_path)
