@@ -107,6 +107,39 @@ static void kcpu_pack_b_im2col(const kcpu_gemm_desc *d, float *dst, int64_t k0, 
   }
 }
 
+/* The GEMM of image n, group g of a 2-D or 3-D convolution: A the group's
+ * filters (Mg rows of Kg, prepacked or from Wt), B the image (ldb floats
+ * per channel) through geo's im2col packer unless pointwise, C its P
+ * output pixels per channel with bias, residual and activation. */
+static kcpu_gemm_desc kcpu_conv_desc(const float *Wt, const float *Wpk, const float *bias,
+                                     const float *res, float *Y, int64_t n, int64_t g, int64_t M,
+                                     int64_t Mg, int64_t Kg, int64_t P, const kcpu_conv_geo *geo,
+                                     int64_t ldb, int pointwise, int64_t act, float act_a,
+                                     float act_b, int64_t lanes) {
+  int64_t co = (n * M + g * Mg) * P;
+  return (kcpu_gemm_desc){
+      .M = Mg,
+      .N = P,
+      .K = Kg,
+      .alpha = 1.0f,
+      .A = Wpk ? NULL : Wt + g * Mg * Kg, /* Wt may be NULL given Wpk */
+      .lda = Kg,
+      .Apk = Wpk ? Wpk + g * kcpu_prepacked_size(Mg, Kg, kcpu_gemm_mr(lanes)) : NULL,
+      .B = geo->x,
+      .ldb = ldb,
+      .pack_b = pointwise ? NULL : kcpu_pack_b_im2col,
+      .bctx = geo,
+      .C = Y + co,
+      .ldc = P,
+      .bias_row = bias ? bias + g * Mg : NULL,
+      .res = res ? res + co : NULL,
+      .ldr = P,
+      .act = act,
+      .act_a = act_a,
+      .act_b = act_b,
+      .lanes = lanes};
+}
+
 typedef struct kcpu_conv_args {
   const float *X, *Wt, *Wpk, *bias, *res; /* res: the fused residual, Y's shape, or NULL */
   float *Y;
@@ -137,27 +170,9 @@ static void kcpu_conv_one(const kcpu_conv_args *a, int64_t n, int64_t g, struct 
                        a->OH};
   int pointwise = a->KH == 1 && a->KW == 1 && a->sh == 1 && a->sw == 1 && a->pt == 0 &&
                   a->pl == 0 && a->OH == a->H && a->OW == a->W;
-  kcpu_gemm_desc d = {
-      .M = Mg,
-      .N = P,
-      .K = Kg,
-      .alpha = 1.0f,
-      .A = a->Wpk ? NULL : a->Wt + g * Mg * Kg, /* Wt may be NULL given Wpk */
-      .lda = Kg,
-      .Apk = a->Wpk ? a->Wpk + g * kcpu_prepacked_size(Mg, Kg, kcpu_gemm_mr(a->lanes)) : NULL,
-      .B = geo.x,
-      .ldb = a->H * a->W,
-      .pack_b = pointwise ? NULL : kcpu_pack_b_im2col,
-      .bctx = &geo,
-      .C = a->Y + (n * a->M + g * Mg) * P,
-      .ldc = P,
-      .bias_row = a->bias ? a->bias + g * Mg : NULL,
-      .res = a->res ? a->res + (n * a->M + g * Mg) * P : NULL,
-      .ldr = P,
-      .act = a->act,
-      .act_a = a->act_a,
-      .act_b = a->act_b,
-      .lanes = a->lanes};
+  kcpu_gemm_desc d = kcpu_conv_desc(a->Wt, a->Wpk, a->bias, a->res, a->Y, n, g, a->M, Mg, Kg, P,
+                                    &geo, a->H * a->W, pointwise, a->act, a->act_a, a->act_b,
+                                    a->lanes);
   if (!pointwise && kcpu_conv_direct(&d, &geo, pool))
     return;
   kcpu_gemm_run(&d, pool);
@@ -669,27 +684,8 @@ static void kcpu_conv3d_one(const kcpu_conv3d_args *a, int64_t n, int64_t g,
   int pointwise = a->KD == 1 && a->KH == 1 && a->KW == 1 && a->sd == 1 && a->sh == 1 &&
                   a->sw == 1 && a->pd == 0 && a->pt == 0 && a->pl == 0 && a->OD == a->D &&
                   a->OH == a->H && a->OW == a->W;
-  kcpu_gemm_desc d = {
-      .M = Mg,
-      .N = P,
-      .K = Kg,
-      .alpha = 1.0f,
-      .A = a->Wpk ? NULL : a->Wt + g * Mg * Kg,
-      .lda = Kg,
-      .Apk = a->Wpk ? a->Wpk + g * kcpu_prepacked_size(Mg, Kg, kcpu_gemm_mr(a->lanes)) : NULL,
-      .B = geo.x,
-      .ldb = V,
-      .pack_b = pointwise ? NULL : kcpu_pack_b_im2col,
-      .bctx = &geo,
-      .C = a->Y + (n * a->M + g * Mg) * P,
-      .ldc = P,
-      .bias_row = a->bias ? a->bias + g * Mg : NULL,
-      .res = a->res ? a->res + (n * a->M + g * Mg) * P : NULL,
-      .ldr = P,
-      .act = a->act,
-      .act_a = a->act_a,
-      .act_b = a->act_b,
-      .lanes = a->lanes};
+  kcpu_gemm_desc d = kcpu_conv_desc(a->Wt, a->Wpk, a->bias, a->res, a->Y, n, g, a->M, Mg, Kg, P,
+                                    &geo, V, pointwise, a->act, a->act_a, a->act_b, a->lanes);
   kcpu_gemm_run(&d, pool);
 }
 
