@@ -22,7 +22,8 @@ static const kiln_pass_entry table[] = {
      kiln_pass_fold,
      NULL},
     {{"simplify", KILN_PASS_GRAPH,
-      "algebraic identities, transpose/reshape chains, Identity/Dropout removal"},
+      "algebraic identities, transpose/reshape chains, Identity/Dropout removal, Einsum "
+      "matrix products as MatMul"},
      kiln_pass_simplify,
      NULL},
     {{"sink", KILN_PASS_GRAPH, "move transposes and reshapes below elementwise unary nodes"},
