@@ -17,7 +17,10 @@
  * plain, the image is first copied into zero-bordered planes (blocked, or
  * for a plain input of under 16 channels C lanes per pixel), so that every
  * pixel reads every tap with no edge cases in the loops (the padding
- * taps add 0 * w, as in the NCHW direct kernel's zero-bordered planes).
+ * taps add 0 * w, as in the NCHW direct kernel's zero-bordered planes);
+ * a tap that reads only padding for every pixel of a run is left out of
+ * that run (kcb_live: dilated layers on small planes are mostly such
+ * taps).
  *
  * A row is cut into runs of the full length P and two near-equal last
  * ones; full runs (most of them) do the epilogue (bias, residual, Relu or
