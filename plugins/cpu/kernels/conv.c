@@ -140,6 +140,14 @@ static kcpu_gemm_desc kcpu_conv_desc(const float *Wt, const float *Wpk, const fl
       .lanes = lanes};
 }
 
+/* Whether a convolution's (image, group) jobs go one per thread (each
+ * GEMM then inline) rather than one after another with the threads
+ * inside each GEMM: enough jobs to keep every thread busy. */
+static int kcpu_conv_jobs_split(struct kcpu_pool *pool, int64_t jobs) {
+  int64_t T = kcpu_pool_threads(pool);
+  return T > 1 && (jobs >= 2 * T || (jobs >= T && jobs % T == 0));
+}
+
 typedef struct kcpu_conv_args {
   const float *X, *Wt, *Wpk, *bias, *res; /* res: the fused residual, Y's shape, or NULL */
   float *Y;
@@ -640,9 +648,8 @@ KCPU_PREBUILT void kcpu_k_conv2d_ex(const float *X, const float *Wt, const float
     kcpu_parallel_for(pool, N * C, dwk && OW >= 16 ? kcpu_dwk_fn : kcpu_dw_fn, &a);
     return;
   }
-  int64_t T = kcpu_pool_threads(pool), jobs = N * group;
-  if (T > 1 && (jobs >= 2 * T || (jobs >= T && jobs % T == 0))) {
-    kcpu_parallel_for(pool, jobs, kcpu_conv_fn, &a);
+  if (kcpu_conv_jobs_split(pool, N * group)) {
+    kcpu_parallel_for(pool, N * group, kcpu_conv_fn, &a);
     return;
   }
   for (int64_t n = 0; n < N; n++)
@@ -708,9 +715,8 @@ KCPU_PREBUILT void kcpu_k_conv3d(const float *X, const float *Wt, const float *W
                         act, lanes, act_a, act_b};
   if (N <= 0 || M <= 0 || OD <= 0 || OH <= 0 || OW <= 0 || group < 1)
     return;
-  int64_t T = kcpu_pool_threads(pool), jobs = N * group;
-  if (T > 1 && (jobs >= 2 * T || (jobs >= T && jobs % T == 0))) {
-    kcpu_parallel_for(pool, jobs, kcpu_conv3d_fn, &a);
+  if (kcpu_conv_jobs_split(pool, N * group)) {
+    kcpu_parallel_for(pool, N * group, kcpu_conv3d_fn, &a);
     return;
   }
   for (int64_t n = 0; n < N; n++)
@@ -731,16 +737,16 @@ KCPU_PREBUILT void kcpu_k_conv3d(const float *X, const float *Wt, const float *W
  * cols^T = X^T W with the filters as its (packed) B, so that the long
  * side is the GEMM's N instead of a single column; a 1x1 input does all
  * images in one GEMM (X is then [N, C]). */
-typedef struct kcpu_convt_args {
-  const float *X, *Wt, *Wpk, *bias;
-  float *Y, *cols;
-  int64_t N, C, H, W, M, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl, group, lanes, swap, n, g;
+typedef struct kcpu_convt_scatter_args {
+  const float *bias, *cols;
+  float *Y;
+  int64_t H, W, M, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl, group, n, g;
   int64_t ci, cp; /* floats between cols of consecutive (m, kh, kw) and input pixels */
-} kcpu_convt_args;
+} kcpu_convt_scatter_args;
 
 /* Output channels [b, e) of group g of image n from the cols. */
 static void kcpu_convt_scatter(void *ctx, int64_t b, int64_t e) {
-  const kcpu_convt_args *a = ctx;
+  const kcpu_convt_scatter_args *a = ctx;
   int64_t Mg = a->M / a->group, OHW = a->OH * a->OW, KK = a->KH * a->KW;
   for (int64_t mi = b; mi < e; mi++) {
     int64_t m = a->g * Mg + mi;
@@ -790,11 +796,10 @@ KCPU_PREBUILT void kcpu_k_convtranspose2d(const float *X, const float *Wt, const
   float *cols = kcpu_alloc(all * R * HW * (int64_t)sizeof(float));
   if (!cols)
     return; /* out of memory: the output is left unwritten, like any failed allocation here */
-  kcpu_convt_args a = {.X = X, .Wt = Wt, .Wpk = Wpk, .bias = bias, .Y = Y, .cols = cols, .N = N,
-                       .C = C, .H = H, .W = W, .M = M, .OH = OH, .OW = OW, .KH = KH, .KW = KW,
-                       .sh = sh, .sw = sw, .dh = dh, .dw = dw, .pt = pt, .pl = pl,
-                       .group = group, .lanes = lanes, .swap = swap, .ci = swap ? 1 : HW,
-                       .cp = swap ? R : 1};
+  kcpu_convt_scatter_args a = {.bias = bias, .Y = Y, .H = H, .W = W, .M = M, .OH = OH,
+                               .OW = OW, .KH = KH, .KW = KW, .sh = sh, .sw = sw, .dh = dh,
+                               .dw = dw, .pt = pt, .pl = pl, .group = group,
+                               .ci = swap ? 1 : HW, .cp = swap ? R : 1};
   int64_t mr = kcpu_gemm_mr(lanes), nr = kcpu_gemm_nr(lanes);
   for (int64_t g = 0; g < group; g++)
     for (int64_t n = 0; n < N; n += all) {
