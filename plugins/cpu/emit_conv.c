@@ -50,6 +50,23 @@ bool kcpu_supports_ConvTranspose(const kiln_node *n) {
   return kcpu_nd_conv_ok(n);
 }
 
+/* The geometry arguments of kcpu_k_conv3d and kcpu_k_convtranspose2d
+ * from dst[0] on: the input sizes, M, then the output sizes, kernel,
+ * strides, dilations and leading pads, each run over w's sp axes.
+ * Returns how many it wrote. */
+static uint32_t kcpu_ndwin_geometry(kcpu_emit *e, const kcpu_ndwin *w, int64_t M,
+                                    LLVMValueRef *dst) {
+  uint32_t i = 0;
+  for (int64_t r = 0; r < w->sp; r++)
+    dst[i++] = kcpu_i64(e, w->in[r]);
+  dst[i++] = kcpu_i64(e, M);
+  const int64_t *runs[] = {w->out, w->k, w->s, w->d, w->pb};
+  for (int q = 0; q < 5; q++)
+    for (int64_t r = 0; r < w->sp; r++)
+      dst[i++] = kcpu_i64(e, runs[q][r]);
+  return i;
+}
+
 /* f32 1-D and 2-D ConvTranspose: a GEMM per (image, group) with the
  * filters, packed here, as A, then a scatter into the output
  * (kernels/conv.c); 1-D as 2-D with one row (vocoders' upsampling). */
@@ -83,25 +100,13 @@ static kiln_status kcpu_emit_convt2d(kcpu_emit *e, const kiln_instr *in) {
                            kcpu_e_ptr(e, kcpu_i_in(in, 2)),
                            kcpu_addr(e, kcpu_i_out(in, 0)),
                            kcpu_i64(e, x->dims[0]),
-                           kcpu_i64(e, C),
-                           kcpu_i64(e, w.in[0]),
-                           kcpu_i64(e, w.in[1]),
-                           kcpu_i64(e, M),
-                           kcpu_i64(e, w.out[0]),
-                           kcpu_i64(e, w.out[1]),
-                           kcpu_i64(e, w.k[0]),
-                           kcpu_i64(e, w.k[1]),
-                           kcpu_i64(e, w.s[0]),
-                           kcpu_i64(e, w.s[1]),
-                           kcpu_i64(e, w.d[0]),
-                           kcpu_i64(e, w.d[1]),
-                           kcpu_i64(e, w.pb[0]),
-                           kcpu_i64(e, w.pb[1]),
-                           kcpu_i64(e, group),
-                           kcpu_i64(e, swap),
-                           kcpu_i64(e, lanes),
-                           kcpu_pool(e)};
-  return kcpu_e_call(e, in, "kcpu_k_convtranspose2d", args, 24);
+                           kcpu_i64(e, C)};
+  uint32_t i = 7 + kcpu_ndwin_geometry(e, &w, M, args + 7);
+  args[i++] = kcpu_i64(e, group);
+  args[i++] = kcpu_i64(e, swap);
+  args[i++] = kcpu_i64(e, lanes);
+  args[i++] = kcpu_pool(e);
+  return kcpu_e_call(e, in, "kcpu_k_convtranspose2d", args, i);
 }
 
 kiln_status kcpu_emit_ConvTranspose(kcpu_emit *e, const kiln_instr *in) {
@@ -160,14 +165,7 @@ static kiln_status kcpu_emit_conv3d(kcpu_emit *e, const kiln_instr *in) {
                            kcpu_addr(e, kcpu_i_out(in, 0)),
                            kcpu_i64(e, x->dims[0]),
                            kcpu_i64(e, C)};
-  uint32_t i = 8;
-  for (int r = 0; r < 3; r++)
-    args[i++] = kcpu_i64(e, w.in[r]);
-  args[i++] = kcpu_i64(e, M);
-  const int64_t *runs[] = {w.out, w.k, w.s, w.d, w.pb};
-  for (int q = 0; q < 5; q++)
-    for (int r = 0; r < 3; r++)
-      args[i++] = kcpu_i64(e, runs[q][r]);
+  uint32_t i = 8 + kcpu_ndwin_geometry(e, &w, M, args + 8);
   args[i++] = kcpu_i64(e, group);
   args[i++] = kcpu_i64(e, act);
   args[i++] = kcpu_f32(e, act_a);
