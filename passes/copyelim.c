@@ -2,12 +2,20 @@
  * activation that dies at the copy is a rename: if dst is an activation
  * first used by this copy, dst's later uses read src instead; if dst is a
  * caller output used by nothing else, src is computed straight into the
- * output. Buffers with views are left alone (a view's base is fixed). */
+ * output (through a view of it where the output is a Reshape of src).
+ * Buffers with views are left alone (a view's base is fixed). */
+#include "ir_internal.h"
 #include "kiln/passes.h"
 #include "mem_live.h"
 
 static bool plain_activation(const kiln_buffer *b, const kiln_mem_live *l) {
   return b && kiln_buffer_get_kind(b) == KILN_BUFFER_ACTIVATION && !l->has_views[kiln_buffer_id(b)];
+}
+
+/* Same elements in the same order, other dims. */
+static bool reshaped(const kiln_type *a, const kiln_type *b) {
+  return a->elem == b->elem && a->quantized == b->quantized && !a->quantized &&
+         kiln_type_numel(a) == kiln_type_numel(b);
 }
 
 /* One elimination; *found false when no copy qualifies. */
@@ -21,12 +29,12 @@ static kiln_status elim_one(kiln_ir *ir, bool *found) {
       continue;
     kiln_buffer *dst = kiln_instr_operand(in, 0), *src = kiln_instr_operand(in, 1);
     if (!plain_activation(src, &l) || dst == src || !dst ||
-        !kiln_type_equal(kiln_buffer_type(dst), kiln_buffer_type(src)) ||
         l.last_ref[kiln_buffer_id(src)] != (int64_t)i)
       continue;
+    bool same = kiln_type_equal(kiln_buffer_type(dst), kiln_buffer_type(src));
     uint32_t did = kiln_buffer_id(dst);
     kiln_buffer_kind dk = kiln_buffer_get_kind(dst);
-    if (plain_activation(dst, &l) && l.first_ref[did] == (int64_t)i) {
+    if (same && plain_activation(dst, &l) && l.first_ref[did] == (int64_t)i) {
       kiln_mem_live_free(&l);
       kiln_mem_remove_markers(ir, KILN_INSTR_Dealloc, src);
       kiln_mem_remove_markers(ir, KILN_INSTR_Alloc, dst);
@@ -35,12 +43,32 @@ static kiln_status elim_one(kiln_ir *ir, bool *found) {
       *found = true;
       return NULL;
     }
-    if (dk == KILN_BUFFER_OUTPUT && l.refs[did] == 1) {
+    if (same && dk == KILN_BUFFER_OUTPUT && l.refs[did] == 1) {
       kiln_mem_live_free(&l);
       kiln_mem_remove_markers(ir, KILN_INSTR_Alloc, src);
       kiln_mem_remove_markers(ir, KILN_INSTR_Dealloc, src);
       kiln_ir_remove_instr(ir, in);
       kiln_mem_rename(ir, src, dst);
+      *found = true;
+      return NULL;
+    }
+    /* The output is a Reshape of src (same elements, other dims): src
+     * becomes a view of the output, made before src's first use, so its
+     * producer writes the caller's memory. */
+    if (!same && dk == KILN_BUFFER_OUTPUT && l.refs[did] == 1 &&
+        reshaped(kiln_buffer_type(dst), kiln_buffer_type(src)) &&
+        l.first_ref[kiln_buffer_id(src)] >= 0) {
+      kiln_instr *first = kiln_ir_instr(ir, (uint32_t)l.first_ref[kiln_buffer_id(src)]);
+      kiln_mem_live_free(&l);
+      kiln_mem_remove_markers(ir, KILN_INSTR_Alloc, src);
+      kiln_mem_remove_markers(ir, KILN_INSTR_Dealloc, src);
+      kiln_ir_remove_instr(ir, in);
+      src->kind = KILN_BUFFER_VIEW;
+      src->base = dst;
+      src->offset = 0;
+      kiln_buffer *ops[2] = {src, dst};
+      kiln_operand_dir dirs[2] = {KILN_OUT, KILN_IN};
+      KILN_TRY(kiln_ir_add_instr(ir, KILN_INSTR_View, ops, dirs, 2, NULL, 0, first, NULL));
       *found = true;
       return NULL;
     }

@@ -114,6 +114,56 @@ START_TEST(copyelim_activation) {
 }
 END_TEST
 
+/* The output is a Reshape of the last activation (x -> Relu -> a [16] ->
+ * copy to y [4, 4]): a becomes a view of y made before the Relu, which then
+ * writes the caller's memory; no copy, alloc or dealloc is left, and the
+ * plan needs no bytes. With a second reader of y after the copy it must
+ * not fire. */
+START_TEST(copyelim_reshaped_output) {
+  for (int second_reader = 0; second_reader < 2; second_reader++) {
+    kiln_ir *ir;
+    OK(kiln_ir_create(NULL, "t", &ir));
+    kiln_buffer *x = buf(ir, KILN_BUFFER_INPUT, "x", 16, 0);
+    kiln_type t2;
+    int64_t d2[2] = {4, 4};
+    OK(kiln_type_make(KILN_F32, 2, d2, &t2));
+    kiln_buffer *out = NULL;
+    OK(kiln_ir_add_buffer(ir, KILN_BUFFER_OUTPUT, "y", &t2, NULL, 0, NULL, 0, &out));
+    kiln_buffer *o1 = second_reader ? buf(ir, KILN_BUFFER_OUTPUT, "y1", 16, 1) : NULL;
+    kiln_buffer *a = buf(ir, KILN_BUFFER_ACTIVATION, "a", 16, 0);
+    ins(ir, KILN_INSTR_Alloc, a, NULL);
+    ins(ir, RELU, a, x);
+    ins(ir, KILN_INSTR_Copy, out, a);
+    ins(ir, KILN_INSTR_Dealloc, a, NULL);
+    if (second_reader) {
+      kiln_buffer *ops[2] = {o1, out};
+      kiln_operand_dir d[2] = {KILN_OUT, KILN_IN};
+      OK(kiln_ir_add_instr(ir, KILN_INSTR_Copy, ops, d, 2, NULL, 0, NULL, NULL));
+    }
+    OK(kiln_ir_verify(ir));
+    uint32_t before = kiln_ir_instr_count(ir), ch = 0;
+    OK(kiln_pass_copy_elim(ir, NULL, &ch));
+    if (second_reader) {
+      ck_assert_uint_eq(ch, 0);
+      ck_assert_uint_eq(kiln_ir_instr_count(ir), before);
+      kiln_ir_destroy(ir);
+      continue;
+    }
+    ck_assert_uint_eq(ch, 1);
+    ck_assert_uint_eq(kiln_ir_instr_count(ir), 2); /* view, relu */
+    ck_assert_int_eq(kiln_instr_get_kind(kiln_ir_instr(ir, 0)), KILN_INSTR_View);
+    ck_assert_int_eq(kiln_buffer_get_kind(a), KILN_BUFFER_VIEW);
+    ck_assert_ptr_eq(kiln_buffer_base(a), out);
+    ck_assert_ptr_eq(kiln_instr_operand(kiln_ir_instr(ir, 1), 0), a);
+    OK(kiln_ir_verify(ir));
+    OK(kiln_pass_plan_memory(ir, NULL));
+    ck_assert_uint_eq(kiln_ir_activation_bytes(ir), 0);
+    OK(kiln_pass_validate_plan(ir));
+    kiln_ir_destroy(ir);
+  }
+}
+END_TEST
+
 /* Must not fire: the source is read after the copy; the in-place
  * candidate's input is also still needed. */
 START_TEST(no_fire_when_source_lives) {
@@ -327,6 +377,7 @@ Suite *mem_suite(void) {
   TCase *tc = tcase_create("mem");
   tcase_add_test(tc, inplace_then_copyelim);
   tcase_add_test(tc, copyelim_activation);
+  tcase_add_test(tc, copyelim_reshaped_output);
   tcase_add_test(tc, no_fire_when_source_lives);
   tcase_add_test(tc, shrink_and_share);
   tcase_add_test(tc, validator_catches_overlap);
