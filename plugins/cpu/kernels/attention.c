@@ -107,6 +107,18 @@ static void ka_scores4(const float *q0, const float *q1, const float *q2, const 
     *(ka_v16 *)(orow + 32) = s2_##r;                                                                \
     *(ka_v16 *)(orow + 48) = s3_##r;                                                                \
   }
+#define KA_O_FMA2(r)                                                                               \
+  {                                                                                                \
+    float p_##r = P[(r) * skp + j];                                                                \
+    s0_##r += p_##r * b0;                                                                          \
+    s1_##r += p_##r * b1;                                                                          \
+  }
+#define KA_O_STORE2(r)                                                                             \
+  {                                                                                                \
+    float *orow = ob + (r) * dvp + c0;                                                             \
+    *(ka_v16 *)orow = s0_##r;                                                                      \
+    *(ka_v16 *)(orow + 16) = s1_##r;                                                               \
+  }
 #define KA_O_FMA1(r) s0_##r += P[(r) * skp + j] * b0;
 #define KA_O_STORE1(r) *(ka_v16 *)(ob + (r) * dvp + c0) = s0_##r;
 
@@ -122,6 +134,17 @@ static void ka_pv4(const float *restrict P, int64_t skp, int64_t Sk, const float
       KA_ROWS(KA_O_FMA4)
     }
     KA_ROWS(KA_O_STORE4)
+  }
+  /* 32 columns (Swin's heads): 8 accumulators, where one vector at a time
+   * would spend 5 loads on 4 FMAs */
+  for (; c0 + 32 <= dvp; c0 += 32) {
+    KA_ROWS(KA_S_DECL)
+    for (int64_t j = 0; j < Sk; j++) {
+      const float *b = vp + j * dvp + c0;
+      ka_v16 b0 = *(const ka_v16 *)b, b1 = *(const ka_v16 *)(b + 16);
+      KA_ROWS(KA_O_FMA2)
+    }
+    KA_ROWS(KA_O_STORE2)
   }
   for (; c0 < dvp; c0 += KA_L) {
     KA_ROWS(KA_S_DECL)
@@ -146,11 +169,17 @@ static float ka_hsum(ka_v16 v) {
 static float ka_max(float a, float b) {
   return a > b ? a : b;
 }
+typedef int32_t ka_v8i __attribute__((vector_size(32)));
+typedef int32_t ka_v4i __attribute__((vector_size(16)));
 static float ka_hmax(ka_v16 v) {
-  float m[4];
-  for (int q = 0; q < 4; q++) /* four independent chains of four */
-    m[q] = ka_max(ka_max(v[4 * q], v[4 * q + 1]), ka_max(v[4 * q + 2], v[4 * q + 3]));
-  return ka_max(ka_max(m[0], m[1]), ka_max(m[2], m[3]));
+  ka_v8 lo = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7),
+        hi = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+  ka_v8i g8 = hi > lo;
+  ka_v8 a = (ka_v8)(((ka_v8i)hi & g8) | ((ka_v8i)lo & ~g8));
+  ka_v4 l4 = __builtin_shufflevector(a, a, 0, 1, 2, 3), h4 = __builtin_shufflevector(a, a, 4, 5, 6, 7);
+  ka_v4i g4 = h4 > l4;
+  ka_v4 b = (ka_v4)(((ka_v4i)h4 & g4) | ((ka_v4i)l4 & ~g4));
+  return ka_max(ka_max(b[0], b[2]), ka_max(b[1], b[3]));
 }
 
 /* e^x for 16 lanes of x <= 0 (a score minus its row's maximum), or NaN:
@@ -204,7 +233,11 @@ static float ka_softmax_row(const ka_args *a, float *s, int64_t b, int64_t h, in
   } else {
     if (a->mask_kind == 1) {
       const float *m = (const float *)a->mask + b * ms[0] + h * ms[1] + i * ms[2];
-      for (int64_t j = 0; j < Sk; j++)
+      int64_t j = 0;
+      if (ms[3] == 1) /* Swin's position bias: a row of the mask is contiguous */
+        for (; j + KA_L <= Sk; j += KA_L)
+          *(ka_v16 *)(s + j) = *(ka_v16 *)(s + j) * scale + *(const ka_v16u *)(m + j);
+      for (; j < Sk; j++)
         s[j] = s[j] * scale + m[j * ms[3]];
     } else if (a->mask_kind == 2) {
       const unsigned char *m =
