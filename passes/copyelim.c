@@ -14,7 +14,7 @@ static bool plain_activation(const kiln_buffer *b, const kiln_mem_live *l) {
 
 /* Same elements in the same order, other dims. */
 static bool reshaped(const kiln_type *a, const kiln_type *b) {
-  return a->elem == b->elem && a->quantized == b->quantized && !a->quantized &&
+  return a->elem == b->elem && !a->quantized && !b->quantized &&
          kiln_type_numel(a) == kiln_type_numel(b);
 }
 
@@ -56,8 +56,8 @@ static kiln_status elim_one(kiln_ir *ir, bool *found) {
      * becomes a view of the output, made before src's first use, so its
      * producer writes the caller's memory. */
     if (!same && dk == KILN_BUFFER_OUTPUT && l.refs[did] == 1 &&
-        reshaped(kiln_buffer_type(dst), kiln_buffer_type(src)) &&
-        l.first_ref[kiln_buffer_id(src)] >= 0) {
+        reshaped(kiln_buffer_type(dst), kiln_buffer_type(src))) {
+      /* src is used (its last use is this copy), so it has a first use */
       kiln_instr *first = kiln_ir_instr(ir, (uint32_t)l.first_ref[kiln_buffer_id(src)]);
       kiln_mem_live_free(&l);
       kiln_mem_remove_markers(ir, KILN_INSTR_Alloc, src);

@@ -32,8 +32,8 @@ static void at_put(at_buf *b, const char *fmt, ...) {
  * layout 1: Q, V as [B, S, H, D] (q_perm, v_perm [0, 2, 1, 3]), K as Kᵀ
  * [B, H, D, S] (k_perm [0, 1, 3, 2]) and the result [B, S, H, Dv]
  * (out_perm [0, 2, 1, 3]). mask 0: none; 1: an f32 input [B, 1, 1, Sk];
- * 2: a constant bool [Sq, Sk] keeping key j for query i when j <= i. */
-/* (scale: the node's scale attribute) */
+ * 2: a constant bool [Sq, Sk] keeping key j for query i when j <= i.
+ * scale: the node's scale attribute. */
 static char *at_text(int64_t B, int64_t H, int64_t Sq, int64_t Sk, int64_t D, int64_t Dv,
                      int layout, int mask, double scale) {
   at_buf b = {.cap = 64 + (size_t)(Sq * Sk) * 3 + 4096};

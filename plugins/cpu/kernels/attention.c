@@ -205,9 +205,8 @@ static ka_v16 ka_exp16(ka_v16 x) {
   ka_v16 p = 1.0f + (r + r2 * q);
   /* the low mantissa bits of v hold n + 2^22; n >= -126 keeps 2^n normal */
   ka_v16i e = ((ka_v16i)v - 0x4B400000 + 127) << 23;
-  ka_v16 y = p * (ka_v16)e;
-  ka_v16i nan = x != x; /* NaN compares false to -87.3: under is 0 there */
-  return (ka_v16)(((ka_v16i)y & ~under & ~nan) | ((ka_v16i)x & nan));
+  /* a NaN x compares false to -87.3 (under is 0) and makes p NaN */
+  return (ka_v16)((ka_v16i)(p * (ka_v16)e) & ~under);
 }
 
 /* Masks and exponentiates one score row in place (scale applied here);
@@ -221,16 +220,11 @@ static float ka_softmax_row(const ka_args *a, float *s, int64_t b, int64_t h, in
   float scale = a->scale;
   for (int64_t j = Sk; j < skp; j++)
     s[j] = -INFINITY;
-  ka_v16 mv;
-  if (a->mask_kind == 0 && scale > 0) {
-    /* a positive scale keeps the padding's -inf below every score */
-    mv = *(ka_v16 *)s *= scale;
-    for (int64_t j = KA_L; j < skp; j += KA_L) {
-      ka_v16 x = *(ka_v16 *)(s + j) *= scale;
-      ka_v16i gt = x > mv; /* a select by masks: C has no vector ?: */
-      mv = (ka_v16)(((ka_v16i)x & gt) | ((ka_v16i)mv & ~gt));
-    }
-  } else {
+  /* a positive scale keeps the padding's -inf below every score, so
+   * without a mask the scaling rides on the maximum's pass */
+  bool fold = a->mask_kind == 0 && scale > 0;
+  float f = fold ? scale : 1.0f;
+  if (!fold) {
     if (a->mask_kind == 1) {
       const float *m = (const float *)a->mask + b * ms[0] + h * ms[1] + i * ms[2];
       int64_t j = 0;
@@ -249,12 +243,12 @@ static float ka_softmax_row(const ka_args *a, float *s, int64_t b, int64_t h, in
       for (int64_t j = 0; j < Sk; j++)
         s[j] = s[j] * scale;
     }
-    mv = *(const ka_v16 *)s;
-    for (int64_t j = KA_L; j < skp; j += KA_L) {
-      ka_v16 x = *(const ka_v16 *)(s + j);
-      ka_v16i gt = x > mv;
-      mv = (ka_v16)(((ka_v16i)x & gt) | ((ka_v16i)mv & ~gt));
-    }
+  }
+  ka_v16 mv = *(ka_v16 *)s *= f;
+  for (int64_t j = KA_L; j < skp; j += KA_L) {
+    ka_v16 x = *(ka_v16 *)(s + j) *= f;
+    ka_v16i gt = x > mv; /* a select by masks: C has no vector ?: */
+    mv = (ka_v16)(((ka_v16i)x & gt) | ((ka_v16i)mv & ~gt));
   }
   float mx = ka_hmax(mv);
   ka_v16 sv = {0};
