@@ -425,16 +425,23 @@ static void kcpu_rnn32_step(void *ctx, int64_t b0, int64_t e0) {
       }
     } else if (G == 4) {
       const float *hi_ = hr, *ho = hr + RP, *hf = hr + 2 * RP, *hc = hr + 3 * RP;
+      /* In two passes, the new cell state, then the output gate and h:
+       * one pass chained five math functions per vector (the output
+       * gate waits for the cell through its peephole, and tanh of the
+       * cell for both), longer than the out-of-order window overlaps;
+       * the zoo's LSTM on one core 226 -> 219 us a layer, same bits. */
       for (int64_t j = i0; j < j1; j++) {
-        float pi = P[j], po = P[H + j], pf = P[2 * H + j];
+        float pi = P[j], pf = P[2 * H + j];
         float ig = kcpu_m_sigmoid(kcpu_clip32(x[j] + hi_[j] + pi * c[j], clip));
         float fg = r->input_forget
                        ? 1 - ig
                        : kcpu_m_sigmoid(kcpu_clip32(x[2 * H + j] + hf[j] + pf * c[j], clip));
         float cc = kcpu_m_tanh(kcpu_clip32(x[3 * H + j] + hc[j], clip));
-        float cn = fg * c[j] + ig * cc;
-        float og = kcpu_m_sigmoid(kcpu_clip32(x[H + j] + ho[j] + po * cn, clip));
-        c[j] = cn;
+        c[j] = fg * c[j] + ig * cc;
+      }
+      for (int64_t j = i0; j < j1; j++) {
+        float cn = c[j];
+        float og = kcpu_m_sigmoid(kcpu_clip32(x[H + j] + ho[j] + P[H + j] * cn, clip));
         hn[j] = og * kcpu_m_tanh(kcpu_clip32(cn, clip));
       }
     }
