@@ -272,7 +272,8 @@ static const kcb_fn kcb_fns[2][4][KCB_PMAX] = {KCB_TABLE(16), KCB_TABLE(n)};
 /* Bias, residual and activation of a run's sums acc[j * P + p], stored at
  * pixel q0 of blocks mb0.. (lanes past M cleared). Out of the
  * micro-kernels, whose code it would multiply: the sums pass through L1.
- * Relu and Clip in one branch-free pass, the others over the stored run. */
+ * Relu and Clip by KCB_FIN (k->fin tested per vector: these runs are the
+ * few that end a row), the others over the stored run. */
 static void kcb_epilogue(const kcb *k, const kcb_v16 *acc, int64_t J, int64_t P, int64_t mb0,
                          int64_t q0) {
   kcb_v16 z = {0}, lo = z + k->lo, hi = z + k->hi;
@@ -537,8 +538,8 @@ KCPU_PREBUILT void kcpu_k_conv2d_blocked(const float *X, int64_t x_blocked, cons
   if (!depthwise && !kcpu_convb_grouping(C, M, group, &gin, &gout, &cr))
     return; /* the emitter offers only the groupings above */
   if (!Wpk) {
-    own =
-        kcpu_alloc(kcpu_convb_packed_size(M, C, KH, KW, group, x_blocked) * (int64_t)sizeof(float));
+    own = kcpu_alloc(kcpu_convb_packed_size(M, C, KH, KW, group, x_blocked) *
+                     (int64_t)sizeof(float));
     if (!own)
       return; /* out of memory: the output is left unwritten, like any failed allocation here */
     kcpu_convb_pack(Wt, own, M, C, KH, KW, group, x_blocked);
