@@ -23,6 +23,60 @@ static kiln_status mv_pool_params(const char *name, const kiln_attrs *a, const k
   return NULL;
 }
 
+/* Floor of a / b for b > 0, whatever a's sign. */
+static int64_t mv_floor_div(int64_t a, int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+/* The window taps of output o along dimension d whose input coordinate
+ * lies in [from, to), as the range [lo, hi) (empty when lo == hi). Walking
+ * only these keeps the cost to the cells a window covers, however far its
+ * kernel runs past the input. */
+static void mv_tap_range(const kiln_window *w, uint32_t d, int64_t o, int64_t from, int64_t to,
+                         int64_t *lo, int64_t *hi) {
+  int64_t base = o * w->stride[d] - w->pad_begin[d], dil = w->dilation[d];
+  int64_t a = -mv_floor_div(base - from, dil), b = mv_floor_div(to - 1 - base, dil) + 1;
+  *lo = a < 0 ? 0 : a;
+  *hi = b > w->kernel[d] ? w->kernel[d] : b;
+  if (*hi < *lo)
+    *hi = *lo;
+}
+
+/* Output o's taps inside the input: per-dimension ranges [lo, hi), the first
+ * tap in kc; false when the window holds no input cell. */
+static bool mv_box_start(const kiln_window *w, const int64_t *oc, int64_t *lo, int64_t *hi,
+                         int64_t *kc) {
+  bool any = true;
+  for (uint32_t d = 0; d < w->rank; d++) {
+    mv_tap_range(w, d, oc[d], 0, w->in[d], &lo[d], &hi[d]);
+    kc[d] = lo[d];
+    any = any && lo[d] < hi[d];
+  }
+  return any;
+}
+
+/* The next tap of the box in row-major order (the order the kernel's cells
+ * are numbered in, which MaxPool's first-maximum rule depends on). */
+static bool mv_box_next(uint32_t rank, const int64_t *lo, const int64_t *hi, int64_t *kc) {
+  for (uint32_t d = rank; d-- > 0;) {
+    if (++kc[d] < hi[d])
+      return true;
+    kc[d] = lo[d];
+  }
+  return false;
+}
+
+/* The flat input index of tap kc of output oc; its coordinates in xc. */
+static int64_t mv_tap_index(const kiln_window *w, const int64_t *oc, const int64_t *kc,
+                            int64_t *xc) {
+  int64_t xi = 0;
+  for (uint32_t d = 0; d < w->rank; d++) {
+    xc[d] = oc[d] * w->stride[d] - w->pad_begin[d] + kc[d] * w->dilation[d];
+    xi = xi * w->in[d] + xc[d];
+  }
+  return xi;
+}
+
 kiln_status interp_AveragePool(const kiln_attrs *attrs, interp_tensor *outs, uint32_t n_outs,
                                const interp_tensor *ins, uint32_t n_ins) {
   (void)n_outs, (void)n_ins;
@@ -30,31 +84,27 @@ kiln_status interp_AveragePool(const kiln_attrs *attrs, interp_tensor *outs, uin
   KILN_TRY(mv_pool_params("AveragePool", attrs, &ins[0].type, &outs[0].type, &p));
   bool include_pad = kiln_attrs_int_or(attrs, "count_include_pad", 0) != 0;
   int64_t isz = interp_mv_prod(p.w.in, 0, p.w.rank), osz = interp_mv_prod(p.w.out, 0, p.w.rank);
-  int64_t ksz = interp_mv_prod(p.w.kernel, 0, p.w.rank), oc[KILN_MAX_RANK], kc[KILN_MAX_RANK];
+  int64_t oc[KILN_MAX_RANK], kc[KILN_MAX_RANK], xc[KILN_MAX_RANK];
+  int64_t lo[KILN_MAX_RANK], hi[KILN_MAX_RANK];
   for (int64_t nc = 0; nc < p.NC; nc++)
     for (int64_t o = 0; o < osz; o++) {
       interp_mv_unravel(p.w.out, p.w.rank, o, oc);
       double sum = 0;
       int64_t count = 0;
-      for (int64_t kf = 0; kf < ksz; kf++) {
-        interp_mv_unravel(p.w.kernel, p.w.rank, kf, kc);
-        bool in_data = true, in_padded = true;
-        int64_t xi = 0;
+      if (mv_box_start(&p.w, oc, lo, hi, kc))
+        do {
+          sum += interp_load_f(&ins[0], nc * isz + mv_tap_index(&p.w, oc, kc, xc));
+          count++;
+        } while (mv_box_next(p.w.rank, lo, hi, kc));
+      /* with count_include_pad, pad cells count but cells past the pads
+       * (from ceil_mode) do not: the count is the box of taps inside the
+       * padded input */
+      if (include_pad) {
+        count = 1;
         for (uint32_t d = 0; d < p.w.rank; d++) {
-          int64_t x = oc[d] * p.w.stride[d] - p.w.pad_begin[d] + kc[d] * p.w.dilation[d];
-          if (x < -p.w.pad_begin[d] || x >= p.w.in[d] + p.w.pad_end[d])
-            in_padded = false;
-          if (x < 0 || x >= p.w.in[d])
-            in_data = false;
-          xi = xi * p.w.in[d] + x;
-        }
-        /* with count_include_pad, pad cells count but cells past the pads
-         * (from ceil_mode) do not */
-        if (in_data) {
-          sum += interp_load_f(&ins[0], nc * isz + xi);
-          count++;
-        } else if (include_pad && in_padded) {
-          count++;
+          int64_t plo, phi;
+          mv_tap_range(&p.w, d, oc[d], -p.w.pad_begin[d], p.w.in[d] + p.w.pad_end[d], &plo, &phi);
+          count *= phi - plo;
         }
       }
       interp_store_f(&outs[0], nc * osz + o, count ? sum / (double)count : NAN);
@@ -73,24 +123,16 @@ kiln_status interp_LpPool(const kiln_attrs *attrs, interp_tensor *outs, uint32_t
   if (!(pw >= 1))
     return interp_mv_err(KILN_INVALID_ARGUMENT, "LpPool", "p = %g must be positive", pw);
   int64_t isz = interp_mv_prod(p.w.in, 0, p.w.rank), osz = interp_mv_prod(p.w.out, 0, p.w.rank);
-  int64_t ksz = interp_mv_prod(p.w.kernel, 0, p.w.rank), oc[KILN_MAX_RANK], kc[KILN_MAX_RANK];
+  int64_t oc[KILN_MAX_RANK], kc[KILN_MAX_RANK], xc[KILN_MAX_RANK];
+  int64_t lo[KILN_MAX_RANK], hi[KILN_MAX_RANK];
   for (int64_t nc = 0; nc < p.NC; nc++)
     for (int64_t o = 0; o < osz; o++) {
       interp_mv_unravel(p.w.out, p.w.rank, o, oc);
       double sum = 0;
-      for (int64_t kf = 0; kf < ksz; kf++) {
-        interp_mv_unravel(p.w.kernel, p.w.rank, kf, kc);
-        bool in_data = true;
-        int64_t xi = 0;
-        for (uint32_t d = 0; d < p.w.rank; d++) {
-          int64_t x = oc[d] * p.w.stride[d] - p.w.pad_begin[d] + kc[d] * p.w.dilation[d];
-          if (x < 0 || x >= p.w.in[d])
-            in_data = false;
-          xi = xi * p.w.in[d] + x;
-        }
-        if (in_data)
-          sum += pow(fabs(interp_load_f(&ins[0], nc * isz + xi)), pw);
-      }
+      if (mv_box_start(&p.w, oc, lo, hi, kc))
+        do
+          sum += pow(fabs(interp_load_f(&ins[0], nc * isz + mv_tap_index(&p.w, oc, kc, xc))), pw);
+        while (mv_box_next(p.w.rank, lo, hi, kc));
       interp_store_f(&outs[0], nc * osz + o, pow(sum, 1.0 / pw));
     }
   return NULL;
@@ -104,8 +146,8 @@ kiln_status interp_MaxPool(const kiln_attrs *attrs, interp_tensor *outs, uint32_
   bool col_major = kiln_attrs_int_or(attrs, "storage_order", 0) != 0;
   interp_tensor *ind = n_outs > 1 && outs[1].data ? &outs[1] : NULL;
   int64_t isz = interp_mv_prod(p.w.in, 0, p.w.rank), osz = interp_mv_prod(p.w.out, 0, p.w.rank);
-  int64_t ksz = interp_mv_prod(p.w.kernel, 0, p.w.rank), oc[KILN_MAX_RANK], kc[KILN_MAX_RANK];
-  int64_t xc[KILN_MAX_RANK];
+  int64_t oc[KILN_MAX_RANK], kc[KILN_MAX_RANK], xc[KILN_MAX_RANK];
+  int64_t lo[KILN_MAX_RANK], hi[KILN_MAX_RANK];
   bool isf = interp_mv_class(ins[0].type.elem) == INTERP_MV_F;
   for (int64_t nc = 0; nc < p.NC; nc++)
     for (int64_t o = 0; o < osz; o++) {
@@ -113,40 +155,32 @@ kiln_status interp_MaxPool(const kiln_attrs *attrs, interp_tensor *outs, uint32_
       int64_t best = -1, best_i = 0;
       double bf = 0;
       int64_t bi = 0;
-      for (int64_t kf = 0; kf < ksz; kf++) {
-        interp_mv_unravel(p.w.kernel, p.w.rank, kf, kc);
-        bool inside = true;
-        int64_t xi = 0;
-        for (uint32_t d = 0; d < p.w.rank && inside; d++) {
-          xc[d] = oc[d] * p.w.stride[d] - p.w.pad_begin[d] + kc[d] * p.w.dilation[d];
-          inside = xc[d] >= 0 && xc[d] < p.w.in[d];
-          xi = xi * p.w.in[d] + xc[d];
-        }
-        if (!inside)
-          continue;
-        bool better;
-        if (isf) {
-          double v = interp_load_f(&ins[0], nc * isz + xi);
-          better = best < 0 || v > bf || (isnan(v) && !isnan(bf));
-          if (better)
-            bf = v;
-        } else {
-          int64_t v = interp_mv_load_int(&ins[0], nc * isz + xi);
-          better = best < 0 || v > bi;
-          if (better)
-            bi = v;
-        }
-        if (better) {
-          best = xi;
-          if (col_major) {
-            best_i = 0;
-            for (uint32_t d = p.w.rank; d-- > 0;)
-              best_i = best_i * p.w.in[d] + xc[d];
+      if (mv_box_start(&p.w, oc, lo, hi, kc))
+        do {
+          int64_t xi = mv_tap_index(&p.w, oc, kc, xc);
+          bool better;
+          if (isf) {
+            double v = interp_load_f(&ins[0], nc * isz + xi);
+            better = best < 0 || v > bf || (isnan(v) && !isnan(bf));
+            if (better)
+              bf = v;
           } else {
-            best_i = xi;
+            int64_t v = interp_mv_load_int(&ins[0], nc * isz + xi);
+            better = best < 0 || v > bi;
+            if (better)
+              bi = v;
           }
-        }
-      }
+          if (better) {
+            best = xi;
+            if (col_major) {
+              best_i = 0;
+              for (uint32_t d = p.w.rank; d-- > 0;)
+                best_i = best_i * p.w.in[d] + xc[d];
+            } else {
+              best_i = xi;
+            }
+          }
+        } while (mv_box_next(p.w.rank, lo, hi, kc));
       int64_t oi = nc * osz + o;
       if (best < 0) {
         interp_mv_store_double(&outs[0], oi, isf ? -INFINITY : 0);

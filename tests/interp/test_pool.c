@@ -90,6 +90,41 @@ START_TEST(lp_pool) {
 }
 END_TEST
 
+/* Windows of 10^7 x 10^7 taps, each covering the whole plane and lying
+ * inside the pads, and dilated windows whose only tap inside the input is
+ * their centre: only the taps inside the input are walked, so these finish
+ * at once. */
+START_TEST(far_windows) {
+  float x[6] = {1, -2, 3, 4, 5, -6}, y[6];
+  int64_t idx[6];
+  const double K = 10000001;
+  interp_tensor in = t_tensor(KILN_F32, x, 4, DIMS(1, 1, 2, 3));
+  interp_tensor outs[2] = {t_tensor(KILN_F32, y, 4, DIMS(1, 1, 2, 3)),
+                           t_tensor(KILN_I64, idx, 4, DIMS(1, 1, 2, 3))};
+#define FAR_WINDOW                                                                                 \
+  KILN_ATTR_IS("kernel_shape", DIMS(10000001, 10000001), 2),                                       \
+      KILN_ATTR_IS("pads", DIMS(5000000, 5000000, 5000000, 5000000), 4)
+  t_run(interp_MaxPool, ATTRS(FAR_WINDOW), outs, 2, &in, 1);
+  CHECK_F(y, 0, 5, 5, 5, 5, 5, 5);
+  CHECK_I(idx, 4, 4, 4, 4, 4, 4);
+  t_run(interp_AveragePool, ATTRS(FAR_WINDOW), outs, 1, &in, 1);
+  CHECK_F(y, 1e-6, 5 / 6.0, 5 / 6.0, 5 / 6.0, 5 / 6.0, 5 / 6.0, 5 / 6.0);
+  t_run(interp_AveragePool, ATTRS(FAR_WINDOW, KILN_ATTR_I("count_include_pad", 1)), outs, 1, &in,
+        1);
+  double tiny = 5 / (K * K);
+  CHECK_F(y, 1e-19, tiny, tiny, tiny, tiny, tiny, tiny);
+  t_run(interp_LpPool, ATTRS(FAR_WINDOW, KILN_ATTR_I("p", 1)), outs, 1, &in, 1);
+  CHECK_F(y, 1e-5, 21, 21, 21, 21, 21, 21);
+#undef FAR_WINDOW
+  t_run(interp_MaxPool,
+        ATTRS(KILN_ATTR_IS("kernel_shape", DIMS(3, 3), 2),
+              KILN_ATTR_IS("dilations", DIMS(100, 100), 2),
+              KILN_ATTR_IS("pads", DIMS(100, 100, 100, 100), 4)),
+        outs, 1, &in, 1);
+  CHECK_F(y, 0, 1, -2, 3, 4, 5, -6);
+}
+END_TEST
+
 START_TEST(global_pools) {
   float x[4] = {1, 2, 3, 6}, y[2];
   interp_tensor in = t_tensor(KILN_F32, x, 4, DIMS(1, 2, 2, 1));
@@ -132,5 +167,6 @@ TCase *interp_tcase_pool(void) {
   tcase_add_test(tc, global_pools);
   tcase_add_test(tc, lp_pool);
   tcase_add_test(tc, max_unpool);
+  tcase_add_test(tc, far_windows);
   return tc;
 }
