@@ -1,7 +1,8 @@
 /* tests/cpu_kernels/test_pool.c: 2-D MaxPool / AveragePool against naive
  * loops, over odd channel counts and plane sizes, strides, kernels, pads,
- * ceil_mode, dilation and count_include_pad, and the global pools against
- * the reduction kernel; 1 and 2 threads give the same bits. */
+ * ceil_mode, dilation and count_include_pad, windows reaching far past
+ * the input, the 8-bit MaxPool, and the global pools against the
+ * reduction kernel; 1 and 2 threads give the same bits. */
 #include "tk.h"
 
 #include <math.h>
@@ -175,6 +176,92 @@ START_TEST(pool_threads) {
 }
 END_TEST
 
+/* Windows and pads reaching far past the input (the kernel then walks
+ * only the taps inside it): against the naive loops where those stay
+ * cheap, and windows of 10^7 x 10^7 taps, where walking every tap would
+ * not finish, against their closed-form answer. */
+START_TEST(pool_far_windows) {
+  for (int64_t mode = 0; mode < 2; mode++)
+    for (int64_t cip = 0; cip <= mode; cip++) {
+      pool_case((pc){3, 7, 9, 101, 101, 5, 5, 1, 1, 50, 50, 50, 50, 0}, mode, cip, 0);
+      pool_case((pc){2, 9, 9, 3, 3, 1, 1, 100, 100, 100, 100, 100, 100, 0}, mode, cip, 0);
+      pool_case((pc){2, 5, 6, 2, 2, 90, 90, 1, 1, 90, 90, 0, 0, 1}, mode, cip, 0);
+      pool_case((pc){4, 6, 70, 1, 150, 1, 7, 1, 1, 0, 75, 0, 74, 0}, mode, cip, 0);
+    }
+  const int64_t H = 4, W = 5, K = 10000001, P = 5000000;
+  float X[20], Y[20];
+  tk_fill(X, H * W, 7);
+  double sum = 0;
+  float mx = -INFINITY;
+  for (int i = 0; i < H * W; i++)
+    sum += X[i], mx = X[i] > mx ? X[i] : mx;
+  for (int64_t mode = 0; mode < 2; mode++)
+    for (int64_t cip = 0; cip <= mode; cip++) {
+      /* every window covers the whole plane and lies inside the pads */
+      kcpu_k_pool2d(X, Y, 1, H, W, H, W, K, K, 1, 1, 1, 1, P, P, P, P, mode, cip, pool2());
+      double want = mode == 0 ? mx : cip ? sum / ((double)K * (double)K) : sum / (double)(H * W);
+      for (int i = 0; i < H * W; i++)
+        ck_assert_msg(fabs(Y[i] - want) <= 1e-6 * fabs(want),
+                      "far window mode %ld cip %ld: "
+                      "y[%d] = %.9g, want %.9g",
+                      (long)mode, (long)cip, i, Y[i], want);
+    }
+}
+END_TEST
+
+/* 8-bit MaxPool against naive loops (an empty window gives the type's
+ * least value), including outputs whose last tap lands just past the row. */
+/* Fills the stack below the caller with 0xff bytes, so that a kernel
+ * reading a scratch byte it never wrote sees a large value, not a lucky 0. */
+static __attribute__((noinline)) void poison_stack(void) {
+  volatile uint8_t junk[16384];
+  for (size_t i = 0; i < sizeof junk; i++)
+    junk[i] = 0xff;
+}
+
+static void pool8_case(int64_t sgn, int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t s,
+                       int64_t d, int64_t pt, int64_t pl, int64_t pb, int64_t pr) {
+  int64_t OH = pc_out(H, KH, s, d, pt, pb, 0), OW = pc_out(W, KW, s, d, pl, pr, 0), NC = 3;
+  uint8_t X[3 * 40 * 40], Y[3 * 40 * 40];
+  uint32_t st = (uint32_t)(H * 131 + W * 7 + KW);
+  for (int64_t i = 0; i < NC * H * W; i++)
+    st = st * 1664525u + 1013904223u, X[i] = (uint8_t)(st >> 24);
+  poison_stack();
+  kcpu_k_pool2d_8(X, Y, sgn, NC, H, W, OH, OW, KH, KW, s, s, d, d, pt, pl, NULL);
+  for (int64_t i = 0; i < NC * OH * OW; i++) {
+    int64_t c = i / (OH * OW), oh = i / OW % OH, ow = i % OW, best = sgn ? -128 : 0;
+    for (int64_t kh = 0; kh < KH; kh++)
+      for (int64_t kw = 0; kw < KW; kw++) {
+        int64_t ih = oh * s - pt + kh * d, iw = ow * s - pl + kw * d;
+        if (ih < 0 || ih >= H || iw < 0 || iw >= W)
+          continue;
+        uint8_t b = X[(c * H + ih) * W + iw];
+        int64_t v = sgn ? (int64_t)(int8_t)b : (int64_t)b;
+        best = v > best ? v : best;
+      }
+    int64_t got = sgn ? (int64_t)(int8_t)Y[i] : (int64_t)Y[i];
+    ck_assert_msg(got == best,
+                  "pool8 sgn %ld %ldx%ld k%ldx%ld s%ld d%ld pads %ld,%ld,%ld,%ld: y[%ld] = %ld, "
+                  "want %ld",
+                  (long)sgn, (long)H, (long)W, (long)KH, (long)KW, (long)s, (long)d, (long)pt,
+                  (long)pl, (long)pb, (long)pr, (long)i, (long)got, (long)best);
+  }
+}
+
+START_TEST(pool_8bit) {
+  for (int64_t sgn = 0; sgn < 2; sgn++) {
+    pool8_case(sgn, 13, 17, 3, 3, 2, 1, 1, 1, 1, 1);
+    pool8_case(sgn, 8, 8, 2, 2, 2, 1, 0, 0, 0, 0);
+    pool8_case(sgn, 9, 11, 3, 3, 1, 2, 2, 2, 2, 2);
+    /* the last tap of output 0 is column W: no output is whole inside */
+    pool8_case(sgn, 4, 4, 5, 5, 2, 1, 0, 0, 1, 1);
+    pool8_case(sgn, 6, 6, 4, 4, 3, 2, 0, 0, 2, 2);
+    /* a window far wider than the row */
+    pool8_case(sgn, 5, 7, 3, 1000, 1, 1, 1, 500, 1, 499);
+  }
+}
+END_TEST
+
 /* Global pools give kcpu_k_reduce's bits over the spatial axis. */
 static void gpool_case(int64_t NC, int64_t n, int64_t mode) {
   float *X = tk_alloc(NC * n), *Y = tk_alloc(NC), *Y2 = tk_alloc(NC), *R = tk_alloc(NC);
@@ -223,6 +310,8 @@ Suite *tk_pool_suite(void) {
   tcase_add_test(tc, pool_nan);
   tcase_add_test(tc, pool_threads);
   tcase_add_test(tc, pool_global);
+  tcase_add_test(tc, pool_far_windows);
+  tcase_add_test(tc, pool_8bit);
   suite_add_tcase(s, tc);
   return s;
 }

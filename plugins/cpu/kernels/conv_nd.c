@@ -26,6 +26,20 @@ static int64_t kcpu_nd_prod(const int64_t *dims, int64_t sp) {
   return p;
 }
 
+/* The taps [lo, hi) of a window of K taps d apart starting at base whose
+ * coordinate lies in [from, to). */
+static void kcpu_nd_taps(int64_t base, int64_t d, int64_t K, int64_t from, int64_t to, int64_t *lo,
+                         int64_t *hi) {
+  int64_t a = from - base, b = to - 1 - base;
+  /* ceil(a / d) and floor(b / d) + 1 for d > 0, whatever the signs */
+  int64_t l = a <= 0 ? -(-a / d) : (a + d - 1) / d,
+          h = b >= 0 ? b / d + 1 : -((-b + d - 1) / d) + 1;
+  *lo = l < 0 ? 0 : l;
+  *hi = h > K ? K : h;
+  if (*hi < *lo)
+    *hi = *lo;
+}
+
 /* Y[n, m, o] = B[m] + Σ_{c in m's group, k} X[n, c, o*s - pb + k*dil] W[m, c', k]. */
 void kcpu_k_convnd(int64_t elem, const void *X, const void *W, const void *B, void *Y, int64_t N,
                    int64_t C, int64_t M, int64_t group, int64_t sp, const int64_t *idims,
@@ -124,35 +138,46 @@ void kcpu_k_poolnd(int64_t elem, const void *X, void *Y, int64_t *Ind, int64_t N
                    const int64_t *idims, const int64_t *odims, const int64_t *kdims,
                    const int64_t *strides, const int64_t *dil, const int64_t *pb, const int64_t *pe,
                    int64_t mode, int64_t count_include_pad, int64_t col_major) {
-  int64_t isz = kcpu_nd_prod(idims, sp), osz = kcpu_nd_prod(odims, sp),
-          ksz = kcpu_nd_prod(kdims, sp);
-  int64_t oc[KCPU_ND_MAX], kc[KCPU_ND_MAX];
+  int64_t isz = kcpu_nd_prod(idims, sp), osz = kcpu_nd_prod(odims, sp);
+  int64_t oc[KCPU_ND_MAX], kc[KCPU_ND_MAX], lo[KCPU_ND_MAX], hi[KCPU_ND_MAX];
   for (int64_t nc = 0; nc < NC; nc++)
     for (int64_t o = 0; o < osz; o++) {
       kcpu_nd_unravel(odims, sp, o, oc);
       double best = -INFINITY, sum = 0.0;
-      int64_t best_i = -1, cnt = 0, padcnt = 0;
-      for (int64_t kf = 0; kf < ksz; kf++) {
-        kcpu_nd_unravel(kdims, sp, kf, kc);
+      int64_t best_i = -1, cnt = 0, padcnt = 1;
+      /* only the taps inside the input are walked (a window may hold far
+       * more), in the kernel's row-major order */
+      int any = 1;
+      for (int64_t d = 0; d < sp; d++) {
+        int64_t base = oc[d] * strides[d] - pb[d];
+        kcpu_nd_taps(base, dil[d], kdims[d], 0, idims[d], &lo[d], &hi[d]);
+        kc[d] = lo[d];
+        any = any && lo[d] < hi[d];
+        int64_t plo, phi;
+        kcpu_nd_taps(base, dil[d], kdims[d], -pb[d], idims[d] + pe[d], &plo, &phi);
+        padcnt *= phi - plo;
+      }
+      while (any) {
         int64_t ii = 0, cm = 0, cst = 1;
-        int inside = 1, inpad = 1;
         for (int64_t d = 0; d < sp; d++) {
           int64_t p = oc[d] * strides[d] - pb[d] + kc[d] * dil[d];
-          inside = inside && p >= 0 && p < idims[d];
-          inpad = inpad && p >= -pb[d] && p < idims[d] + pe[d];
           ii = ii * idims[d] + p;
           cm += p * cst;
           cst *= idims[d];
         }
-        padcnt += inpad;
-        if (!inside)
-          continue;
         double v = kcpu_e_ldf(elem, X, nc * isz + ii);
         cnt++;
         sum += v;
         if (best_i < 0 || v > best) {
           best = v;
           best_i = col_major ? cm : ii;
+        }
+        any = 0;
+        for (int64_t d = sp - 1; d >= 0 && !any; d--) {
+          if (++kc[d] < hi[d])
+            any = 1;
+          else
+            kc[d] = lo[d];
         }
       }
       int64_t yi = nc * osz + o;

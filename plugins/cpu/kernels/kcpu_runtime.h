@@ -132,6 +132,12 @@ void kcpu_k_pool2d(const float *X, float *Y, int64_t NC, int64_t H, int64_t W, i
                    int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t dh,
                    int64_t dw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t mode,
                    int64_t count_include_pad, struct kcpu_pool *pool);
+/* MaxPool over [NC, H, W] of u8 (sgn 0) or i8 (sgn 1), windows clipped to
+ * the input (an empty one gives the type's least value); rows of at most
+ * 4096 bytes, wider ones are left unwritten (the emitter declines them). */
+void kcpu_k_pool2d_8(const uint8_t *X, uint8_t *Y, int64_t sgn, int64_t NC, int64_t H, int64_t W,
+                     int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw,
+                     int64_t dh, int64_t dw, int64_t pt, int64_t pl, struct kcpu_pool *pool);
 
 /* ---- channel-blocked layout (movement_blocked.c, conv_blocked*.c, pool.c) ----
  * The blocked form of a plain [N, C, S...] f32 tensor is [N, Cb, S..., 16],

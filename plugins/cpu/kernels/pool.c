@@ -54,6 +54,25 @@ static inline float kcpu_pool_smax(float m, float v) {
   return v > m || v != v ? v : m;
 }
 
+/* Valid taps [k0, k1) of a window of K taps d apart starting at o, over
+ * [0, n). */
+static inline void kcpu_pool_clip(int64_t o, int64_t d, int64_t K, int64_t n, int64_t *k0,
+                                  int64_t *k1) {
+  int64_t lo = o < 0 ? (-o + d - 1) / d : 0, hi = n - 1 - o < 0 ? 0 : (n - 1 - o) / d + 1;
+  *k0 = lo < K ? lo : K;
+  *k1 = hi < K ? hi : K;
+  if (*k1 < *k0)
+    *k1 = *k0;
+}
+
+/* Taps of the window at o inside the padded extent [-p0, n + p1). */
+static inline int64_t kcpu_pool_padded(int64_t o, int64_t d, int64_t K, int64_t n, int64_t p0,
+                                       int64_t p1) {
+  int64_t k0, k1;
+  kcpu_pool_clip(o + p0, d, K, n + p0 + p1, &k0, &k1);
+  return k1 - k0;
+}
+
 typedef struct kcpu_pool_args {
   const float *X;
   float *Y;
@@ -77,43 +96,39 @@ typedef struct kcpu_pool_rowg {
 #define KCPU_POOL_BLOCK_FLOATS 8192
 
 /* Output row k (= plane * OH + oh) one element at a time, in the vector
- * paths' order (column sums, then columns left to right, a column outside
- * the input adding the identity): the path when no scratch memory can be
- * had. */
+ * paths' order (column sums, then columns left to right), over the taps
+ * inside the input only: the path when no scratch memory can be had, and
+ * for windows that reach far past the input (kcpu_k_pool2d), whose cost
+ * then stays that of the cells they cover. */
 static void kcpu_pool_row_scalar(const kcpu_pool_args *a, int64_t k) {
-  int64_t oh = k % a->OH;
+  int64_t oh = k % a->OH, ih0 = oh * a->sh - a->pt, kh0, kh1;
   const float *x = a->X + k / a->OH * a->H * a->W;
   float *y = a->Y + k * a->OW;
   const int mx = a->mode == 0;
-  const float ident = mx ? -INFINITY : 0.0f;
-  int64_t rows = 0, padrows = 0;
-  for (int64_t kh = 0; kh < a->KH; kh++) {
-    int64_t ih = oh * a->sh - a->pt + kh * a->dh;
-    rows += ih >= 0 && ih < a->H;
-    padrows += ih >= -a->pt && ih < a->H + a->pb;
-  }
+  kcpu_pool_clip(ih0, a->dh, a->KH, a->H, &kh0, &kh1);
+  int64_t rows = kh1 - kh0, padrows = kcpu_pool_padded(ih0, a->dh, a->KH, a->H, a->pt, a->pb);
   for (int64_t ow = 0; ow < a->OW; ow++) {
-    float acc = ident;
-    int64_t cols = 0, padcols = 0;
-    for (int64_t kw = 0; kw < a->KW; kw++) {
-      int64_t iw = ow * a->sw - a->pl + kw * a->dw;
-      float col = ident;
-      int first = 1;
-      for (int64_t kh = 0; kh < a->KH && iw >= 0 && iw < a->W; kh++) {
-        int64_t ih = oh * a->sh - a->pt + kh * a->dh;
-        if (ih < 0 || ih >= a->H)
-          continue;
-        float v = x[ih * a->W + iw];
-        col = first ? v : mx ? kcpu_pool_smax(col, v) : col + v;
-        first = 0;
+    int64_t iw0 = ow * a->sw - a->pl, kw0, kw1;
+    kcpu_pool_clip(iw0, a->dw, a->KW, a->W, &kw0, &kw1);
+    float acc = mx ? -INFINITY : 0.0f;
+    for (int64_t kw = kw0; kw < kw1 && rows; kw++) {
+      const float *c = x + ((ih0 + kh0 * a->dh) * a->W + iw0 + kw * a->dw);
+      float col = c[0];
+      for (int64_t kh = 1; kh < rows; kh++) {
+        float v = c[kh * a->dh * a->W];
+        col = mx ? kcpu_pool_smax(col, v) : col + v;
       }
-      acc = kw == 0 ? col : mx ? kcpu_pool_smax(acc, col) : acc + col;
-      cols += iw >= 0 && iw < a->W;
-      padcols += iw >= -a->pl && iw < a->W + a->pr;
+      acc = kw == kw0 ? col : mx ? kcpu_pool_smax(acc, col) : acc + col;
     }
-    int64_t div = a->cip ? padrows * padcols : rows * cols;
+    int64_t div = a->cip ? padrows * kcpu_pool_padded(iw0, a->dw, a->KW, a->W, a->pl, a->pr)
+                         : rows * (kw1 - kw0);
     y[ow] = mx ? acc : acc * (div ? 1.0f / (float)div : NAN);
   }
+}
+
+static void kcpu_pool_scalar_fn(void *ctx, int64_t b, int64_t e) {
+  for (int64_t k = b; k < e; k++)
+    kcpu_pool_row_scalar(ctx, k);
 }
 
 /* Inside a model the input was written by the layer before and much of it
@@ -748,6 +763,8 @@ KCPU_POOL_NO_MEM_CALLS static void kcpu_pool_plane_fn(void *ctx, int64_t b, int6
  * other processes ran). */
 #define KCPU_POOL_SERIAL (1 << 16)
 #define KCPU_GPOOL_SERIAL (1 << 18)
+/* taps or pads past the input beyond which a window is far-reaching */
+#define KCPU_POOL_REACH 64
 
 KCPU_PREBUILT void kcpu_k_pool2d(const float *X, float *Y, int64_t NC, int64_t H, int64_t W,
                                  int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
@@ -775,6 +792,18 @@ KCPU_PREBUILT void kcpu_k_pool2d(const float *X, float *Y, int64_t NC, int64_t H
                       .pr = pr,
                       .mode = mode,
                       .cip = count_include_pad};
+  /* The vector paths walk every column tap and keep scratch rows as wide
+   * as the window and the pads. A window or pad reaching far past the
+   * input (a legal model can ask for 10^8 taps) takes the scalar rows,
+   * which walk only the taps inside the input. */
+  if (KH - 1 > (H + KCPU_POOL_REACH) / dh || KW - 1 > (W + KCPU_POOL_REACH) / dw ||
+      pl > W + KCPU_POOL_REACH || pr > W + KCPU_POOL_REACH) {
+    if (NC * OH * OW < KCPU_POOL_SERIAL)
+      kcpu_pool_scalar_fn(&a, 0, NC * OH);
+    else
+      kcpu_parallel_for(pool, NC * OH, kcpu_pool_scalar_fn, &a);
+    return;
+  }
   a.OWp = kcpu_pool_up(OW);
   /* padded columns that kept outputs read past the input's end */
   int64_t hi = (OW - 1) * sw + (KW - 1) * dw + 1;
@@ -902,7 +931,8 @@ kcpu_pool8_body(const kcpu_pool8_args *a, int64_t b, int64_t e, const uint8_t fl
   uint8_t row[KCPU_POOL8_ROW];
   const int64_t W = a->W, OW = a->OW, KW = a->KW, sw = a->sw, dw = a->dw, pl = a->pl;
   /* outputs [o0, o1) have their whole window inside the row */
-  int64_t o0 = (pl + sw - 1) / sw, o1 = (W - 1 - (KW - 1) * dw + pl) / sw + 1;
+  int64_t o0 = (pl + sw - 1) / sw, last = W - 1 - (KW - 1) * dw + pl;
+  int64_t o1 = last < 0 ? 0 : last / sw + 1; /* a negative last rounds to 0 in C */
   o0 = o0 > OW ? OW : o0;
   o1 = o1 < o0 ? o0 : o1 > OW ? OW : o1;
   for (int64_t k = b; k < e; k++) {
@@ -912,10 +942,10 @@ kcpu_pool8_body(const kcpu_pool8_args *a, int64_t b, int64_t e, const uint8_t fl
     int64_t r0 = oh * a->sh - a->pt;
     for (int64_t w = 0; w < W; w++)
       row[w] = 0;
-    for (int64_t i = 0; i < a->KH; i++) {
+    int64_t i0, i1;
+    kcpu_pool_clip(r0, a->dh, a->KH, a->H, &i0, &i1);
+    for (int64_t i = i0; i < i1; i++) {
       int64_t r = r0 + i * a->dh;
-      if (r < 0 || r >= a->H)
-        continue;
       const uint8_t *xr = x + r * W;
       for (int64_t w = 0; w < W; w++) {
         uint8_t v = (uint8_t)(xr[w] ^ flip);
@@ -929,11 +959,10 @@ kcpu_pool8_body(const kcpu_pool8_args *a, int64_t b, int64_t e, const uint8_t fl
         for (int64_t j = 0; j < KW; j++)
           m = row[c0 + j * dw] > m ? row[c0 + j * dw] : m;
       } else {
-        for (int64_t j = 0; j < KW; j++) {
-          int64_t c = c0 + j * dw;
-          if (c >= 0 && c < W)
-            m = row[c] > m ? row[c] : m;
-        }
+        int64_t j0, j1;
+        kcpu_pool_clip(c0, dw, KW, W, &j0, &j1);
+        for (int64_t j = j0; j < j1; j++)
+          m = row[c0 + j * dw] > m ? row[c0 + j * dw] : m;
       }
       y[ow] = (uint8_t)(m ^ flip);
     }
@@ -1027,25 +1056,6 @@ typedef struct kcpu_pb_args {
   int64_t owl, owr; /* interior output columns [owl, owr) */
 } kcpu_pb_args;
 
-/* Valid taps [k0, k1) of a window of K taps d apart starting at o, over
- * [0, n). */
-static inline void kcpu_pb_clip(int64_t o, int64_t d, int64_t K, int64_t n, int64_t *k0,
-                                int64_t *k1) {
-  int64_t lo = o < 0 ? (-o + d - 1) / d : 0, hi = n - 1 - o < 0 ? 0 : (n - 1 - o) / d + 1;
-  *k0 = lo < K ? lo : K;
-  *k1 = hi < K ? hi : K;
-  if (*k1 < *k0)
-    *k1 = *k0;
-}
-
-/* Taps of the window at o inside the padded extent [-p0, n + p1). */
-static inline int64_t kcpu_pb_padded(int64_t o, int64_t d, int64_t K, int64_t n, int64_t p0,
-                                     int64_t p1) {
-  int64_t k0, k1;
-  kcpu_pb_clip(o + p0, d, K, n + p0 + p1, &k0, &k1);
-  return k1 - k0;
-}
-
 /* What the runs of one output row share. x: the input at the first valid
  * row, column 0; taps xkh / xkw floats apart, pixels xs apart. */
 typedef struct kcpu_pb_row {
@@ -1093,7 +1103,7 @@ static inline __attribute__((always_inline)) void kcpu_pb_run8(const kcpu_pb_arg
 static inline __attribute__((always_inline)) void
 kcpu_pb_run1(const kcpu_pb_args *a, const kcpu_pb_row *rw, int64_t ow, float *y, int wide, int mx) {
   int64_t iw0 = ow * a->sw - a->pl, kw0, kw1;
-  kcpu_pb_clip(iw0, a->dw, a->KW, a->W, &kw0, &kw1);
+  kcpu_pool_clip(iw0, a->dw, a->KW, a->W, &kw0, &kw1);
   int64_t nkw = kw1 - kw0;
   const float *x = rw->x + (iw0 + kw0 * a->dw) * KCPU_PV;
   kcpu_pbv c0 = {0};
@@ -1131,7 +1141,7 @@ kcpu_pb_run1(const kcpu_pb_args *a, const kcpu_pb_row *rw, int64_t ow, float *y,
     *o = KCPU_PB_OUT(c0);
   } else {
     int64_t cnt =
-        a->cip ? rw->padh * kcpu_pb_padded(iw0, a->dw, a->KW, a->W, a->pl, a->pr) : rw->nkh * nkw;
+        a->cip ? rw->padh * kcpu_pool_padded(iw0, a->dw, a->KW, a->W, a->pl, a->pr) : rw->nkh * nkw;
     *o = c0 / (float)cnt;
   }
 }
@@ -1143,9 +1153,9 @@ static inline __attribute__((always_inline)) void kcpu_pb_rows(const kcpu_pb_arg
   kcpu_pb_row rw = {.xs = a->sw * L, .xkh = a->dh * a->W * L, .xkw = a->dw * L};
   for (int64_t t = b; t < e; t++) {
     int64_t p = t / a->OH, oh = t % a->OH, ih0 = oh * a->sh - a->pt, kh0, kh1;
-    kcpu_pb_clip(ih0, a->dh, a->KH, a->H, &kh0, &kh1);
+    kcpu_pool_clip(ih0, a->dh, a->KH, a->H, &kh0, &kh1);
     rw.nkh = kh1 - kh0;
-    rw.padh = kcpu_pb_padded(ih0, a->dh, a->KH, a->H, a->pt, a->pb);
+    rw.padh = kcpu_pool_padded(ih0, a->dh, a->KH, a->H, a->pt, a->pb);
     rw.x = a->X + (p * a->H + ih0 + kh0 * a->dh) * a->W * L;
     float *y = a->Y + t * OW * L;
     if (OW == 1) {
@@ -1203,7 +1213,8 @@ KCPU_PREBUILT void kcpu_k_pool2d_blocked(const float *X, float *Y, int64_t NCb, 
     a.owr = a.owl;
   /* small pools (the global ones of squeeze-and-excitation blocks) cost
    * less than waking the other threads: as kcpu_k_gpool */
-  if (NCb * KCPU_PV * OH * OW * KH * KW < KCPU_GPOOL_SERIAL)
+  int64_t taps = (KH < H ? KH : H) * (KW < W ? KW : W); /* at most, once clipped */
+  if (NCb * KCPU_PV * OH * OW * taps < KCPU_GPOOL_SERIAL)
     kcpu_pb_fn(&a, 0, NCb * OH);
   else
     kcpu_parallel_for(pool, NCb * OH, kcpu_pb_fn, &a);
