@@ -78,7 +78,7 @@ kiln_status ocl_gen_conv(ocl_gen *g) {
                 (long long)Cg, (long long)C, (long long)Cg, (long long)isz, (long long)Cg,
                 (long long)ksz);
   /* wi walks the kernel window in order, so it is computed from k<d>. */
-  ocl_win_loops(g, &p, true);
+  ocl_win_loops(g, &p);
   /* Horner form, one statement per dimension (a flat "0 * K0 + k0 * K1 +
    * k1 ..." would lose the nesting from 3-D on). */
   ocl_sb_printf(g->src, "  wi = 0;\n");

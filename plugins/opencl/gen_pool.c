@@ -28,20 +28,40 @@ kiln_status ocl_win_params(ocl_gen *g, const kiln_type *x, const kiln_type *y, c
   return NULL;
 }
 
-/* Open one loop per window dimension; x<d> is the input coordinate,
- * xi the flat spatial input index, in<d> whether x<d> lies in the data. */
-void ocl_win_loops(ocl_gen *g, const kiln_window *p, bool skip_outside) {
+/* Declares b<d> (the input coordinate of tap 0 along dimension d) and
+ * lo<d><tag>, hi<d><tag>: the taps whose coordinate lies in [from, to). */
+static void ocl_win_range(ocl_gen *g, const kiln_window *p, uint32_t d, const char *tag,
+                          int64_t from, int64_t to) {
+  long long D = p->dilation[d];
+  if (!*tag)
+    ocl_sb_printf(g->src, "  long b%u = c%u * %lldL - %lldL;\n", d, d + 2, (long long)p->stride[d],
+                  (long long)p->pad_begin[d]);
+  ocl_sb_printf(g->src,
+                "  long lo%u%s = b%u >= %lldL ? 0 : (%lldL - b%u + %lldL) / %lldL;\n"
+                "  long hi%u%s = b%u > %lldL ? 0 : (%lldL - b%u) / %lldL + 1;\n"
+                "  if (hi%u%s > %lldL) hi%u%s = %lldL;\n"
+                "  if (hi%u%s < lo%u%s) hi%u%s = lo%u%s;\n",
+                d, tag, d, (long long)from, (long long)from, d, D - 1, D, d, tag, d,
+                (long long)(to - 1), (long long)(to - 1), d, D, d, tag, (long long)p->kernel[d], d,
+                tag, (long long)p->kernel[d], d, tag, d, tag, d, tag, d, tag);
+}
+
+/* Open one loop per window dimension over the taps whose input coordinate
+ * x<d> lies in the data, from lo<d> to hi<d> (clipped in the kernel, so a
+ * window reaching far past the input costs only the cells it covers); xi
+ * is the flat spatial input index. The ranges are declared before the
+ * loops, so they stay in scope after ocl_win_close. */
+void ocl_win_loops(ocl_gen *g, const kiln_window *p) {
   ocl_sb_printf(g->src, "  long xi0 = 0;\n");
+  for (uint32_t d = 0; d < p->rank; d++)
+    ocl_win_range(g, p, d, "", 0, p->in[d]);
   for (uint32_t d = 0; d < p->rank; d++) {
     ocl_sb_printf(g->src,
-                  "  for (long k%u = 0; k%u < %lldL; k%u++) {\n"
-                  "  long x%u = c%u * %lldL - %lldL + k%u * %lldL;\n",
-                  d, d, (long long)p->kernel[d], d, d, d + 2, (long long)p->stride[d],
-                  (long long)p->pad_begin[d], d, (long long)p->dilation[d]);
-    if (skip_outside)
-      ocl_sb_printf(g->src, "  if (x%u < 0 || x%u >= %lldL) continue;\n", d, d,
-                    (long long)p->in[d]);
-    ocl_sb_printf(g->src, "  long xi%u = xi%u * %lldL + x%u;\n", d + 1, d, (long long)p->in[d], d);
+                  "  for (long k%u = lo%u; k%u < hi%u; k%u++) {\n"
+                  "  long x%u = b%u + k%u * %lldL;\n"
+                  "  long xi%u = xi%u * %lldL + x%u;\n",
+                  d, d, d, d, d, d, d, d, (long long)p->dilation[d], d + 1, d, (long long)p->in[d],
+                  d);
   }
 }
 
@@ -80,7 +100,7 @@ kiln_status ocl_gen_pool(ocl_gen *g) {
     /* starts as what a window entirely in padding gives in the interpreter
      * (-inf, or 0 for integers; index -1) */
     ocl_sb_printf(g->src, "  %s best = %s; long bi = -1;\n", t, f ? "-INFINITY" : "0");
-    ocl_win_loops(g, &p, true);
+    ocl_win_loops(g, &p);
     ocl_sb_printf(g->src, "  %s v = xs[xi%u];\n", t, p.rank);
     if (f)
       ocl_sb_printf(g->src, "  if (bi < 0 || v > best || (isnan(v) && !isnan(best))) ");
@@ -103,19 +123,20 @@ kiln_status ocl_gen_pool(ocl_gen *g) {
       ocl_sb_printf(g->src, "  p1[gid] = bi < 0 ? -1L : nc * %lldL + bi;\n", (long long)isz);
   } else {
     bool include_pad = kiln_attrs_int_or(g->attrs, "count_include_pad", 0) != 0;
-    ocl_sb_printf(g->src, "  %s sum = 0; long count = 0;\n", t);
-    ocl_win_loops(g, &p, false);
-    ocl_sb_printf(g->src, "  bool in_data = true, in_padded = true;\n");
-    for (uint32_t d = 0; d < p.rank; d++)
-      ocl_sb_printf(g->src,
-                    "  if (x%u < %lldL || x%u >= %lldL) in_padded = false;\n"
-                    "  if (x%u < 0 || x%u >= %lldL) in_data = false;\n",
-                    d, (long long)-p.pad_begin[d], d, (long long)(p.in[d] + p.pad_end[d]), d, d,
-                    (long long)p.in[d]);
-    ocl_sb_printf(g->src, "  if (in_data) { sum += xs[xi%u]; count++; }\n", p.rank);
-    if (include_pad)
-      ocl_sb_printf(g->src, "  else if (in_padded) count++;\n");
+    ocl_sb_printf(g->src, "  %s sum = 0;\n", t);
+    ocl_win_loops(g, &p);
+    ocl_sb_printf(g->src, "  sum += xs[xi%u];\n", p.rank);
     ocl_win_close(g, &p);
+    /* the cells counted are a box: the taps inside the data, or with
+     * count_include_pad inside the declared pads (not past them, from
+     * ceil_mode) */
+    ocl_sb_printf(g->src, "  long count = 1;\n");
+    for (uint32_t d = 0; d < p.rank; d++) {
+      if (include_pad)
+        ocl_win_range(g, &p, d, "p", -p.pad_begin[d], p.in[d] + p.pad_end[d]);
+      ocl_sb_printf(g->src, "  count *= hi%u%s - lo%u%s;\n", d, include_pad ? "p" : "", d,
+                    include_pad ? "p" : "");
+    }
     ocl_sb_printf(g->src, "  p0[gid] = count ? sum / (%s)count : (%s)NAN;\n", t, t);
   }
   ocl_gen_end(g);

@@ -177,7 +177,7 @@ bool ocl_det_ok(const kiln_node *n);
  * kernel extent from W's spatial dims, or from kernel_shape when w is NULL. */
 kiln_status ocl_win_params(ocl_gen *g, const kiln_type *x, const kiln_type *y, const kiln_type *w,
                            kiln_window *p);
-void ocl_win_loops(ocl_gen *g, const kiln_window *p, bool skip_outside);
+void ocl_win_loops(ocl_gen *g, const kiln_window *p);
 void ocl_win_close(ocl_gen *g, const kiln_window *p);
 kiln_status ocl_gen_pool(ocl_gen *g);
 kiln_status ocl_gen_global_pool(ocl_gen *g);

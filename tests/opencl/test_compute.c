@@ -399,6 +399,33 @@ START_TEST(pool) {
   tg_output(&t, "gmax", tg_node(&t, KILN_NODE_GlobalMaxPool, &x, 1, NULL, 0));
   tg_check(&t, NULL, 1e-5, NULL, 0);
   tg_free(&t);
+  /* windows of 10^7 x 10^7 taps inside their pads (each covers the whole
+   * plane): the kernels walk only the taps inside the input, or these
+   * would not finish */
+  tg_init(&t);
+  static const int64_t dx3[] = {1, 2, 4, 5}, kf[] = {10000001, 10000001},
+                       pf[] = {5000000, 5000000, 5000000, 5000000};
+  x = tg_input(&t, "x", KILN_F32, 4, dx3);
+  kiln_attr_desc a3[] = {KILN_ATTR_IS("kernel_shape", kf, 2), KILN_ATTR_IS("pads", pf, 4),
+                         KILN_ATTR_I("count_include_pad", 1)};
+  tg_output(&t, "avg", tg_node(&t, KILN_NODE_AveragePool, &x, 1, a3, 3));
+  tg_output(&t, "avg_data", tg_node(&t, KILN_NODE_AveragePool, &x, 1, a3, 2));
+  tg_output(&t, "max", tg_node(&t, KILN_NODE_MaxPool, &x, 1, a3, 2));
+  tg_check(&t, NULL, 1e-5, NULL, 0);
+  tg_free(&t);
+  /* 3-D, dilated, strided, ceil_mode: windows clipped at both ends, cells
+   * past the pads not counted */
+  tg_init(&t);
+  static const int64_t dx4[] = {1, 2, 5, 6, 7}, k4[] = {3, 2, 3}, dl4[] = {2, 1, 3},
+                       p4[] = {2, 0, 1, 1, 2, 0}, s4[] = {2, 1, 2};
+  x = tg_input(&t, "x", KILN_F32, 5, dx4);
+  kiln_attr_desc a4[] = {KILN_ATTR_IS("kernel_shape", k4, 3), KILN_ATTR_IS("dilations", dl4, 3),
+                         KILN_ATTR_IS("pads", p4, 6), KILN_ATTR_IS("strides", s4, 3),
+                         KILN_ATTR_I("ceil_mode", 1), KILN_ATTR_I("count_include_pad", 1)};
+  tg_output(&t, "avg", tg_node(&t, KILN_NODE_AveragePool, &x, 1, a4, 6));
+  tg_output(&t, "max", tg_node(&t, KILN_NODE_MaxPool, &x, 1, a4, 5));
+  tg_check(&t, NULL, 1e-5, NULL, 0);
+  tg_free(&t);
 }
 END_TEST
 
