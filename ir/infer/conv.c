@@ -61,14 +61,25 @@ kiln_status kiln_infer_read_window(const char *kind, const kiln_attrs *attrs, ui
 
 kiln_status kiln_infer_window_out(const char *kind, const kiln_infer_window *w, uint32_t i,
                                   int64_t in, bool ceil_mode, int64_t *out) {
-  int64_t ek = w->d[i] * (w->k[i] - 1) + 1;
+  int64_t ek;
+  if (__builtin_mul_overflow(w->d[i], w->k[i] - 1, &ek) || ek > INT64_MAX / 4)
+    return kiln_status_make(KILN_OUT_OF_RANGE,
+                            "%s: spatial dim %u: the effective kernel (kernel %lld, dilation "
+                            "%lld) overflows",
+                            kind, i, (long long)w->k[i], (long long)w->d[i]);
+  ek += 1;
   if (strncmp(w->auto_pad, "SAME", 4) == 0) {
     *out = (in + w->s[i] - 1) / w->s[i];
     return NULL;
   }
   bool valid = strcmp(w->auto_pad, "VALID") == 0;
   int64_t pb = valid ? 0 : w->pb[i], pe = valid ? 0 : w->pe[i];
-  int64_t num = in + pb + pe - ek;
+  int64_t num;
+  if (__builtin_add_overflow(in, pb, &num) || __builtin_add_overflow(num, pe, &num) ||
+      num > INT64_MAX / 4)
+    return kiln_status_make(KILN_OUT_OF_RANGE, "%s: spatial dim %u: the padded input overflows",
+                            kind, i);
+  num -= ek;
   if (num < 0)
     return kiln_infer_fail(kind,
                            "spatial dim %u: the effective kernel %lld is larger than the padded "

@@ -99,6 +99,17 @@ void cases_linalg(void) {
   ERR(MaxPool, "f32[1,2,6,6]", "attribute 'kernel_shape' [3] has 1 entries; expected 2",
       IS("kernel_shape", 3));
   ERR(MaxPool, "i32[1,2,6,6]", "input 0 is i32[1,2,6,6]", IS("kernel_shape", 3, 3));
+  /* window geometry whose arithmetic would overflow is refused */
+  ERRN(MaxPool, "f32[1,1,6,6]", 0, KILN_OUT_OF_RANGE,
+       "MaxPool: spatial dim 1: the effective kernel (kernel 1099511627776, dilation 1073741824) "
+       "overflows",
+       IS("kernel_shape", 3, 1099511627776), IS("dilations", 1, 1073741824),
+       KILN_ATTR_S("auto_pad", "SAME_UPPER"));
+  ERRN(AveragePool, "f32[1,1,6,6]", 0, KILN_OUT_OF_RANGE,
+       "AveragePool: spatial dim 0: the padded input overflows", IS("kernel_shape", 3, 3),
+       IS("pads", INT64_MAX, 0, 1, 0));
+  OK(MaxPool, "f32[1,1,6,6]", "f32[1,1,6,6]", IS("kernel_shape", 136314879, 2),
+     KILN_ATTR_S("auto_pad", "SAME_UPPER"));
   OK(GlobalAveragePool, "f32[2,3,4,5]", "f32[2,3,1,1]");
   ERR(GlobalAveragePool, "f32[2,3]", "expected rank >= 3");
   OK(GlobalMaxPool, "f64[2,3,4,5,6]", "f64[2,3,1,1,1]");
