@@ -89,8 +89,8 @@ kiln_status interp_AveragePool(const kiln_attrs *attrs, interp_tensor *outs, uin
   for (int64_t nc = 0; nc < p.NC; nc++)
     for (int64_t o = 0; o < osz; o++) {
       interp_mv_unravel(p.w.out, p.w.rank, o, oc);
-      double sum = 0;
-      int64_t count = 0;
+      /* the count in double: a box of taps can hold more than 2^63 */
+      double sum = 0, count = 0;
       if (mv_box_start(&p.w, oc, lo, hi, kc))
         do {
           sum += interp_load_f(&ins[0], nc * isz + mv_tap_index(&p.w, oc, kc, xc));
@@ -104,10 +104,10 @@ kiln_status interp_AveragePool(const kiln_attrs *attrs, interp_tensor *outs, uin
         for (uint32_t d = 0; d < p.w.rank; d++) {
           int64_t plo, phi;
           mv_tap_range(&p.w, d, oc[d], -p.w.pad_begin[d], p.w.in[d] + p.w.pad_end[d], &plo, &phi);
-          count *= phi - plo;
+          count *= (double)(phi - plo);
         }
       }
-      interp_store_f(&outs[0], nc * osz + o, count ? sum / (double)count : NAN);
+      interp_store_f(&outs[0], nc * osz + o, count ? sum / count : NAN);
     }
   return NULL;
 }

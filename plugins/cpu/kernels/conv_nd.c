@@ -144,7 +144,8 @@ void kcpu_k_poolnd(int64_t elem, const void *X, void *Y, int64_t *Ind, int64_t N
     for (int64_t o = 0; o < osz; o++) {
       kcpu_nd_unravel(odims, sp, o, oc);
       double best = -INFINITY, sum = 0.0;
-      int64_t best_i = -1, cnt = 0, padcnt = 1;
+      int64_t best_i = -1, cnt = 0;
+      double padcnt = 1; /* a box of taps can hold more than 2^63 */
       /* only the taps inside the input are walked (a window may hold far
        * more), in the kernel's row-major order */
       int any = 1;
@@ -155,7 +156,7 @@ void kcpu_k_poolnd(int64_t elem, const void *X, void *Y, int64_t *Ind, int64_t N
         any = any && lo[d] < hi[d];
         int64_t plo, phi;
         kcpu_nd_taps(base, dil[d], kdims[d], -pb[d], idims[d] + pe[d], &plo, &phi);
-        padcnt *= phi - plo;
+        padcnt *= (double)(phi - plo);
       }
       while (any) {
         int64_t ii = 0, cm = 0, cst = 1;
@@ -186,8 +187,8 @@ void kcpu_k_poolnd(int64_t elem, const void *X, void *Y, int64_t *Ind, int64_t N
         if (Ind)
           Ind[yi] = nc * isz + (best_i < 0 ? 0 : best_i);
       } else {
-        int64_t div = count_include_pad ? padcnt : cnt;
-        kcpu_e_stf(elem, Y, yi, div ? sum / (double)div : 0.0);
+        double div = count_include_pad ? padcnt : (double)cnt;
+        kcpu_e_stf(elem, Y, yi, div != 0 ? sum / div : 0.0);
       }
     }
 }

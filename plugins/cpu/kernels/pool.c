@@ -120,9 +120,11 @@ static void kcpu_pool_row_scalar(const kcpu_pool_args *a, int64_t k) {
       }
       acc = kw == kw0 ? col : mx ? kcpu_pool_smax(acc, col) : acc + col;
     }
-    int64_t div = a->cip ? padrows * kcpu_pool_padded(iw0, a->dw, a->KW, a->W, a->pl, a->pr)
-                         : rows * (kw1 - kw0);
-    y[ow] = mx ? acc : acc * (div ? 1.0f / (float)div : NAN);
+    /* in float: the rows and columns of a window can each be 2^40 */
+    float div =
+        a->cip ? (float)padrows * (float)kcpu_pool_padded(iw0, a->dw, a->KW, a->W, a->pl, a->pr)
+               : (float)(rows * (kw1 - kw0));
+    y[ow] = mx ? acc : acc * (div != 0 ? 1.0f / div : NAN);
   }
 }
 
@@ -1140,9 +1142,10 @@ kcpu_pb_run1(const kcpu_pb_args *a, const kcpu_pb_row *rw, int64_t ow, float *y,
   if (mx) {
     *o = KCPU_PB_OUT(c0);
   } else {
-    int64_t cnt =
-        a->cip ? rw->padh * kcpu_pool_padded(iw0, a->dw, a->KW, a->W, a->pl, a->pr) : rw->nkh * nkw;
-    *o = c0 / (float)cnt;
+    float cnt =
+        a->cip ? (float)rw->padh * (float)kcpu_pool_padded(iw0, a->dw, a->KW, a->W, a->pl, a->pr)
+               : (float)(rw->nkh * nkw);
+    *o = c0 / cnt;
   }
 }
 
@@ -1162,7 +1165,7 @@ static inline __attribute__((always_inline)) void kcpu_pb_rows(const kcpu_pb_arg
       kcpu_pb_run1(a, &rw, 0, y, 1, mx);
       continue;
     }
-    float div = (float)((a->cip ? rw.padh : rw.nkh) * a->KW);
+    float div = (float)(a->cip ? rw.padh : rw.nkh) * (float)a->KW;
     int64_t ow = 0;
     for (; ow < a->owl; ow++)
       kcpu_pb_run1(a, &rw, ow, y, 0, mx);
