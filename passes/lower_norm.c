@@ -188,10 +188,16 @@ bool kiln_lower_LRN(kiln_lower_ctx *c, kiln_value **r) {
   int64_t sp = 1;
   for (uint32_t i = 2; i < t->rank; i++)
     sp *= t->dims[i];
-  /* The channel window sum as a Conv over [N, 1, C, S] with a [size, 1]
-   * ones kernel, padded floor((size-1)/2) before and the rest after. */
-  int64_t xd[4] = {t->dims[0], 1, t->dims[1], sp}, wd[4] = {1, 1, size, 1};
-  int64_t pads[4] = {(size - 1) / 2, 0, size - 1 - (size - 1) / 2, 0}, k[2] = {size, 1};
+  /* The channel window sum as a Conv over [N, 1, C, S] with a ones kernel
+   * padded floor((size-1)/2) before and the rest after. Either side past
+   * C - 1 channels only adds padding, so each is cut to C - 1: the kernel
+   * then has at most 2C - 1 taps however large size is. */
+  int64_t C = t->dims[1], before = (size - 1) / 2, after = size - 1 - before;
+  before = before < C - 1 ? before : C - 1 > 0 ? C - 1 : 0;
+  after = after < C - 1 ? after : C - 1 > 0 ? C - 1 : 0;
+  int64_t kn = before + after + 1;
+  int64_t xd[4] = {t->dims[0], 1, C, sp}, wd[4] = {1, 1, kn, 1};
+  int64_t pads[4] = {before, 0, after, 0}, k[2] = {kn, 1};
   kiln_type wt;
   kiln_value *ones = NULL;
   if (!c->s)

@@ -171,11 +171,13 @@ INTERP_KERNEL(LRN) {
     for (int64_t ch = 0; ch < c; ch++)
       for (int64_t i = 0; i < inner; i++) {
         double sq = 0.0;
-        for (int64_t k = ch - lo; k <= ch + hi; k++)
-          if (k >= 0 && k < c) {
-            double v = interp_load_f(x, (b * c + k) * inner + i);
-            sq += v * v;
-          }
+        /* the window clipped first: size is an attribute, as large as a
+         * model asks */
+        int64_t k0 = ch - (lo < ch ? lo : ch), k1 = ch + (hi < c - 1 - ch ? hi : c - 1 - ch);
+        for (int64_t k = k0; k <= k1; k++) {
+          double v = interp_load_f(x, (b * c + k) * inner + i);
+          sq += v * v;
+        }
         int64_t idx = (b * c + ch) * inner + i;
         interp_store_f(&outs[0], idx,
                        interp_load_f(x, idx) / pow(bias + alpha / (double)size * sq, beta));

@@ -188,6 +188,15 @@ static const tcase_def defs[] = {
      "  %y : f32[2,5,3] = LRN(%x) {alpha = 0.2, beta = 0.5, bias = 2.0, size = 2}\n"
      "  output %o = %y\n",
      -2, 2},
+    /* a window far wider than the channels (cut to them, not 10^9 taps) */
+    {"LRN", "input %x : f32[1,4,2,3]\n",
+     "  %y : f32[1,4,2,3] = LRN(%x) {alpha = 0.5, beta = 0.75, bias = 1.0, size = 1000000001}\n"
+     "  output %o = %y\n",
+     -2, 2},
+    {"LRN", "input %x : f32[2,1,3]\n",
+     "  %y : f32[2,1,3] = LRN(%x) {alpha = 0.5, beta = 0.75, bias = 1.0, size = 4}\n"
+     "  output %o = %y\n",
+     -2, 2},
     {"MatMul", "input %a : f32[2,3]\ninput %b : f32[3,4]\n",
      "  %y : f32[2,4] = MatMul(%a, %b)\n  output %o = %y\n", -2, 2},
     {"Gemm", "input %a : f32[3,2]\ninput %b : f32[4,3]\ninput %c : f32[4]\n",
