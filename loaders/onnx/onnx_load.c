@@ -152,8 +152,10 @@ kiln_status onnx_emit(onnx_loader *L, const Onnx__NodeProto *n, kiln_node_kind k
   kiln_status s =
       kiln_function_add_node_named(L->f, kind, n->name && *n->name ? n->name : NULL, inputs,
                                    n_inputs, al ? al->d : NULL, al ? al->n : 0, nr, names, &node);
+  /* the IR's message already names the node (by its name, else its first
+   * result, as onnx_node_desc does) */
   if (s)
-    return kiln_status_wrap(s, "%s: node %s", L->file, onnx_node_desc(n));
+    return kiln_status_wrap(s, "%s", L->file);
   for (uint32_t i = 0; i < nr && i < n->n_output; i++)
     if (n->output[i][0])
       KILN_TRY(onnx_map_put(L, names[i], kiln_node_result(node, i), -1));
