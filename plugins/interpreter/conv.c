@@ -194,8 +194,11 @@ kiln_status interp_ConvTranspose(const kiln_attrs *attrs, interp_tensor *outs, u
   int64_t osz = interp_mv_prod(p.w.out, 0, p.w.rank), ksz = interp_mv_prod(p.w.kernel, 0, p.w.rank);
   int64_t isz = interp_mv_prod(p.w.in, 0, p.w.rank);
   int64_t ic[KILN_MAX_RANK], kc[KILN_MAX_RANK];
+  /* an empty result (no output channels) scatters nothing: its kernel
+   * window still has every tap, so the loops would walk them in vain */
+  int64_t C = n_out > 0 && Mg > 0 ? p.C : 0;
   for (int64_t n = 0; n < p.N; n++)
-    for (int64_t c = 0; c < p.C; c++) {
+    for (int64_t c = 0; c < C; c++) {
       int64_t g = c / Cg;
       for (int64_t i = 0; i < isz; i++) {
         interp_mv_unravel(p.w.in, p.w.rank, i, ic);

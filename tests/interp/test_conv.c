@@ -78,6 +78,20 @@ START_TEST(conv_transpose) {
 }
 END_TEST
 
+/* No output channels: an empty result, at once, though the kernel window
+ * has 10^7 taps for each of the 6105 input cells. */
+START_TEST(conv_transpose_no_channels) {
+  float x[6105], y[1] = {42};
+  for (int i = 0; i < 6105; i++)
+    x[i] = (float)i;
+  interp_tensor ins[2] = {t_tensor(KILN_F32, x, 5, DIMS(1, 1, 37, 33, 5)),
+                          t_tensor(KILN_F32, NULL, 5, DIMS(1, 0, 1000, 1000, 10))};
+  interp_tensor out = t_tensor(KILN_F32, y, 5, DIMS(1, 0, 1036, 1032, 14));
+  t_run(interp_ConvTranspose, NOATTRS, &out, 1, ins, 2);
+  ck_assert(y[0] == 42); /* nothing written */
+}
+END_TEST
+
 /* output_shape fixes the result size and the pads follow from it: the full
  * result of x * w at stride 2 is [1, 1, 3, 2, 5, 3, 3] (7 cells). */
 START_TEST(conv_transpose_output_shape) {
@@ -193,6 +207,7 @@ END_TEST
 TCase *interp_tcase_conv(void) {
   TCase *tc = tcase_create("conv");
   tcase_add_test(tc, conv_plain_pad_stride_dilation);
+  tcase_add_test(tc, conv_transpose_no_channels);
   tcase_add_test(tc, conv_groups_bias_1d);
   tcase_add_test(tc, conv_auto_pad);
   tcase_add_test(tc, conv_transpose);
