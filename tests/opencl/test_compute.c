@@ -367,6 +367,25 @@ START_TEST(fusion) {
 }
 END_TEST
 
+/* AveragePool with attributes a[0, na) (the last is count_include_pad),
+ * AveragePool and MaxPool with a[0, na - 1), and with globals the global
+ * pools, of one input: opencl against the interpreter. */
+static void pool_pair(uint32_t rank, const int64_t *dx, const kiln_attr_desc *a, uint32_t na,
+                      bool globals) {
+  tg t;
+  tg_init(&t);
+  kiln_value *x = tg_input(&t, "x", KILN_F32, rank, dx);
+  tg_output(&t, "avg", tg_node(&t, KILN_NODE_AveragePool, &x, 1, a, na));
+  tg_output(&t, "avg_data", tg_node(&t, KILN_NODE_AveragePool, &x, 1, a, na - 1));
+  tg_output(&t, "max", tg_node(&t, KILN_NODE_MaxPool, &x, 1, a, na - 1));
+  if (globals) {
+    tg_output(&t, "gavg", tg_node(&t, KILN_NODE_GlobalAveragePool, &x, 1, NULL, 0));
+    tg_output(&t, "gmax", tg_node(&t, KILN_NODE_GlobalMaxPool, &x, 1, NULL, 0));
+  }
+  tg_check(&t, NULL, 1e-5, NULL, 0);
+  tg_free(&t);
+}
+
 START_TEST(pool) {
   static const int64_t dx[] = {1, 1, 4, 4}, k[] = {2, 2};
   float xv[16];
@@ -388,44 +407,26 @@ START_TEST(pool) {
   tg_check(&t, ins, 0, want_avg, 4);
   tg_free(&t);
   /* padded 3x3 windows, count_include_pad, global pools */
-  tg_init(&t);
   static const int64_t dx2[] = {2, 3, 7, 6}, k3[] = {3, 3}, p1[] = {1, 1, 1, 1};
-  x = tg_input(&t, "x", KILN_F32, 4, dx2);
   kiln_attr_desc a2[] = {KILN_ATTR_IS("kernel_shape", k3, 2), KILN_ATTR_IS("pads", p1, 4),
                          KILN_ATTR_I("count_include_pad", 1)};
-  tg_output(&t, "avg", tg_node(&t, KILN_NODE_AveragePool, &x, 1, a2, 3));
-  tg_output(&t, "max", tg_node(&t, KILN_NODE_MaxPool, &x, 1, a2, 2));
-  tg_output(&t, "gavg", tg_node(&t, KILN_NODE_GlobalAveragePool, &x, 1, NULL, 0));
-  tg_output(&t, "gmax", tg_node(&t, KILN_NODE_GlobalMaxPool, &x, 1, NULL, 0));
-  tg_check(&t, NULL, 1e-5, NULL, 0);
-  tg_free(&t);
+  pool_pair(4, dx2, a2, 3, true);
   /* windows of 10^7 x 10^7 taps inside their pads (each covers the whole
    * plane): the kernels walk only the taps inside the input, or these
    * would not finish */
-  tg_init(&t);
   static const int64_t dx3[] = {1, 2, 4, 5}, kf[] = {10000001, 10000001},
                        pf[] = {5000000, 5000000, 5000000, 5000000};
-  x = tg_input(&t, "x", KILN_F32, 4, dx3);
   kiln_attr_desc a3[] = {KILN_ATTR_IS("kernel_shape", kf, 2), KILN_ATTR_IS("pads", pf, 4),
                          KILN_ATTR_I("count_include_pad", 1)};
-  tg_output(&t, "avg", tg_node(&t, KILN_NODE_AveragePool, &x, 1, a3, 3));
-  tg_output(&t, "avg_data", tg_node(&t, KILN_NODE_AveragePool, &x, 1, a3, 2));
-  tg_output(&t, "max", tg_node(&t, KILN_NODE_MaxPool, &x, 1, a3, 2));
-  tg_check(&t, NULL, 1e-5, NULL, 0);
-  tg_free(&t);
+  pool_pair(4, dx3, a3, 3, false);
   /* 3-D, dilated, strided, ceil_mode: windows clipped at both ends, cells
    * past the pads not counted */
-  tg_init(&t);
   static const int64_t dx4[] = {1, 2, 5, 6, 7}, k4[] = {3, 2, 3}, dl4[] = {2, 1, 3},
                        p4[] = {2, 0, 1, 1, 2, 0}, s4[] = {2, 1, 2};
-  x = tg_input(&t, "x", KILN_F32, 5, dx4);
   kiln_attr_desc a4[] = {KILN_ATTR_IS("kernel_shape", k4, 3), KILN_ATTR_IS("dilations", dl4, 3),
                          KILN_ATTR_IS("pads", p4, 6), KILN_ATTR_IS("strides", s4, 3),
                          KILN_ATTR_I("ceil_mode", 1), KILN_ATTR_I("count_include_pad", 1)};
-  tg_output(&t, "avg", tg_node(&t, KILN_NODE_AveragePool, &x, 1, a4, 6));
-  tg_output(&t, "max", tg_node(&t, KILN_NODE_MaxPool, &x, 1, a4, 5));
-  tg_check(&t, NULL, 1e-5, NULL, 0);
-  tg_free(&t);
+  pool_pair(5, dx4, a4, 6, false);
 }
 END_TEST
 
