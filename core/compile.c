@@ -24,10 +24,12 @@
  * fuse activations into their producers, move convolution regions into the
  * channel-blocked layout (where the backend declares it), and fuse
  * elementwise trees into single nodes where the backend declares it. Instructions: copy
- * elimination, in-place reuse, lifetime shrinking, then the static plan. */
+ * elimination, in-place reuse, concat elimination (after in-place reuse, so
+ * an input computed in place in another buffer is still written in place
+ * into the Concat's result), lifetime shrinking, then the static plan. */
 #define KILN_GRAPH_PIPELINE                                                                        \
   "dce,cse,fuseqdq,fold*,simplify*,bnfold,convtrim,dce,recognize,fuseattn,dce,lower,fold*,simplify*,cse,dce,fusebias,fuseact,layout,cse,dce,fuse,dce"
-#define KILN_INSTR_PIPELINE "copyelim,inplace,shrink,plan"
+#define KILN_INSTR_PIPELINE "copyelim,inplace,concatelim,shrink,plan"
 
 /* "f32[1,3,8,8], f32[4,3,3,3]": the input types of a node, for messages. */
 static void compile_format_inputs(const kiln_node *n, char *buf, size_t size) {

@@ -78,6 +78,11 @@ static const kiln_pass_entry table[] = {
     {{"inplace", KILN_PASS_INSTR, "write elementwise results into a dying input's buffer"},
      NULL,
      kiln_pass_inplace},
+    {{"concatelim", KILN_PASS_INSTR,
+      "inputs of a Concat that die there become views of its result, so their producers "
+      "write it in place"},
+     NULL,
+     kiln_pass_concat_elim},
     {{"shrink", KILN_PASS_INSTR, "allocs as late and deallocs as early as possible"},
      NULL,
      kiln_pass_shrink_lifetimes},

@@ -215,6 +215,11 @@ KILN_NODISCARD kiln_status kiln_pass_copy_elim(kiln_ir *ir, const kiln_pass_opti
                                                uint32_t *changes);
 KILN_NODISCARD kiln_status kiln_pass_inplace(kiln_ir *ir, const kiln_pass_options *o,
                                              uint32_t *changes);
+/* Concat elimination: a Concat's inputs that die there and fill aligned
+ * contiguous ranges of its result become views of those ranges, so their
+ * producers write the result in place and the Concat is removed. */
+KILN_NODISCARD kiln_status kiln_pass_concat_elim(kiln_ir *ir, const kiln_pass_options *o,
+                                                 uint32_t *changes);
 /* Allocs as late and deallocs as early as possible. */
 KILN_NODISCARD kiln_status kiln_pass_shrink_lifetimes(kiln_ir *ir, const kiln_pass_options *o,
                                                       uint32_t *changes);

@@ -1,6 +1,7 @@
 /* tests/passes/test_mem.c: memory planning on the instruction IR: copy
- * elimination, in-place reuse, lifetime shrinking, the static plan and its
- * brute-force validator (on hand-built IRs and on random graphs). */
+ * elimination, in-place reuse, concat elimination, lifetime shrinking, the
+ * static plan and its brute-force validator (on hand-built IRs and on
+ * random graphs). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -294,6 +295,97 @@ START_TEST(chain_two_buffers) {
 }
 END_TEST
 
+static kiln_buffer *named(const kiln_ir *ir, const char *name) {
+  for (uint32_t i = 0; i < kiln_ir_buffer_count(ir); i++)
+    if (strcmp(kiln_buffer_name(kiln_ir_buffer(ir, i)), name) == 0)
+      return kiln_ir_buffer(ir, i);
+  return NULL;
+}
+
+/* A module of inputs x : f32[ta] and z : f32[tb], through Relu and Exp into
+ * a Concat along axis (result y : f32[tc]), then the lines `after`, run
+ * through concatelim, shrink and plan: the planned IR (the module in *m). */
+static kiln_ir *concat_ir(const char *ta, const char *tb, const char *tc, int64_t axis,
+                          const char *after, kiln_module **m) {
+  char text[1024];
+  snprintf(text, sizeof text,
+           "module @c\ninput %%x : f32[%s]\ninput %%z : f32[%s]\nfunc @main {\n"
+           "  %%a : f32[%s] = Relu(%%x)\n  %%b : f32[%s] = Exp(%%z)\n"
+           "  %%y : f32[%s] = Concat(%%a, %%b) {axis = %lld}\n%s}\n",
+           ta, tb, ta, tb, tc, (long long)axis, after);
+  *m = tp_parse(text);
+  kiln_pass_target t = {.module = *m};
+  OK(kiln_pass_run(&t, "concatelim,shrink,plan", NULL, NULL));
+  ck_assert_ptr_nonnull(t.ir);
+  OK(kiln_ir_verify(t.ir));
+  OK(kiln_pass_validate_plan(t.ir));
+  return t.ir;
+}
+
+#define CONCAT kiln_instr_kind_for_node(KILN_NODE_Concat)
+
+/* Both inputs die at the Concat and fill aligned ranges of its result:
+ * they become views of it at byte offsets 0 and 64, the Concat goes, and
+ * the arena holds the result alone. As a caller output the result takes
+ * the views itself and the arena is empty. */
+START_TEST(concatelim_fires) {
+  kiln_module *m;
+  kiln_ir *ir =
+      concat_ir("1,16", "1,16", "1,32", 1, "  %w : f32[1,32] = Neg(%y)\n  output %o = %w\n", &m);
+  ck_assert_uint_eq(count_kind(ir, CONCAT), 0);
+  ck_assert_uint_eq(count_kind(ir, KILN_INSTR_View), 2);
+  kiln_buffer *a = named(ir, "a"), *b = named(ir, "b"), *y = named(ir, "y");
+  ck_assert_ptr_nonnull(a);
+  ck_assert_ptr_nonnull(b);
+  ck_assert_int_eq(kiln_buffer_get_kind(a), KILN_BUFFER_VIEW);
+  ck_assert_int_eq(kiln_buffer_get_kind(b), KILN_BUFFER_VIEW);
+  ck_assert_ptr_eq(kiln_buffer_base(a), y);
+  ck_assert_ptr_eq(kiln_buffer_base(b), y);
+  ck_assert_uint_eq(kiln_buffer_offset(a), 0);
+  ck_assert_uint_eq(kiln_buffer_offset(b), 64);
+  ck_assert_uint_eq(kiln_ir_activation_bytes(ir), 128);
+  kiln_ir_destroy(ir);
+  kiln_module_destroy(m);
+  /* the 1 x 2 x 16 blocked form's shape: axis 1 of [1, Cb, S, 16] */
+  ir = concat_ir("1,1,4,16", "1,2,4,16", "1,3,4,16", 1, "  output %o = %y\n", &m);
+  ck_assert_uint_eq(count_kind(ir, CONCAT), 0);
+  ck_assert_int_eq(kiln_buffer_get_kind(named(ir, "a")), KILN_BUFFER_VIEW);
+  ck_assert_uint_eq(kiln_buffer_offset(named(ir, "b")), 256);
+  ck_assert_int_eq(kiln_buffer_get_kind(kiln_buffer_base(named(ir, "b"))), KILN_BUFFER_OUTPUT);
+  ck_assert_uint_eq(kiln_ir_activation_bytes(ir), 0);
+  kiln_ir_destroy(ir);
+  kiln_module_destroy(m);
+}
+END_TEST
+
+/* Near misses, each left as a Concat: a leading dim of 2 (the inputs
+ * interleave in the result), an input read after the Concat, a second
+ * input at an offset of 12 bytes, the same input twice. */
+START_TEST(concatelim_near_misses) {
+  kiln_module *m;
+  kiln_ir *ir = concat_ir("2,16", "2,16", "2,32", 1, "  output %o = %y\n", &m);
+  ck_assert_uint_eq(count_kind(ir, CONCAT), 1);
+  kiln_ir_destroy(ir);
+  kiln_module_destroy(m);
+  ir = concat_ir("1,16", "1,16", "1,32", 1,
+                 "  output %o = %y\n  %n : f32[1,16] = Neg(%a)\n  output %p = %n\n", &m);
+  ck_assert_uint_eq(count_kind(ir, CONCAT), 1);
+  kiln_ir_destroy(ir);
+  kiln_module_destroy(m);
+  ir = concat_ir("1,3", "1,16", "1,19", 1, "  output %o = %y\n", &m);
+  ck_assert_uint_eq(count_kind(ir, CONCAT), 1);
+  kiln_ir_destroy(ir);
+  kiln_module_destroy(m);
+  m = tp_parse("module @c\ninput %x : f32[1,16]\nfunc @main {\n  %a : f32[1,16] = Relu(%x)\n"
+               "  %y : f32[1,32] = Concat(%a, %a) {axis = 1}\n  output %o = %y\n}\n");
+  kiln_pass_target t = {.module = m};
+  OK(kiln_pass_run(&t, "concatelim,shrink,plan", NULL, NULL));
+  ck_assert_uint_eq(count_kind(t.ir, CONCAT), 1);
+  kiln_ir_destroy(t.ir);
+  kiln_module_destroy(m);
+}
+END_TEST
+
 /* Random graphs of elementwise, Concat and Slice nodes over a few sizes,
  * through random subsets of the IR passes: the plan never overlaps, the
  * IR still verifies, and the peak is at least the lower bound. */
@@ -351,12 +443,17 @@ static kiln_module *random_module(void) {
 }
 
 START_TEST(random_plans_never_overlap) {
-  static const char *pipes[] = {"plan", "shrink,plan", "inplace,shrink,plan",
-                                "copyelim,inplace,shrink,plan", "copyelim,plan"};
+  static const char *pipes[] = {"plan",
+                                "shrink,plan",
+                                "inplace,shrink,plan",
+                                "copyelim,inplace,shrink,plan",
+                                "copyelim,plan",
+                                "copyelim,inplace,concatelim,shrink,plan",
+                                "concatelim,plan"};
   rng_state = 777;
-  for (int iter = 0; iter < 60; iter++) {
+  for (int iter = 0; iter < 84; iter++) {
     kiln_module *m = random_module();
-    const char *p = pipes[iter % 5];
+    const char *p = pipes[iter % 7];
     kiln_pass_target t = {.module = m};
     kiln_pass_report rep;
     kiln_status s = kiln_pass_run(&t, p, NULL, &rep);
@@ -378,6 +475,8 @@ Suite *mem_suite(void) {
   tcase_add_test(tc, inplace_then_copyelim);
   tcase_add_test(tc, copyelim_activation);
   tcase_add_test(tc, copyelim_reshaped_output);
+  tcase_add_test(tc, concatelim_fires);
+  tcase_add_test(tc, concatelim_near_misses);
   tcase_add_test(tc, no_fire_when_source_lives);
   tcase_add_test(tc, shrink_and_share);
   tcase_add_test(tc, validator_catches_overlap);

@@ -1,0 +1,134 @@
+/* passes/concatelim.c: concat elimination. A Concat whose inputs each fill
+ * one contiguous byte range of its result (every dim before the axis is 1)
+ * copies nothing it could not have avoided: when each input is an
+ * activation that dies at the Concat and starts at a 64-byte-aligned
+ * offset of the result, the input becomes a view of its range, made before
+ * its first use, so its producer writes the result in place; the result's
+ * alloc moves up before those views and the Concat goes. The result is an
+ * activation or a caller output that nothing before the Concat touches. */
+#include "ir_internal.h"
+#include "kiln/passes.h"
+#include "mem_live.h"
+
+#define CONCAT_ALIGN 64
+#define CONCAT_MAX_INPUTS 256 /* wider Concats are left as they are */
+
+static bool plain_activation(const kiln_buffer *b, const kiln_mem_live *l) {
+  return b && kiln_buffer_get_kind(b) == KILN_BUFFER_ACTIVATION && !l->has_views[kiln_buffer_id(b)];
+}
+
+/* Does any instruction before position i mention b? */
+static bool mentioned_before(const kiln_ir *ir, const kiln_buffer *b, uint32_t i) {
+  for (uint32_t j = 0; j < i; j++) {
+    const kiln_instr *in = kiln_ir_instr(ir, j);
+    for (uint32_t o = 0; o < kiln_instr_operand_count(in); o++)
+      if (kiln_instr_operand(in, o) == b)
+        return true;
+  }
+  return false;
+}
+
+/* Can Concat instruction i (result y, inputs a_k) be removed? On true,
+ * off[k] holds each input's byte offset in y. */
+static bool qualifies(const kiln_ir *ir, const kiln_mem_live *l, uint32_t i, uint64_t *off) {
+  const kiln_instr *in = kiln_ir_instr(ir, i);
+  uint32_t n = kiln_instr_operand_count(in);
+  if (n < 2 || n - 1 > CONCAT_MAX_INPUTS || kiln_instr_operand_dir(in, 0) != KILN_OUT)
+    return false;
+  const kiln_buffer *y = kiln_instr_operand(in, 0);
+  if (!y)
+    return false;
+  bool act = plain_activation(y, l);
+  if (act ? l->first_ref[kiln_buffer_id(y)] != (int64_t)i
+          : kiln_buffer_get_kind(y) != KILN_BUFFER_OUTPUT || mentioned_before(ir, y, i))
+    return false;
+  const kiln_type *yt = kiln_buffer_type(y);
+  int64_t axis = kiln_attrs_int_or(kiln_instr_attrs(in), "axis", 0);
+  if (axis < 0)
+    axis += yt->rank;
+  if (axis < 0 || axis >= (int64_t)yt->rank || yt->quantized)
+    return false;
+  for (int64_t d = 0; d < axis; d++)
+    if (yt->dims[d] != 1)
+      return false;
+  uint64_t at = 0;
+  for (uint32_t k = 1; k < n; k++) {
+    const kiln_buffer *a = kiln_instr_operand(in, k);
+    if (!plain_activation(a, l) || a == y || l->last_ref[kiln_buffer_id(a)] != (int64_t)i ||
+        l->first_ref[kiln_buffer_id(a)] < 0 || at % CONCAT_ALIGN != 0)
+      return false;
+    for (uint32_t j = 1; j < k; j++)
+      if (kiln_instr_operand(in, j) == a)
+        return false;
+    const kiln_type *t = kiln_buffer_type(a);
+    if (t->elem != yt->elem || t->quantized)
+      return false;
+    off[k - 1] = at;
+    at += (uint64_t)kiln_type_bytes(t);
+  }
+  return at == (uint64_t)kiln_type_bytes(yt);
+}
+
+/* One elimination; *found false when no Concat qualifies. */
+static kiln_status elim_one(kiln_ir *ir, bool *found) {
+  *found = false;
+  kiln_mem_live l;
+  KILN_TRY(kiln_mem_live_compute(ir, &l));
+  const kiln_instr_kind concat = kiln_instr_kind_for_node(KILN_NODE_Concat);
+  uint64_t off[CONCAT_MAX_INPUTS];
+  kiln_instr *first[CONCAT_MAX_INPUTS];
+  for (uint32_t i = 0; i < kiln_ir_instr_count(ir); i++) {
+    kiln_instr *in = kiln_ir_instr(ir, i);
+    if (kiln_instr_get_kind(in) != concat || !qualifies(ir, &l, i, off))
+      continue;
+    uint32_t n = kiln_instr_operand_count(in) - 1;
+    kiln_buffer *y = kiln_instr_operand(in, 0);
+    kiln_instr *earliest = NULL;
+    int64_t earliest_at = -1;
+    for (uint32_t k = 0; k < n; k++) {
+      int64_t f = l.first_ref[kiln_buffer_id(kiln_instr_operand(in, k + 1))];
+      first[k] = kiln_ir_instr(ir, (uint32_t)f);
+      if (earliest_at < 0 || f < earliest_at)
+        earliest_at = f, earliest = first[k];
+    }
+    bool act = kiln_buffer_get_kind(y) == KILN_BUFFER_ACTIVATION;
+    kiln_mem_live_free(&l);
+    /* the result lives from before its inputs' first writes */
+    if (act) {
+      kiln_mem_remove_markers(ir, KILN_INSTR_Alloc, y);
+      kiln_operand_dir out = KILN_OUT;
+      KILN_TRY(kiln_ir_add_instr(ir, KILN_INSTR_Alloc, &y, &out, 1, NULL, 0, earliest, NULL));
+    }
+    for (uint32_t k = 0; k < n; k++) {
+      kiln_buffer *a = kiln_instr_operand(in, k + 1);
+      kiln_mem_remove_markers(ir, KILN_INSTR_Alloc, a);
+      kiln_mem_remove_markers(ir, KILN_INSTR_Dealloc, a);
+      a->kind = KILN_BUFFER_VIEW;
+      a->base = y;
+      a->offset = off[k];
+      kiln_buffer *ops[2] = {a, y};
+      kiln_operand_dir dirs[2] = {KILN_OUT, KILN_IN};
+      KILN_TRY(kiln_ir_add_instr(ir, KILN_INSTR_View, ops, dirs, 2, NULL, 0, first[k], NULL));
+    }
+    kiln_ir_remove_instr(ir, in);
+    *found = true;
+    return NULL;
+  }
+  kiln_mem_live_free(&l);
+  return NULL;
+}
+
+kiln_status kiln_pass_concat_elim(kiln_ir *ir, const kiln_pass_options *o, uint32_t *changes) {
+  (void)o;
+  uint32_t done = 0;
+  for (;;) {
+    bool found;
+    KILN_TRY(elim_one(ir, &found));
+    if (!found)
+      break;
+    done++;
+  }
+  if (changes)
+    *changes += done;
+  return NULL;
+}
