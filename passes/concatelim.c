@@ -38,7 +38,9 @@ static bool qualifies(const kiln_ir *ir, const kiln_mem_live *l, uint32_t i, uin
   const kiln_buffer *y = kiln_instr_operand(in, 0);
   if (!y)
     return false;
-  bool act = plain_activation(y, l);
+  /* views of the result (a Reshape after the Concat) are fine: their uses
+   * count as the result's, so none comes before the Concat */
+  bool act = kiln_buffer_get_kind(y) == KILN_BUFFER_ACTIVATION;
   if (act ? l->first_ref[kiln_buffer_id(y)] != (int64_t)i
           : kiln_buffer_get_kind(y) != KILN_BUFFER_OUTPUT || mentioned_before(ir, y, i))
     return false;

@@ -346,6 +346,15 @@ START_TEST(concatelim_fires) {
   ck_assert_uint_eq(kiln_ir_activation_bytes(ir), 128);
   kiln_ir_destroy(ir);
   kiln_module_destroy(m);
+  /* a Reshape of the result after the Concat (a view of it) is no obstacle */
+  ir = concat_ir("1,16", "1,16", "1,32", 1,
+                 "  %r : f32[2,16] = Reshape(%y) {shape = [2, 16]}\n"
+                 "  %w : f32[2,16] = Neg(%r)\n  output %o = %w\n",
+                 &m);
+  ck_assert_uint_eq(count_kind(ir, CONCAT), 0);
+  ck_assert_ptr_eq(kiln_buffer_base(named(ir, "b")), named(ir, "y"));
+  kiln_ir_destroy(ir);
+  kiln_module_destroy(m);
   /* the 1 x 2 x 16 blocked form's shape: axis 1 of [1, Cb, S, 16] */
   ir = concat_ir("1,1,4,16", "1,2,4,16", "1,3,4,16", 1, "  output %o = %y\n", &m);
   ck_assert_uint_eq(count_kind(ir, CONCAT), 0);
