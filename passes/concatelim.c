@@ -5,7 +5,11 @@
  * offset of the result, the input becomes a view of its range, made before
  * its first use, so its producer writes the result in place; the result's
  * alloc moves up before those views and the Concat goes. The result is an
- * activation or a caller output that nothing before the Concat touches. */
+ * activation or a caller output that nothing before the Concat touches;
+ * an activation result is taken only where its longer life does not raise
+ * the most bytes alive at once. */
+#include <stdlib.h>
+
 #include "ir_internal.h"
 #include "kiln/passes.h"
 #include "mem_live.h"
@@ -71,11 +75,71 @@ static bool qualifies(const kiln_ir *ir, const kiln_mem_live *l, uint32_t i, uin
   return at == (uint64_t)kiln_type_bytes(yt);
 }
 
+static uint64_t aligned_bytes(const kiln_buffer *b) {
+  return ((uint64_t)kiln_type_bytes(kiln_buffer_type(b)) + CONCAT_ALIGN - 1) / CONCAT_ALIGN *
+         CONCAT_ALIGN;
+}
+
+/* live[p]: the aligned bytes of the activations alive at instruction p
+ * (the plan's lower bound is their maximum); the maximum in *peak. */
+static void live_bytes(const kiln_ir *ir, const kiln_mem_live *l, int64_t *live, uint64_t *peak) {
+  uint32_t ni = kiln_ir_instr_count(ir);
+  for (uint32_t p = 0; p <= ni; p++)
+    live[p] = 0;
+  for (uint32_t id = 0; id < kiln_ir_buffer_count(ir); id++) {
+    const kiln_buffer *b = kiln_ir_buffer(ir, id);
+    int64_t st, en;
+    if (kiln_buffer_get_kind(b) != KILN_BUFFER_ACTIVATION ||
+        !kiln_mem_live_interval(l, id, &st, &en))
+      continue;
+    live[st] += (int64_t)aligned_bytes(b); /* differences, summed below */
+    live[en + 1] -= (int64_t)aligned_bytes(b);
+  }
+  *peak = 0;
+  for (uint32_t p = 0; p < ni; p++) {
+    live[p + 1] += live[p];
+    if ((uint64_t)live[p] > *peak)
+      *peak = (uint64_t)live[p];
+  }
+}
+
+/* An activation result lives from its inputs' first writes on instead of
+ * from the Concat: its whole size is reserved while the inputs are made
+ * one after another. Allowed only where that does not raise the most bytes
+ * alive at once (DenseNet's block-final Concats would: their first input
+ * is made long before the others). */
+static bool fits(const kiln_ir *ir, const kiln_mem_live *l, uint32_t i, const int64_t *live,
+                 uint64_t peak, int64_t earliest) {
+  const kiln_instr *in = kiln_ir_instr(ir, i);
+  const kiln_buffer *y = kiln_instr_operand(in, 0);
+  if (kiln_buffer_get_kind(y) != KILN_BUFFER_ACTIVATION)
+    return true;
+  for (int64_t p = earliest; p < (int64_t)i; p++) {
+    int64_t after = live[p] + (int64_t)aligned_bytes(y);
+    for (uint32_t k = 1; k < kiln_instr_operand_count(in); k++) {
+      const kiln_buffer *a = kiln_instr_operand(in, k);
+      if (l->first_ref[kiln_buffer_id(a)] <= p)
+        after -= (int64_t)aligned_bytes(a);
+    }
+    if (after > (int64_t)peak)
+      return false;
+  }
+  return true;
+}
+
 /* One elimination; *found false when no Concat qualifies. */
 static kiln_status elim_one(kiln_ir *ir, bool *found) {
   *found = false;
   kiln_mem_live l;
   KILN_TRY(kiln_mem_live_compute(ir, &l));
+  uint32_t ni = kiln_ir_instr_count(ir);
+  int64_t *live = malloc((ni + 1) * sizeof *live);
+  if (!live) {
+    kiln_mem_live_free(&l);
+    return kiln_status_make(KILN_OUT_OF_MEMORY, "concatelim: no memory for %u instructions", ni);
+  }
+  uint64_t peak;
+  live_bytes(ir, &l, live, &peak);
   const kiln_instr_kind concat = kiln_instr_kind_for_node(KILN_NODE_Concat);
   uint64_t off[CONCAT_MAX_INPUTS];
   kiln_instr *first[CONCAT_MAX_INPUTS];
@@ -93,8 +157,11 @@ static kiln_status elim_one(kiln_ir *ir, bool *found) {
       if (earliest_at < 0 || f < earliest_at)
         earliest_at = f, earliest = first[k];
     }
+    if (!fits(ir, &l, i, live, peak, earliest_at))
+      continue;
     bool act = kiln_buffer_get_kind(y) == KILN_BUFFER_ACTIVATION;
     kiln_mem_live_free(&l);
+    free(live);
     /* the result lives from before its inputs' first writes */
     if (act) {
       kiln_mem_remove_markers(ir, KILN_INSTR_Alloc, y);
@@ -117,6 +184,7 @@ static kiln_status elim_one(kiln_ir *ir, bool *found) {
     return NULL;
   }
   kiln_mem_live_free(&l);
+  free(live);
   return NULL;
 }
 

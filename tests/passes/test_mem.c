@@ -369,7 +369,8 @@ END_TEST
 
 /* Near misses, each left as a Concat: a leading dim of 2 (the inputs
  * interleave in the result), an input read after the Concat, a second
- * input at an offset of 12 bytes, the same input twice. */
+ * input at an offset of 12 bytes, a result whose longer life would raise
+ * the peak, the same input twice. */
 START_TEST(concatelim_near_misses) {
   kiln_module *m;
   kiln_ir *ir = concat_ir("2,16", "2,16", "2,32", 1, "  output %o = %y\n", &m);
@@ -384,6 +385,18 @@ START_TEST(concatelim_near_misses) {
   ir = concat_ir("1,3", "1,16", "1,19", 1, "  output %o = %y\n", &m);
   ck_assert_uint_eq(count_kind(ir, CONCAT), 1);
   kiln_ir_destroy(ir);
+  kiln_module_destroy(m);
+  /* a made before the program's peak (t1 and t2 alive at once), b after
+   * it: the result, alive from a on, would raise that peak */
+  m = tp_parse("module @c\ninput %x : f32[1,16]\ninput %z : f32[1,256]\ninput %u : f32[1,16]\n"
+               "func @main {\n  %a : f32[1,16] = Relu(%x)\n  %t1 : f32[1,256] = Exp(%z)\n"
+               "  %t2 : f32[1,256] = Neg(%t1)\n  output %o2 = %t2\n  %b : f32[1,16] = Relu(%u)\n"
+               "  %y : f32[1,32] = Concat(%a, %b) {axis = 1}\n  %w : f32[1,32] = Neg(%y)\n"
+               "  output %o = %w\n}\n");
+  kiln_pass_target tp = {.module = m};
+  OK(kiln_pass_run(&tp, "concatelim,shrink,plan", NULL, NULL));
+  ck_assert_uint_eq(count_kind(tp.ir, CONCAT), 1);
+  kiln_ir_destroy(tp.ir);
   kiln_module_destroy(m);
   m = tp_parse("module @c\ninput %x : f32[1,16]\nfunc @main {\n  %a : f32[1,16] = Relu(%x)\n"
                "  %y : f32[1,32] = Concat(%a, %a) {axis = 1}\n  output %o = %y\n}\n");
