@@ -367,6 +367,26 @@ START_TEST(concatelim_fires) {
 }
 END_TEST
 
+/* In-place reuse leaves Selu's own result buffer unmentioned; concat
+ * elimination then writes everything into the caller's output, so the
+ * arena is empty and the left-over buffer, which holds no bytes, must not
+ * fail the validator (a random partition of a generated graph found it). */
+START_TEST(concatelim_empty_arena) {
+  kiln_module *m =
+      tp_parse("module @t\ninput %x0 : f32[1,2,4,4]\nconst %c4 : f32[4] = [0.25, 0.5, -1, 0.125]\n"
+               "func @main {\n  %3 : f32[1,2,4] = MatMul(%x0, %c4)\n"
+               "  %4 : f32[1,2,4] = Selu(%3) {alpha = 0.5625, gamma = 1.4375}\n"
+               "  %5 : f32[1,2,4] = Concat(%4) {axis = -2}\n  output %y = %5\n}\n");
+  kiln_pass_target t = {.module = m};
+  OK(kiln_pass_run(&t, "copyelim,inplace,concatelim,shrink,plan", NULL, NULL));
+  ck_assert_uint_eq(count_kind(t.ir, CONCAT), 0);
+  ck_assert_uint_eq(kiln_ir_activation_bytes(t.ir), 0);
+  OK(kiln_pass_validate_plan(t.ir));
+  kiln_ir_destroy(t.ir);
+  kiln_module_destroy(m);
+}
+END_TEST
+
 /* Near misses, each left as a Concat: a leading dim of 2 (the inputs
  * interleave in the result), an input read after the Concat, a second
  * input at an offset of 12 bytes, a result whose longer life would raise
@@ -499,6 +519,7 @@ Suite *mem_suite(void) {
   tcase_add_test(tc, copyelim_reshaped_output);
   tcase_add_test(tc, concatelim_fires);
   tcase_add_test(tc, concatelim_near_misses);
+  tcase_add_test(tc, concatelim_empty_arena);
   tcase_add_test(tc, no_fire_when_source_lives);
   tcase_add_test(tc, shrink_and_share);
   tcase_add_test(tc, validator_catches_overlap);
