@@ -79,15 +79,5 @@ static kiln_status elim_one(kiln_ir *ir, bool *found) {
 
 kiln_status kiln_pass_copy_elim(kiln_ir *ir, const kiln_pass_options *o, uint32_t *changes) {
   (void)o;
-  uint32_t done = 0;
-  for (;;) {
-    bool found;
-    KILN_TRY(elim_one(ir, &found));
-    if (!found)
-      break;
-    done++;
-  }
-  if (changes)
-    *changes += done;
-  return NULL;
+  return kiln_mem_until_done(ir, elim_one, changes);
 }

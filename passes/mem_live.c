@@ -91,6 +91,21 @@ bool kiln_mem_live_interval(const kiln_mem_live *l, uint32_t id, int64_t *s, int
   return false;
 }
 
+kiln_status kiln_mem_until_done(kiln_ir *ir, kiln_status (*step)(kiln_ir *ir, bool *found),
+                                uint32_t *changes) {
+  uint32_t done = 0;
+  for (;;) {
+    bool found;
+    KILN_TRY(step(ir, &found));
+    if (!found)
+      break;
+    done++;
+  }
+  if (changes)
+    *changes += done;
+  return NULL;
+}
+
 void kiln_mem_rename(kiln_ir *ir, kiln_buffer *from, kiln_buffer *to) {
   for (uint32_t i = 0; i < kiln_ir_instr_count(ir); i++) {
     kiln_instr *in = kiln_ir_instr(ir, i);

@@ -28,6 +28,12 @@ bool kiln_mem_live_interval(const kiln_mem_live *l, uint32_t id, int64_t *s, int
 /* Is instruction kind a marker (alloc / dealloc)? */
 bool kiln_mem_is_marker(kiln_instr_kind k);
 
+/* Runs step (one rewrite, *found false when it finds none) until it finds
+ * nothing more; adds the number of rewrites to *changes when not NULL. */
+KILN_NODISCARD kiln_status kiln_mem_until_done(kiln_ir *ir,
+                                               kiln_status (*step)(kiln_ir *ir, bool *found),
+                                               uint32_t *changes);
+
 /* Replace every operand `from` by `to` (directions kept). */
 void kiln_mem_rename(kiln_ir *ir, kiln_buffer *from, kiln_buffer *to);
 /* Remove every instruction of kind k whose operand 0 is b. */

@@ -324,6 +324,21 @@ static kiln_ir *concat_ir(const char *ta, const char *tb, const char *tc, int64_
 
 #define CONCAT kiln_instr_kind_for_node(KILN_NODE_Concat)
 
+/* The Concat instructions left after pipeline on the module in text, with
+ * the plan validated; its arena size in *arena when not NULL. */
+static uint32_t concats_after(const char *text, const char *pipeline, uint64_t *arena) {
+  kiln_module *m = tp_parse(text);
+  kiln_pass_target t = {.module = m};
+  OK(kiln_pass_run(&t, pipeline, NULL, NULL));
+  OK(kiln_pass_validate_plan(t.ir));
+  uint32_t n = count_kind(t.ir, CONCAT);
+  if (arena)
+    *arena = kiln_ir_activation_bytes(t.ir);
+  kiln_ir_destroy(t.ir);
+  kiln_module_destroy(m);
+  return n;
+}
+
 /* Both inputs die at the Concat and fill aligned ranges of its result:
  * they become views of it at byte offsets 0 and 64, the Concat goes, and
  * the arena holds the result alone. As a caller output the result takes
@@ -372,18 +387,14 @@ END_TEST
  * arena is empty and the left-over buffer, which holds no bytes, must not
  * fail the validator (a random partition of a generated graph found it). */
 START_TEST(concatelim_empty_arena) {
-  kiln_module *m =
-      tp_parse("module @t\ninput %x0 : f32[1,2,4,4]\nconst %c4 : f32[4] = [0.25, 0.5, -1, 0.125]\n"
-               "func @main {\n  %3 : f32[1,2,4] = MatMul(%x0, %c4)\n"
-               "  %4 : f32[1,2,4] = Selu(%3) {alpha = 0.5625, gamma = 1.4375}\n"
-               "  %5 : f32[1,2,4] = Concat(%4) {axis = -2}\n  output %y = %5\n}\n");
-  kiln_pass_target t = {.module = m};
-  OK(kiln_pass_run(&t, "copyelim,inplace,concatelim,shrink,plan", NULL, NULL));
-  ck_assert_uint_eq(count_kind(t.ir, CONCAT), 0);
-  ck_assert_uint_eq(kiln_ir_activation_bytes(t.ir), 0);
-  OK(kiln_pass_validate_plan(t.ir));
-  kiln_ir_destroy(t.ir);
-  kiln_module_destroy(m);
+  const char *text =
+      "module @t\ninput %x0 : f32[1,2,4,4]\nconst %c4 : f32[4] = [0.25, 0.5, -1, 0.125]\n"
+      "func @main {\n  %3 : f32[1,2,4] = MatMul(%x0, %c4)\n"
+      "  %4 : f32[1,2,4] = Selu(%3) {alpha = 0.5625, gamma = 1.4375}\n"
+      "  %5 : f32[1,2,4] = Concat(%4) {axis = -2}\n  output %y = %5\n}\n";
+  uint64_t arena;
+  ck_assert_uint_eq(concats_after(text, "copyelim,inplace,concatelim,shrink,plan", &arena), 0);
+  ck_assert_uint_eq(arena, 0);
 }
 END_TEST
 
@@ -408,23 +419,16 @@ START_TEST(concatelim_near_misses) {
   kiln_module_destroy(m);
   /* a made before the program's peak (t1 and t2 alive at once), b after
    * it: the result, alive from a on, would raise that peak */
-  m = tp_parse("module @c\ninput %x : f32[1,16]\ninput %z : f32[1,256]\ninput %u : f32[1,16]\n"
-               "func @main {\n  %a : f32[1,16] = Relu(%x)\n  %t1 : f32[1,256] = Exp(%z)\n"
-               "  %t2 : f32[1,256] = Neg(%t1)\n  output %o2 = %t2\n  %b : f32[1,16] = Relu(%u)\n"
-               "  %y : f32[1,32] = Concat(%a, %b) {axis = 1}\n  %w : f32[1,32] = Neg(%y)\n"
-               "  output %o = %w\n}\n");
-  kiln_pass_target tp = {.module = m};
-  OK(kiln_pass_run(&tp, "concatelim,shrink,plan", NULL, NULL));
-  ck_assert_uint_eq(count_kind(tp.ir, CONCAT), 1);
-  kiln_ir_destroy(tp.ir);
-  kiln_module_destroy(m);
-  m = tp_parse("module @c\ninput %x : f32[1,16]\nfunc @main {\n  %a : f32[1,16] = Relu(%x)\n"
-               "  %y : f32[1,32] = Concat(%a, %a) {axis = 1}\n  output %o = %y\n}\n");
-  kiln_pass_target t = {.module = m};
-  OK(kiln_pass_run(&t, "concatelim,shrink,plan", NULL, NULL));
-  ck_assert_uint_eq(count_kind(t.ir, CONCAT), 1);
-  kiln_ir_destroy(t.ir);
-  kiln_module_destroy(m);
+  const char *text =
+      "module @c\ninput %x : f32[1,16]\ninput %z : f32[1,256]\ninput %u : f32[1,16]\n"
+      "func @main {\n  %a : f32[1,16] = Relu(%x)\n  %t1 : f32[1,256] = Exp(%z)\n"
+      "  %t2 : f32[1,256] = Neg(%t1)\n  output %o2 = %t2\n  %b : f32[1,16] = Relu(%u)\n"
+      "  %y : f32[1,32] = Concat(%a, %b) {axis = 1}\n  %w : f32[1,32] = Neg(%y)\n"
+      "  output %o = %w\n}\n";
+  ck_assert_uint_eq(concats_after(text, "concatelim,shrink,plan", NULL), 1);
+  text = "module @c\ninput %x : f32[1,16]\nfunc @main {\n  %a : f32[1,16] = Relu(%x)\n"
+         "  %y : f32[1,32] = Concat(%a, %a) {axis = 1}\n  output %o = %y\n}\n";
+  ck_assert_uint_eq(concats_after(text, "concatelim,shrink,plan", NULL), 1);
 }
 END_TEST
 
