@@ -504,7 +504,7 @@ kiln_status kiln_infer_BlockChannels(const kiln_type *const *in, uint32_t n_in,
                            KILN_INFER_TS(x));
   int64_t dims[KILN_MAX_RANK];
   memcpy(dims, x->dims, sizeof(int64_t) * x->rank);
-  dims[1] = (x->dims[1] + B - 1) / B;
+  dims[1] = x->dims[1] / B + (x->dims[1] % B != 0); /* ceil, with no C + B - 1 to overflow */
   dims[x->rank] = B;
   return kiln_infer_make("BlockChannels", x->elem, x->rank + 1, dims, out);
 }
@@ -516,8 +516,10 @@ kiln_status kiln_infer_UnblockChannels(const kiln_type *const *in, uint32_t n_in
   const kiln_type *x = in[0];
   KILN_TRY(kiln_infer_check_elem("UnblockChannels", "input 0", x, KILN_INFER_FLOAT));
   KILN_TRY(kiln_infer_check_rank("UnblockChannels", "input 0", x, 4, true));
-  int64_t C = kiln_attrs_int_or(attrs, "channels", 0), B = x->dims[x->rank - 1];
-  if (C < 1 || C > x->dims[1] * B || C <= (x->dims[1] - 1) * B)
+  int64_t C = kiln_attrs_int_or(attrs, "channels", 0), B = x->dims[x->rank - 1], all, most;
+  /* (an empty tensor's dims can multiply past 63 bits) */
+  if (C < 1 || x->dims[1] < 1 || __builtin_mul_overflow(x->dims[1], B, &all) || C > all ||
+      __builtin_mul_overflow(x->dims[1] - 1, B, &most) || C <= most)
     return kiln_infer_fail("UnblockChannels",
                            "attribute 'channels' = %lld does not fit input 0 %s (%lld blocks of "
                            "%lld)",

@@ -170,6 +170,12 @@ void cases_movement(void) {
   OK(BlockChannels, "f32[1,8,7]", "f32[1,1,7,8]", KILN_ATTR_I("block", 8));
   ERR(BlockChannels, "f32[2,17]", "input 0 is f32[2,17]; expected rank >= 3", KILN_ATTR_I("block", 16));
   ERR(BlockChannels, "i32[1,4,4]", "input 0", KILN_ATTR_I("block", 16));
+  /* a block past 63 bits: refused, with no overflow on the way (a fuzzer's) */
+  ERRN(BlockChannels, "f32[1,20,3]", 0, KILN_OUT_OF_RANGE,
+       "invalid result type f32[1,1,3,9223372036854775807]: type: element count overflows",
+       KILN_ATTR_I("block", INT64_MAX));
+  OK(BlockChannels, "f32[1,20,3]", "f32[1,1,3,1099511627776]",
+     KILN_ATTR_I("block", 1099511627776));
   OK(UnblockChannels, "f32[2,2,3,5,16]", "f32[2,17,3,5]", KILN_ATTR_I("channels", 17));
   ERR(UnblockChannels, "f32[2,2,3,5,16]", "'channels' = 16 does not fit", KILN_ATTR_I("channels", 16));
   ERR(UnblockChannels, "f32[2,2,3,5,16]", "'channels' = 33 does not fit", KILN_ATTR_I("channels", 33));
