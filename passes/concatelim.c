@@ -17,10 +17,6 @@
 #define CONCAT_ALIGN 64
 #define CONCAT_MAX_INPUTS 256 /* wider Concats are left as they are */
 
-static bool plain_activation(const kiln_buffer *b, const kiln_mem_live *l) {
-  return b && kiln_buffer_get_kind(b) == KILN_BUFFER_ACTIVATION && !l->has_views[kiln_buffer_id(b)];
-}
-
 /* Does any instruction before position i mention b? */
 static bool mentioned_before(const kiln_ir *ir, const kiln_buffer *b, uint32_t i) {
   for (uint32_t j = 0; j < i; j++) {
@@ -60,8 +56,9 @@ static bool qualifies(const kiln_ir *ir, const kiln_mem_live *l, uint32_t i, uin
   uint64_t at = 0;
   for (uint32_t k = 1; k < n; k++) {
     const kiln_buffer *a = kiln_instr_operand(in, k);
-    if (!plain_activation(a, l) || a == y || l->last_ref[kiln_buffer_id(a)] != (int64_t)i ||
-        l->first_ref[kiln_buffer_id(a)] < 0 || at % CONCAT_ALIGN != 0)
+    if (!kiln_mem_plain_activation(a, l) || a == y ||
+        l->last_ref[kiln_buffer_id(a)] != (int64_t)i || l->first_ref[kiln_buffer_id(a)] < 0 ||
+        at % CONCAT_ALIGN != 0)
       return false;
     for (uint32_t j = 1; j < k; j++)
       if (kiln_instr_operand(in, j) == a)
@@ -78,29 +75,6 @@ static bool qualifies(const kiln_ir *ir, const kiln_mem_live *l, uint32_t i, uin
 static uint64_t aligned_bytes(const kiln_buffer *b) {
   return ((uint64_t)kiln_type_bytes(kiln_buffer_type(b)) + CONCAT_ALIGN - 1) / CONCAT_ALIGN *
          CONCAT_ALIGN;
-}
-
-/* live[p]: the aligned bytes of the activations alive at instruction p
- * (the plan's lower bound is their maximum); the maximum in *peak. */
-static void live_bytes(const kiln_ir *ir, const kiln_mem_live *l, int64_t *live, uint64_t *peak) {
-  uint32_t ni = kiln_ir_instr_count(ir);
-  for (uint32_t p = 0; p <= ni; p++)
-    live[p] = 0;
-  for (uint32_t id = 0; id < kiln_ir_buffer_count(ir); id++) {
-    const kiln_buffer *b = kiln_ir_buffer(ir, id);
-    int64_t st, en;
-    if (kiln_buffer_get_kind(b) != KILN_BUFFER_ACTIVATION ||
-        !kiln_mem_live_interval(l, id, &st, &en))
-      continue;
-    live[st] += (int64_t)aligned_bytes(b); /* differences, summed below */
-    live[en + 1] -= (int64_t)aligned_bytes(b);
-  }
-  *peak = 0;
-  for (uint32_t p = 0; p < ni; p++) {
-    live[p + 1] += live[p];
-    if ((uint64_t)live[p] > *peak)
-      *peak = (uint64_t)live[p];
-  }
 }
 
 /* An activation result lives from its inputs' first writes on instead of
@@ -139,7 +113,7 @@ static kiln_status elim_one(kiln_ir *ir, bool *found) {
     return kiln_status_make(KILN_OUT_OF_MEMORY, "concatelim: no memory for %u instructions", ni);
   }
   uint64_t peak;
-  live_bytes(ir, &l, live, &peak);
+  kiln_mem_live_bytes(ir, &l, live, &peak);
   const kiln_instr_kind concat = kiln_instr_kind_for_node(KILN_NODE_Concat);
   uint64_t off[CONCAT_MAX_INPUTS];
   kiln_instr *first[CONCAT_MAX_INPUTS];

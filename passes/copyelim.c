@@ -8,10 +8,6 @@
 #include "kiln/passes.h"
 #include "mem_live.h"
 
-static bool plain_activation(const kiln_buffer *b, const kiln_mem_live *l) {
-  return b && kiln_buffer_get_kind(b) == KILN_BUFFER_ACTIVATION && !l->has_views[kiln_buffer_id(b)];
-}
-
 /* Same elements in the same order, other dims. */
 static bool reshaped(const kiln_type *a, const kiln_type *b) {
   return a->elem == b->elem && !a->quantized && !b->quantized &&
@@ -28,13 +24,13 @@ static kiln_status elim_one(kiln_ir *ir, bool *found) {
     if (kiln_instr_get_kind(in) != KILN_INSTR_Copy || kiln_instr_operand_count(in) != 2)
       continue;
     kiln_buffer *dst = kiln_instr_operand(in, 0), *src = kiln_instr_operand(in, 1);
-    if (!plain_activation(src, &l) || dst == src || !dst ||
+    if (!kiln_mem_plain_activation(src, &l) || dst == src || !dst ||
         l.last_ref[kiln_buffer_id(src)] != (int64_t)i)
       continue;
     bool same = kiln_type_equal(kiln_buffer_type(dst), kiln_buffer_type(src));
     uint32_t did = kiln_buffer_id(dst);
     kiln_buffer_kind dk = kiln_buffer_get_kind(dst);
-    if (same && plain_activation(dst, &l) && l.first_ref[did] == (int64_t)i) {
+    if (same && kiln_mem_plain_activation(dst, &l) && l.first_ref[did] == (int64_t)i) {
       kiln_mem_live_free(&l);
       kiln_mem_remove_markers(ir, KILN_INSTR_Dealloc, src);
       kiln_mem_remove_markers(ir, KILN_INSTR_Alloc, dst);

@@ -14,10 +14,6 @@ static bool elementwise(kiln_instr_kind k) {
   return ki && (ki->flags & (KILN_NK_UNARY | KILN_NK_BINARY | KILN_NK_VARIADIC));
 }
 
-static bool plain_activation(const kiln_buffer *b, const kiln_mem_live *l) {
-  return b && kiln_buffer_get_kind(b) == KILN_BUFFER_ACTIVATION && !l->has_views[kiln_buffer_id(b)];
-}
-
 static kiln_status reuse_one(kiln_ir *ir, bool *found) {
   *found = false;
   kiln_mem_live l;
@@ -28,11 +24,12 @@ static kiln_status reuse_one(kiln_ir *ir, bool *found) {
         kiln_instr_operand_dir(in, 0) != KILN_OUT)
       continue;
     kiln_buffer *r = kiln_instr_operand(in, 0);
-    if (!plain_activation(r, &l) || l.first_ref[kiln_buffer_id(r)] != (int64_t)i)
+    if (!kiln_mem_plain_activation(r, &l) || l.first_ref[kiln_buffer_id(r)] != (int64_t)i)
       continue;
     for (uint32_t o = 1; o < kiln_instr_operand_count(in); o++) {
       kiln_buffer *a = kiln_instr_operand(in, o);
-      if (!plain_activation(a, &l) || a == r || l.last_ref[kiln_buffer_id(a)] != (int64_t)i ||
+      if (!kiln_mem_plain_activation(a, &l) || a == r ||
+          l.last_ref[kiln_buffer_id(a)] != (int64_t)i ||
           !kiln_type_equal(kiln_buffer_type(a), kiln_buffer_type(r)))
         continue;
       kiln_mem_live_free(&l);

@@ -91,6 +91,32 @@ bool kiln_mem_live_interval(const kiln_mem_live *l, uint32_t id, int64_t *s, int
   return false;
 }
 
+bool kiln_mem_plain_activation(const kiln_buffer *b, const kiln_mem_live *l) {
+  return b && kiln_buffer_get_kind(b) == KILN_BUFFER_ACTIVATION && !l->has_views[kiln_buffer_id(b)];
+}
+
+void kiln_mem_live_bytes(const kiln_ir *ir, const kiln_mem_live *l, int64_t *live, uint64_t *peak) {
+  uint32_t ni = kiln_ir_instr_count(ir);
+  for (uint32_t p = 0; p <= ni; p++)
+    live[p] = 0;
+  for (uint32_t id = 0; id < kiln_ir_buffer_count(ir); id++) {
+    const kiln_buffer *b = kiln_ir_buffer(ir, id);
+    int64_t st, en;
+    if (kiln_buffer_get_kind(b) != KILN_BUFFER_ACTIVATION ||
+        !kiln_mem_live_interval(l, id, &st, &en))
+      continue;
+    int64_t size = (kiln_type_bytes(kiln_buffer_type(b)) + 63) / 64 * 64;
+    live[st] += size; /* differences, summed below */
+    live[en + 1] -= size;
+  }
+  *peak = 0;
+  for (uint32_t p = 0; p < ni; p++) {
+    live[p + 1] += live[p];
+    if ((uint64_t)live[p] > *peak)
+      *peak = (uint64_t)live[p];
+  }
+}
+
 kiln_status kiln_mem_until_done(kiln_ir *ir, kiln_status (*step)(kiln_ir *ir, bool *found),
                                 uint32_t *changes) {
   uint32_t done = 0;

@@ -28,6 +28,15 @@ bool kiln_mem_live_interval(const kiln_mem_live *l, uint32_t id, int64_t *s, int
 /* Is instruction kind a marker (alloc / dealloc)? */
 bool kiln_mem_is_marker(kiln_instr_kind k);
 
+/* An activation that no view has as its root (the memory passes rename
+ * and re-place only these). */
+bool kiln_mem_plain_activation(const kiln_buffer *b, const kiln_mem_live *l);
+
+/* live[p] for p in [0, instruction count]: the 64-byte-aligned bytes of the
+ * activations alive at instruction p (live[count] is 0); the maximum, the
+ * plan's lower bound, in *peak. live has count + 1 entries. */
+void kiln_mem_live_bytes(const kiln_ir *ir, const kiln_mem_live *l, int64_t *live, uint64_t *peak);
+
 /* Runs step (one rewrite, *found false when it finds none) until it finds
  * nothing more; adds the number of rewrites to *changes when not NULL. */
 KILN_NODISCARD kiln_status kiln_mem_until_done(kiln_ir *ir,

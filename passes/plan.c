@@ -96,24 +96,12 @@ kiln_status kiln_pass_plan_lower_bound(const kiln_ir *ir, uint64_t *out) {
   kiln_mem_live l;
   KILN_TRY(kiln_mem_live_compute(ir, &l));
   uint32_t ni = kiln_ir_instr_count(ir);
-  uint64_t *live = calloc(ni ? ni : 1, sizeof *live);
+  int64_t *live = malloc((ni + 1) * sizeof *live);
   if (!live) {
     kiln_mem_live_free(&l);
     return kiln_status_make(KILN_OUT_OF_MEMORY, "memory plan: no memory for %u instructions", ni);
   }
-  for (uint32_t id = 0; id < kiln_ir_buffer_count(ir); id++) {
-    const kiln_buffer *b = kiln_ir_buffer(ir, id);
-    int64_t st, en;
-    if (kiln_buffer_get_kind(b) != KILN_BUFFER_ACTIVATION ||
-        !kiln_mem_live_interval(&l, id, &st, &en))
-      continue;
-    uint64_t size = ((uint64_t)kiln_type_bytes(kiln_buffer_type(b)) + ALIGN - 1) / ALIGN * ALIGN;
-    for (int64_t p = st < 0 ? 0 : st; p <= en && p < (int64_t)ni; p++)
-      live[p] += size;
-  }
-  for (uint32_t p = 0; p < ni; p++)
-    if (live[p] > *out)
-      *out = live[p];
+  kiln_mem_live_bytes(ir, &l, live, out);
   free(live);
   kiln_mem_live_free(&l);
   return NULL;
