@@ -106,14 +106,13 @@ static kiln_status elim_one(kiln_ir *ir, bool *found) {
   *found = false;
   kiln_mem_live l;
   KILN_TRY(kiln_mem_live_compute(ir, &l));
-  uint32_t ni = kiln_ir_instr_count(ir);
-  int64_t *live = malloc((ni + 1) * sizeof *live);
-  if (!live) {
-    kiln_mem_live_free(&l);
-    return kiln_status_make(KILN_OUT_OF_MEMORY, "concatelim: no memory for %u instructions", ni);
-  }
+  int64_t *live;
   uint64_t peak;
-  kiln_mem_live_bytes(ir, &l, live, &peak);
+  kiln_status s = kiln_mem_live_bytes(ir, &l, &live, &peak);
+  if (s) {
+    kiln_mem_live_free(&l);
+    return s;
+  }
   const kiln_instr_kind concat = kiln_instr_kind_for_node(KILN_NODE_Concat);
   uint64_t off[CONCAT_MAX_INPUTS];
   kiln_instr *first[CONCAT_MAX_INPUTS];

@@ -95,10 +95,13 @@ bool kiln_mem_plain_activation(const kiln_buffer *b, const kiln_mem_live *l) {
   return b && kiln_buffer_get_kind(b) == KILN_BUFFER_ACTIVATION && !l->has_views[kiln_buffer_id(b)];
 }
 
-void kiln_mem_live_bytes(const kiln_ir *ir, const kiln_mem_live *l, int64_t *live, uint64_t *peak) {
+kiln_status kiln_mem_live_bytes(const kiln_ir *ir, const kiln_mem_live *l, int64_t **out,
+                                uint64_t *peak) {
   uint32_t ni = kiln_ir_instr_count(ir);
-  for (uint32_t p = 0; p <= ni; p++)
-    live[p] = 0;
+  int64_t *live = *out = calloc((size_t)ni + 1, sizeof *live);
+  *peak = 0;
+  if (!live)
+    return kiln_status_make(KILN_OUT_OF_MEMORY, "memory plan: no memory for %u instructions", ni);
   for (uint32_t id = 0; id < kiln_ir_buffer_count(ir); id++) {
     const kiln_buffer *b = kiln_ir_buffer(ir, id);
     int64_t st, en;
@@ -109,12 +112,12 @@ void kiln_mem_live_bytes(const kiln_ir *ir, const kiln_mem_live *l, int64_t *liv
     live[st] += size; /* differences, summed below */
     live[en + 1] -= size;
   }
-  *peak = 0;
   for (uint32_t p = 0; p < ni; p++) {
     live[p + 1] += live[p];
     if ((uint64_t)live[p] > *peak)
       *peak = (uint64_t)live[p];
   }
+  return NULL;
 }
 
 kiln_status kiln_mem_until_done(kiln_ir *ir, kiln_status (*step)(kiln_ir *ir, bool *found),

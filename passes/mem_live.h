@@ -32,10 +32,11 @@ bool kiln_mem_is_marker(kiln_instr_kind k);
  * and re-place only these). */
 bool kiln_mem_plain_activation(const kiln_buffer *b, const kiln_mem_live *l);
 
-/* live[p] for p in [0, instruction count]: the 64-byte-aligned bytes of the
- * activations alive at instruction p (live[count] is 0); the maximum, the
- * plan's lower bound, in *peak. live has count + 1 entries. */
-void kiln_mem_live_bytes(const kiln_ir *ir, const kiln_mem_live *l, int64_t *live, uint64_t *peak);
+/* *live (allocated here, the caller frees it), one entry per instruction
+ * p and one past the end (0): the 64-byte-aligned bytes of the activations
+ * alive at p; the maximum, the plan's lower bound, in *peak. */
+KILN_NODISCARD kiln_status kiln_mem_live_bytes(const kiln_ir *ir, const kiln_mem_live *l,
+                                               int64_t **live, uint64_t *peak);
 
 /* Runs step (one rewrite, *found false when it finds none) until it finds
  * nothing more; adds the number of rewrites to *changes when not NULL. */

@@ -95,16 +95,11 @@ kiln_status kiln_pass_plan_lower_bound(const kiln_ir *ir, uint64_t *out) {
   *out = 0;
   kiln_mem_live l;
   KILN_TRY(kiln_mem_live_compute(ir, &l));
-  uint32_t ni = kiln_ir_instr_count(ir);
-  int64_t *live = malloc((ni + 1) * sizeof *live);
-  if (!live) {
-    kiln_mem_live_free(&l);
-    return kiln_status_make(KILN_OUT_OF_MEMORY, "memory plan: no memory for %u instructions", ni);
-  }
-  kiln_mem_live_bytes(ir, &l, live, out);
+  int64_t *live;
+  kiln_status s = kiln_mem_live_bytes(ir, &l, &live, out);
   free(live);
   kiln_mem_live_free(&l);
-  return NULL;
+  return s;
 }
 
 kiln_status kiln_pass_plan_memory(kiln_ir *ir, kiln_mem_plan_report *report) {
