@@ -20,6 +20,8 @@
 
 extern const char kcpu_bitcode_host[], kcpu_bitcode_host_end[];
 extern const char kcpu_bitcode_aarch64[], kcpu_bitcode_aarch64_end[];
+extern const char kcpu_native_bc[] __attribute__((weak));
+extern const char kcpu_native_bc_end[] __attribute__((weak));
 
 static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
 static unsigned char lib_digest[32];
@@ -31,6 +33,8 @@ static void kcpu_hash_library(void) {
   kiln_cache_key_add(&s, kcpu_bitcode_host, (size_t)(kcpu_bitcode_host_end - kcpu_bitcode_host));
   kiln_cache_key_add(&s, kcpu_bitcode_aarch64,
                      (size_t)(kcpu_bitcode_aarch64_end - kcpu_bitcode_aarch64));
+  if (kcpu_native_bc && (uintptr_t)kcpu_native_bc_end > (uintptr_t)kcpu_native_bc)
+    kiln_cache_key_add(&s, kcpu_native_bc, (size_t)(kcpu_native_bc_end - kcpu_native_bc));
   kiln_sha256_final(&s, lib_digest);
 }
 

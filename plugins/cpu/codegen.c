@@ -295,8 +295,10 @@ LLVMValueRef kcpu_addr(kcpu_emit *e, const kiln_buffer *b) {
 
 kiln_status kcpu_call(kcpu_emit *e, const char *fn, LLVMValueRef *args, unsigned n,
                       LLVMValueRef *out) {
+  /* a declaration where the native library defines it
+   * (kcpu_load_declared_library) */
   LLVMValueRef f = LLVMGetNamedFunction(e->mod, fn);
-  if (!f || LLVMIsDeclaration(f))
+  if (!f)
     return kiln_status_make(KILN_INTERNAL, "cpu: kernel '%s' is not in the kernel library", fn);
   LLVMTypeRef ft = LLVMGlobalGetValueType(f);
   if (LLVMCountParamTypes(ft) != n && !LLVMIsFunctionVarArg(ft))

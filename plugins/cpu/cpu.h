@@ -36,6 +36,13 @@ kiln_status kcpu_target_machine(const kcpu_target *t, LLVMRelocMode reloc, LLVMC
                                 LLVMTargetMachineRef *out);
 /* Parse the embedded kernel library for t's architecture into ctx. */
 kiln_status kcpu_load_library(LLVMContextRef ctx, const kcpu_target *t, LLVMModuleRef *out);
+/* The host library as kcpu_declare_library leaves it, made at build time
+ * (mknative): for a compile where kcpu_native_library applies, a much
+ * smaller parse than kcpu_load_library's. *out is NULL (and the status
+ * too) where the build made none. */
+kiln_status kcpu_load_declared_library(LLVMContextRef ctx, const kcpu_target *t,
+                                       LLVMModuleRef *out);
+bool kcpu_has_declared_library(void);
 /* The machine code of the whole kernel library made at build time for the
  * build host (mknative.c), when t is exactly that target (triple, cpu and
  * features) and KILN_CPU_NATIVE is not 0: linked into each JIT, so that
@@ -47,7 +54,8 @@ bool kcpu_native_library(const kcpu_target *t, const char **obj, size_t *len);
  * native library object defines them); the rest stay, to be specialized
  * with the model. `last` is LLVMGetLastFunction(mod) taken right
  * after kcpu_load_library: functions after it are the model's own. Done
- * after codegen, which looks at the library's definitions. */
+ * after codegen; on a module from kcpu_load_declared_library it finds
+ * nothing left to declare. */
 kiln_status kcpu_declare_library(LLVMModuleRef mod, LLVMValueRef last);
 /* Give every function t's cpu and features (replacing what clang wrote),
  * mark the math helpers always-inline, internalize every definition but
@@ -176,9 +184,14 @@ void kcpu_jit_destroy(kcpu_jit *j);
 kiln_status kcpu_cache_key(LLVMModuleRef mod, const kcpu_target *t, const char *native,
                            size_t native_len, kiln_cache_key *out);
 /* Test hooks, exported: objects made by optimizing and compiling, and
- * objects taken from the compile cache, since the plugin was loaded. */
+ * objects taken from the compile cache, since the plugin was loaded; and
+ * JIT compiles that started from the whole kernel library (declared 0) or
+ * from the one with the native kernels declared (1). */
 KILN_PLUGIN_EXPORT uint64_t kiln_cpu_object_builds(void);
 KILN_PLUGIN_EXPORT uint64_t kiln_cpu_cache_hits(void);
+KILN_PLUGIN_EXPORT uint64_t kiln_cpu_library_loads(int declared);
+/* 1 where the build embedded the declared library (mknative made it). */
+KILN_PLUGIN_EXPORT int kiln_cpu_has_declared_library(void);
 
 /* Bundles (the emit_bundle hook). */
 kiln_status kcpu_emit_bundle(void *state, const kiln_ir *ir, const kiln_compile_options *opts,

@@ -1000,8 +1000,9 @@ kiln_status kcpu_emit_elementwise_first(kcpu_emit *e, const kiln_instr *in, uint
   LLVMValueRef widx = kcpu_i64(e, n_in + 1);
   LLVMBuildStore(eb, kcpu_i64_array(e, words, nw),
                  LLVMBuildInBoundsGEP2(eb, ptr, slots, &widx, 1, ""));
+  /* a declaration too where the native library defines it */
   LLVMValueRef pf = LLVMGetNamedFunction(kcpu_module(e), "kcpu_parallel_for");
-  if (kcpu_threads(e) > 1 && total >= KCPU_EW_PARALLEL_MIN && pf && !LLVMIsDeclaration(pf)) {
+  if (kcpu_threads(e) > 1 && total >= KCPU_EW_PARALLEL_MIN && pf) {
     LLVMValueRef args[4] = {kcpu_pool(e), kcpu_i64(e, total), worker, slots};
     LLVMBuildCall2(eb, LLVMGlobalGetValueType(pf), pf, args, 4, "");
   } else {

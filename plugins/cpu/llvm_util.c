@@ -27,6 +27,10 @@ extern const char kcpu_bitcode_aarch64[], kcpu_bitcode_aarch64_end[];
 extern const char kcpu_native_obj[] __attribute__((weak));
 extern const char kcpu_native_obj_end[] __attribute__((weak));
 extern const char kcpu_native_target[] __attribute__((weak));
+/* The host library with the kernels of that object declared (mknative's
+ * third output; empty without the object). */
+extern const char kcpu_native_bc[] __attribute__((weak));
+extern const char kcpu_native_bc_end[] __attribute__((weak));
 
 static pthread_once_t kcpu_init_once = PTHREAD_ONCE_INIT;
 static bool kcpu_init_ok;
@@ -200,6 +204,29 @@ kiln_status kcpu_load_library(LLVMContextRef ctx, const kcpu_target *t, LLVMModu
   if (bad || !m)
     return kiln_status_make(KILN_INTERNAL,
                             "cpu: the embedded kernel library bitcode is unreadable");
+  LLVMSetTarget(m, t->triple);
+  *out = m;
+  return NULL;
+}
+
+bool kcpu_has_declared_library(void) {
+  return kcpu_native_bc && (uintptr_t)kcpu_native_bc_end > (uintptr_t)kcpu_native_bc;
+}
+
+kiln_status kcpu_load_declared_library(LLVMContextRef ctx, const kcpu_target *t,
+                                       LLVMModuleRef *out) {
+  *out = NULL;
+  if (!kcpu_has_declared_library())
+    return NULL;
+  size_t n = (size_t)(kcpu_native_bc_end - kcpu_native_bc);
+  LLVMMemoryBufferRef buf =
+      LLVMCreateMemoryBufferWithMemoryRange(kcpu_native_bc, n, "kcpu-kernels-declared", 0);
+  LLVMModuleRef m = NULL;
+  bool bad = LLVMParseBitcodeInContext2(ctx, buf, &m);
+  LLVMDisposeMemoryBuffer(buf);
+  if (bad || !m)
+    return kiln_status_make(KILN_INTERNAL,
+                            "cpu: the embedded declared kernel library bitcode is unreadable");
   LLVMSetTarget(m, t->triple);
   *out = m;
   return NULL;

@@ -5,13 +5,19 @@
  * a JIT compile for that host links the kernels instead of optimizing and
  * compiling them again for every model. Any failure (no native target, a
  * cross build) writes an empty library: the plugin then compiles the
- * kernels with each model, as for every other target.
- *   usage: mknative OUT.S OUT.o */
+ * kernels with each model, as for every other target. Beside it, the
+ * library as a JIT compile for this host starts from it: the prebuilt
+ * kernels reduced to declarations and what only they used dropped, so
+ * that a compile parses a small module rather than the whole library (on
+ * a compile-cache hit that parse was most of the time).
+ *   usage: mknative OUT.S OUT.o OUT.bc */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <llvm-c/BitWriter.h>
 #include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
 
 #include "cpu.h"
 
@@ -24,7 +30,7 @@ static void put_string(FILE *f, const char *s) {
   fputs("\\000\"\n", f);
 }
 
-static int write_asm(const char *path, const char *obj, const kcpu_target *t) {
+static int write_asm(const char *path, const char *obj, const char *bc, const kcpu_target *t) {
   FILE *f = fopen(path, "w");
   if (!f) {
     fprintf(stderr, "mknative: cannot write %s\n", path);
@@ -34,11 +40,15 @@ static int write_asm(const char *path, const char *obj, const kcpu_target *t) {
         "\t.section .rodata\n"
         "\t.globl kcpu_native_obj\n\t.globl kcpu_native_obj_end\n\t.globl kcpu_native_target\n"
         "\t.hidden kcpu_native_obj\n\t.hidden kcpu_native_obj_end\n"
-        "\t.hidden kcpu_native_target\n\t.balign 64\nkcpu_native_obj:\n",
+        "\t.hidden kcpu_native_target\n\t.globl kcpu_native_bc\n\t.globl kcpu_native_bc_end\n"
+        "\t.hidden kcpu_native_bc\n\t.hidden kcpu_native_bc_end\n\t.balign 64\nkcpu_native_obj:\n",
         f);
   if (obj)
     fprintf(f, "\t.incbin \"%s\"\n", obj);
-  fputs("kcpu_native_obj_end:\n\t.byte 0\nkcpu_native_target:\n", f);
+  fputs("kcpu_native_obj_end:\n\t.byte 0\n\t.balign 64\nkcpu_native_bc:\n", f);
+  if (obj && bc)
+    fprintf(f, "\t.incbin \"%s\"\n", bc);
+  fputs("kcpu_native_bc_end:\n\t.byte 0\nkcpu_native_target:\n", f);
   put_string(f, t ? t->triple : "");
   put_string(f, t ? t->cpu : "");
   put_string(f, t ? t->features : "");
@@ -90,24 +100,113 @@ static kiln_status build(const char *obj_path, kcpu_target *t) {
   return s;
 }
 
+/* What an emitter calls by name (kcpu_call, the elementwise generator's
+ * math and thread pool): the kernels, the math functions, the pool. */
+static bool kcpu_emit_name(const char *name) {
+  return strncmp(name, "kcpu_k_", 7) == 0 || strncmp(name, "kcpu_m_", 7) == 0 ||
+         strncmp(name, "kcpu_pool_", 10) == 0 || strcmp(name, "kcpu_parallel_for") == 0;
+}
+
+/* The library with the kernels of the object above declared, not defined
+ * (kcpu_declare_library), and globaldce's sweep of what only they used:
+ * what kcpu_compile would otherwise make of the whole library for each
+ * model, before its own trim. Only what the emitters call by name stays
+ * external (kcpu_emit_name); the helpers that only the declared kernels
+ * used go with them. globaldce also drops declarations nothing calls yet,
+ * so the kernels' are made again after it. */
+static kiln_status build_declared(const char *bc_path, const kcpu_target *t) {
+  LLVMContextRef ctx = LLVMContextCreate();
+  LLVMModuleRef mod = NULL;
+  kiln_status s = kcpu_load_library(ctx, t, &mod);
+  uint32_t n = 0, cap = 0;
+  char **names = NULL;
+  LLVMTypeRef *types = NULL;
+  for (LLVMValueRef fn = mod ? LLVMGetFirstFunction(mod) : NULL; !s && fn;
+       fn = LLVMGetNextFunction(fn)) {
+    const char *sec = LLVMGetSection(fn);
+    if (LLVMIsDeclaration(fn) || !sec || strcmp(sec, ".text.kcpu_prebuilt") != 0)
+      continue;
+    if (n == cap) {
+      cap = cap ? 2 * cap : 256;
+      char **nn = realloc(names, cap * sizeof *names);
+      names = nn ? nn : names;
+      LLVMTypeRef *nt = nn ? realloc(types, cap * sizeof *types) : NULL;
+      types = nt ? nt : types;
+      if (!nn || !nt) {
+        s = kiln_status_make(KILN_OUT_OF_MEMORY, "no memory for the kernel list");
+        break;
+      }
+    }
+    size_t len;
+    names[n] = strdup(LLVMGetValueName2(fn, &len));
+    types[n] = LLVMGlobalGetValueType(fn);
+    if (!names[n++])
+      s = kiln_status_make(KILN_OUT_OF_MEMORY, "no memory for the kernel list");
+  }
+  if (!s)
+    s = kcpu_declare_library(mod, LLVMGetLastFunction(mod));
+  for (LLVMValueRef fn = mod ? LLVMGetFirstFunction(mod) : NULL; !s && fn;
+       fn = LLVMGetNextFunction(fn)) {
+    size_t len;
+    if (!LLVMIsDeclaration(fn) && !kcpu_emit_name(LLVMGetValueName2(fn, &len)))
+      LLVMSetLinkage(fn, LLVMInternalLinkage);
+  }
+  for (LLVMValueRef g = mod ? LLVMGetFirstGlobal(mod) : NULL; !s && g; g = LLVMGetNextGlobal(g)) {
+    size_t len;
+    if (!LLVMIsDeclaration(g) && strncmp(LLVMGetValueName2(g, &len), "llvm.", 5) != 0)
+      LLVMSetLinkage(g, LLVMInternalLinkage);
+  }
+  if (!s) {
+    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+    LLVMErrorRef err = LLVMRunPasses(mod, "globaldce", NULL, po);
+    LLVMDisposePassBuilderOptions(po);
+    if (err) {
+      char *m = LLVMGetErrorMessage(err);
+      s = kiln_status_make(KILN_INTERNAL, "dropping unused code: %s", m);
+      LLVMDisposeErrorMessage(m);
+    }
+  }
+  for (uint32_t i = 0; !s && i < n; i++)
+    if (!LLVMGetNamedFunction(mod, names[i]))
+      LLVMAddFunction(mod, names[i], types[i]);
+  if (!s && LLVMWriteBitcodeToFile(mod, bc_path))
+    s = kiln_status_make(KILN_IO_ERROR, "cannot write %s", bc_path);
+  for (uint32_t i = 0; i < n; i++)
+    free(names[i]);
+  free(names);
+  free(types);
+  if (mod)
+    LLVMDisposeModule(mod);
+  LLVMContextDispose(ctx);
+  return s;
+}
+
 int main(int argc, char **argv) {
-  if (argc != 3) {
-    fprintf(stderr, "usage: mknative OUT.S OUT.o\n");
+  if (argc != 4) {
+    fprintf(stderr, "usage: mknative OUT.S OUT.o OUT.bc\n");
     return 2;
+  }
+  FILE *empty = fopen(argv[3], "wb"); /* the build expects the file in any case */
+  if (!empty || fclose(empty)) {
+    fprintf(stderr, "mknative: cannot write %s\n", argv[3]);
+    return 1;
   }
   kcpu_target t = {0};
   kiln_status s = build(argv[2], &t);
+  if (!s)
+    s = build_declared(argv[3], &t);
   if (s) {
     fprintf(stderr, "mknative: warning: no native kernel library (%s); the JIT compiles the "
                     "kernels with each model\n",
             kiln_status_message(s));
     kiln_status_free(s);
     kcpu_target_free(&t);
-    return write_asm(argv[1], NULL, NULL);
+    return write_asm(argv[1], NULL, NULL, NULL);
   }
-  char *abs = realpath(argv[2], NULL); /* the assembler's folder is not ours */
-  int rc = write_asm(argv[1], abs ? abs : argv[2], &t);
+  char *abs = realpath(argv[2], NULL), *bc = realpath(argv[3], NULL); /* the assembler's folder is not ours */
+  int rc = write_asm(argv[1], abs ? abs : argv[2], bc ? bc : argv[3], &t);
   free(abs);
+  free(bc);
   kcpu_target_free(&t);
   return rc;
 }

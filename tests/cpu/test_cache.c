@@ -363,6 +363,67 @@ START_TEST(cpu_features_miss) {
 }
 END_TEST
 
+/* JIT compiles for this host start from the library with the native
+ * kernels declared (made at build time): a miss and a hit both, with two
+ * threads so that the elementwise loop calls the pool's declared
+ * parallel_for; other features than the host's, or KILN_CPU_NATIVE=0,
+ * start from the whole library. Outputs right in every case. */
+typedef uint64_t (*loads_fn)(int declared);
+START_TEST(declared_library_for_native) {
+  kiln_backend_info info = {0};
+  for (uint32_t i = 0; i < kiln_context_backend_count(kt_ctx()); i++) {
+    kiln_backend_info bi;
+    kiln_status s = kiln_context_backend(kt_ctx(), i, &bi);
+    if (!s && !strcmp(bi.name, "cpu"))
+      info = bi;
+    kiln_status_free(s);
+  }
+  void *h = info.path ? dlopen(info.path, RTLD_NOW | RTLD_NOLOAD) : NULL;
+  ck_assert_ptr_nonnull(h);
+  loads_fn loads = (loads_fn)(uintptr_t)dlsym(h, "kiln_cpu_library_loads");
+  int (*has)(void) = (int (*)(void))(uintptr_t)dlsym(h, "kiln_cpu_has_declared_library");
+  dlclose(h);
+  ck_assert_ptr_nonnull(loads);
+  ck_assert_ptr_nonnull(has);
+  if (!has()) {
+    fprintf(stderr, "declared_library_for_native: skipped, this build has no native kernel "
+                    "library (mknative could not make one)\n");
+    return;
+  }
+  kiln_module *m = model(256, 128);
+  kiln_compile_options o = opts_threads(2);
+  uint64_t w0 = loads(0), d0 = loads(1), b0 = g_builds(), h0 = g_hits();
+  compile_run(m, 256, 128, &o);
+  ck_assert_uint_eq(loads(0) - w0, 0);
+  ck_assert_uint_eq(loads(1) - d0, 1);
+  compile_run(m, 256, 128, &o);
+  EXPECT_COUNTS(b0, h0, 1, 1, "host target, twice");
+  ck_assert_uint_eq(loads(1) - d0, 2);
+  ck_assert_uint_eq(loads(0) - w0, 0);
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  kiln_compile_options of = opts_threads(2);
+  of.cpu_features = __builtin_cpu_supports("avx512f") ? "+avx2,-avx512f" : "-avx2";
+  compile_run(m, 256, 128, &of);
+  ck_assert_uint_eq(loads(0) - w0, 1);
+  ck_assert_uint_eq(loads(1) - d0, 2);
+#endif
+  const char *old = getenv("KILN_CPU_NATIVE");
+  char *saved = old ? strdup(old) : NULL;
+  setenv("KILN_CPU_NATIVE", "0", 1);
+  uint64_t w1 = loads(0);
+  compile_run(m, 256, 128, &o);
+  if (saved)
+    setenv("KILN_CPU_NATIVE", saved, 1);
+  else
+    unsetenv("KILN_CPU_NATIVE");
+  free(saved);
+  ck_assert_uint_eq(loads(0) - w1, 1);
+  ck_assert_uint_eq(loads(1) - d0, 2);
+  kiln_module_destroy(m);
+}
+END_TEST
+
 START_TEST(no_cache_neither_reads_nor_writes) {
   kiln_module *m = model(256, 128);
   kiln_compile_options o = opts_threads(1);
@@ -630,6 +691,7 @@ Suite *kcpu_cache_suite(void) {
   tcase_add_test(tc, second_compile_hits);
   tcase_add_test(tc, key_changes_miss);
   tcase_add_test(tc, cpu_features_miss);
+  tcase_add_test(tc, declared_library_for_native);
   tcase_add_test(tc, no_cache_neither_reads_nor_writes);
   tcase_add_test(tc, flipped_entry_rebuilt);
   tcase_add_test(tc, truncated_entry_rebuilt);
