@@ -32,28 +32,19 @@ static bool kcpu_wino_applies(const kiln_type *x, const kcpu_win *w, int64_t gro
   return C >= 64 && M >= 64 && w->out[0] >= 7 && w->out[1] >= 7;
 }
 
-/* G g G^T of one 3x3 filter g (row-major), G = [1 0 0; 1/2 1/2 1/2;
- * 1/2 -1/2 1/2; 0 0 1]: the 4x4 result row-major in u. */
-static void kcpu_wino_filter(const float *g, float *u) {
-  float t[4][3];
-  for (int j = 0; j < 3; j++) {
-    t[0][j] = g[j];
-    t[1][j] = 0.5f * (g[j] + g[3 + j] + g[6 + j]);
-    t[2][j] = 0.5f * (g[j] - g[3 + j] + g[6 + j]);
-    t[3][j] = g[6 + j];
-  }
-  for (int i = 0; i < 4; i++) {
-    u[i * 4 + 0] = t[i][0];
-    u[i * 4 + 1] = 0.5f * (t[i][0] + t[i][1] + t[i][2]);
-    u[i * 4 + 2] = 0.5f * (t[i][0] - t[i][1] + t[i][2]);
-    u[i * 4 + 3] = t[i][2];
-  }
-}
+/* G of F(4x4, 3x3) at the points 0, 1, -1, 1/2, -2
+ * (kernels/conv_blocked_wino.c); the transform works in double and rounds
+ * once. F(2x2, 3x3)'s G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1] is
+ * written out in float below. */
+static const double kcpu_wino_G4[6][3] = {{1, 0, 0},
+                                          {1.0 / 3, 1.0 / 3, 1.0 / 3},
+                                          {-1.0 / 3, 1.0 / 3, -1.0 / 3},
+                                          {-16.0 / 15, -8.0 / 15, -4.0 / 15},
+                                          {1.0 / 15, -2.0 / 15, 4.0 / 15},
+                                          {0, 0, 1}};
 
-static void kcpu_wino_filter4(const float *g, float *u);
-
-/* The transformed filters of g [M, C, 3, 3] for F(tile x tile, 3x3) as
- * (tile + 2)^2 matrices M x C, position-major, in a malloc'd buffer
+/* The transformed filters G g G^T of g [M, C, 3, 3] for F(tile x tile,
+ * 3x3) as (tile + 2)^2 matrices M x C, position-major, in a malloc'd buffer
  * (returned), and *dst, an aligned buffer of `packed` floats for their
  * packed form; NULL (nothing allocated) when memory runs out. */
 static float *kcpu_wino_transform(const float *g, int64_t M, int64_t C, int64_t tile,
@@ -67,16 +58,71 @@ static float *kcpu_wino_transform(const float *g, int64_t M, int64_t C, int64_t 
     free(*dst);
     return NULL;
   }
-  for (int64_t m = 0; m < M; m++)
-    for (int64_t c = 0; c < C; c++) {
-      float u[36];
-      if (tile == 4)
-        kcpu_wino_filter4(g + (m * C + c) * 9, u);
-      else
-        kcpu_wino_filter(g + (m * C + c) * 9, u);
-      for (int64_t xi = 0; xi < np; xi++)
-        t[(xi * M + m) * C + c] = u[xi];
+  /* one output channel at a time, its C filters' taps gathered tap-major
+   * (gd[k * C + c]) so that each step below is a loop over c that
+   * vectorizes (a loop over the filters one at a time took most of a
+   * cached compile of ResNet-18); each value is still G g G^T with the
+   * row step first, its terms in the same order. */
+  double *gd = malloc((size_t)(27 * C) * sizeof *gd);
+  if (!gd) {
+    free(t);
+    free(*dst);
+    *dst = NULL;
+    return NULL;
+  }
+  double *td = gd + 9 * C;
+  float *gf = (float *)gd, *tf = gf + 9 * C; /* tile 2 works in float */
+  for (int64_t m = 0; m < M; m++) {
+    const float *gm = g + m * C * 9;
+    if (tile == 4) {
+      for (int k = 0; k < 9; k++)
+        for (int64_t c = 0; c < C; c++)
+          gd[k * C + c] = gm[c * 9 + k];
+      for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 3; j++) {
+          double *o = td + (i * 3 + j) * C;
+          const double *a = gd + j * C, *b = gd + (3 + j) * C, *d = gd + (6 + j) * C;
+          for (int64_t c = 0; c < C; c++)
+            o[c] = kcpu_wino_G4[i][0] * a[c] + kcpu_wino_G4[i][1] * b[c] + kcpu_wino_G4[i][2] * d[c];
+        }
+      for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++) {
+          float *o = t + ((i * 6 + j) * M + m) * C;
+          const double *a = td + i * 3 * C, *b = a + C, *d = b + C;
+          for (int64_t c = 0; c < C; c++)
+            o[c] = (float)(a[c] * kcpu_wino_G4[j][0] + b[c] * kcpu_wino_G4[j][1] +
+                           d[c] * kcpu_wino_G4[j][2]);
+        }
+    } else {
+      for (int k = 0; k < 9; k++)
+        for (int64_t c = 0; c < C; c++)
+          gf[k * C + c] = gm[c * 9 + k];
+      /* tf[(i * 3 + j) * C + c]: row i, column j of the first step */
+      for (int j = 0; j < 3; j++) {
+        const float *a = gf + j * C, *b = gf + (3 + j) * C, *d = gf + (6 + j) * C;
+        float *t0 = tf + j * C, *t1 = tf + (3 + j) * C, *t2 = tf + (6 + j) * C,
+              *t3 = tf + (9 + j) * C;
+        for (int64_t c = 0; c < C; c++) {
+          t0[c] = a[c];
+          t1[c] = 0.5f * (a[c] + b[c] + d[c]);
+          t2[c] = 0.5f * (a[c] - b[c] + d[c]);
+          t3[c] = d[c];
+        }
+      }
+      for (int i = 0; i < 4; i++) {
+        const float *a = tf + i * 3 * C, *b = a + C, *d = b + C;
+        float *o0 = t + ((i * 4 + 0) * M + m) * C, *o1 = t + ((i * 4 + 1) * M + m) * C,
+              *o2 = t + ((i * 4 + 2) * M + m) * C, *o3 = t + ((i * 4 + 3) * M + m) * C;
+        for (int64_t c = 0; c < C; c++) {
+          o0[c] = a[c];
+          o1[c] = 0.5f * (a[c] + b[c] + d[c]);
+          o2[c] = 0.5f * (a[c] - b[c] + d[c]);
+          o3[c] = d[c];
+        }
+      }
     }
+  }
+  free(gd);
   return t;
 }
 
@@ -185,26 +231,6 @@ static int64_t kcpu_convb_wino_tile(const kcpu_win *w, int64_t C, int64_t M) {
   if (C >= 24 && oh >= 5 && ow >= 5 && (oh * ow >= 100 || M >= 64))
     return 2;
   return 0;
-}
-
-/* G g G^T of one 3x3 filter g (row-major) for F(4x4, 3x3) at the points
- * 0, 1, -1, 1/2, -2 (kernels/conv_blocked_wino.c), G = [1 0 0; 1/3 1/3
- * 1/3; -1/3 1/3 -1/3; -16/15 -8/15 -4/15; 1/15 -2/15 4/15; 0 0 1], in
- * double and rounded once: the 6x6 result row-major in u. */
-static void kcpu_wino_filter4(const float *g, float *u) {
-  static const double G[6][3] = {{1, 0, 0},
-                                 {1.0 / 3, 1.0 / 3, 1.0 / 3},
-                                 {-1.0 / 3, 1.0 / 3, -1.0 / 3},
-                                 {-16.0 / 15, -8.0 / 15, -4.0 / 15},
-                                 {1.0 / 15, -2.0 / 15, 4.0 / 15},
-                                 {0, 0, 1}};
-  double t[6][3];
-  for (int i = 0; i < 6; i++)
-    for (int j = 0; j < 3; j++)
-      t[i][j] = G[i][0] * g[j] + G[i][1] * g[3 + j] + G[i][2] * g[6 + j];
-  for (int i = 0; i < 6; i++)
-    for (int j = 0; j < 6; j++)
-      u[i * 6 + j] = (float)(t[i][0] * G[j][0] + t[i][1] * G[j][1] + t[i][2] * G[j][2]);
 }
 
 /* The transformed filters of weight wb [M, C, 3, 3] for F(tile x tile,
