@@ -179,10 +179,10 @@ kiln_status kcpu_jit_create(const kcpu_target *t, const char *lib, size_t lib_le
 void kcpu_jit_destroy(kcpu_jit *j);
 
 /* The compile cache key of mod (the model's module as generated, before
- * optimization) for target t, linking the native library `native` (NULL:
- * none). See cache.c for what it covers. */
-kiln_status kcpu_cache_key(LLVMModuleRef mod, const kcpu_target *t, const char *native,
-                           size_t native_len, kiln_cache_key *out);
+ * optimization) for target t, linking the native library or not. See
+ * cache.c for what it covers. */
+kiln_status kcpu_cache_key(LLVMModuleRef mod, const kcpu_target *t, bool native,
+                           kiln_cache_key *out);
 /* Test hooks, exported: objects made by optimizing and compiling, and
  * objects taken from the compile cache, since the plugin was loaded; and
  * JIT compiles that started from the whole kernel library (declared 0) or

@@ -30,7 +30,46 @@ static void put_string(FILE *f, const char *s) {
   fputs("\\000\"\n", f);
 }
 
+/* SHA-256 of the object and the declared library (files at obj and bc,
+ * either NULL: nothing) into d, in the compile cache's framing: the cache
+ * key takes this digest instead of hashing both at every compile. */
+static int digest_files(const char *obj, const char *bc, unsigned char d[32]) {
+  kiln_sha256 s;
+  kiln_sha256_init(&s);
+  const char *paths[2] = {obj, bc};
+  for (int i = 0; i < 2; i++) {
+    char *data = NULL;
+    size_t n = 0;
+    if (paths[i]) {
+      FILE *f = fopen(paths[i], "rb");
+      long len = -1;
+      if (f && fseek(f, 0, SEEK_END) == 0)
+        len = ftell(f);
+      data = len >= 0 ? malloc((size_t)len + 1) : NULL;
+      if (data && fseek(f, 0, SEEK_SET) == 0 && fread(data, 1, (size_t)len, f) == (size_t)len)
+        n = (size_t)len;
+      else {
+        free(data);
+        data = NULL;
+      }
+      if (f)
+        fclose(f);
+      if (!data) {
+        fprintf(stderr, "mknative: cannot read %s\n", paths[i]);
+        return 1;
+      }
+    }
+    kiln_cache_key_add(&s, data ? data : "", n);
+    free(data);
+  }
+  kiln_sha256_final(&s, d);
+  return 0;
+}
+
 static int write_asm(const char *path, const char *obj, const char *bc, const kcpu_target *t) {
+  unsigned char d[32];
+  if (digest_files(obj, obj ? bc : NULL, d))
+    return 1;
   FILE *f = fopen(path, "w");
   if (!f) {
     fprintf(stderr, "mknative: cannot write %s\n", path);
@@ -48,7 +87,12 @@ static int write_asm(const char *path, const char *obj, const char *bc, const kc
   fputs("kcpu_native_obj_end:\n\t.byte 0\n\t.balign 64\nkcpu_native_bc:\n", f);
   if (obj && bc)
     fprintf(f, "\t.incbin \"%s\"\n", bc);
-  fputs("kcpu_native_bc_end:\n\t.byte 0\nkcpu_native_target:\n", f);
+  fputs("kcpu_native_bc_end:\n\t.byte 0\n\t.globl kcpu_native_digest\n"
+        "\t.hidden kcpu_native_digest\nkcpu_native_digest:\n\t.byte ",
+        f);
+  for (int i = 0; i < 32; i++)
+    fprintf(f, "%s%u", i ? ", " : "", (unsigned)d[i]);
+  fputs("\nkcpu_native_target:\n", f);
   put_string(f, t ? t->triple : "");
   put_string(f, t ? t->cpu : "");
   put_string(f, t ? t->features : "");

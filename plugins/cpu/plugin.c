@@ -254,7 +254,7 @@ static kiln_status kcpu_compile(void *state, const kiln_ir *ir, const kiln_compi
   bool use_cache = !s && !dump && kiln_cache_enabled(opts);
   kiln_cache_key key;
   if (use_cache) {
-    kiln_status ks = kcpu_cache_key(mod, &t, native ? lib : NULL, lib_len, &key);
+    kiln_status ks = kcpu_cache_key(mod, &t, native, &key);
     use_cache = !ks; /* no memory for the key: compile as without a cache */
     kiln_status_free(ks);
   }
