@@ -83,7 +83,8 @@ static float *kcpu_wino_transform(const float *g, int64_t M, int64_t C, int64_t 
           double *o = td + (i * 3 + j) * C;
           const double *a = gd + j * C, *b = gd + (3 + j) * C, *d = gd + (6 + j) * C;
           for (int64_t c = 0; c < C; c++)
-            o[c] = kcpu_wino_G4[i][0] * a[c] + kcpu_wino_G4[i][1] * b[c] + kcpu_wino_G4[i][2] * d[c];
+            o[c] =
+                kcpu_wino_G4[i][0] * a[c] + kcpu_wino_G4[i][1] * b[c] + kcpu_wino_G4[i][2] * d[c];
         }
       for (int i = 0; i < 6; i++)
         for (int j = 0; j < 6; j++) {

@@ -247,7 +247,8 @@ int main(int argc, char **argv) {
     kcpu_target_free(&t);
     return write_asm(argv[1], NULL, NULL, NULL);
   }
-  char *abs = realpath(argv[2], NULL), *bc = realpath(argv[3], NULL); /* the assembler's folder is not ours */
+  /* the assembler's folder is not ours: absolute paths for .incbin */
+  char *abs = realpath(argv[2], NULL), *bc = realpath(argv[3], NULL);
   int rc = write_asm(argv[1], abs ? abs : argv[2], bc ? bc : argv[3], &t);
   free(abs);
   free(bc);
