@@ -187,6 +187,21 @@ kiln_status kcpu_target_machine(const kcpu_target *t, LLVMRelocMode reloc, LLVMC
   return NULL;
 }
 
+/* Parse n bytes of embedded bitcode at lo (the library `what`) into ctx,
+ * retargeted to t. */
+static kiln_status kcpu_parse_library(LLVMContextRef ctx, const kcpu_target *t, const char *lo,
+                                      size_t n, const char *what, LLVMModuleRef *out) {
+  LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRange(lo, n, what, 0);
+  LLVMModuleRef m = NULL;
+  bool bad = LLVMParseBitcodeInContext2(ctx, buf, &m);
+  LLVMDisposeMemoryBuffer(buf);
+  if (bad || !m)
+    return kiln_status_make(KILN_INTERNAL, "cpu: the embedded %s bitcode is unreadable", what);
+  LLVMSetTarget(m, t->triple);
+  *out = m;
+  return NULL;
+}
+
 kiln_status kcpu_load_library(LLVMContextRef ctx, const kcpu_target *t, LLVMModuleRef *out) {
   *out = NULL;
   const char *lo = t->aarch64 ? kcpu_bitcode_aarch64 : kcpu_bitcode_host;
@@ -197,16 +212,7 @@ kiln_status kcpu_load_library(LLVMContextRef ctx, const kcpu_target *t, LLVMModu
                             "cpu: the plugin was built without a kernel library for %s "
                             "(clang-19 could not compile the kernels for it)",
                             t->triple);
-  LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRange(lo, n, "kcpu-kernels", 0);
-  LLVMModuleRef m = NULL;
-  bool bad = LLVMParseBitcodeInContext2(ctx, buf, &m);
-  LLVMDisposeMemoryBuffer(buf);
-  if (bad || !m)
-    return kiln_status_make(KILN_INTERNAL,
-                            "cpu: the embedded kernel library bitcode is unreadable");
-  LLVMSetTarget(m, t->triple);
-  *out = m;
-  return NULL;
+  return kcpu_parse_library(ctx, t, lo, n, "kernel library", out);
 }
 
 bool kcpu_has_declared_library(void) {
@@ -218,18 +224,8 @@ kiln_status kcpu_load_declared_library(LLVMContextRef ctx, const kcpu_target *t,
   *out = NULL;
   if (!kcpu_has_declared_library())
     return NULL;
-  size_t n = (size_t)(kcpu_native_bc_end - kcpu_native_bc);
-  LLVMMemoryBufferRef buf =
-      LLVMCreateMemoryBufferWithMemoryRange(kcpu_native_bc, n, "kcpu-kernels-declared", 0);
-  LLVMModuleRef m = NULL;
-  bool bad = LLVMParseBitcodeInContext2(ctx, buf, &m);
-  LLVMDisposeMemoryBuffer(buf);
-  if (bad || !m)
-    return kiln_status_make(KILN_INTERNAL,
-                            "cpu: the embedded declared kernel library bitcode is unreadable");
-  LLVMSetTarget(m, t->triple);
-  *out = m;
-  return NULL;
+  return kcpu_parse_library(ctx, t, kcpu_native_bc, (size_t)(kcpu_native_bc_end - kcpu_native_bc),
+                            "declared kernel library", out);
 }
 
 /* Functions named kcpu_vnni_* (kernels/quant_gemm.c) are written with
