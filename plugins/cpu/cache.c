@@ -6,8 +6,8 @@
  * features), LLVM's version, the optimization pipeline and object format,
  * and the plugin's own code (the embedded kernel library and, when linked,
  * the native library object, by their digests made at build time).
- * Weights are not in the key: the code reads
- * them through a table filled at every compile. */
+ * Weights are not in the key: the code reads them through a table filled
+ * at every compile. */
 #include <string.h>
 
 #include <llvm-c/Core.h>
