@@ -43,6 +43,11 @@ kiln_status kcpu_load_library(LLVMContextRef ctx, const kcpu_target *t, LLVMModu
 kiln_status kcpu_load_declared_library(LLVMContextRef ctx, const kcpu_target *t,
                                        LLVMModuleRef *out);
 bool kcpu_has_declared_library(void);
+/* The declared library's external functions as declarations only, made
+ * with it: a module to generate a model's code into when the library is
+ * linked in only for a cache miss (kcpu_compile). *out is NULL where the
+ * build made none. */
+kiln_status kcpu_load_library_stubs(LLVMContextRef ctx, const kcpu_target *t, LLVMModuleRef *out);
 /* The machine code of the whole kernel library made at build time for the
  * build host (mknative.c), when t is exactly that target (triple, cpu and
  * features) and KILN_CPU_NATIVE is not 0: linked into each JIT, so that
@@ -186,7 +191,7 @@ kiln_status kcpu_cache_key(LLVMModuleRef mod, const kcpu_target *t, bool native,
 /* Test hooks, exported: objects made by optimizing and compiling, and
  * objects taken from the compile cache, since the plugin was loaded; and
  * JIT compiles that started from the whole kernel library (declared 0) or
- * from the one with the native kernels declared (1). */
+ * from the one with the native kernels declared or its stubs (1). */
 KILN_PLUGIN_EXPORT uint64_t kiln_cpu_object_builds(void);
 KILN_PLUGIN_EXPORT uint64_t kiln_cpu_cache_hits(void);
 KILN_PLUGIN_EXPORT uint64_t kiln_cpu_library_loads(int declared);

@@ -31,6 +31,9 @@ extern const char kcpu_native_target[] __attribute__((weak));
  * third output; empty without the object). */
 extern const char kcpu_native_bc[] __attribute__((weak));
 extern const char kcpu_native_bc_end[] __attribute__((weak));
+/* Its external functions as declarations only (mknative's fourth output). */
+extern const char kcpu_native_stubs[] __attribute__((weak));
+extern const char kcpu_native_stubs_end[] __attribute__((weak));
 
 static pthread_once_t kcpu_init_once = PTHREAD_ONCE_INIT;
 static bool kcpu_init_ok;
@@ -226,6 +229,16 @@ kiln_status kcpu_load_declared_library(LLVMContextRef ctx, const kcpu_target *t,
     return NULL;
   return kcpu_parse_library(ctx, t, kcpu_native_bc, (size_t)(kcpu_native_bc_end - kcpu_native_bc),
                             "declared kernel library", out);
+}
+
+kiln_status kcpu_load_library_stubs(LLVMContextRef ctx, const kcpu_target *t, LLVMModuleRef *out) {
+  *out = NULL;
+  if (!kcpu_has_declared_library() || !kcpu_native_stubs ||
+      (uintptr_t)kcpu_native_stubs_end <= (uintptr_t)kcpu_native_stubs)
+    return NULL;
+  return kcpu_parse_library(ctx, t, kcpu_native_stubs,
+                            (size_t)(kcpu_native_stubs_end - kcpu_native_stubs),
+                            "kernel library stubs", out);
 }
 
 /* Functions named kcpu_vnni_* (kernels/quant_gemm.c) are written with

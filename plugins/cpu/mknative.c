@@ -10,7 +10,9 @@
  * kernels reduced to declarations and what only they used dropped, so
  * that a compile parses a small module rather than the whole library (on
  * a compile-cache hit that parse was most of the time).
- *   usage: mknative OUT.S OUT.o OUT.bc */
+ * With it go the stubs, that library's external functions as declarations
+ * only: what code generation needs, and all a cache hit parses.
+ *   usage: mknative OUT.S OUT.o OUT.bc OUT_STUBS.bc */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,14 +32,13 @@ static void put_string(FILE *f, const char *s) {
   fputs("\\000\"\n", f);
 }
 
-/* SHA-256 of the object and the declared library (files at obj and bc,
- * either NULL: nothing) into d, in the compile cache's framing: the cache
- * key takes this digest instead of hashing both at every compile. */
-static int digest_files(const char *obj, const char *bc, unsigned char d[32]) {
+/* SHA-256 of the object, the declared library and its stubs (files at
+ * paths[], NULL: nothing) into d, in the compile cache's framing: the
+ * cache key takes this digest instead of hashing them at every compile. */
+static int digest_files(const char *const paths[3], unsigned char d[32]) {
   kiln_sha256 s;
   kiln_sha256_init(&s);
-  const char *paths[2] = {obj, bc};
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < 3; i++) {
     char *data = NULL;
     size_t n = 0;
     if (paths[i]) {
@@ -66,9 +67,11 @@ static int digest_files(const char *obj, const char *bc, unsigned char d[32]) {
   return 0;
 }
 
-static int write_asm(const char *path, const char *obj, const char *bc, const kcpu_target *t) {
+static int write_asm(const char *path, const char *obj, const char *bc, const char *stubs,
+                     const kcpu_target *t) {
   unsigned char d[32];
-  if (digest_files(obj, obj ? bc : NULL, d))
+  const char *paths[3] = {obj, obj ? bc : NULL, obj ? stubs : NULL};
+  if (digest_files(paths, d))
     return 1;
   FILE *f = fopen(path, "w");
   if (!f) {
@@ -80,14 +83,19 @@ static int write_asm(const char *path, const char *obj, const char *bc, const kc
         "\t.globl kcpu_native_obj\n\t.globl kcpu_native_obj_end\n\t.globl kcpu_native_target\n"
         "\t.hidden kcpu_native_obj\n\t.hidden kcpu_native_obj_end\n"
         "\t.hidden kcpu_native_target\n\t.globl kcpu_native_bc\n\t.globl kcpu_native_bc_end\n"
-        "\t.hidden kcpu_native_bc\n\t.hidden kcpu_native_bc_end\n\t.balign 64\nkcpu_native_obj:\n",
+        "\t.hidden kcpu_native_bc\n\t.hidden kcpu_native_bc_end\n\t.globl kcpu_native_stubs\n"
+        "\t.globl kcpu_native_stubs_end\n\t.hidden kcpu_native_stubs\n"
+        "\t.hidden kcpu_native_stubs_end\n\t.balign 64\nkcpu_native_obj:\n",
         f);
   if (obj)
     fprintf(f, "\t.incbin \"%s\"\n", obj);
   fputs("kcpu_native_obj_end:\n\t.byte 0\n\t.balign 64\nkcpu_native_bc:\n", f);
   if (obj && bc)
     fprintf(f, "\t.incbin \"%s\"\n", bc);
-  fputs("kcpu_native_bc_end:\n\t.byte 0\n\t.globl kcpu_native_digest\n"
+  fputs("kcpu_native_bc_end:\n\t.byte 0\n\t.balign 64\nkcpu_native_stubs:\n", f);
+  if (obj && stubs)
+    fprintf(f, "\t.incbin \"%s\"\n", stubs);
+  fputs("kcpu_native_stubs_end:\n\t.byte 0\n\t.globl kcpu_native_digest\n"
         "\t.hidden kcpu_native_digest\nkcpu_native_digest:\n\t.byte ",
         f);
   for (int i = 0; i < 32; i++)
@@ -158,7 +166,8 @@ static bool kcpu_emit_name(const char *name) {
  * external (kcpu_emit_name); the helpers that only the declared kernels
  * used go with them. globaldce also drops declarations nothing calls yet,
  * so the kernels' are made again after it. */
-static kiln_status build_declared(const char *bc_path, const kcpu_target *t) {
+static kiln_status build_declared(const char *bc_path, const char *stubs_path,
+                                  const kcpu_target *t) {
   LLVMContextRef ctx = LLVMContextCreate();
   LLVMModuleRef mod = NULL;
   kiln_status s = kcpu_load_library(ctx, t, &mod);
@@ -215,6 +224,23 @@ static kiln_status build_declared(const char *bc_path, const kcpu_target *t) {
       LLVMAddFunction(mod, names[i], types[i]);
   if (!s && LLVMWriteBitcodeToFile(mod, bc_path))
     s = kiln_status_make(KILN_IO_ERROR, "cannot write %s", bc_path);
+  /* The stubs: a declaration of each external function, nothing else.
+   * Code generation needs only these; the compile links the declared
+   * library in when it has to optimize (a cache miss). */
+  LLVMModuleRef stubs = s ? NULL : LLVMModuleCreateWithNameInContext("kcpu-stubs", ctx);
+  if (stubs) {
+    LLVMSetTarget(stubs, LLVMGetTarget(mod));
+    LLVMSetDataLayout(stubs, LLVMGetDataLayoutStr(mod));
+    for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn; fn = LLVMGetNextFunction(fn)) {
+      size_t len;
+      const char *name = LLVMGetValueName2(fn, &len);
+      if (LLVMGetLinkage(fn) == LLVMExternalLinkage && strncmp(name, "llvm.", 5) != 0)
+        LLVMAddFunction(stubs, name, LLVMGlobalGetValueType(fn));
+    }
+    if (LLVMWriteBitcodeToFile(stubs, stubs_path))
+      s = kiln_status_make(KILN_IO_ERROR, "cannot write %s", stubs_path);
+    LLVMDisposeModule(stubs);
+  }
   for (uint32_t i = 0; i < n; i++)
     free(names[i]);
   free(names);
@@ -226,32 +252,36 @@ static kiln_status build_declared(const char *bc_path, const kcpu_target *t) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: mknative OUT.S OUT.o OUT.bc\n");
+  if (argc != 5) {
+    fprintf(stderr, "usage: mknative OUT.S OUT.o OUT.bc OUT_STUBS.bc\n");
     return 2;
   }
-  FILE *empty = fopen(argv[3], "wb"); /* the build expects the file in any case */
-  if (!empty || fclose(empty)) {
-    fprintf(stderr, "mknative: cannot write %s\n", argv[3]);
-    return 1;
+  for (int i = 3; i < 5; i++) { /* the build expects the files in any case */
+    FILE *empty = fopen(argv[i], "wb");
+    if (!empty || fclose(empty)) {
+      fprintf(stderr, "mknative: cannot write %s\n", argv[i]);
+      return 1;
+    }
   }
   kcpu_target t = {0};
   kiln_status s = build(argv[2], &t);
   if (!s)
-    s = build_declared(argv[3], &t);
+    s = build_declared(argv[3], argv[4], &t);
   if (s) {
     fprintf(stderr, "mknative: warning: no native kernel library (%s); the JIT compiles the "
                     "kernels with each model\n",
             kiln_status_message(s));
     kiln_status_free(s);
     kcpu_target_free(&t);
-    return write_asm(argv[1], NULL, NULL, NULL);
+    return write_asm(argv[1], NULL, NULL, NULL, NULL);
   }
   /* the assembler's folder is not ours: absolute paths for .incbin */
   char *abs = realpath(argv[2], NULL), *bc = realpath(argv[3], NULL);
-  int rc = write_asm(argv[1], abs ? abs : argv[2], bc ? bc : argv[3], &t);
+  char *stubs = realpath(argv[4], NULL);
+  int rc = write_asm(argv[1], abs ? abs : argv[2], bc ? bc : argv[3], stubs ? stubs : argv[4], &t);
   free(abs);
   free(bc);
+  free(stubs);
   kcpu_target_free(&t);
   return rc;
 }

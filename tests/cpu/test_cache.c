@@ -364,10 +364,11 @@ START_TEST(cpu_features_miss) {
 END_TEST
 
 /* JIT compiles for this host start from the library with the native
- * kernels declared (made at build time): a miss and a hit both, with two
- * threads so that the elementwise loop calls the pool's declared
- * parallel_for; other features than the host's, or KILN_CPU_NATIVE=0,
- * start from the whole library. Outputs right in every case. */
+ * kernels declared, or its stubs (made at build time): a miss and a hit
+ * both, with two threads so that the elementwise loop calls the pool's
+ * declared parallel_for; other features than the host's, or
+ * KILN_CPU_NATIVE=0, start from the whole library. Outputs right in every
+ * case. */
 typedef uint64_t (*loads_fn)(int declared);
 START_TEST(declared_library_for_native) {
   kiln_backend_info info = {0};
