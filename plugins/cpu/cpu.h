@@ -50,7 +50,8 @@ bool kcpu_has_declared_library(void);
 kiln_status kcpu_load_library_stubs(LLVMContextRef ctx, const kcpu_target *t, LLVMModuleRef *out);
 /* The machine code of the whole kernel library made at build time for the
  * build host (mknative.c), when t is exactly that target (triple, cpu and
- * features) and KILN_CPU_NATIVE is not 0: linked into each JIT, so that
+ * features), the build made the declared library and its stubs with it,
+ * and KILN_CPU_NATIVE is not 0: linked into each JIT, so that
  * its KCPU_PREBUILT kernels (which gain nothing from a model's constants)
  * are not optimized and compiled again per model. *obj stays valid for the
  * life of the process. */
@@ -58,9 +59,8 @@ bool kcpu_native_library(const kcpu_target *t, const char **obj, size_t *len);
 /* Turn the library's KCPU_PREBUILT kernels in mod into declarations (the
  * native library object defines them); the rest stay, to be specialized
  * with the model. `last` is LLVMGetLastFunction(mod) taken right
- * after kcpu_load_library: functions after it are the model's own. Done
- * after codegen; on a module from kcpu_load_declared_library it finds
- * nothing left to declare. */
+ * after kcpu_load_library: functions after it are the model's own. Run
+ * at build time (mknative), for the declared library. */
 kiln_status kcpu_declare_library(LLVMModuleRef mod, LLVMValueRef last);
 /* Give every function t's cpu and features (replacing what clang wrote),
  * mark the math helpers always-inline, internalize every definition but
@@ -195,7 +195,7 @@ kiln_status kcpu_cache_key(LLVMModuleRef mod, const kcpu_target *t, bool native,
 KILN_PLUGIN_EXPORT uint64_t kiln_cpu_object_builds(void);
 KILN_PLUGIN_EXPORT uint64_t kiln_cpu_cache_hits(void);
 KILN_PLUGIN_EXPORT uint64_t kiln_cpu_library_loads(int declared);
-/* 1 where the build embedded the declared library (mknative made it). */
+/* 1 where the build embedded the declared library and its stubs. */
 KILN_PLUGIN_EXPORT int kiln_cpu_has_declared_library(void);
 
 /* Bundles (the emit_bundle hook). */

@@ -219,7 +219,8 @@ kiln_status kcpu_load_library(LLVMContextRef ctx, const kcpu_target *t, LLVMModu
 }
 
 bool kcpu_has_declared_library(void) {
-  return kcpu_native_bc && (uintptr_t)kcpu_native_bc_end > (uintptr_t)kcpu_native_bc;
+  return kcpu_native_bc && (uintptr_t)kcpu_native_bc_end > (uintptr_t)kcpu_native_bc &&
+         kcpu_native_stubs && (uintptr_t)kcpu_native_stubs_end > (uintptr_t)kcpu_native_stubs;
 }
 
 kiln_status kcpu_load_declared_library(LLVMContextRef ctx, const kcpu_target *t,
@@ -233,8 +234,7 @@ kiln_status kcpu_load_declared_library(LLVMContextRef ctx, const kcpu_target *t,
 
 kiln_status kcpu_load_library_stubs(LLVMContextRef ctx, const kcpu_target *t, LLVMModuleRef *out) {
   *out = NULL;
-  if (!kcpu_has_declared_library() || !kcpu_native_stubs ||
-      (uintptr_t)kcpu_native_stubs_end <= (uintptr_t)kcpu_native_stubs)
+  if (!kcpu_has_declared_library())
     return NULL;
   return kcpu_parse_library(ctx, t, kcpu_native_stubs,
                             (size_t)(kcpu_native_stubs_end - kcpu_native_stubs),
@@ -372,7 +372,8 @@ bool kcpu_native_library(const kcpu_target *t, const char **obj, size_t *len) {
   *len = 0;
   const char *off = getenv("KILN_CPU_NATIVE");
   if ((off && strcmp(off, "0") == 0) || !kcpu_native_obj || !kcpu_native_target ||
-      (uintptr_t)kcpu_native_obj_end <= (uintptr_t)kcpu_native_obj)
+      (uintptr_t)kcpu_native_obj_end <= (uintptr_t)kcpu_native_obj ||
+      !kcpu_has_declared_library())
     return false;
   /* kcpu_native_target is "triple\0cpu\0features\0". */
   const char *triple = kcpu_native_target, *cpu = triple + strlen(triple) + 1,

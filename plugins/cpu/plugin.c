@@ -228,21 +228,16 @@ static kiln_status kcpu_compile(void *state, const kiln_ir *ir, const kiln_compi
   LLVMModuleRef mod = NULL;
   /* With the native library, the code is generated into stubs of the
    * library as kcpu_declare_library would leave it, both made at build
-   * time, and the library is linked in only to optimize (a cache miss):
+   * time with the native object (kcpu_native_library applies only with
+   * them), and the library is linked in only to optimize (a cache miss):
    * parsing the whole library took 80-90 ms of a 100-120 ms cached
    * compile, the declared one 7-8 ms of 14. */
-  bool stubs = false;
-  kiln_status s = native ? kcpu_load_library_stubs(ctx, &t, &mod) : NULL;
-  stubs = !s && mod;
-  if (!s && native && !mod)
-    s = kcpu_load_declared_library(ctx, &t, &mod);
-  if (!s && mod)
-    atomic_fetch_add(&kcpu_declared_loads, 1);
-  if (!s && !mod) {
-    s = kcpu_load_library(ctx, &t, &mod);
-    atomic_fetch_add(&kcpu_whole_loads, 1);
-  }
-  LLVMValueRef last_lib = mod ? LLVMGetLastFunction(mod) : NULL;
+  bool stubs = native;
+  kiln_status s = stubs ? kcpu_load_library_stubs(ctx, &t, &mod)
+                        : kcpu_load_library(ctx, &t, &mod);
+  atomic_fetch_add(stubs ? &kcpu_declared_loads : &kcpu_whole_loads, 1);
+  if (!s && !mod)
+    s = kiln_status_make(KILN_INTERNAL, "cpu: the kernel library stubs are missing");
   kcpu_codegen_opts co = {.entry_name = "kiln_entry",
                           .threads = x->threads,
                           .lanes = t.lanes,
@@ -259,8 +254,6 @@ static kiln_status kcpu_compile(void *state, const kiln_ir *ir, const kiln_compi
   uint64_t t0 = kcpu_now_ns();
   if (!s)
     s = kcpu_codegen(mod, ir, &co);
-  if (!s && native)
-    s = kcpu_declare_library(mod, last_lib);
   /* Packing (a memory-bound copy of the weights) overlaps LLVM's work. */
   pthread_t packer;
   bool packing = false;
