@@ -244,12 +244,10 @@ static bool kcpu_convb_win(const kiln_attrs *a, const kiln_type *x, const kiln_t
 
 /* 2-D, f32, blocks of 16 (the kernels' vector), group 1 (from a blocked or
  * a plain input), depthwise or grouped as kcpu_convb_grouping allows
- * (blocked input) with at least 8 input channels a group, non-negative
- * pads, an activation the kernels apply. Groups of 2 or 4 channels tile a
- * block with 8 or 4 times the multiply-adds: ResNeXt-50's 4-channel 3x3
- * layers ran at 46 GFLOP/s (one core) against 73 for the plain grouped
- * kernel, which more than pays for the conversions around it; 8-channel
- * groups run at 88 against 48-73. */
+ * (blocked input), non-negative pads, an activation the kernels apply.
+ * Groups of 2, 4 and 8 channels have a kernel of their own (conv_blocked.c:
+ * ResNeXt-50's 4-channel 3x3 layers at 92 GFLOP/s on one core, against 35
+ * for the plain grouped kernel). */
 bool kcpu_supports_BlockedConv(const kiln_node *n) {
   const kiln_type *x = kcpu_n_in(n, 0), *w = kcpu_n_in(n, 1), *y = kcpu_n_out(n, 0);
   const kiln_attrs *a = kiln_node_attrs(n);
@@ -261,7 +259,7 @@ bool kcpu_supports_BlockedConv(const kiln_node *n) {
     return false;
   int64_t C = w->dims[1] * group, M = w->dims[0], gin, gout, cr;
   if (!kcpu_convb_is_depthwise(C, M, group) &&
-      (!kcpu_convb_grouping(C, M, group, &gin, &gout, &cr) || (group > 1 && C / group < 8)))
+      !kcpu_convb_grouping(C, M, group, &gin, &gout, &cr))
     return false;
   kcpu_win win;
   return kcpu_convb_win(a, x, w, y, &win) && win.pb[0] >= 0 && win.pb[1] >= 0 && win.pe[0] >= 0 &&

@@ -176,7 +176,9 @@ START_TEST(layout_grouped_vs_interpreter) {
       {7, 32, 2, 1, 8, 16, 1},   /* 16 a group: whole blocks */
       {20, 64, 2, 2, 11, 9, 1},  /* 32 a group: 2 blocks each */
       {16, 96, 12, 1, 7, 7, 1},  /* 8 a group, 6 whole blocks */
-      {9, 24, 6, 1, 9, 9, 0},    /* 4 a group: left plain */
+      {9, 24, 6, 1, 9, 9, 1},    /* 4 a group: the tiled kernel */
+      {10, 12, 6, 2, 9, 11, 1},  /* 2 a group, stride 2 */
+      {9, 24, 8, 1, 9, 9, 0},    /* 3 a group: left plain */
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     char *text = lt_grouped(cases[i].C, cases[i].M, cases[i].G, cases[i].s, cases[i].H,

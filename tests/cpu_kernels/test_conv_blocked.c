@@ -233,8 +233,8 @@ END_TEST
  * and 32: ResNeXt's later stages; 16 in and 32 out), a group's output
  * blocks past the kernel's 4 at a time (64 -> 160 in 2 groups: 5 blocks
  * each); strides, dilations, pads, 1x1 and 5x5, batches. The padding
- * lanes of X are NaN: a tiled group must not read them through its zero
- * filters. */
+ * lanes of X are NaN: they may reach only the output's padding lanes,
+ * which must be 0. */
 START_TEST(conv_blocked_grouped) {
   static const cb cases[] = {
       /* C H W M KH KW sh sw dh dw pt pl pb pr N G */
@@ -251,6 +251,17 @@ START_TEST(conv_blocked_grouped) {
       {16, 9, 9, 16, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 0, 8},
       {24, 6, 6, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 3},
       {32, 5, 5, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2},
+      /* tiled groups' runs: rows of several runs and a tail, flat at
+       * stride 1 (runs across row ends), row by row otherwise (sh != sw
+       * too), 5x5 dilated, 1x1 unpadded, uneven pads, batches */
+      {32, 11, 30, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 8},
+      {64, 13, 29, 64, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0, 8},
+      {40, 9, 17, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 20},
+      {24, 8, 19, 24, 5, 5, 1, 1, 2, 2, 4, 4, 4, 4, 0, 3},
+      {48, 10, 21, 48, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 0, 12},
+      {16, 7, 26, 16, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 2},
+      {32, 9, 14, 32, 3, 3, 1, 1, 1, 1, 0, 1, 2, 0, 0, 4},
+      {8, 6, 37, 8, 3, 3, 1, 2, 1, 1, 1, 1, 1, 1, 2, 4},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     cb_check(cases[i], 1);

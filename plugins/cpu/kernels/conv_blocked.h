@@ -27,10 +27,9 @@
  * 16: ResNeXt's 16- and 32-channel groups) or groups that tile a block
  * (C / group = M / group dividing 16: RegNet's and ResNeXt's 4- and
  * 8-channel groups), where each output block reads the input block of the
- * same index, its filters dense over that block's 16 channels with zeros
- * outside each output channel's group: 16 / (C / group) times the
- * multiply-adds of the grouped Conv, at the speed of the dense kernel.
- * Returns 0 for any other grouping (depthwise has its own kernel). */
+ * same index (gin = gout = 1, cr = 16; kcpu_convb_tiled, whose kernel and
+ * filter layout are their own). Returns 0 for any other grouping
+ * (depthwise has its own kernel). */
 static inline int kcpu_convb_grouping(int64_t C, int64_t M, int64_t group, int64_t *gin,
                                       int64_t *gout, int64_t *cr) {
   int64_t Mb = (M + KCPU_CB - 1) / KCPU_CB, ci = group > 0 ? C / group : 0;
@@ -50,6 +49,15 @@ static inline int kcpu_convb_grouping(int64_t C, int64_t M, int64_t group, int64
     return 1;
   }
   return 0;
+}
+
+/* Groups that tile a block (2, 4 or 8 channels a group, as many in as
+ * out): conv_blocked.c runs them with the grouped Conv's own multiply-adds
+ * from filters packed per group channel (kcpu_convb_pack), not as dense
+ * blocks with zeros. */
+static inline int kcpu_convb_tiled(int64_t C, int64_t M, int64_t group) {
+  int64_t gin, gout, cr;
+  return group > 1 && C / group < KCPU_CB && kcpu_convb_grouping(C, M, group, &gin, &gout, &cr);
 }
 
 /* A depthwise Conv: one input and one output channel per group. */
@@ -81,6 +89,8 @@ static inline int64_t kcpu_convb_packed_size(int64_t M, int64_t C, int64_t KH, i
   (void)x_blocked;
   if (kcpu_convb_is_depthwise(C, M, group))
     return Mb * KH * KW * KCPU_CB;
+  if (kcpu_convb_tiled(C, M, group))
+    return Mb * KH * KW * (C / group) * KCPU_CB;
   if (!kcpu_convb_grouping(C, M, group, &gin, &gout, &cr))
     return 0;
   return Mb * cr * KH * KW * KCPU_CB;
@@ -89,6 +99,13 @@ static inline int64_t kcpu_convb_packed_size(int64_t M, int64_t C, int64_t KH, i
 /* Packs Wt [M, C/group, KH, KW] into Wpk of kcpu_convb_packed_size
  * floats; lanes past M are zero.
  *   depthwise: Wpk[cb][kh][kw][lane] = Wt[cb*16 + lane][0][kh][kw].
+ *   tiled groups (kcpu_convb_tiled, G = C / group channels a group):
+ *   Wpk[mb][kh][kw][r][j], for rotation r < G and lane j, is the weight
+ *   from input channel c = j % G of j's group to the output channel m =
+ *   mb*16 + (j / G) * G + (j - r) mod G of the same group, Wt[m][c][kh][kw]
+ *   (0 where m >= M): the kernel multiplies the input vector as it is by
+ *   it and rotates the sums within each group once per run
+ *   (conv_blocked.c).
  *   dense: group g of J blocks from block b0 (above), reading input blocks
  *   from x0 = b0 / gout * gin, at Wpk + b0*cr*KH*KW*16, holds
  *   [kh][kw][c][j][lane] for the cg = min(cr, C - 16 x0) input channels c
@@ -108,6 +125,17 @@ static inline void kcpu_convb_pack(const float *Wt, float *Wpk, int64_t M, int64
           int64_t m = mb * KCPU_CB + l;
           Wpk[(mb * T + t) * KCPU_CB + l] = m < M ? Wt[m * T + t] : 0.0f;
         }
+    return;
+  }
+  if (kcpu_convb_tiled(C, M, group)) {
+    int64_t G = C / group;
+    for (int64_t mb = 0; mb < Mb; mb++)
+      for (int64_t t = 0; t < T; t++)
+        for (int64_t r = 0; r < G; r++)
+          for (int64_t j = 0; j < KCPU_CB; j++) {
+            int64_t m = mb * KCPU_CB + j / G * G + (j % G - r + G) % G;
+            Wpk[((mb * T + t) * G + r) * KCPU_CB + j] = m < M ? Wt[(m * G + j % G) * T + t] : 0.0f;
+          }
     return;
   }
   if (!kcpu_convb_grouping(C, M, group, &gin, &gout, &cr))
