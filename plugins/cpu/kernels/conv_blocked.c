@@ -42,6 +42,8 @@ typedef float kcb_v16 __attribute__((vector_size(64)));
 typedef float kcb_v16u __attribute__((vector_size(64), aligned(4), may_alias));
 typedef int32_t kcb_v16i __attribute__((vector_size(64)));
 typedef int32_t kcb_v16iu __attribute__((vector_size(64), aligned(4), may_alias));
+typedef float kcb_v8 __attribute__((vector_size(32)));
+typedef float kcb_v8u __attribute__((vector_size(32), aligned(4), may_alias));
 
 /* Full unrolling of the loops over the accumulators (constant trip counts
  * once inlined; the library is built with -fno-unroll-loops, which a pragma
@@ -188,12 +190,24 @@ typedef struct kcb_run {
 
 /* The run's sums; ps: floats between pixels, a constant where
  * specialized. Runs of the full length (most of them: full) end in
- * kcb_epilogue's work done in registers, the others in part. */
+ * kcb_epilogue's work done in registers, the others in part. half: the
+ * last of the J blocks is the output's last, with at most 8 channels
+ * (24, 40, 72, 120 or 184 outputs: mobile nets' narrow layers), and its
+ * sums are 8-lane vectors, widened to 16 with zeros for the epilogue: an
+ * 8-lane multiply-add costs half a 16-lane one on cores that split
+ * 16-lane ones in two (Zen 4), and the other 8 lanes would be padding. */
 KCB_INLINE void kcb_acc(const kcb *k, const kcb_run *u, const int J, const int P, const int64_t ps,
-                        const int full) {
+                        const int full, const int half) {
   kcb_v16 acc[4][KCB_PMAX], z = {0};
-  KCB_UNROLL for (int j = 0; j < J; j++) KCB_UNROLL for (int p = 0; p < P; p++) acc[j][p] =
+  kcb_v8 acch[KCB_PMAX], z8 = {0};
+  const int JV = J - half; /* blocks of 16-lane sums */
+  KCB_UNROLL for (int j = 0; j < JV; j++) KCB_UNROLL for (int p = 0; p < P; p++) acc[j][p] =
       u->first ? z : u->part[j * P + p];
+  if (half)
+    KCB_UNROLL for (int p = 0; p < P; p++) acch[p] =
+        u->first ? z8
+                 : __builtin_shufflevector(u->part[JV * P + p], u->part[JV * P + p], 0, 1, 2, 3, 4,
+                                           5, 6, 7);
   const float *w = u->w;
   int64_t t = u->i0 / k->nb, cb = u->i0 - t * k->nb;
   const float *xt = u->x + k->toff[t];
@@ -208,10 +222,15 @@ KCB_INLINE void kcb_acc(const kcb *k, const kcb_run *u, const int J, const int P
       w += L * J * KCPU_CB, L = 0;
     for (int64_t l = 0; l < L; l++, w += J * KCPU_CB) {
       kcb_v16 wv[4];
-      KCB_UNROLL for (int j = 0; j < J; j++) wv[j] = *(const kcb_v16u *)(w + j * KCPU_CB);
+      kcb_v8 wh = z8;
+      KCB_UNROLL for (int j = 0; j < JV; j++) wv[j] = *(const kcb_v16u *)(w + j * KCPU_CB);
+      if (half)
+        wh = *(const kcb_v8u *)(w + JV * KCPU_CB);
       KCB_UNROLL for (int p = 0; p < P; p++) {
         float xs = xc[p * ps + l];
-        KCB_UNROLL for (int j = 0; j < J; j++) acc[j][p] += xs * wv[j];
+        KCB_UNROLL for (int j = 0; j < JV; j++) acc[j][p] += xs * wv[j];
+        if (half)
+          acch[p] += xs * wh;
       }
     }
     if (++cb == k->nb) { /* toff has a T-th entry for the step past the last tap */
@@ -219,6 +238,9 @@ KCB_INLINE void kcb_acc(const kcb *k, const kcb_run *u, const int J, const int P
       xt = u->x + k->toff[++t];
     }
   }
+  if (half)
+    KCB_UNROLL for (int p = 0; p < P; p++) acc[JV][p] =
+        __builtin_shufflevector(acch[p], z8, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   if (!full || u->i1 < k->T * k->nb) {
     KCB_UNROLL for (int j = 0; j < J; j++) KCB_UNROLL for (int p = 0; p < P; p++)
         u->part[j * P + p] = acc[j][p];
@@ -242,10 +264,10 @@ typedef void (*kcb_fn)(const kcb *k, const kcb_run *u);
 
 #define KCB_FN(J, P)                                                                               \
   static void kcb_acc16_##J##_##P(const kcb *k, const kcb_run *u) {                                \
-    kcb_acc(k, u, J, P, 16, P == KCB_PFULL##J);                                                    \
+    kcb_acc(k, u, J, P, 16, P == KCB_PFULL##J, 0);                                                 \
   }                                                                                                \
   static void kcb_accn_##J##_##P(const kcb *k, const kcb_run *u) {                                 \
-    kcb_acc(k, u, J, P, k->ps, P == KCB_PFULL##J);                                                 \
+    kcb_acc(k, u, J, P, k->ps, P == KCB_PFULL##J, 0);                                              \
   }
 #define KCB_P6(X, J) X(J, 1) X(J, 2) X(J, 3) X(J, 4) X(J, 5) X(J, 6)
 #define KCB_P8(X, J) KCB_P6(X, J) X(J, 7) X(J, 8)
@@ -270,6 +292,22 @@ KCB_ALL(KCB_FN)
   { KCB_ROW(S, 1), KCB_ROW(S, 2), KCB_ROW(S, 3), KCB_ROW(S, 4) }
 /* [ps specialization][J - 1][P - 1] */
 static const kcb_fn kcb_fns[2][4][KCB_PMAX] = {KCB_TABLE(16), KCB_TABLE(n)};
+
+/* Full runs whose last block is a half one (kcb_acc): [ps
+ * specialization][J - 1]. Shorter runs take the 16-lane functions. */
+#define KCB_FNH(J)                                                                                 \
+  static void kcb_acch16_##J(const kcb *k, const kcb_run *u) {                                     \
+    kcb_acc(k, u, J, KCB_PFULL##J, 16, 1, 1);                                                      \
+  }                                                                                                \
+  static void kcb_acchn_##J(const kcb *k, const kcb_run *u) {                                      \
+    kcb_acc(k, u, J, KCB_PFULL##J, k->ps, 1, 1);                                                   \
+  }
+KCB_FNH(1)
+KCB_FNH(2)
+KCB_FNH(3)
+KCB_FNH(4)
+static const kcb_fn kcb_fns_half[2][4] = {{kcb_acch16_1, kcb_acch16_2, kcb_acch16_3, kcb_acch16_4},
+                                          {kcb_acchn_1, kcb_acchn_2, kcb_acchn_3, kcb_acchn_4}};
 
 /* Bias, residual and activation of a run's sums acc[j * P + p], stored at
  * pixel q0 of blocks mb0.. (lanes past M cleared). Out of the
@@ -373,6 +411,7 @@ static void kcb_task(void *ctx, int64_t b, int64_t e) {
     int64_t band = t / k->ng;
     kcb_group gr = kcb_group_of(k, t % k->ng);
     int64_t b0 = gr.b0, J = gr.J, x0 = gr.x0, cg = gr.cg;
+    int64_t half = b0 + J == k->Mb && k->M - (k->Mb - 1) * KCPU_CB <= KCPU_CB / 2;
     /* runs of a row: full runs of P, the last full one and the rest of the
      * row as two runs of about the same length */
     int64_t P = kcb_pmax[J], nf = k->R / P, rem = k->R % P, kr = nf + (rem > 0);
@@ -424,7 +463,10 @@ static void kcb_task(void *ctx, int64_t b, int64_t e) {
         u.part = part == acc ? acc : part + (r - r0) * J * P;
         u.mb0 = b0;
         u.q0 = row * k->OW + p0;
-        kcb_fns[k->psv][J - 1][p1 - p0 - 1](k, &u);
+        if (half && p1 - p0 == P)
+          kcb_fns_half[k->psv][J - 1](k, &u);
+        else
+          kcb_fns[k->psv][J - 1][p1 - p0 - 1](k, &u);
         if (u.i1 == np && p1 - p0 < P) /* full runs did this in registers */
           kcb_epilogue(k, u.part, J, p1 - p0, b0, row * k->OW + p0);
       }
