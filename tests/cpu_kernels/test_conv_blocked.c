@@ -265,6 +265,11 @@ START_TEST(conv_blocked_grouped) {
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     cb_check(cases[i], 1);
+  /* tiled groups from a plain input (the kernel's entry takes one; the
+   * emitter gives grouped layers blocked inputs): under 16 channels and
+   * over */
+  cb_check((cb){8, 6, 7, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 2}, 0);
+  cb_check((cb){24, 7, 9, 24, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0, 6}, 0);
   /* groupings without a blocked kernel: none (depthwise has its own) */
   int64_t gin, gout, cr;
   ck_assert_int_eq(kcpu_convb_grouping(12, 24, 4, &gin, &gout, &cr), 0); /* 3 -> 6 */
