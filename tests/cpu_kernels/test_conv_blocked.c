@@ -205,6 +205,13 @@ START_TEST(conv_blocked_plain) {
   cb_check((cb){1, 8, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0}, 0);
   cb_check((cb){21, 7, 9, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0}, 0);
   cb_check((cb){40, 6, 6, 20, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0}, 0);
+  /* RGB 3x3 stems of up to 32 outputs (mobile nets'): strides 1 and 2,
+   * rows of full runs and a tail, rows shorter than a run, a taller
+   * dilation, unpadded */
+  cb_check((cb){3, 11, 30, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0}, 0);
+  cb_check((cb){3, 13, 27, 24, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0}, 0);
+  cb_check((cb){3, 10, 17, 32, 3, 3, 1, 2, 2, 1, 2, 1, 2, 1, 0, 0}, 0);
+  cb_check((cb){3, 6, 5, 8, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0}, 0);
 }
 END_TEST
 
