@@ -33,8 +33,9 @@
  * chunks, each over the band's runs, partial sums in scratch.
  *
  * Every output element sums taps in (kh, kw) order, input channels in
- * order within a tap, whatever the run, chunk or group it falls in and
- * whichever task computes it: results do not depend on the thread count. */
+ * order within a tap (tiled groups: an order of their own, below),
+ * whatever the run, chunk or group it falls in and whichever task
+ * computes it: results do not depend on the thread count. */
 #include "conv_blocked.h"
 #include "kcpu_act.h"
 
