@@ -401,6 +401,22 @@ static uint64_t kcb_live(const kcb *k, int64_t oh, int64_t p0, int64_t p1) {
   return live; /* taps past 63 run whatever the mask (kcb_acc) */
 }
 
+/* Bands of runs for `units` tasks each (groups of blocks, or blocks):
+ * the `bands` asked for, raised to at least 4 tasks a thread, at most
+ * one a run, and then to a task count that the threads share evenly: the
+ * pool gives each thread a contiguous share of them, so 9 tasks on 2
+ * threads (3 groups of a 17x17 layer) ran as 5 against 4; Inception v3 on
+ * 2 threads 23.3 -> 20.9 ms. */
+static int64_t kcb_bands(int64_t bands, int64_t units, int64_t runs, int64_t threads) {
+  if (bands * units < 4 * threads)
+    bands = (4 * threads + units - 1) / units;
+  if (bands > runs)
+    bands = runs;
+  while (threads > 1 && (bands * units) % threads && bands < runs)
+    bands++;
+  return bands;
+}
+
 /* Tasks [b, e): task t is band t / ng of the runs of group t % ng. Where
  * a group's filters outgrow KCB_WBYTES, its (tap, input block) pairs go in
  * chunks, each over all the band's runs, the sums in between held in
@@ -664,9 +680,7 @@ KCBG_FN(4)
 KCBG_FN(8)
 
 typedef struct kcbg {
-  kcb k;           /* the epilogue's fields, toff */
-  const float *xp; /* the copy [Mb][Hp][Wp][16] */
-  const float *w;  /* packed [Mb][T][G][16] */
+  kcb k; /* the epilogue's fields, toff; x: the copy [Mb][Hp][Wp][16]; w: [Mb][T][G][16] */
   int64_t G, sh, sw, Hp, Wp;
   int64_t flat;   /* runs go over the plane of rows of Wp pixels */
   int64_t P, nr;  /* run length; runs a block */
@@ -674,11 +688,12 @@ typedef struct kcbg {
   kcbg_fn fn;
 } kcbg;
 
-/* The pixels [0, n) of a run from virtual pixel q (flat: q = oh * Wp +
- * ow; rows: q = oh * OW + ow) that are outputs, stored by kcb_epilogue in
+/* The pixels of a run from virtual pixel q (flat: q = oh * Wp + ow;
+ * rows: q = oh * OW + ow) that are outputs, stored by kcb_epilogue in
  * segments of one row. */
-static void kcbg_store(const kcbg *g, const kcb_v16 *acc, int64_t n, int64_t mb, int64_t q) {
+static void kcbg_store(const kcbg *g, const kcb_v16 *acc, int64_t mb, int64_t q) {
   const kcb *k = &g->k;
+  int64_t n = g->P;
   if (!g->flat) { /* the pixels up to the row's end */
     int64_t left = k->OW - q % k->OW;
     kcb_epilogue(k, acc, 1, n < left ? n : left, mb, q);
@@ -709,8 +724,8 @@ static void kcbg_task(void *ctx, int64_t b, int64_t e) {
   for (int64_t t = b; t < e; t++) {
     int64_t mb = t / g->nbands, band = t % g->nbands;
     int64_t r0 = g->nr * band / g->nbands, r1 = g->nr * (band + 1) / g->nbands;
-    const float *xb = g->xp + mb * g->Hp * g->Wp * KCPU_CB;
-    u.w = g->w + mb * k->T * g->G * KCPU_CB;
+    const float *xb = k->x + mb * g->Hp * g->Wp * KCPU_CB;
+    u.w = k->w + mb * k->T * g->G * KCPU_CB;
     for (int64_t r = r0; r < r1; r++) {
       int64_t q;
       if (g->flat) {
@@ -722,12 +737,12 @@ static void kcbg_task(void *ctx, int64_t b, int64_t e) {
         u.x = xb + (oh * g->sh * g->Wp + ow * g->sw) * KCPU_CB;
       }
       g->fn(&u, acc);
-      kcbg_store(g, acc, g->P, mb, q);
+      kcbg_store(g, acc, mb, q);
     }
   }
 }
 
-/* The tiled-group convolution of image n's copy xp (k: its output, bias,
+/* The tiled-group convolution of one image (k: its copy, output, bias,
  * residual and epilogue set up by the caller). */
 static void kcbg_conv(kcbg *g, struct kcpu_pool *pool) {
   kcpu_parallel_for(pool, g->k.Mb * g->nbands, kcbg_task, g);
@@ -735,20 +750,12 @@ static void kcbg_conv(kcbg *g, struct kcpu_pool *pool) {
 
 /* Sets up g's geometry, run function and tasks; returns the floats of
  * slack the copy needs past its last plane (the tail runs' reads). */
-static int64_t kcbg_plan(kcbg *g, int64_t OH, int64_t OW, int64_t threads) {
+static int64_t kcbg_plan(kcbg *g, int64_t OH, int64_t OW, int64_t Mb, int64_t threads) {
   g->flat = g->sh == 1 && g->sw == 1;
   g->P = 24 / g->G;
   g->fn = g->G == 2 ? kcbg_run_2 : g->G == 4 ? kcbg_run_4 : kcbg_run_8;
   g->nr = g->flat ? ((OH - 1) * g->Wp + OW + g->P - 1) / g->P : OH * ((OW + g->P - 1) / g->P);
-  /* bands of about 256 pixels, at least 4 tasks a thread, a task count
-   * the threads share evenly */
-  int64_t Mb = g->k.Mb, tasks = 4 * threads;
-  g->nbands = (g->nr * g->P + 255) / 256;
-  if (g->nbands * Mb < tasks)
-    g->nbands = (tasks + Mb - 1) / Mb;
-  g->nbands = g->nbands > g->nr ? g->nr : g->nbands;
-  while (threads > 1 && (g->nbands * Mb) % threads && g->nbands < g->nr)
-    g->nbands++;
+  g->nbands = kcb_bands((g->nr * g->P + 255) / 256, Mb, g->nr, threads); /* about 256 pixels */
   return (g->P * g->sw + 1) * KCPU_CB;
 }
 
@@ -788,10 +795,8 @@ KCPU_PREBUILT void kcpu_k_conv2d_blocked(const float *X, int64_t x_blocked, cons
   int64_t copy = tiled || !x_blocked || pt > 0 || pl > 0 || Hr > H || Wr > W;
   int64_t Lp = x_blocked || C >= KCPU_CB || tiled ? KCPU_CB : C, nb = (C + Lp - 1) / Lp;
   int64_t Hp = copy ? Hr : H, Wp = copy ? Wr : W;
-  kcbg g = {.w = Wpk, .G = tiled ? C / group : 0, .sh = sh, .sw = sw, .Hp = Hp, .Wp = Wp};
-  if (tiled)
-    g.k.Mb = Mb;
-  int64_t slack = tiled ? kcbg_plan(&g, OH, OW, threads) : 0;
+  kcbg g = {.G = tiled ? C / group : 0, .sh = sh, .sw = sw, .Hp = Hp, .Wp = Wp};
+  int64_t slack = tiled ? kcbg_plan(&g, OH, OW, Mb, threads) : 0;
   /* floats of the copy, whole vectors: the tap offsets after it stay aligned */
   int64_t xfl = copy ? (nb * Hp * Wp * Lp + slack + KCPU_CB - 1) / KCPU_CB * KCPU_CB : 0;
   char *scr = kcpu_alloc((Mb * KCPU_CB + xfl) * (int64_t)sizeof(float) +
@@ -837,21 +842,10 @@ KCPU_PREBUILT void kcpu_k_conv2d_blocked(const float *X, int64_t x_blocked, cons
   k.R = flat ? OH * OW : OW;
   k.ng = kcpu_convb_groups(Mb, gout);
   k.psv = k.ps == 16 ? 0 : 1;
-  /* bands of about 512 pixels (a band's input stays in cache across its
-   * groups), and at least 4 tasks a thread where the plane allows */
-  int64_t tasks = 4 * threads;
-  k.nbands = (OH * OW + 511) / 512;
-  if (k.nbands * k.ng < tasks)
-    k.nbands = (tasks + k.ng - 1) / k.ng;
-  int64_t runs = k.NR * ((k.R + KCB_PMAX - 1) / KCB_PMAX); /* no fewer runs than bands */
-  if (k.nbands > runs)
-    k.nbands = runs;
-  /* a task count that the threads share evenly: the pool gives each
-   * thread a contiguous share of them, so 9 tasks on 2 threads (3 groups
-   * of a 17x17 layer) ran as 5 against 4; Inception v3 on 2 threads 23.3
-   * -> 20.9 ms */
-  while (threads > 1 && (k.nbands * k.ng) % threads && k.nbands < runs)
-    k.nbands++;
+  /* bands of about 512 pixels: a band's input stays in cache across its
+   * groups */
+  k.nbands = kcb_bands((OH * OW + 511) / 512, k.ng, k.NR * ((k.R + KCB_PMAX - 1) / KCB_PMAX),
+                       threads);
 
   if (tiled) { /* the slack's and (plain input) the padding lanes' reads stay defined */
     g.k = k;
@@ -879,7 +873,7 @@ KCPU_PREBUILT void kcpu_k_conv2d_blocked(const float *X, int64_t x_blocked, cons
     k.y = Y + n * Mb * OH * OW * KCPU_CB;
     k.res = res ? res + n * Mb * OH * OW * KCPU_CB : NULL;
     if (tiled) {
-      g.xp = xp, g.k.y = k.y, g.k.res = k.res;
+      g.k.x = k.x, g.k.y = k.y, g.k.res = k.res;
       kcbg_conv(&g, pool);
       continue;
     }
