@@ -14,6 +14,7 @@ int main(void) {
   srunner_add_suite(sr, tk_winograd_suite());
   srunner_add_suite(sr, tk_conv_blocked_suite());
   srunner_add_suite(sr, tk_blocked_dw_suite());
+  srunner_add_suite(sr, tk_threadpool_suite());
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);

@@ -93,5 +93,6 @@ Suite *tk_quant_gemm_suite(void);
 Suite *tk_winograd_suite(void);
 Suite *tk_conv_blocked_suite(void);
 Suite *tk_blocked_dw_suite(void);
+Suite *tk_threadpool_suite(void);
 
 #endif

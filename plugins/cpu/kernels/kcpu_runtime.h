@@ -37,10 +37,13 @@ struct kcpu_pool;
 struct kcpu_pool *kcpu_pool_create(int threads);
 void kcpu_pool_destroy(struct kcpu_pool *p);      /* NULL accepted */
 int kcpu_pool_threads(const struct kcpu_pool *p); /* NULL -> 1 */
-/* Run fn over [0, n) split into one contiguous static chunk per thread
- * (chunk t = [n*t/T, n*(t+1)/T)); returns when all chunks are done. Chunks
- * that would be empty are not called. Not reentrant: fn must not call
- * kcpu_parallel_for on the same pool (nested calls run inline). */
+/* Run fn over [0, n) in contiguous chunks: thread t's share [n*t/T,
+ * n*(t+1)/T) cut into up to 4 near-equal chunks, each run by whichever
+ * thread claims it first (a share's own thread, unless it runs late);
+ * returns when all chunks are done. fn must compute the same for any cut
+ * of [0, n) into ranges. Empty chunks are not called. Not reentrant: fn
+ * must not call kcpu_parallel_for on the same pool (nested calls run
+ * inline). */
 void kcpu_parallel_for(struct kcpu_pool *p, int64_t n,
                        void (*fn)(void *ctx, int64_t begin, int64_t end), void *ctx);
 /* 64-byte aligned scratch memory (NULL on failure) and its release. */

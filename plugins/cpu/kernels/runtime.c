@@ -1,12 +1,14 @@
 /* plugins/cpu/kernels/runtime.c: the persistent thread pool of the kernel
- * library. Work is split statically (one contiguous chunk per thread) so
- * results never depend on scheduling. Workers spin briefly after a job
- * before sleeping on a condition variable: back-to-back kernels of one
- * inference then start without a futex round trip, while an idle pool costs
- * no CPU. A chunk goes to whoever claims it first: its worker, or the
- * caller once its own chunk is done, so a worker that the OS has not run
- * yet (another process on its core) does not hold the caller up; the
- * chunks, and so the results, are the same either way. */
+ * library. Each thread has a contiguous share of a job's items, cut into
+ * up to KCPU_SUB chunks whose boundaries depend only on the item and
+ * thread counts, so results never depend on scheduling. A chunk goes to
+ * whoever claims it first: a thread runs its own share's chunks in order,
+ * then claims what is left of the others', so a thread that the OS runs
+ * late (another process on its core; the caller's own share may also
+ * come first) does not hold the rest up for its whole share. Workers spin
+ * briefly after a job before sleeping on a condition variable:
+ * back-to-back kernels of one inference then start without a futex round
+ * trip, while an idle pool costs no CPU. */
 #include "kcpu_runtime.h"
 
 #include <pthread.h>
@@ -21,6 +23,21 @@
  * that an idle pool stops burning a core at once. */
 #define KCPU_SPIN 200000
 
+/* Chunks of a thread's share at most: enough to leave a late thread's
+ * work to the others, few enough that a kernel's setup per call stays
+ * small. A share of k chunks has its claim counter start at KCPU_SUB - k,
+ * so that a claim at KCPU_SUB or past it means none is left whatever the
+ * job: a worker still claiming from the previous job never needs that
+ * job's sizes, which the next job may be writing. */
+#define KCPU_SUB 4
+
+/* A share's claim counter, alone on its cache line: the owner claims from
+ * it at every chunk, a thief only once the owner's share runs late. */
+typedef struct kcpu_share {
+  int64_t next; /* the share's next claim (KCPU_SUB on: none left) */
+  char pad[64 - sizeof(int64_t)];
+} kcpu_share;
+
 struct kcpu_pool {
   int threads;
   pthread_t *tids;
@@ -29,9 +46,9 @@ struct kcpu_pool {
   void (*fn)(void *, int64_t, int64_t);
   void *ctx;
   int64_t n;
-  uint64_t gen; /* job generation; workers run when it changes */
-  int pending;  /* chunks 1.. of the current job not yet done */
-  int *claimed; /* chunk t taken (by worker t or the caller) in this job */
+  uint64_t gen;   /* job generation; workers run when it changes */
+  int64_t pending; /* chunks of the current job not yet done */
+  kcpu_share *share;
   int stop;
   int busy; /* a job is in flight: nested calls run inline */
 };
@@ -41,11 +58,58 @@ typedef struct kcpu_worker_arg {
   int index;
 } kcpu_worker_arg;
 
-static void kcpu_run_chunk(struct kcpu_pool *p, int t) {
+/* Thread t's share of the items, [n*t/T, n*(t+1)/T), and its chunk count. */
+static int64_t kcpu_share_of(const struct kcpu_pool *p, int64_t t, int64_t *b, int64_t *e) {
   int64_t T = p->threads, n = p->n;
-  int64_t b = n * t / T, e = n * (t + 1) / T;
-  if (b < e)
-    p->fn(p->ctx, b, e);
+  *b = n * t / T;
+  *e = n * (t + 1) / T;
+  return *e - *b < KCPU_SUB ? *e - *b : KCPU_SUB;
+}
+
+/* The share's chunk whose claim returned c (< KCPU_SUB): its
+ * (c - (KCPU_SUB - k))-th of k near-equal parts. The boundaries depend on
+ * n and the thread count only. */
+static void kcpu_run_chunk(struct kcpu_pool *p, int64_t t, int64_t c) {
+  int64_t b, e, k = kcpu_share_of(p, t, &b, &e), j = c - (KCPU_SUB - k);
+  p->fn(p->ctx, b + (e - b) * j / k, b + (e - b) * (j + 1) / k);
+}
+
+/* Claims and runs share t's chunks until none is left; returns how many
+ * it claimed. */
+static int64_t kcpu_drain(struct kcpu_pool *p, int64_t t) {
+  int64_t c, claimed = 0;
+  while ((c = __atomic_fetch_add(&p->share[t].next, 1, __ATOMIC_ACQ_REL)) < KCPU_SUB) {
+    kcpu_run_chunk(p, t, c);
+    claimed++;
+    if (c == KCPU_SUB - 1) /* the share's last: no claim to spend on finding that out */
+      break;
+  }
+  return claimed;
+}
+
+/* Counts `done` chunks as done; a worker that ends the job wakes the
+ * caller. */
+static void kcpu_chunks_done(struct kcpu_pool *p, int64_t done, int worker) {
+  if (done && __atomic_sub_fetch(&p->pending, done, __ATOMIC_ACQ_REL) == 0 && worker) {
+    pthread_mutex_lock(&p->mu);
+    pthread_cond_broadcast(&p->cv_done);
+    pthread_mutex_unlock(&p->mu);
+  }
+}
+
+/* Thread t's share first, then what is left of the others' (from the one
+ * after t on): a thread that the host runs late (another process on its
+ * core) leaves its remaining chunks to the others instead of holding
+ * them all up. Chunks count as done in two batches, the own share's and
+ * the others': while a thread holds chunks not yet counted, the job
+ * cannot end (and a later one begin) under it, so each batch's chunks are
+ * of one job. */
+static void kcpu_run_shares(struct kcpu_pool *p, int64_t t, int worker) {
+  kcpu_chunks_done(p, kcpu_drain(p, t), worker);
+  int64_t done = 0;
+  for (int64_t u = 1; u < p->threads; u++)
+    done += kcpu_drain(p, (t + u) % p->threads);
+  kcpu_chunks_done(p, done, worker);
 }
 
 static void *kcpu_worker(void *argp) {
@@ -68,18 +132,12 @@ static void *kcpu_worker(void *argp) {
     if (__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE))
       return NULL;
     seen = __atomic_load_n(&p->gen, __ATOMIC_ACQUIRE);
-    /* the caller may have taken the chunk already; then there is nothing
-     * to do (if a later job has begun meanwhile, its chunk is claimed and
-     * run here, which is as right: the job was published before the
-     * claims were reset) */
-    if (__atomic_exchange_n(&p->claimed[a.index], 1, __ATOMIC_ACQ_REL))
-      continue;
-    kcpu_run_chunk(p, a.index);
-    if (__atomic_sub_fetch(&p->pending, 1, __ATOMIC_ACQ_REL) == 0) {
-      pthread_mutex_lock(&p->mu);
-      pthread_cond_broadcast(&p->cv_done);
-      pthread_mutex_unlock(&p->mu);
-    }
+    /* The others may have run every chunk already; then there is nothing
+     * to claim. If a later job has begun meanwhile, a chunk claimed here
+     * is that job's, which is as right: a job is published before its
+     * claim counters are reset, and the previous job's counters all stand
+     * at KCPU_SUB or past it. */
+    kcpu_run_shares(p, a.index, 1);
   }
 }
 
@@ -96,8 +154,8 @@ KCPU_PREBUILT struct kcpu_pool *kcpu_pool_create(int threads) {
   if (threads == 1)
     return p;
   p->tids = calloc((size_t)threads, sizeof *p->tids);
-  p->claimed = calloc((size_t)threads, sizeof *p->claimed);
-  if (!p->tids || !p->claimed) {
+  p->share = kcpu_alloc(threads * (int64_t)sizeof *p->share);
+  if (!p->tids || !p->share) {
     kcpu_pool_destroy(p);
     return NULL;
   }
@@ -129,7 +187,7 @@ KCPU_PREBUILT void kcpu_pool_destroy(struct kcpu_pool *p) {
       pthread_join(p->tids[t], NULL);
     free(p->tids);
   }
-  free(p->claimed);
+  kcpu_free(p->share);
   pthread_cond_destroy(&p->cv_work);
   pthread_cond_destroy(&p->cv_done);
   pthread_mutex_destroy(&p->mu);
@@ -151,20 +209,17 @@ KCPU_PREBUILT void kcpu_parallel_for(struct kcpu_pool *p, int64_t n,
   p->fn = fn;
   p->ctx = ctx;
   p->n = n;
-  __atomic_store_n(&p->pending, p->threads - 1, __ATOMIC_RELEASE);
-  for (int t = 1; t < p->threads; t++)
-    __atomic_store_n(&p->claimed[t], 0, __ATOMIC_RELEASE);
+  int64_t chunks = 0, b, e;
+  for (int t = 0; t < p->threads; t++)
+    chunks += kcpu_share_of(p, t, &b, &e);
+  __atomic_store_n(&p->pending, chunks, __ATOMIC_RELEASE);
+  for (int t = 0; t < p->threads; t++)
+    __atomic_store_n(&p->share[t].next, KCPU_SUB - kcpu_share_of(p, t, &b, &e), __ATOMIC_RELEASE);
   pthread_mutex_lock(&p->mu);
   __atomic_add_fetch(&p->gen, 1, __ATOMIC_ACQ_REL);
   pthread_cond_broadcast(&p->cv_work);
   pthread_mutex_unlock(&p->mu);
-  kcpu_run_chunk(p, 0);
-  /* the chunks no worker has started */
-  for (int t = 1; t < p->threads; t++)
-    if (!__atomic_exchange_n(&p->claimed[t], 1, __ATOMIC_ACQ_REL)) {
-      kcpu_run_chunk(p, t);
-      __atomic_sub_fetch(&p->pending, 1, __ATOMIC_ACQ_REL);
-    }
+  kcpu_run_shares(p, 0, 0);
   int spins = 0;
   while (__atomic_load_n(&p->pending, __ATOMIC_ACQUIRE) != 0 && spins < KCPU_SPIN) {
     __asm__ volatile("" ::: "memory");
