@@ -41,8 +41,8 @@ int kcpu_pool_threads(const struct kcpu_pool *p); /* NULL -> 1 */
  * n*(t+1)/T) cut into up to 4 near-equal chunks, each run by whichever
  * thread claims it first (a share's own thread, unless it runs late);
  * returns when all chunks are done. fn must compute the same for any cut
- * of [0, n) into ranges. Empty chunks are not called. Not reentrant: fn
- * must not call kcpu_parallel_for on the same pool (nested calls run
+ * of [0, n) into ranges; it is never given an empty one. Not reentrant:
+ * fn must not call kcpu_parallel_for on the same pool (nested calls run
  * inline). */
 void kcpu_parallel_for(struct kcpu_pool *p, int64_t n,
                        void (*fn)(void *ctx, int64_t begin, int64_t end), void *ctx);

@@ -4,11 +4,10 @@
  * thread counts, so results never depend on scheduling. A chunk goes to
  * whoever claims it first: a thread runs its own share's chunks in order,
  * then claims what is left of the others', so a thread that the OS runs
- * late (another process on its core; the caller's own share may also
- * come first) does not hold the rest up for its whole share. Workers spin
- * briefly after a job before sleeping on a condition variable:
- * back-to-back kernels of one inference then start without a futex round
- * trip, while an idle pool costs no CPU. */
+ * late (another process on its core) does not hold the rest up for its
+ * whole share. Workers spin briefly after a job before sleeping on a
+ * condition variable: back-to-back kernels of one inference then start
+ * without a futex round trip, while an idle pool costs no CPU. */
 #include "kcpu_runtime.h"
 
 #include <pthread.h>
