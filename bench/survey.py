@@ -2,10 +2,14 @@
 each once against ONNX Runtime: segmentation with dilated heads, video
 (3-D convolutions), UNet and GAN upsampling (ConvTranspose), a vocoder
 (1-D ConvTranspose, LeakyRelu), MaxViT (Einsum attention), recurrent
-networks on batches, small and odd-width CNNs, GroupNorm and
-InstanceNorm blocks. The zoo (zoo.py) holds the targets; this is the
-check for the cases a zoo tuned against would miss, each of which ran
-far behind ONNX Runtime or failed somewhere in kiln when first tried.
+networks on batches, small and odd-width CNNs (RegNetX-1.6GF: 24
+channels a group), GroupNorm and InstanceNorm blocks, a transformer
+decoder with a causal mask and a memory, RMSNorm and SwiGLU written out,
+a Conformer convolution module (GLU, 1-D depthwise of 31 taps). The zoo
+(zoo.py) holds the targets; this is the check for the cases a zoo tuned
+against would miss. Most of them ran far behind ONNX Runtime or failed
+somewhere in kiln when first tried; the last four came from a breadth
+sweep where they did not, and stay as checks.
 
     BUILD/bench-venv/bin/python bench/survey.py --build-dir BUILD [NAME...]
 
@@ -143,6 +147,54 @@ class TextCls(nn.Module):
         return self.h(self.r(self.e(x))[0][:, -1])
 
 
+class Decoder(nn.Module):
+    """nn.TransformerDecoder, 2 layers, causal mask, a learned 40-token memory."""
+
+    def __init__(self):
+        super().__init__()
+        self.d = nn.TransformerDecoder(nn.TransformerDecoderLayer(256, 8, 1024, 0.0, batch_first=True), 2)
+        self.mem = nn.Parameter(torch.randn(1, 40, 256))
+
+    def forward(self, x):
+        t = x.shape[1]
+        mask = torch.triu(torch.full((t, t), float("-inf")), 1)
+        return self.d(x, self.mem.expand(x.shape[0], -1, -1), tgt_mask=mask)
+
+
+class RmsSwiGLU(nn.Module):
+    """Two LLaMA-style blocks written out: RMSNorm as x * rsqrt(mean(x^2) + eps) * w,
+    then a SwiGLU MLP (silu(x W1) * (x W3)) W2, residual."""
+
+    def __init__(self, d=512):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(d))
+        self.w1, self.w3 = nn.Linear(d, 4 * d, bias=False), nn.Linear(d, 4 * d, bias=False)
+        self.w2 = nn.Linear(4 * d, d, bias=False)
+
+    def forward(self, x):
+        for _ in range(2):
+            h = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.w
+            x = x + self.w2(nn.functional.silu(self.w1(h)) * self.w3(h))
+        return x
+
+
+class ConformerConv(nn.Module):
+    """A Conformer convolution module, 3 times: LayerNorm, pointwise Conv1d and GLU,
+    depthwise Conv1d of 31 taps, BatchNorm, SiLU, pointwise Conv1d, residual."""
+
+    def __init__(self, d=144):
+        super().__init__()
+        self.ln, self.pw1 = nn.LayerNorm(d), nn.Conv1d(d, 2 * d, 1)
+        self.dw, self.bn = nn.Conv1d(d, d, 31, padding=15, groups=d), nn.BatchNorm1d(d)
+        self.pw2 = nn.Conv1d(d, d, 1)
+
+    def forward(self, x):
+        for _ in range(3):
+            h = nn.functional.glu(self.pw1(self.ln(x).transpose(1, 2)), dim=1)
+            x = x + self.pw2(nn.functional.silu(self.bn(self.dw(h)))).transpose(1, 2)
+        return x
+
+
 class Out(nn.Module):
     """torchvision's segmentation models return a dict."""
 
@@ -194,6 +246,10 @@ SURVEY = {
     "efficientnet_b1": (lambda: tv.efficientnet_b1(), (1, 3, 240, 240), 17, "f"),
     "regnet_x_400mf": (lambda: tv.regnet_x_400mf(), IMG, 13, "f"),
     "resnet18_b4_160": (lambda: tv.resnet18(), (4, 3, 160, 160), 17, "f"),
+    "regnet_x_1_6gf": (lambda: tv.regnet_x_1_6gf(), IMG, 17, "f"),
+    "decoder_causal_b2": (Decoder, (2, 33, 256), 17, "f"),
+    "rms_swiglu": (RmsSwiGLU, (1, 50, 512), 13, "f"),
+    "conformer_conv": (ConformerConv, (1, 200, 144), 17, "f"),
 }
 
 
