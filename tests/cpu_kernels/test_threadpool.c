@@ -85,7 +85,7 @@ END_TEST
  * share's other chunks rather than wait for them. */
 typedef struct tp_late {
   pthread_t caller;
-  int64_t n, last;          /* the worker's share ends at item last */
+  int64_t last;             /* the worker's share ends at item last */
   int caller_ran, late_ran; /* items, under mu */
   int released, timed_out;
   pthread_mutex_t mu;
@@ -118,7 +118,7 @@ START_TEST(pool_late_thread_leaves_its_share) {
   struct kcpu_pool *p = kcpu_pool_create(2);
   ck_assert_ptr_nonnull(p);
   for (int64_t n = 8; n <= 40; n += 8) {
-    tp_late l = {.caller = pthread_self(), .n = n, .last = n - 1};
+    tp_late l = {.caller = pthread_self(), .last = n - 1};
     pthread_mutex_init(&l.mu, NULL);
     pthread_cond_init(&l.cv, NULL);
     kcpu_parallel_for(p, n, tp_late_fn, &l);

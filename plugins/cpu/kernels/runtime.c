@@ -30,11 +30,14 @@
  * job's sizes, which the next job may be writing. */
 #define KCPU_SUB 4
 
-/* A share's claim counter, alone on its cache line: the owner claims from
- * it at every chunk, a thief only once the owner's share runs late. */
+/* A thread's share of the current job and its claim counter, alone on
+ * their cache line: the owner claims from it at every chunk, a thief only
+ * once the owner's share runs late. b, e and k are written before the
+ * counter is reset, and read only after a claim from it succeeds. */
 typedef struct kcpu_share {
-  int64_t next; /* the share's next claim (KCPU_SUB on: none left) */
-  char pad[64 - sizeof(int64_t)];
+  int64_t next;    /* the share's next claim (KCPU_SUB on: none left) */
+  int64_t b, e, k; /* items [b, e), in k chunks */
+  char pad[64 - 4 * sizeof(int64_t)];
 } kcpu_share;
 
 struct kcpu_pool {
@@ -57,20 +60,12 @@ typedef struct kcpu_worker_arg {
   int index;
 } kcpu_worker_arg;
 
-/* Thread t's share of the items, [n*t/T, n*(t+1)/T), and its chunk count. */
-static int64_t kcpu_share_of(const struct kcpu_pool *p, int64_t t, int64_t *b, int64_t *e) {
-  int64_t T = p->threads, n = p->n;
-  *b = n * t / T;
-  *e = n * (t + 1) / T;
-  return *e - *b < KCPU_SUB ? *e - *b : KCPU_SUB;
-}
-
 /* The share's chunk whose claim returned c (< KCPU_SUB): its
  * (c - (KCPU_SUB - k))-th of k near-equal parts. The boundaries depend on
  * n and the thread count only. */
-static void kcpu_run_chunk(struct kcpu_pool *p, int64_t t, int64_t c) {
-  int64_t b, e, k = kcpu_share_of(p, t, &b, &e), j = c - (KCPU_SUB - k);
-  p->fn(p->ctx, b + (e - b) * j / k, b + (e - b) * (j + 1) / k);
+static void kcpu_run_chunk(struct kcpu_pool *p, const kcpu_share *s, int64_t c) {
+  int64_t b = s->b, len = s->e - s->b, k = s->k, j = c - (KCPU_SUB - k);
+  p->fn(p->ctx, b + len * j / k, b + len * (j + 1) / k);
 }
 
 /* Claims and runs share t's chunks until none is left; returns how many
@@ -78,7 +73,7 @@ static void kcpu_run_chunk(struct kcpu_pool *p, int64_t t, int64_t c) {
 static int64_t kcpu_drain(struct kcpu_pool *p, int64_t t) {
   int64_t c, claimed = 0;
   while ((c = __atomic_fetch_add(&p->share[t].next, 1, __ATOMIC_ACQ_REL)) < KCPU_SUB) {
-    kcpu_run_chunk(p, t, c);
+    kcpu_run_chunk(p, &p->share[t], c);
     claimed++;
     if (c == KCPU_SUB - 1) /* the share's last: no claim to spend on finding that out */
       break;
@@ -208,12 +203,19 @@ KCPU_PREBUILT void kcpu_parallel_for(struct kcpu_pool *p, int64_t n,
   p->fn = fn;
   p->ctx = ctx;
   p->n = n;
-  int64_t chunks = 0, b, e;
-  for (int t = 0; t < p->threads; t++)
-    chunks += kcpu_share_of(p, t, &b, &e);
+  /* thread t's share [n*t/T, n*(t+1)/T) in up to KCPU_SUB chunks; the
+   * pending count goes out before any counter is reset */
+  int64_t chunks = 0;
+  for (int t = 0; t < p->threads; t++) {
+    kcpu_share *s = &p->share[t];
+    s->b = n * t / p->threads;
+    s->e = n * (t + 1) / p->threads;
+    s->k = s->e - s->b < KCPU_SUB ? s->e - s->b : KCPU_SUB;
+    chunks += s->k;
+  }
   __atomic_store_n(&p->pending, chunks, __ATOMIC_RELEASE);
   for (int t = 0; t < p->threads; t++)
-    __atomic_store_n(&p->share[t].next, KCPU_SUB - kcpu_share_of(p, t, &b, &e), __ATOMIC_RELEASE);
+    __atomic_store_n(&p->share[t].next, KCPU_SUB - p->share[t].k, __ATOMIC_RELEASE);
   pthread_mutex_lock(&p->mu);
   __atomic_add_fetch(&p->gen, 1, __ATOMIC_ACQ_REL);
   pthread_cond_broadcast(&p->cv_work);
