@@ -189,9 +189,11 @@ END_TEST
 /* The blocked kernel with output tiles of `tile` (2 or 4) on case c: X
  * blocked with NaN in its padding lanes (never data), a random residual
  * in Y's layout (its padding lanes must not reach Y) apart or in place
- * (res 1, 2), 1 and 2 threads (same bits), padding lanes of Y zero. */
+ * (res 1, 2), 1 thread and each pool of pools[0..npools) (same bits: the
+ * thread count decides how a block of tiles is cut into pieces), padding
+ * lanes of Y zero. */
 static void wtb_case(const wc *c, int bias, int res, const tk_act *act, int64_t tile,
-                     struct kcpu_pool *p2) {
+                     struct kcpu_pool *const *pools, int npools) {
   int np = (int)((tile + 2) * (tile + 2));
   int64_t OH = c->H + c->pt + c->pb - 2, OW = c->W + c->pl + c->pr - 2;
   int64_t Cb = (c->C + 15) / 16, Mb = (c->M + 15) / 16, HW = c->H * c->W, OHW = OH * OW;
@@ -229,22 +231,14 @@ static void wtb_case(const wc *c, int bias, int res, const tk_act *act, int64_t 
   for (int xi = 0; xi < np; xi++)
     kcpu_convb_pack(t + xi * c->M * c->C, Upk + xi * one, c->M, c->C, 1, 1, 1, 1);
   wt_ref(c, X, Wt, bias ? b : NULL, res ? R : NULL, act, ref, bound);
-  if (res == 2) {
+  if (res == 2)
     memcpy(Y1, Rb, (size_t)nyb * sizeof *Y1);
-    memcpy(Y2, Rb, (size_t)nyb * sizeof *Y2);
-  }
   kcpu_k_conv2d_blocked_wino(Xb, Upk, bias ? b : NULL,
                              res == 1   ? Rb
                              : res == 2 ? Y1
                                         : NULL,
                              Y1, c->N, c->C, c->H, c->W, c->M, OH, OW, c->pt, c->pl, tile, act->act,
                              act->a, act->b, NULL);
-  kcpu_k_conv2d_blocked_wino(Xb, Upk, bias ? b : NULL,
-                             res == 1   ? Rb
-                             : res == 2 ? Y2
-                                        : NULL,
-                             Y2, c->N, c->C, c->H, c->W, c->M, OH, OW, c->pt, c->pl, tile, act->act,
-                             act->a, act->b, p2);
   for (int64_t n = 0; n < c->N; n++)
     for (int64_t m = 0; m < Mb * 16; m++)
       for (int64_t q = 0; q < OHW; q++) {
@@ -268,16 +262,29 @@ static void wtb_case(const wc *c, int bias, int res, const tk_act *act, int64_t 
                       (long long)n, (long long)m, (long long)(q / OW), (long long)(q % OW),
                       (double)Y1[o], ref[i], tol);
       }
-  ck_assert_msg(memcmp(Y1, Y2, (size_t)nyb * sizeof *Y1) == 0,
-                "blocked wino C%lld %lldx%lld M%lld: 2 threads differ from 1", (long long)c->C,
-                (long long)c->H, (long long)c->W, (long long)c->M);
+  for (int k = 0; k < npools; k++) {
+    if (res == 2)
+      memcpy(Y2, Rb, (size_t)nyb * sizeof *Y2);
+    kcpu_k_conv2d_blocked_wino(Xb, Upk, bias ? b : NULL,
+                               res == 1   ? Rb
+                               : res == 2 ? Y2
+                                          : NULL,
+                               Y2, c->N, c->C, c->H, c->W, c->M, OH, OW, c->pt, c->pl, tile,
+                               act->act, act->a, act->b, pools[k]);
+    ck_assert_msg(memcmp(Y1, Y2, (size_t)nyb * sizeof *Y1) == 0,
+                  "blocked wino F%lld C%lld %lldx%lld M%lld: %d threads differ from 1",
+                  (long long)tile, (long long)c->C, (long long)c->H, (long long)c->W,
+                  (long long)c->M, kcpu_pool_threads(pools[k]));
+  }
   free(X), free(Xb), free(Wt), free(b), free(R), free(Rb), free(Y1), free(Y2), free(t);
   free(ref), free(bound), free(Upk);
 }
 
 /* Channels around the blocks and the products' groups of 4 blocks (1, 3,
  * 7, 17, 24, 40, 70), planes from one tile to several blocks of tiles
- * (this build's blocks are small), odd and even sizes, pads 0 to 2. */
+ * (this build's blocks are small), odd and even sizes, pads 0 to 2; on 2,
+ * 3 and 4 threads, so that blocks go in 1 to 4 pieces of unequal sizes
+ * (few channels and many tiles) or in one (many channels, few tiles). */
 START_TEST(wino_blocked_shapes) {
   static const wc cases[] = {
       {1, 1, 3, 3, 1, 0, 0, 0, 0},     {1, 3, 4, 4, 7, 1, 1, 1, 1},
@@ -286,12 +293,14 @@ START_TEST(wino_blocked_shapes) {
       {1, 7, 33, 35, 70, 1, 1, 1, 1},  {1, 64, 14, 14, 64, 1, 1, 1, 1},
       {2, 5, 40, 37, 3, 2, 0, 1, 2},   {1, 70, 56, 56, 80, 1, 1, 1, 1},
       {1, 300, 6, 5, 9, 1, 1, 1, 1},   {1, 33, 2, 2, 33, 1, 1, 1, 1},
+      {1, 1, 17, 15, 2, 1, 1, 1, 1},   {1, 2, 30, 29, 1, 1, 1, 1, 1},
   };
-  struct kcpu_pool *p2 = kcpu_pool_create(2);
+  struct kcpu_pool *pools[3] = {kcpu_pool_create(2), kcpu_pool_create(3), kcpu_pool_create(4)};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     for (int64_t tile = 2; tile <= 4; tile += 2)
-      wtb_case(&cases[i], (int)(i % 2 == 0), 0, &tk_acts()[0], tile, p2);
-  kcpu_pool_destroy(p2);
+      wtb_case(&cases[i], (int)(i % 2 == 0), 0, &tk_acts()[0], tile, pools, 3);
+  for (int k = 0; k < 3; k++)
+    kcpu_pool_destroy(pools[k]);
 }
 END_TEST
 
@@ -302,7 +311,7 @@ START_TEST(wino_blocked_epilogue) {
   for (size_t a = 0; a < TK_N_ACTS; a++)
     for (int res = 0; res < 3; res++)
       for (int64_t tile = 2; tile <= 4; tile += 2)
-        wtb_case(&c, 1, res, &tk_acts()[a], tile, p2);
+        wtb_case(&c, 1, res, &tk_acts()[a], tile, &p2, 1);
   kcpu_pool_destroy(p2);
 }
 END_TEST

@@ -17,16 +17,26 @@
  *
  * U, the transformed filters, is made and packed once at compile time
  * (emit_conv_winograd.c), one 1x1 filter set per position. The tiles go
- * in blocks whose V and Mx stay in cache; per block, three parallel
- * phases:
- *   1. input transform, per (input block, run of tiles): V[xi][cb][t];
+ * in blocks whose V and Mx stay in cache, a block in pieces of
+ * consecutive tiles, each piece with its own V and Mx; per block, three
+ * parallel phases:
+ *   1. input transform, per (piece, input block): V[xi][cb][t];
  *      window pixels outside the image read as zero (the pads, and the
  *      bottom and right tiles that overhang the output);
- *   2. the (m+2)^2 products, per (position, band of tiles, group of
- *      output blocks);
- *   3. output transform, per (output block, run of tiles), with the bias,
- *      the residual and the activation in the documented order; the
+ *   2. the (m+2)^2 products, per (piece, position, group of output
+ *      blocks);
+ *   3. output transform, per (piece, output block), with the bias, the
+ *      residual and the activation in the documented order; the
  *      overhanging outputs are not stored, lanes past M are written 0.
+ * The pieces are the outermost index of every phase and, where V and Mx
+ * outweigh U, come in a multiple of the thread count, so that the thread
+ * pool's shares give each thread the same pieces in all three: V and Mx
+ * are written and read by one thread, and a thread's tiles are a band of
+ * image rows, as are the direct kernel's bands in the layer before.
+ * Where two threads sit on different dies (a 2-vCPU VM placed across an
+ * EPYC's), each line one writes and the other reads costs a cross-die
+ * transfer: with the phases split by channel blocks and positions
+ * instead, a 64-channel 56x56 layer ran 2.5x slower in that placement.
  *
  * F(2x2, 3x3)'s transforms only add and subtract (B and A hold 0 and +-1,
  * G's halves are exact): the error is that of a 16-term instead of a
@@ -61,7 +71,8 @@ typedef int32_t kbw_viu __attribute__((vector_size(64), aligned(4), may_alias));
 #ifndef KCPU_WINO_MIN_TILES
 #define KCPU_WINO_MIN_TILES 192
 #endif
-#define KBW_RUN 64 /* tiles per transform task */
+#define KBW_RUN 64 /* tiles per piece, at most */
+#define KBW_MIN_PIECE 8 /* tiles per piece, at least, where pieces are added for the threads */
 
 typedef struct kbw {
   const float *X, *U, *bias, *res, *zeros;
@@ -69,8 +80,8 @@ typedef struct kbw {
   int64_t C, Cb, H, W, M, Mb, OH, OW, pt, pl, TW;
   int64_t m, np;          /* output tile size (2 or 4); positions (m + 2)^2 */
   int64_t t0, nt;         /* the block of tiles (row-major) in V and Mx now */
-  int64_t pieces;         /* transform tasks per channel block */
-  int64_t nbands, ptasks; /* products: bands of tiles; tasks per position */
+  int64_t pieces;         /* pieces of the block */
+  int64_t nbands, ng;     /* products: bands of a piece's tiles, groups of output blocks */
   int64_t act;
   float act_a, act_b;
   int32_t keep[2][KCPU_CB]; /* lane masks: all lanes, and the last block's below M */
@@ -126,30 +137,31 @@ static void kbw_in_tile4(const kbw *a, const float *x, int64_t r0, int64_t c0, f
   }
 }
 
-/* Transform task i: channel block *blk, tiles [*ta, *tb) of the block of
- * tiles (phases 1 and 3 split the same way). */
-static inline void kbw_piece(const kbw *a, int64_t i, int64_t *blk, int64_t *ta, int64_t *tb) {
-  int64_t pc = i % a->pieces;
-  *blk = i / a->pieces;
+/* Piece pc of the block: tiles [*ta, *tb) and its V and Mx (V[xi][cb][t]
+ * and Mx[xi][mb][t] over the piece's tb - ta tiles). */
+static inline void kbw_piece(const kbw *a, int64_t pc, int64_t *ta, int64_t *tb, float **v,
+                             float **mx) {
   *ta = a->nt * pc / a->pieces;
   *tb = a->nt * (pc + 1) / a->pieces;
+  *v = a->V + *ta * a->np * a->Cb * KCPU_CB;
+  *mx = a->Mx + *ta * a->np * a->Mb * KCPU_CB;
 }
 
-/* Phase 1: tasks over (input block, run of tiles). V[xi] is a blocked
- * image of nt pixels: V + ((xi * Cb + cb) * nt + t) * 16. */
+/* Phase 1: task i is input block i % Cb of piece i / Cb. */
 static void kbw_in_task(void *ctx, int64_t b, int64_t e) {
   const kbw *a = ctx;
-  int64_t vs = a->Cb * a->nt * KCPU_CB; /* floats between positions */
   for (int64_t i = b; i < e; i++) {
-    int64_t cb, ta, tb;
-    kbw_piece(a, i, &cb, &ta, &tb);
+    int64_t cb = i % a->Cb, ta, tb;
+    float *v, *mx;
+    kbw_piece(a, i / a->Cb, &ta, &tb, &v, &mx);
+    int64_t vs = a->Cb * (tb - ta) * KCPU_CB; /* floats between positions */
     const float *x = a->X + cb * a->H * a->W * KCPU_CB;
-    float *v = a->V + cb * a->nt * KCPU_CB;
+    v += cb * (tb - ta) * KCPU_CB;
     for (int64_t t = ta; t < tb; t++) {
       int64_t tg = a->t0 + t, th = tg / a->TW, tw = tg % a->TW;
       int64_t r0 = a->m * th - a->pt, c0 = a->m * tw - a->pl;
       if (a->m == 4) {
-        kbw_in_tile4(a, x, r0, c0, v + t * KCPU_CB, vs);
+        kbw_in_tile4(a, x, r0, c0, v + (t - ta) * KCPU_CB, vs);
         continue;
       }
       kbw_v d[4][4];
@@ -163,7 +175,7 @@ static void kbw_in_task(void *ctx, int64_t b, int64_t e) {
         w[r][2] = d[r][2] - d[r][1];
         w[r][3] = d[r][1] - d[r][3];
       }
-      float *o = v + t * KCPU_CB;
+      float *o = v + (t - ta) * KCPU_CB;
       KBW_UNROLL for (int j = 0; j < 4; j++) {
         *(kbw_vu *)(o + (0 + j) * vs) = w[0][j] - w[2][j];
         *(kbw_vu *)(o + (4 + j) * vs) = w[1][j] + w[2][j];
@@ -174,14 +186,18 @@ static void kbw_in_task(void *ctx, int64_t b, int64_t e) {
   }
 }
 
-/* Phase 2: task i is task i % ptasks of position i / ptasks. */
+/* Phase 2: task i is products task i % pt (band and group) of position
+ * i / pt % np of piece i / (np * pt), pt = nbands * ng. */
 static void kbw_prod_task(void *ctx, int64_t b, int64_t e) {
   const kbw *a = ctx;
+  int64_t pt = a->nbands * a->ng;
   for (int64_t i = b; i < e; i++) {
-    int64_t xi = i / a->ptasks, s = i % a->ptasks;
-    kcpu_convb_products(a->V + xi * a->Cb * a->nt * KCPU_CB, a->U + xi * a->Mb * a->C * KCPU_CB,
-                        a->zeros, a->Mx + xi * a->Mb * a->nt * KCPU_CB, a->C, a->M, a->nt,
-                        a->nbands, s, s + 1);
+    int64_t s = i % pt, xi = i / pt % a->np, ta, tb;
+    float *v, *mx;
+    kbw_piece(a, i / (pt * a->np), &ta, &tb, &v, &mx);
+    int64_t n = tb - ta;
+    kcpu_convb_products(v + xi * a->Cb * n * KCPU_CB, a->U + xi * a->Mb * a->C * KCPU_CB, a->zeros,
+                        mx + xi * a->Mb * n * KCPU_CB, a->C, a->M, n, a->nbands, s, s + 1);
   }
 }
 
@@ -279,19 +295,20 @@ static void kbw_out_tile4(const kbw *a, const float *p, int64_t ms, const float 
   }
 }
 
-/* Phase 3: tasks over (output block, run of tiles). */
+/* Phase 3: task i is output block i % Mb of piece i / Mb. */
 static void kbw_out_task(void *ctx, int64_t b, int64_t e) {
   const kbw *a = ctx;
-  int64_t ms = a->Mb * a->nt * KCPU_CB; /* floats between positions */
   for (int64_t i = b; i < e; i++) {
-    int64_t mb, ta, tb;
-    kbw_piece(a, i, &mb, &ta, &tb);
+    int64_t mb = i % a->Mb, ta, tb;
+    float *v, *mx;
+    kbw_piece(a, i / a->Mb, &ta, &tb, &v, &mx);
+    int64_t ms = a->Mb * (tb - ta) * KCPU_CB; /* floats between positions */
     const int32_t *keep = a->keep[mb == a->Mb - 1];
-    const float *mx = a->Mx + mb * a->nt * KCPU_CB;
+    mx += mb * (tb - ta) * KCPU_CB;
     int64_t yo = mb * a->OH * a->OW * KCPU_CB;
     for (int64_t t = ta; t < tb; t++) {
       int64_t tg = a->t0 + t, th = tg / a->TW, tw = tg % a->TW;
-      const float *p = mx + t * KCPU_CB;
+      const float *p = mx + (t - ta) * KCPU_CB;
       if (a->m == 4) {
         kbw_out_tile4(a, p, ms, a->bias + mb * KCPU_CB, keep, yo, th, tw);
         continue;
@@ -365,6 +382,8 @@ KCPU_PREBUILT void kcpu_k_conv2d_blocked_wino(const float *X, const float *Upk, 
     a.keep[0][l] = -1;
     a.keep[1][l] = l < M - (Mb - 1) * KCPU_CB ? -1 : 0;
   }
+  a.ng = kcpu_convb_groups(Mb, Mb);
+  int64_t threads = kcpu_pool_threads(pool);
   for (int64_t n = 0; n < N; n++) {
     a.X = X + n * Cb * H * W * KCPU_CB;
     a.Y = Y + n * Mb * OH * OW * KCPU_CB;
@@ -372,13 +391,23 @@ KCPU_PREBUILT void kcpu_k_conv2d_blocked_wino(const float *X, const float *Upk, 
     for (int64_t t0 = 0; t0 < T; t0 += nb) {
       a.t0 = t0;
       a.nt = T - t0 < nb ? T - t0 : nb;
-      a.pieces = (a.nt + KBW_RUN - 1) / KBW_RUN;
-      /* bands of about 96 tiles, no more than the runs of 12 tiles */
-      a.nbands = (a.nt + 95) / 96;
-      a.ptasks = a.nbands * kcpu_convb_groups(Mb, Mb);
-      kcpu_parallel_for(pool, Cb * a.pieces, kbw_in_task, &a);
-      kcpu_parallel_for(pool, a.np * a.ptasks, kbw_prod_task, &a);
-      kcpu_parallel_for(pool, Mb * a.pieces, kbw_out_task, &a);
+      /* Pieces for the threads where V and Mx outweigh U: a thread then
+       * reads all of U rather than its share of the positions, and a
+       * block of few tiles (deep layers: 512 channels on 7x7) would read
+       * U from memory once per thread for the sake of a few kB of V. */
+      a.pieces = 1;
+      if (threads > 1 && a.nt * (C + M) > C * M) {
+        int64_t most = a.nt / KBW_MIN_PIECE;
+        a.pieces = (a.nt + KBW_RUN - 1) / KBW_RUN;
+        a.pieces = (a.pieces + threads - 1) / threads * threads;
+        a.pieces = a.pieces > most ? (most > 1 ? most : 1) : a.pieces;
+      }
+      /* bands of about 96 tiles: a band's V stays in cache across the
+       * groups of output blocks */
+      a.nbands = (a.nt / a.pieces + 96) / 96;
+      kcpu_parallel_for(pool, a.pieces * Cb, kbw_in_task, &a);
+      kcpu_parallel_for(pool, a.pieces * a.np * a.nbands * a.ng, kbw_prod_task, &a);
+      kcpu_parallel_for(pool, a.pieces * Mb, kbw_out_task, &a);
     }
   }
   kcpu_free(scr);
