@@ -538,12 +538,15 @@ void kcpu_convb_products(const float *x, const float *w, const float *zeros, flo
   kcb_task(&k, b, e);
 }
 
-/* The zero-bordered copy of one image: rows [b, e) of the nb * Hp rows of
- * planes [nb][Hp][Wp][Lp], from a blocked (Lp = 16) or plain input. */
+/* The zero-bordered copy of one image: rows [b, e) of the Hp * nb rows of
+ * planes [nb][Hp][Wp][Lp], from a blocked (Lp = 16) or plain input; row r
+ * is row r / nb of block r % nb, so that a thread's share is a band of
+ * image rows in every block, the rows its bands of the convolution read
+ * (and, in a chain of layers, about the rows it wrote). */
 typedef struct kcb_pad {
   const float *X; /* the image */
   float *xp;
-  int64_t x_blocked, C, H, W, Hp, Wp, Lp, pt, pl;
+  int64_t x_blocked, C, H, W, nb, Hp, Wp, Lp, pt, pl;
 } kcb_pad;
 
 static void kcb_pad_task(void *ctx, int64_t b, int64_t e) {
@@ -551,8 +554,8 @@ static void kcb_pad_task(void *ctx, int64_t b, int64_t e) {
   int64_t n = a->Wp - a->pl < a->W ? a->Wp - a->pl : a->W; /* columns read */
   n = n < 0 ? 0 : n;
   for (int64_t r = b; r < e; r++) {
-    int64_t cb = r / a->Hp, ih = r % a->Hp - a->pt;
-    float *d = a->xp + r * a->Wp * a->Lp;
+    int64_t cb = r % a->nb, ih = r / a->nb - a->pt;
+    float *d = a->xp + (cb * a->Hp + ih + a->pt) * a->Wp * a->Lp;
     if (ih < 0 || ih >= a->H) {
       for (int64_t i = 0; i < a->Wp * a->Lp; i++)
         d[i] = 0.0f;
@@ -860,6 +863,7 @@ KCPU_PREBUILT void kcpu_k_conv2d_blocked(const float *X, int64_t x_blocked, cons
                    .C = C,
                    .H = H,
                    .W = W,
+                   .nb = nb,
                    .Hp = Hp,
                    .Wp = Wp,
                    .Lp = Lp,

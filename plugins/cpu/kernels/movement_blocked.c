@@ -6,7 +6,7 @@
  * Both directions move 16 channels x 16 pixels at a time through a
  * transpose in registers (16 vector loads, 64 shuffles, 16 vector
  * stores, kcpu_transpose.h); pixels left over at a plane's end (fewer than 16) go one
- * element at a time. Work items are (image, block, run of pixels): pure
+ * element at a time. Work items are (run of pixels, image, block): pure
  * copies, so any split gives the same bits. */
 #include "conv_blocked.h"
 #include "kcpu_transpose.h"
@@ -24,15 +24,18 @@ typedef float kmb_vu __attribute__((vector_size(64), aligned(4), may_alias));
 typedef struct kcpu_mb_args {
   const float *X;
   float *Y;
-  int64_t C, Cb, S, nrun;
+  int64_t N, C, Cb, S, nrun;
 } kcpu_mb_args;
 
-/* Items [b, e) = ((n * Cb) + cb) * nrun + run, plain -> blocked. */
+/* Items [b, e) = (run * N + n) * Cb + cb, plain -> blocked: a thread's
+ * share is a band of pixels (image rows) of every image and block, the
+ * rows that its bands of a convolution next read. */
 static void kcpu_block_fn(void *ctx, int64_t b, int64_t e) {
   const kcpu_mb_args *a = ctx;
   int64_t S = a->S;
   for (int64_t t = b; t < e; t++) {
-    int64_t nc = t / a->nrun, s0 = t % a->nrun * KMB_RUN, cb = nc % a->Cb, n = nc / a->Cb;
+    int64_t nc = t % (a->N * a->Cb), s0 = t / (a->N * a->Cb) * KMB_RUN, cb = nc % a->Cb,
+            n = nc / a->Cb;
     int64_t s1 = s0 + KMB_RUN < S ? s0 + KMB_RUN : S, nl = a->C - cb * KMB_L;
     if (nl > KMB_L)
       nl = KMB_L;
@@ -60,7 +63,8 @@ static void kcpu_unblock_fn(void *ctx, int64_t b, int64_t e) {
   const kcpu_mb_args *a = ctx;
   int64_t S = a->S;
   for (int64_t t = b; t < e; t++) {
-    int64_t nc = t / a->nrun, s0 = t % a->nrun * KMB_RUN, cb = nc % a->Cb, n = nc / a->Cb;
+    int64_t nc = t % (a->N * a->Cb), s0 = t / (a->N * a->Cb) * KMB_RUN, cb = nc % a->Cb,
+            n = nc / a->Cb;
     int64_t s1 = s0 + KMB_RUN < S ? s0 + KMB_RUN : S, nl = a->C - cb * KMB_L;
     if (nl > KMB_L)
       nl = KMB_L;
@@ -86,7 +90,7 @@ static void kcpu_unblock_fn(void *ctx, int64_t b, int64_t e) {
 
 KCPU_PREBUILT void kcpu_k_block_channels(const float *X, float *Y, int64_t N, int64_t C, int64_t S,
                                          struct kcpu_pool *pool) {
-  kcpu_mb_args a = {X, Y, C, (C + KMB_L - 1) / KMB_L, S, (S + KMB_RUN - 1) / KMB_RUN};
+  kcpu_mb_args a = {X, Y, N, C, (C + KMB_L - 1) / KMB_L, S, (S + KMB_RUN - 1) / KMB_RUN};
   if (N * a.Cb * KMB_L * S < KMB_SERIAL)
     kcpu_block_fn(&a, 0, N * a.Cb * a.nrun);
   else
@@ -95,7 +99,7 @@ KCPU_PREBUILT void kcpu_k_block_channels(const float *X, float *Y, int64_t N, in
 
 KCPU_PREBUILT void kcpu_k_unblock_channels(const float *X, float *Y, int64_t N, int64_t C,
                                            int64_t S, struct kcpu_pool *pool) {
-  kcpu_mb_args a = {X, Y, C, (C + KMB_L - 1) / KMB_L, S, (S + KMB_RUN - 1) / KMB_RUN};
+  kcpu_mb_args a = {X, Y, N, C, (C + KMB_L - 1) / KMB_L, S, (S + KMB_RUN - 1) / KMB_RUN};
   if (N * a.Cb * KMB_L * S < KMB_SERIAL)
     kcpu_unblock_fn(&a, 0, N * a.Cb * a.nrun);
   else
