@@ -3,7 +3,8 @@
  * channels of a block are one vector, so every plane size and stride runs
  * at full width.
  *
- * Work items are output rows of every (image, block); rows clip their kh
+ * Work items are a few output rows of one (image, block), a band of rows
+ * of every block to a thread (kcpu_dwb_fn); rows clip their kh
  * range to the input. With the filters of KDWB_SHAPES (3x3 and 5x5 at
  * strides 1 and 2, 7x7, 3x3 and 5x5 dilated by 2) and rows of at least 8
  * pixels (kcpu_dwb_rows8: every depthwise layer of the zoo's models with
@@ -380,11 +381,9 @@ static void kcpu_dwb_row_act(const kcpu_dwb *a, float *y, int64_t cb) {
         y[i + l] = 0.0f;
 }
 
-/* Output rows [b, e) of every (image, block): item t = ((n * Cb) + cb) *
- * OH + oh. */
-static void kcpu_dwb_fn(void *ctx, int64_t b, int64_t e) {
-  const kcpu_dwb *a = ctx;
-  int64_t L = KDWB_L, W = a->W, OW = a->OW, KW = a->KW;
+/* Output rows [oh0, oh1) of (image, block) nc = n * Cb + cb. */
+static void kcpu_dwb_rows(const kcpu_dwb *a, int64_t nc, int64_t oh0, int64_t oh1) {
+  int64_t L = KDWB_L, W = a->W, OW = a->OW, KW = a->KW, cb = nc % a->Cb, nl = a->C - cb * L;
   kcpu_dwb_row rw;
   rw.xs = a->sw * L;
   rw.xkh = a->dh * W * L;
@@ -392,17 +391,11 @@ static void kcpu_dwb_fn(void *ctx, int64_t b, int64_t e) {
   rw.wkh = KW * L;
   /* with Swish or Gelu, registers hold the sum with bias and residual */
   rw.vact = a->act == KCPU_ACT_SWISH || a->act == KCPU_ACT_GELU ? KCPU_ACT_NONE : a->act;
-  int64_t cur = -1; /* the (image, block) whose bias and lanes rw holds */
-  for (int64_t t = b; t < e; t++) {
-    int64_t nc = t / a->OH, oh = t % a->OH, cb = nc % a->Cb;
-    if (nc != cur) {
-      int64_t nl = a->C - cb * L;
-      for (int64_t l = 0; l < L; l++) {
-        rw.bias[l] = a->bias && l < nl ? a->bias[cb * L + l] : 0.0f;
-        rw.keep[l] = l < nl ? -1 : 0;
-      }
-      cur = nc;
-    }
+  for (int64_t l = 0; l < L; l++) {
+    rw.bias[l] = a->bias && l < nl ? a->bias[cb * L + l] : 0.0f;
+    rw.keep[l] = l < nl ? -1 : 0;
+  }
+  for (int64_t oh = oh0; oh < oh1; oh++) {
     int64_t ih0 = oh * a->sh - a->pt, kh0, kh1;
     kcpu_dwb_clip(ih0, a->dh, a->KH, a->H, &kh0, &kh1);
     rw.nkh = kh1 - kh0;
@@ -453,6 +446,24 @@ static void kcpu_dwb_fn(void *ctx, int64_t b, int64_t e) {
   }
 }
 
+/* Output rows per work item: a few, so that a thread's share of the items
+ * is a band of rows of every block (the rows that the convolutions before
+ * and after, split by row bands, write and read on that thread), while
+ * an item's rows reuse its block's bias and filters. */
+#define KDWB_ROWS 4
+
+/* Work items [b, e): t = (n * nq + q) * Cb + cb, rows [q, q + 1) *
+ * KDWB_ROWS of (image n, block cb), nq chunks of rows. */
+static void kcpu_dwb_fn(void *ctx, int64_t b, int64_t e) {
+  const kcpu_dwb *a = ctx;
+  int64_t nq = (a->OH + KDWB_ROWS - 1) / KDWB_ROWS;
+  for (int64_t t = b; t < e; t++) {
+    int64_t cb = t % a->Cb, q = t / a->Cb % nq, n = t / (a->Cb * nq);
+    int64_t oh1 = (q + 1) * KDWB_ROWS < a->OH ? (q + 1) * KDWB_ROWS : a->OH;
+    kcpu_dwb_rows(a, n * a->Cb + cb, q * KDWB_ROWS, oh1);
+  }
+}
+
 /* Small planes, where most columns are edge ones: each (image, block) of
  * items [b, e) (item = n * Cb + cb) is first copied into a zero-bordered
  * plane, with slack on the right up to a whole run of 8 output columns,
@@ -466,7 +477,8 @@ static void kcpu_dwb_pad_fn(void *ctx, int64_t b, int64_t e) {
   int64_t Wp = ((OW + 7) / 8 * 8 - 1) * a->sw + (KW - 1) * a->dw + 1;
   float *P = kcpu_alloc(Hp * Wp * L * (int64_t)sizeof(float));
   if (!P) { /* the clipping path needs no buffer */
-    kcpu_dwb_fn(ctx, b * a->OH, e * a->OH);
+    for (int64_t nc = b; nc < e; nc++)
+      kcpu_dwb_rows(a, nc, 0, a->OH);
     return;
   }
   kcpu_dwb_row rw;
@@ -551,5 +563,5 @@ void kcpu_convb_depthwise(const float *X, const float *Wpk, const float *bias, c
   if (!a.runs8 && single * 8 > OW && (sw == 1 || OW <= 8))
     kcpu_parallel_for(pool, N * a.Cb, kcpu_dwb_pad_fn, &a);
   else
-    kcpu_parallel_for(pool, N * a.Cb * OH, kcpu_dwb_fn, &a);
+    kcpu_parallel_for(pool, N * ((OH + KDWB_ROWS - 1) / KDWB_ROWS) * a.Cb, kcpu_dwb_fn, &a);
 }
