@@ -1054,7 +1054,7 @@ typedef float kcpu_pbv __attribute__((vector_size(64)));
 typedef struct kcpu_pb_args {
   const float *X;
   float *Y;
-  int64_t H, W, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl, pb, pr, mode, cip;
+  int64_t NCb, H, W, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl, pb, pr, mode, cip;
   int64_t owl, owr; /* interior output columns [owl, owr) */
 } kcpu_pb_args;
 
@@ -1149,18 +1149,20 @@ kcpu_pb_run1(const kcpu_pb_args *a, const kcpu_pb_row *rw, int64_t ow, float *y,
   }
 }
 
-/* Output rows [b, e) of every plane: item t = plane * OH + oh. */
+/* Output rows [b, e) of every plane: item t = oh * NCb + plane, so that a
+ * thread's share is a band of rows of every plane, the rows that the
+ * convolutions around it, split by row bands, write and read there. */
 static inline __attribute__((always_inline)) void kcpu_pb_rows(const kcpu_pb_args *a, int64_t b,
                                                                int64_t e, int mx) {
   int64_t L = KCPU_PV, OW = a->OW;
   kcpu_pb_row rw = {.xs = a->sw * L, .xkh = a->dh * a->W * L, .xkw = a->dw * L};
   for (int64_t t = b; t < e; t++) {
-    int64_t p = t / a->OH, oh = t % a->OH, ih0 = oh * a->sh - a->pt, kh0, kh1;
+    int64_t p = t % a->NCb, oh = t / a->NCb, ih0 = oh * a->sh - a->pt, kh0, kh1;
     kcpu_pool_clip(ih0, a->dh, a->KH, a->H, &kh0, &kh1);
     rw.nkh = kh1 - kh0;
     rw.padh = kcpu_pool_padded(ih0, a->dh, a->KH, a->H, a->pt, a->pb);
     rw.x = a->X + (p * a->H + ih0 + kh0 * a->dh) * a->W * L;
-    float *y = a->Y + t * OW * L;
+    float *y = a->Y + (p * a->OH + oh) * OW * L;
     if (OW == 1) {
       kcpu_pb_run1(a, &rw, 0, y, 1, mx);
       continue;
@@ -1191,6 +1193,7 @@ KCPU_PREBUILT void kcpu_k_pool2d_blocked(const float *X, float *Y, int64_t NCb, 
                                          int64_t count_include_pad, struct kcpu_pool *pool) {
   kcpu_pb_args a = {.X = X,
                     .Y = Y,
+                    .NCb = NCb,
                     .H = H,
                     .W = W,
                     .OH = OH,
