@@ -391,12 +391,16 @@ KCPU_PREBUILT void kcpu_k_conv2d_blocked_wino(const float *X, const float *Upk, 
     for (int64_t t0 = 0; t0 < T; t0 += nb) {
       a.t0 = t0;
       a.nt = T - t0 < nb ? T - t0 : nb;
-      /* Pieces for the threads where V and Mx outweigh U: a thread then
-       * reads all of U rather than its share of the positions, and a
-       * block of few tiles (deep layers: 512 channels on 7x7) would read
-       * U from memory once per thread for the sake of a few kB of V. */
+      /* Pieces for the threads where V and Mx outweigh U, T threads
+       * counted: each thread then reads all of U rather than its share of
+       * the positions (T times the reads of U, from the shared cache or
+       * memory) to keep (T - 1) / T of V and Mx from moving between
+       * threads, each byte of which costs a few of a cached read in the
+       * placement that needs this. A block of few tiles (deep layers: 512
+       * channels on 7x7) would read U from memory once per thread for the
+       * sake of a few kB of V. */
       a.pieces = 1;
-      if (threads > 1 && a.nt * (C + M) > C * M) {
+      if (threads > 1 && 2 * a.nt * (C + M) > C * M * threads) {
         int64_t most = a.nt / KBW_MIN_PIECE;
         a.pieces = (a.nt + KBW_RUN - 1) / KBW_RUN;
         a.pieces = (a.pieces + threads - 1) / threads * threads;
