@@ -186,6 +186,18 @@ START_TEST(wino_epilogue) {
 }
 END_TEST
 
+/* One run of the blocked kernel into Y (nyb floats): the residual none,
+ * Rb apart (res 1) or a copy of Rb in Y itself (res 2). */
+static void wtb_run(const wc *c, const float *Xb, const float *Upk, const float *bias,
+                    const float *Rb, int res, float *Y, int64_t nyb, int64_t OH, int64_t OW,
+                    const tk_act *act, int64_t tile, struct kcpu_pool *pool) {
+  if (res == 2)
+    memcpy(Y, Rb, (size_t)nyb * sizeof *Y);
+  kcpu_k_conv2d_blocked_wino(Xb, Upk, bias, res == 1 ? Rb : res == 2 ? Y : NULL, Y, c->N, c->C,
+                             c->H, c->W, c->M, OH, OW, c->pt, c->pl, tile, act->act, act->a,
+                             act->b, pool);
+}
+
 /* The blocked kernel with output tiles of `tile` (2 or 4) on case c: X
  * blocked with NaN in its padding lanes (never data), a random residual
  * in Y's layout (its padding lanes must not reach Y) apart or in place
@@ -231,14 +243,7 @@ static void wtb_case(const wc *c, int bias, int res, const tk_act *act, int64_t 
   for (int xi = 0; xi < np; xi++)
     kcpu_convb_pack(t + xi * c->M * c->C, Upk + xi * one, c->M, c->C, 1, 1, 1, 1);
   wt_ref(c, X, Wt, bias ? b : NULL, res ? R : NULL, act, ref, bound);
-  if (res == 2)
-    memcpy(Y1, Rb, (size_t)nyb * sizeof *Y1);
-  kcpu_k_conv2d_blocked_wino(Xb, Upk, bias ? b : NULL,
-                             res == 1   ? Rb
-                             : res == 2 ? Y1
-                                        : NULL,
-                             Y1, c->N, c->C, c->H, c->W, c->M, OH, OW, c->pt, c->pl, tile, act->act,
-                             act->a, act->b, NULL);
+  wtb_run(c, Xb, Upk, bias ? b : NULL, Rb, res, Y1, nyb, OH, OW, act, tile, NULL);
   for (int64_t n = 0; n < c->N; n++)
     for (int64_t m = 0; m < Mb * 16; m++)
       for (int64_t q = 0; q < OHW; q++) {
@@ -263,14 +268,7 @@ static void wtb_case(const wc *c, int bias, int res, const tk_act *act, int64_t 
                       (double)Y1[o], ref[i], tol);
       }
   for (int k = 0; k < npools; k++) {
-    if (res == 2)
-      memcpy(Y2, Rb, (size_t)nyb * sizeof *Y2);
-    kcpu_k_conv2d_blocked_wino(Xb, Upk, bias ? b : NULL,
-                               res == 1   ? Rb
-                               : res == 2 ? Y2
-                                          : NULL,
-                               Y2, c->N, c->C, c->H, c->W, c->M, OH, OW, c->pt, c->pl, tile,
-                               act->act, act->a, act->b, pools[k]);
+    wtb_run(c, Xb, Upk, bias ? b : NULL, Rb, res, Y2, nyb, OH, OW, act, tile, pools[k]);
     ck_assert_msg(memcmp(Y1, Y2, (size_t)nyb * sizeof *Y1) == 0,
                   "blocked wino F%lld C%lld %lldx%lld M%lld: %d threads differ from 1",
                   (long long)tile, (long long)c->C, (long long)c->H, (long long)c->W,
