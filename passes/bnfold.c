@@ -1,6 +1,7 @@
 /* passes/bnfold.c: fold an inference BatchNormalization into the linear
  * node before it when that node's weights are constants:
  *   BN(Conv(x, W, B))          -> Conv(x, W', B')
+ *   BN(ConvTranspose(x, W, B)) -> ConvTranspose(x, W', B')
  *   BN(MatMul(x, W) [+ b])     -> MatMul(x, W') + b'     (2-D, channel = dim 1)
  * with s = scale / sqrt(var + eps), W' = W * s (per output channel),
  * B' = (B - mean) * s + bias. Float constants (f32, f64) only. */
@@ -41,10 +42,15 @@ static kiln_status bn_factors(const kiln_node *bn, int64_t c, double **s_out, do
   return NULL;
 }
 
-/* New constant like w with w'[i] = w[i] * s[channel(i)]; channel(i) =
- * (i / inner) % c. */
-static kiln_status scaled(kiln_module *m, const kiln_value *w, const double *s, int64_t c,
-                          int64_t inner, kiln_value **out) {
+/* New constant like w with w'[i] = w[i] * s[channel(i)], where w holds
+ * groups of rows, each row cg output channels of `inner` elements, and
+ * group q's rows (rows_per_group of them) feed channels [q*cg, q*cg + cg):
+ * channel(i) = (i / inner) % cg + i / (inner * cg * rows_per_group) * cg.
+ * Conv's [c, rest] is one row (inner = rest, cg = c); MatMul's [K, c] one
+ * group of K rows (inner = 1); ConvTranspose's [C, M/group, k...] has
+ * C/group rows per group (inner = k...). */
+static kiln_status scaled(kiln_module *m, const kiln_value *w, const double *s, int64_t inner,
+                          int64_t cg, int64_t rows_per_group, kiln_value **out) {
   const kiln_type *wt = kiln_value_type(w);
   int64_t n = kiln_type_numel(wt);
   void *buf = malloc((size_t)kiln_type_bytes(wt) + 1);
@@ -52,7 +58,8 @@ static kiln_status scaled(kiln_module *m, const kiln_value *w, const double *s, 
     return kiln_status_make(KILN_OUT_OF_MEMORY, "bnfold: no memory");
   for (int64_t i = 0; i < n; i++)
     kiln_pass_elem_set(buf, wt->elem, i,
-                       kiln_elem_load_f64(wt->elem, kiln_value_data(w), i) * s[(i / inner) % c]);
+                       kiln_elem_load_f64(wt->elem, kiln_value_data(w), i) *
+                           s[(i / inner) % cg + i / (inner * cg * rows_per_group) * cg]);
   kiln_status st = kiln_module_add_constant(m, NULL, wt, buf, out);
   free(buf);
   return st;
@@ -76,20 +83,38 @@ static kiln_status bias(kiln_module *m, const kiln_value *b, const double *s, co
   return st;
 }
 
-static kiln_status fold_conv(kiln_function *f, kiln_node *bn, kiln_node *conv, bool *done) {
+/* conv: a Conv, or a ConvTranspose (transposed), whose filters lie as
+ * [C, M/group, k...]: output channel M's scale goes to its column of each
+ * of its group's rows. */
+static kiln_status fold_conv(kiln_function *f, kiln_node *bn, kiln_node *conv, bool transposed,
+                             bool *done) {
   kiln_value *x = kiln_node_input(conv, 0), *w = kiln_node_input(conv, 1),
              *b = kiln_node_input_count(conv) > 2 ? kiln_node_input(conv, 2) : NULL;
   if (!is_float_const(w) || (b && !is_float_const(b)))
     return NULL;
   const kiln_type *wt = kiln_value_type(w);
-  int64_t c = wt->dims[0];
+  if (wt->rank < 2)
+    return NULL;
+  int64_t group = transposed ? kiln_attrs_int_or(kiln_node_attrs(conv), "group", 1) : 1;
+  int64_t c = transposed ? wt->dims[1] * group : wt->dims[0];
+  if (group < 1 || wt->dims[0] % group || (b && kiln_type_numel(kiln_value_type(b)) != c))
+    return NULL;
+  int64_t inner = kiln_type_numel(wt) / (wt->dims[0] ? wt->dims[0] : 1);
+  int64_t cg = c, rows = 1;
+  if (transposed) {
+    cg = wt->dims[1];
+    inner = cg ? inner / cg : 0;
+    rows = wt->dims[0] / group;
+  }
+  if (inner <= 0 || cg <= 0 || rows <= 0) /* empty filters: nothing to scale */
+    return NULL;
   double *s = NULL, *t = NULL;
   KILN_TRY(bn_factors(bn, c, &s, &t));
   if (!s)
     return NULL;
   kiln_module *m = kiln_function_module(f);
   kiln_value *nw = NULL, *nb = NULL, *y = NULL;
-  kiln_status st = scaled(m, w, s, c, kiln_type_numel(wt) / (c ? c : 1), &nw);
+  kiln_status st = scaled(m, w, s, inner, cg, rows, &nw);
   if (!st)
     st = bias(m, b, s, t, c, wt->elem, &nb);
   free(s);
@@ -103,7 +128,8 @@ static kiln_status fold_conv(kiln_function *f, kiln_node *bn, kiln_node *conv, b
   char nm[256];
   const char *name = kiln_pass_given_name(conv) ? kiln_pass_merged_name(conv, 1, nm, sizeof nm)
                                                 : kiln_pass_given_name(bn);
-  st = kiln_pass_emit_named(f, bn, name, KILN_NODE_Conv, in, 3, d, nd, &y);
+  st = kiln_pass_emit_named(f, bn, name, transposed ? KILN_NODE_ConvTranspose : KILN_NODE_Conv, in,
+                            3, d, nd, &y);
   free(d);
   KILN_TRY(st);
   KILN_TRY(kiln_pass_replace_node(f, bn, &y));
@@ -128,7 +154,7 @@ static kiln_status fold_matmul(kiln_function *f, kiln_node *bn, kiln_node *mm,
     return NULL;
   kiln_module *m = kiln_function_module(f);
   kiln_value *nw = NULL, *nb = NULL, *y = NULL, *z = NULL;
-  kiln_status st = scaled(m, w, s, c, 1, &nw);
+  kiln_status st = scaled(m, w, s, 1, c, wt->dims[0], &nw);
   if (!st)
     st = bias(m, add_b, s, t, c, wt->elem, &nb);
   free(s);
@@ -161,7 +187,8 @@ static kiln_status drop_if_dead(kiln_function *f, kiln_node *n) {
   return kiln_function_remove_node(f, n);
 }
 
-/* Fold the BatchNormalization bn into the Conv or MatMul (+ Add) feeding it. */
+/* Fold the BatchNormalization bn into the Conv, ConvTranspose or MatMul
+ * (+ Add) feeding it. */
 static kiln_status fold_bn_node(kiln_function *f, kiln_node *bn, const kiln_pass_options *o,
                                 bool *done) {
   kiln_node *p = NULL, *q = NULL;
@@ -171,8 +198,8 @@ static kiln_status fold_bn_node(kiln_function *f, kiln_node *bn, const kiln_pass
     return NULL;
   kiln_status s = NULL;
   kiln_node_kind pk = kiln_node_get_kind(p);
-  if (pk == KILN_NODE_Conv)
-    s = fold_conv(f, bn, p, done);
+  if (pk == KILN_NODE_Conv || pk == KILN_NODE_ConvTranspose)
+    s = fold_conv(f, bn, p, pk == KILN_NODE_ConvTranspose, done);
   else if (pk == KILN_NODE_MatMul)
     s = fold_matmul(f, bn, p, NULL, done);
   else if (pk == KILN_NODE_Add && single_use_input(p, 0, &q) &&
