@@ -4,8 +4,9 @@
  * 2) and overlapping (DCGAN's 4x4 stride 2 pad 1), dilation, uneven
  * pads, output_padding (a larger output), groups, odd channel counts, a
  * batch; the GEMM both ways round (swap: inputs of a few pixels, 1x1
- * with every image in one GEMM); filters as given and prepacked, on 1
- * thread and (the same bits) on 2. */
+ * with every image in one GEMM); rows whose paired stride-2 taps fill
+ * whole vectors and leave tails, and a row too wide for the row path;
+ * filters as given and prepacked, on 1 thread and (the same bits) on 2. */
 #include "tk.h"
 
 #include <math.h>
@@ -83,6 +84,11 @@ START_TEST(convt_geometry) {
       {3, 40, 1, 1, 24, 4, 4, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1},  /* the 1x1 latent */
       {2, 24, 3, 4, 10, 4, 4, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1},  /* a few pixels */
       {1, 8, 2, 3, 12, 3, 2, 2, 1, 1, 2, 0, 1, 1, 0, 0, 0, 4, 1},   /* turned around, grouped */
+      {2, 9, 5, 19, 3, 4, 4, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0},   /* rows of paired taps, tails */
+      {1, 7, 3, 17, 5, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},   /* a pair and a lone tap */
+      {1, 6, 1, 20, 5, 1, 8, 1, 4, 1, 1, 0, 2, 0, 2, 0, 0, 1, 0},   /* a vocoder's 1-D stride 4 */
+      {1, 2, 1, 1100, 3, 1, 4, 1, 2, 1, 1, 0, 1, 0, 1, 0, 0, 1, 0}, /* a row past the scratch */
+      {1, 3, 2, 2, 2, 33, 33, 1, 1, 1, 1, 3, 2, 1, 0, 0, 0, 1, 1},  /* too many taps to gather */
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     ct_check(cases[i], 0);

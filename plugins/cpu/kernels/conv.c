@@ -744,19 +744,99 @@ typedef struct kcpu_convt_scatter_args {
   int64_t ci, cp; /* floats between cols of consecutive (m, kh, kw) and input pixels */
 } kcpu_convt_scatter_args;
 
-/* Output channels [b, e) of group g of image n from the cols. */
+/* Output row oh of one channel, built in the scratch row r (r[pl + ow]
+ * is output column ow; r spans every column a tap reaches, so no tap
+ * needs a bound): the bias, then for each kh whose input row ih lands on
+ * oh, each tap's input row, kh and kw ascending (the per-element order of
+ * the general path). At stride 2 and dilation 1, taps kw and kw + 1 write
+ * alternate columns: their rows interleave into one contiguous run, a
+ * vector pair at a time. */
+typedef float kcpu_v8 __attribute__((vector_size(32)));
+typedef float kcpu_v8u __attribute__((vector_size(32), aligned(4), may_alias));
+static void kcpu_convt_row(const kcpu_convt_scatter_args *a, const float *cm, int64_t ci,
+                           float bv, int64_t oh, float *r, int64_t rn, float *yrow) {
+  for (int64_t i = 0; i < rn; i++)
+    r[i] = bv;
+  int64_t W = a->W;
+  for (int64_t kh = 0; kh < a->KH; kh++) {
+    int64_t t = oh + a->pt - kh * a->dh;
+    if (t < 0 || t % a->sh || t / a->sh >= a->H)
+      continue;
+    int64_t ih = t / a->sh;
+    for (int64_t kw = 0; kw < a->KW; kw++) {
+      const float *c0 = cm + (kh * a->KW + kw) * ci + ih * W;
+      float *ro = r + kw * a->dw;
+      if (a->sw == 2 && a->dw == 1 && kw + 1 < a->KW) {
+        const float *c1 = c0 + ci;
+        int64_t iw = 0;
+        for (; iw + 8 <= W; iw += 8) {
+          kcpu_v8 x = *(const kcpu_v8u *)(c0 + iw), y = *(const kcpu_v8u *)(c1 + iw);
+          *(kcpu_v8u *)(ro + 2 * iw) +=
+              __builtin_shufflevector(x, y, 0, 8, 1, 9, 2, 10, 3, 11);
+          *(kcpu_v8u *)(ro + 2 * iw + 8) +=
+              __builtin_shufflevector(x, y, 4, 12, 5, 13, 6, 14, 7, 15);
+        }
+        for (; iw < W; iw++)
+          ro[2 * iw] += c0[iw], ro[2 * iw + 1] += c1[iw];
+        kw++; /* kw + 1 done too */
+      } else if (a->sw == 1) {
+        for (int64_t iw = 0; iw < W; iw++)
+          ro[iw] += c0[iw];
+      } else {
+        for (int64_t iw = 0; iw < W; iw++)
+          ro[iw * a->sw] += c0[iw];
+      }
+    }
+  }
+  memcpy(yrow, r + a->pl, (size_t)a->OW * sizeof(float));
+}
+
+#define KCPU_CONVT_GATHER 4096 /* floats of gathered taps, on the stack */
+#define KCPU_CONVT_ROW 2048    /* floats of a scratch row, on the stack */
+
+/* The scratch row's length for kcpu_convt_row, or 0 where that path does
+ * not apply (taps before the output's first column, or too wide a row). */
+static int64_t kcpu_convt_row_len(const kcpu_convt_scatter_args *a) {
+  int64_t rn = (a->W - 1) * a->sw + (a->KW - 1) * a->dw + 1;
+  rn = rn > a->pl + a->OW ? rn : a->pl + a->OW;
+  return a->pl >= 0 && rn <= KCPU_CONVT_ROW ? rn : 0;
+}
+
+/* Output channels [b, e) of group g of image n from the cols. Per output
+ * element, the taps are added in (kh, kw) order whatever the path. With
+ * the GEMM turned around (cp != 1), a channel's taps lie R apart for each
+ * input pixel: they are gathered first into rows of `ci` = H * W, so that
+ * the row path applies to them too. */
 static void kcpu_convt_scatter(void *ctx, int64_t b, int64_t e) {
   const kcpu_convt_scatter_args *a = ctx;
-  int64_t Mg = a->M / a->group, OHW = a->OH * a->OW, KK = a->KH * a->KW;
+  int64_t Mg = a->M / a->group, OHW = a->OH * a->OW, KK = a->KH * a->KW, HW = a->H * a->W;
+  float gath[KCPU_CONVT_GATHER], row[KCPU_CONVT_ROW];
+  int gather = a->cp != 1 && KK * HW <= KCPU_CONVT_GATHER;
+  int64_t ci = gather ? HW : a->ci, cp = gather ? 1 : a->cp;
+  int64_t rn = kcpu_convt_row_len(a);
+  int rows = gather && rn > 0;
   for (int64_t mi = b; mi < e; mi++) {
     int64_t m = a->g * Mg + mi;
     float *y = a->Y + (a->n * a->M + m) * OHW;
     float bv = a->bias ? a->bias[m] : 0.0f;
+    const float *cm = a->cols + mi * KK * a->ci; /* tap 0 of this channel */
+    if (gather) {
+      cm = a->cols + mi * KK;
+      for (int64_t p = 0; p < HW; p++)
+        for (int64_t t = 0; t < KK; t++)
+          gath[t * HW + p] = cm[p * a->cp + t];
+      cm = gath;
+    }
+    if (rows) {
+      for (int64_t oh = 0; oh < a->OH; oh++)
+        kcpu_convt_row(a, cm, ci, bv, oh, row, rn, y + oh * a->OW);
+      continue;
+    }
     for (int64_t i = 0; i < OHW; i++)
       y[i] = bv;
     for (int64_t kh = 0; kh < a->KH; kh++)
       for (int64_t kw = 0; kw < a->KW; kw++) {
-        const float *col = a->cols + (mi * KK + kh * a->KW + kw) * a->ci;
+        const float *col = cm + (kh * a->KW + kw) * ci;
         /* input columns whose output column is inside: ow = iw * sw + o */
         int64_t o = kw * a->dw - a->pl;
         int64_t lo = o >= 0 ? 0 : (-o + a->sw - 1) / a->sw;
@@ -767,10 +847,10 @@ static void kcpu_convt_scatter(void *ctx, int64_t b, int64_t e) {
           if (oh < 0 || oh >= a->OH)
             continue;
           float *yr = y + oh * a->OW + o;
-          const float *cr = col + ih * a->W * a->cp;
-          if (a->cp != 1)
+          const float *cr = col + ih * a->W * cp;
+          if (cp != 1)
             for (int64_t iw = lo; iw < hi; iw++)
-              yr[iw * a->sw] += cr[iw * a->cp];
+              yr[iw * a->sw] += cr[iw * cp];
           else if (a->sw == 1)
             for (int64_t iw = lo; iw < hi; iw++)
               yr[iw] += cr[iw];
@@ -779,6 +859,20 @@ static void kcpu_convt_scatter(void *ctx, int64_t b, int64_t e) {
               yr[iw * a->sw] += cr[iw];
         }
       }
+  }
+}
+
+/* Output rows [b, e) of group g of image n, rows of all its channels in
+ * turn (item = channel * OH + oh), cols read in place (cp = 1): a layer
+ * of few channels (an RGB output) still splits over the pool. */
+static void kcpu_convt_scatter_rows(void *ctx, int64_t b, int64_t e) {
+  const kcpu_convt_scatter_args *a = ctx;
+  int64_t Mg = a->M / a->group, KK = a->KH * a->KW, rn = kcpu_convt_row_len(a);
+  float row[KCPU_CONVT_ROW];
+  for (int64_t t = b; t < e; t++) {
+    int64_t mi = t / a->OH, oh = t % a->OH, m = a->g * Mg + mi;
+    kcpu_convt_row(a, a->cols + mi * KK * a->ci, a->ci, a->bias ? a->bias[m] : 0.0f, oh, row,
+                   rn, a->Y + ((a->n * a->M + m) * a->OH + oh) * a->OW);
   }
 }
 
@@ -830,7 +924,10 @@ KCPU_PREBUILT void kcpu_k_convtranspose2d(const float *X, const float *Wt, const
       for (int64_t j = 0; j < all; j++) {
         a.n = n + j;
         a.cols = cols + j * R;
-        kcpu_parallel_for(pool, Mg, kcpu_convt_scatter, &a);
+        if (!swap && kcpu_convt_row_len(&a) > 0)
+          kcpu_parallel_for(pool, Mg * OH, kcpu_convt_scatter_rows, &a);
+        else
+          kcpu_parallel_for(pool, Mg, kcpu_convt_scatter, &a);
       }
     }
   kcpu_free(cols);
