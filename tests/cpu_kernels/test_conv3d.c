@@ -1,5 +1,6 @@
-/* tests/cpu_kernels/test_conv3d.c: 3-D convolution (kcpu_k_conv3d: GEMMs
- * on an im2col packed from the volume) against a naive loop in double:
+/* tests/cpu_kernels/test_conv3d.c: 3-D convolution (kcpu_k_conv3d: the
+ * direct kernel's phase volumes with prepacked filters and 16 lanes, else
+ * GEMMs on an im2col packed from the volume) against a naive loop in double:
  * odd channel counts, strides, dilations and pads on each axis apart,
  * groups, 1x1x1 (the plain GEMM), a batch, bias, residual and every
  * activation; filters as given and prepacked, 16 lanes on 1 thread
@@ -82,6 +83,9 @@ START_TEST(conv3d_geometry) {
       {1, 17, 3, 4, 5, 24, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1},  /* 1x1x1: plain GEMM */
       {2, 20, 4, 5, 5, 8, 1, 1, 1, 2, 2, 2, 1, 1, 1, 0, 0, 0, 1},   /* 1x1x1 stride 2, batch */
       {1, 40, 3, 6, 6, 10, 3, 3, 3, 1, 1, 1, 1, 2, 3, 1, 2, 3, 1},  /* K past one KC block */
+      {1, 4, 7, 9, 10, 11, 3, 3, 3, 2, 1, 2, 2, 1, 2, 2, 1, 2, 1},  /* depth stride and dilation */
+      {1, 6, 5, 11, 12, 9, 1, 3, 3, 1, 2, 2, 1, 1, 1, 0, 1, 1, 1},  /* (2+1)D downsampling */
+      {1, 16, 6, 20, 21, 24, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* tiles over 2 threads */
   };
   const tk_act *acts = tk_acts();
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

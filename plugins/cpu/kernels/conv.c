@@ -693,6 +693,8 @@ static void kcpu_conv3d_one(const kcpu_conv3d_args *a, int64_t n, int64_t g,
                   a->OH == a->H && a->OW == a->W;
   kcpu_gemm_desc d = kcpu_conv_desc(a->Wt, a->Wpk, a->bias, a->res, a->Y, n, g, a->M, Mg, Kg, P,
                                     &geo, V, pointwise, a->act, a->act_a, a->act_b, a->lanes);
+  if (!pointwise && kcpu_conv_direct(&d, &geo, pool))
+    return;
   kcpu_gemm_run(&d, pool);
 }
 

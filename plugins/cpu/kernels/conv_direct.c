@@ -1,5 +1,5 @@
-/* plugins/cpu/kernels/conv_direct.c: direct 2-D convolution (f32, NCHW,
- * any strides, AVX-512 tiles) with no im2col matrix.
+/* plugins/cpu/kernels/conv_direct.c: direct 2-D and 3-D convolution (f32,
+ * NCHW / NCDHW, any strides, AVX-512 tiles) with no im2col matrix.
  *
  * The image of one (n, group) is copied once into zero-bordered planes
  * from which every filter tap k = (c, kh, kw) reads the inputs of a run
@@ -26,6 +26,11 @@
  *   Panels are flat (48 grid columns, rows cut at their edges stored one
  *   output at a time) or, where that pays (kcpu_dconv_rows_pay: the
  *   stems), row panels of whole vectors within one output row.
+ * - 3-D (video models): phase volumes, Dq = OD + (KD-1)*dd/sd phase
+ *   planes deep, split by stride on all three axes; output (od, oh, ow)
+ *   at grid index (od*Hq + oh)*Wq + ow, tap (kd, kh, kw) a further
+ *   (kd*dd/sd)*Hq*Wq on. Flat panels; the Hq - OH rows of each slice are
+ *   dropped like the padding columns.
  *
  * Filters are the prepacked A of the GEMM engine (gemm_impl.h), so the
  * reduction over k runs in the engine's order: KCPU_KC blocks, then k
@@ -57,6 +62,7 @@ typedef struct kcpu_dconv {
   float *xp;         /* the planes, channel after channel, then KD_NR zeros */
   const int64_t *bo; /* B row offsets into xp, one per k */
   int64_t Cg, OH, Hq, Wq, NQ, RP, tm, tn;
+  int64_t OD, Dq; /* 3-D: output depth slices, and phase volumes' (2-D: 1) */
   /* Row panels (npr > 0): each row of rl outputs (OW; for tap planes,
    * the whole output) is nvr vectors, the last one ending at the row's
    * end (overlapping the one before where rl is not a multiple of 16),
@@ -191,14 +197,19 @@ static void kcpu_dconv_ukr(const kcpu_dconv *c, int64_t i0, int64_t mr, const fl
 static void kcpu_dconv_store(const kcpu_dconv *c, const float *t, int64_t m0, int64_t mr,
                              int64_t q0, int64_t nq) {
   const kcpu_gemm_desc *d = c->d;
-  int64_t Wp = c->Wq, OW = c->g->OW;
+  int64_t Wp = c->Wq, OW = c->g->OW, plane = c->Hq * Wp;
   for (int64_t q = q0; q < q0 + nq;) {
-    int64_t oh = q / Wp, ow = q - oh * Wp;
-    if (ow >= OW) { /* a padding column: skip to the next row */
-      q = (oh + 1) * Wp;
+    int64_t sl = q / plane, oh = (q - sl * plane) / Wp, ow = q - sl * plane - oh * Wp;
+    if (oh >= c->OH) { /* a padding row of a 3-D slice: skip to the next slice */
+      q = (sl + 1) * plane;
       continue;
     }
-    int64_t len = OW - ow < q0 + nq - q ? OW - ow : q0 + nq - q, n = oh * OW + ow;
+    if (ow >= OW) { /* a padding column: skip to the next row */
+      q = sl * plane + (oh + 1) * Wp;
+      continue;
+    }
+    int64_t len = OW - ow < q0 + nq - q ? OW - ow : q0 + nq - q;
+    int64_t n = (sl * c->OH + oh) * OW + ow;
     for (int64_t r = 0; r < mr; r++) {
       const float *tr = t + r * KD_NR + (q - q0);
       float *y = d->C + (m0 + r) * d->ldc + n;
@@ -234,30 +245,32 @@ static inline void kcpu_dconv_even(float *restrict dst, const float *restrict sr
     dst[j] = src[2 * j];
 }
 
-/* Phase planes [b, e) of the padded image (plane u: channel u / (sh*sw),
- * phase u % (sh*sw)): pixels outside the input are zero. */
+/* Phase planes [b, e) of the padded image (plane u: channel u / (sd*sh*sw),
+ * phase u % (sd*sh*sw); 3-D: a volume of Dq such planes, depth phase
+ * outermost): pixels outside the input are zero. */
 static void kcpu_dconv_pad_fn(void *ctx, int64_t b, int64_t e) {
   const kcpu_dconv *c = ctx;
   const kcpu_conv_geo *g = c->g;
-  int64_t sh = g->sh, s = g->sw, Wq = c->Wq, plane = c->Hq * Wq;
+  int64_t sh = g->sh, s = g->sw, Wq = c->Wq, vol = c->Dq * c->Hq * Wq, nph = g->sd * sh * s;
   for (int64_t u = b; u < e; u++) {
-    int64_t ch = u / (sh * s), ph = u % (sh * s), pa = ph / s, pb = ph % s;
-    const float *x = g->x + ch * g->H * g->W;
-    float *p = c->xp + u * plane;
+    int64_t ch = u / nph, ph = u % nph, pz = ph / (sh * s), pa = ph / s % sh, pb = ph % s;
+    const float *x = g->x + ch * g->D * g->H * g->W;
+    float *p = c->xp + u * vol;
     /* input columns: iw = j*s + pb - pl for j in [lo, hi) */
     int64_t q = g->pl - pb, lo = q <= 0 ? 0 : (q + s - 1) / s;
     int64_t hi = g->W + q <= 0 ? 0 : (g->W + q - 1) / s + 1;
     hi = hi < Wq ? hi : Wq;
     lo = lo < hi ? lo : hi;
-    for (int64_t r = 0; r < c->Hq; r++) {
-      float *row = p + r * Wq;
-      int64_t ih = r * sh + pa - g->pt;
-      if (ih < 0 || ih >= g->H) {
+    for (int64_t rr = 0; rr < c->Dq * c->Hq; rr++) {
+      float *row = p + rr * Wq;
+      int64_t r = rr % c->Hq, ih = r * sh + pa - g->pt, id = rr / c->Hq * g->sd + pz - g->pd;
+      if (ih < 0 || ih >= g->H || id < 0 || id >= g->D) {
         for (int64_t j = 0; j < Wq; j++)
           row[j] = 0.0f;
         continue;
       }
-      const float *src = x + ih * g->W - q; /* src[j*s] is input column j*s - q */
+      /* src[j*s] is input column j*s - q */
+      const float *src = x + (id * g->H + ih) * g->W - q;
       for (int64_t j = 0; j < lo; j++)
         row[j] = 0.0f;
       int64_t j = lo;
@@ -407,20 +420,29 @@ static int kcpu_dconv_rows_pay(int64_t K, int64_t OW, int64_t Wq) {
 }
 
 int kcpu_conv_direct(const kcpu_gemm_desc *d, const kcpu_conv_geo *g, struct kcpu_pool *pool) {
-  int64_t khw = g->KH * g->KW;
-  if (kcpu_gemm_lanes(d->lanes) != 16 || !d->Apk || g->sh < 1 || g->sw < 1 || khw < 2 ||
-      d->act == KCPU_ACT_GELU || d->bias_col || d->accumulate || d->K % khw || d->N % g->OW)
+  int64_t khw = g->KD * g->KH * g->KW, ohw = g->OH * g->OW;
+  if (kcpu_gemm_lanes(d->lanes) != 16 || !d->Apk || g->sh < 1 || g->sw < 1 || g->sd < 1 ||
+      g->dd < 1 || khw < 2 || ohw < 1 || d->act == KCPU_ACT_GELU || d->bias_col ||
+      d->accumulate || d->K % khw || d->N % ohw)
     return 0;
-  kcpu_dconv c = {.d = d, .g = g, .Cg = d->K / khw, .OH = d->N / g->OW};
+  /* 3-D: a volume of planes, output (od, oh, ow) at grid index (od*Hq +
+   * oh)*Wq + ow, tap (kd, kh, kw) reading at a further kd*dd/sd planes;
+   * the rows oh >= OH of each slice are computed and dropped like the
+   * padding columns. Flat panels only. */
+  int three = g->KD > 1 || g->D > 1 || g->sd > 1 || g->pd != 0;
+  kcpu_dconv c = {.d = d, .g = g, .Cg = d->K / khw, .OH = g->OH, .OD = d->N / ohw};
+  c.Dq = c.OD + (g->KD - 1) * g->dd / g->sd;
   c.Hq = c.OH + (g->KH - 1) * g->dh / g->sh;
   c.Wq = g->OW + (g->KW - 1) * g->dw / g->sw;
-  c.NQ = (c.OH - 1) * c.Wq + g->OW;
+  c.NQ = ((c.OD - 1) * c.Hq + c.OH - 1) * c.Wq + g->OW;
   c.RP = (d->M + KD_MR - 1) / KD_MR * KD_MR;
   /* Tap planes where they fit KD_KWMAX (and the output is a vector at
    * least); else phase planes, in row panels where they pay, else flat. */
   int64_t kwn = c.Cg * g->KW * g->sh * c.Hq * g->OW;
   int64_t kwb = kwn * (int64_t)sizeof(float);
-  if (d->N >= 16 && (kwb <= KD_KWMAX || (kwb <= KD_KWMAX_WIDE && d->M >= 128))) {
+  if (three) {
+    /* flat panels over the phase volumes */
+  } else if (d->N >= 16 && (kwb <= KD_KWMAX || (kwb <= KD_KWMAX_WIDE && d->M >= 128))) {
     c.kwp = 1;
     c.Wq = g->OW;
     c.NQ = d->N;
@@ -436,9 +458,11 @@ int kcpu_conv_direct(const kcpu_gemm_desc *d, const kcpu_conv_geo *g, struct kcp
     c.np = (c.NQ + KD_NR - 1) / KD_NR;
   }
   /* The last panel's vectors read up to KD_NR - 1 floats past the last
-   * tap's last pixel (phase planes: at most (Cg-1)*chs + (sh*sw-1)*plane
-   * + (Hq-1)*Wq + Wq-1): a zero tail keeps every read inside the buffer. */
-  int64_t plane = c.Hq * c.Wq, chs = c.kwp ? g->KW * g->sh * plane : g->sh * g->sw * plane;
+   * tap's last pixel (phase planes: at most (Cg-1)*chs + (nph-1)*vol +
+   * (Dq-1)*plane + (Hq-1)*Wq + Wq-1): a zero tail keeps every read inside
+   * the buffer. */
+  int64_t plane = c.Hq * c.Wq, vol = c.Dq * plane, nph = g->sd * g->sh * g->sw;
+  int64_t chs = c.kwp ? g->KW * g->sh * plane : nph * vol;
   float *xp = kcpu_alloc((c.Cg * chs + KD_NR) * (int64_t)sizeof(float));
   int64_t *bo = kcpu_alloc(d->K * (int64_t)sizeof(int64_t));
   if (!xp || !bo) {
@@ -449,17 +473,20 @@ int kcpu_conv_direct(const kcpu_gemm_desc *d, const kcpu_conv_geo *g, struct kcp
   for (int64_t j = 0; j < KD_NR; j++)
     xp[c.Cg * chs + j] = 0.0f;
   for (int64_t k = 0; k < d->K; k++) {
-    int64_t ch = k / khw, r = k % khw, ry = r / g->KW * g->dh, rx = r % g->KW * g->dw;
+    int64_t ch = k / khw, r = k % khw, rz = r / (g->KH * g->KW) * g->dd;
+    r %= g->KH * g->KW;
+    int64_t ry = r / g->KW * g->dh, rx = r % g->KW * g->dw;
     if (c.kwp)
       bo[k] = ch * chs + (r % g->KW * g->sh + ry % g->sh) * plane + ry / g->sh * c.Wq;
     else
-      bo[k] = ch * chs + (ry % g->sh * g->sw + rx % g->sw) * plane + ry / g->sh * c.Wq + rx / g->sw;
+      bo[k] = ch * chs + ((rz % g->sd * g->sh + ry % g->sh) * g->sw + rx % g->sw) * vol +
+              rz / g->sd * plane + ry / g->sh * c.Wq + rx / g->sw;
   }
   c.xp = xp;
   c.bo = bo;
   int64_t T = kcpu_pool_threads(pool);
   void (*pad)(void *, int64_t, int64_t) = c.kwp ? kcpu_dconv_kwpad_fn : kcpu_dconv_pad_fn;
-  int64_t units = c.Cg * (c.kwp ? g->KW : g->sh * g->sw); /* a plane, or sh tap planes */
+  int64_t units = c.Cg * (c.kwp ? g->KW : nph); /* a phase plane (volume), or sh tap planes */
   if (T > 1 && c.Cg * chs >= 16384)
     kcpu_parallel_for(pool, units, pad, &c);
   else
