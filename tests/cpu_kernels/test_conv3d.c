@@ -86,6 +86,11 @@ START_TEST(conv3d_geometry) {
       {1, 4, 7, 9, 10, 11, 3, 3, 3, 2, 1, 2, 2, 1, 2, 2, 1, 2, 1},  /* depth stride and dilation */
       {1, 6, 5, 11, 12, 9, 1, 3, 3, 1, 2, 2, 1, 1, 1, 0, 1, 1, 1},  /* (2+1)D downsampling */
       {1, 16, 6, 20, 21, 24, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* tiles over 2 threads */
+      /* maps large enough for the direct kernel (85% of its grid output) */
+      {1, 6, 3, 30, 31, 10, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},   /* 3x3x3 */
+      {1, 5, 5, 33, 35, 9, 3, 3, 3, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1},    /* downsampling */
+      {1, 4, 7, 36, 36, 7, 3, 3, 3, 1, 1, 1, 2, 1, 1, 2, 1, 1, 1},    /* dilated in depth */
+      {2, 9, 4, 32, 32, 17, 1, 3, 3, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1},   /* (2+1)D spatial, batch */
   };
   const tk_act *acts = tk_acts();
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
