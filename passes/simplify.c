@@ -151,6 +151,65 @@ static kiln_status rule_gather(kiln_function *f, kiln_node *n, kiln_value **out)
   return kiln_pass_emit(f, n, KILN_NODE_Transpose, &g, 1, &ta, 1, out);
 }
 
+/* A reshape that only drops axes of size 1 from the result of a Transpose
+ * used by nothing else is the same Transpose, less those axes, of x with
+ * them dropped first: Squeeze(Transpose(x)) -> Transpose(Reshape(x)).
+ * torchvision's ViT splits Q, K and V as Gathers of Squeeze(Transpose([1,
+ * S, B, 3, E] -> [3, S, B, 1, E])); moved below the Squeeze, the
+ * Transpose meets the Gathers, which rule_gather then moves before it.
+ * Sets *out to NULL where the rule does not apply. */
+static kiln_status rule_squeeze_transpose(kiln_function *f, kiln_node *n, kiln_node *tr,
+                                          kiln_value **out) {
+  *out = NULL;
+  kiln_value *t = kiln_node_result(tr, 0), *x = kiln_node_input(tr, 0);
+  const kiln_type *tt = kiln_value_type(t), *yt = kiln_value_type(kiln_node_result(n, 0));
+  const kiln_type *xt = kiln_value_type(x);
+  uint32_t r = tt->rank;
+  if (kiln_value_use_count(t) != 1 || yt->rank >= r || xt->rank != r)
+    return NULL;
+  /* the Transpose's result axes that the reshape keeps, in order: those
+   * it drops must be of size 1 */
+  bool keep[KILN_MAX_RANK];
+  uint32_t j = 0;
+  for (uint32_t i = 0; i < r; i++) {
+    keep[i] = j < yt->rank && tt->dims[i] == yt->dims[j];
+    if (keep[i])
+      j++;
+    else if (tt->dims[i] != 1)
+      return NULL;
+  }
+  if (j != yt->rank)
+    return NULL;
+  int64_t perm[KILN_MAX_RANK], np[KILN_MAX_RANK], xs[KILN_MAX_RANK];
+  kiln_pass_transpose_perm(tr, r, perm);
+  bool dropx[KILN_MAX_RANK] = {false};
+  for (uint32_t i = 0; i < r; i++)
+    dropx[perm[i]] = !keep[i];
+  /* x without the dropped axes; the kept axes renumbered in it */
+  int64_t pos[KILN_MAX_RANK] = {0};
+  uint32_t k = 0;
+  for (uint32_t a = 0; a < r; a++)
+    if (!dropx[a]) {
+      pos[a] = k;
+      xs[k++] = xt->dims[a];
+    }
+  for (uint32_t i = 0, q = 0; i < r; i++)
+    if (keep[i])
+      np[q++] = pos[perm[i]];
+  kiln_attr_desc ra[2] = {KILN_ATTR_I("allowzero", 0), KILN_ATTR_IS("shape", xs, k)};
+  for (uint32_t a = 0; a < k; a++)
+    if (xs[a] == 0)
+      ra[0].i = 1;
+  kiln_value *x2 = NULL;
+  KILN_TRY(kiln_pass_emit(f, n, KILN_NODE_Reshape, &x, 1, ra, 2, &x2));
+  if (perm_is_identity(np, k)) {
+    *out = x2;
+    return NULL;
+  }
+  kiln_attr_desc ta = KILN_ATTR_IS("perm", np, k);
+  return kiln_pass_emit(f, n, KILN_NODE_Transpose, &x2, 1, &ta, 1, out);
+}
+
 static kiln_status rule_reshape(kiln_function *f, kiln_node *n, kiln_value **out) {
   kiln_value *x = kiln_node_input(n, 0), *y = kiln_node_result(n, 0);
   if (same_type(x, y)) {
@@ -158,6 +217,11 @@ static kiln_status rule_reshape(kiln_function *f, kiln_node *n, kiln_value **out
     return NULL;
   }
   kiln_node *inner = kiln_value_producer(x, NULL);
+  if (inner && kiln_node_get_kind(inner) == KILN_NODE_Transpose) {
+    KILN_TRY(rule_squeeze_transpose(f, n, inner, out));
+    if (*out)
+      return NULL;
+  }
   if (!inner || !kiln_pass_is_reshape_like(kiln_node_get_kind(inner)))
     return NULL;
   kiln_value *src = kiln_node_input(inner, 0);
