@@ -83,9 +83,10 @@ static kiln_status bias(kiln_module *m, const kiln_value *b, const double *s, co
   return st;
 }
 
-/* conv: a Conv, or a ConvTranspose (transposed), whose filters lie as
- * [C, M/group, k...]: output channel M's scale goes to its column of each
- * of its group's rows. */
+/* conv: a Conv, whose filters lie as [M, C/group, k...] (output channel
+ * m's scale goes to row m), or (transposed) a ConvTranspose, whose filters
+ * lie as [C, M/group, k...] (m's scale goes to column m % (M/group) of the
+ * rows of its group). */
 static kiln_status fold_conv(kiln_function *f, kiln_node *bn, kiln_node *conv, bool transposed,
                              bool *done) {
   kiln_value *x = kiln_node_input(conv, 0), *w = kiln_node_input(conv, 1),
