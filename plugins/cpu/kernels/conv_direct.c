@@ -425,10 +425,7 @@ int kcpu_conv_direct(const kcpu_gemm_desc *d, const kcpu_conv_geo *g, struct kcp
       g->dd < 1 || khw < 2 || ohw < 1 || d->act == KCPU_ACT_GELU || d->bias_col ||
       d->accumulate || d->K % khw || d->N % ohw)
     return 0;
-  /* 3-D: a volume of planes, output (od, oh, ow) at grid index (od*Hq +
-   * oh)*Wq + ow, tap (kd, kh, kw) reading at a further kd*dd/sd planes;
-   * the rows oh >= OH of each slice are computed and dropped like the
-   * padding columns. Flat panels only. */
+  /* 3-D: phase volumes in flat panels only (the header above) */
   int three = g->KD > 1 || g->D > 1 || g->sd > 1 || g->pd != 0;
   kcpu_dconv c = {.d = d, .g = g, .Cg = d->K / khw, .OH = g->OH, .OD = d->N / ohw};
   c.Dq = c.OD + (g->KD - 1) * g->dd / g->sd;
@@ -447,14 +444,12 @@ int kcpu_conv_direct(const kcpu_gemm_desc *d, const kcpu_conv_geo *g, struct kcp
    * least); else phase planes, in row panels where they pay, else flat. */
   int64_t kwn = c.Cg * g->KW * g->sh * c.Hq * g->OW;
   int64_t kwb = kwn * (int64_t)sizeof(float);
-  if (three) {
-    /* flat panels over the phase volumes */
-  } else if (d->N >= 16 && (kwb <= KD_KWMAX || (kwb <= KD_KWMAX_WIDE && d->M >= 128))) {
+  if (!three && d->N >= 16 && (kwb <= KD_KWMAX || (kwb <= KD_KWMAX_WIDE && d->M >= 128))) {
     c.kwp = 1;
     c.Wq = g->OW;
     c.NQ = d->N;
     c.rl = d->N;
-  } else if (kcpu_dconv_rows_pay(d->K, g->OW, c.Wq)) {
+  } else if (!three && kcpu_dconv_rows_pay(d->K, g->OW, c.Wq)) {
     c.rl = g->OW;
   }
   if (c.rl) {
