@@ -57,6 +57,12 @@ bool kiln_plugin_supports(const kiln_plugin *p, const kiln_node *n) {
     if (g != 1 && !(w && w->rank == 4 && w->dims[1] == 1 && w->dims[0] == g))
       return false;
   }
+  if (p->abi_minor < 8 && kiln_node_get_kind(n) == KILN_NODE_ScaledDotProductAttention) {
+    const kiln_attrs *a = kiln_node_attrs(n);
+    if (kiln_attrs_find(a, "q_gather") || kiln_attrs_find(a, "k_gather") ||
+        kiln_attrs_find(a, "v_gather"))
+      return false;
+  }
   return p->supports_node(p->state, n);
 }
 

@@ -10,7 +10,12 @@
  * Transposes and Reshapes to the deepest tensor of which they are a
  * Reshape + Transpose view; the node reads that tensor through a perm
  * attribute, so the head-split copies and Kᵀ go dead, and a Transpose that
- * is the product's only use (the head merge) becomes out_perm. The scale may
+ * is the product's only use (the head merge) becomes out_perm. Where the
+ * walk ends at a Gather of one constant index or at a Split (Q, K and V
+ * taken apart from one QKV projection), the node reads the tensor gathered
+ * from or split through a gather attribute, so those copies go dead too
+ * (a part of a Split is a gathered slice where its start is a multiple of
+ * its extent, and that extent divides the axis). The scale may
  * be a Mul or Div of the scores by a constant, or of Q and K separately
  * (torch's sqrt(sqrt(d)) on both): the constants multiply. swin's window
  * mask, added to the scores seen as [1, windows, H, S, S], joins the mask.
@@ -28,7 +33,8 @@
 
 typedef struct fa_view {
   kiln_value *base;  /* the tensor read */
-  int64_t src[4];    /* base reshaped to src (a view) ... */
+  int64_t src[5];    /* base reshaped to src (a view; 4-D, or 5-D when gathered) ... */
+  int64_t gather[2]; /* ... taken at index gather[1] on axis gather[0] (-1: no Gather) ... */
   int64_t perm[4];   /* ... then transposed by perm is the logical operand */
   bool transposed;   /* a Transpose was crossed on the way */
 } fa_view;
@@ -102,17 +108,14 @@ static bool fa_reshape_view(uint32_t rank, const int64_t *dims, const int64_t *s
 }
 
 /* Replays chain[from..0] (Transposes and Reshapes, last applied first in
- * the array's reverse) over a contiguous base, giving the 4-D view's
- * strides; false when a Reshape stops being a view. */
-static bool fa_replay(kiln_node **chain, int from, const kiln_type *bt, int64_t *dims,
-                      int64_t *st, bool *transposed) {
-  uint32_t rank = bt->rank;
+ * the array's reverse) over a view of `rank` dims d0 and strides s0,
+ * giving the 4-D view's strides; false when a Reshape stops being a
+ * view. */
+static bool fa_replay(kiln_node **chain, int from, uint32_t rank, const int64_t *d0,
+                      const int64_t *s0, int64_t *dims, int64_t *st, bool *transposed) {
   int64_t d[KILN_MAX_RANK], s[KILN_MAX_RANK];
-  memcpy(d, bt->dims, sizeof(int64_t) * rank);
-  if (rank)
-    s[rank - 1] = 1;
-  for (int i = (int)rank - 2; i >= 0; i--)
-    s[i] = s[i + 1] * d[i + 1];
+  memcpy(d, d0, sizeof(int64_t) * rank);
+  memcpy(s, s0, sizeof(int64_t) * rank);
   *transposed = false;
   for (int c = from; c >= 0; c--) {
     kiln_node *n = chain[c];
@@ -140,12 +143,11 @@ static bool fa_replay(kiln_node **chain, int from, const kiln_type *bt, int64_t 
   return true;
 }
 
-/* A 4-D strided view over `numel` contiguous elements as Transpose(
- * Reshape(base, src), perm): the axes ordered by falling stride must be
- * contiguous (unit axes go first; they may sit anywhere). */
-static bool fa_as_reshape_transpose(const int64_t *dims, const int64_t *st, int64_t numel,
-                                    int64_t *src, int64_t *perm) {
-  int order[4], n = 0;
+/* The 4 axes of a view in storage order: those of size 1 first (their
+ * strides do not matter), then the others by falling stride. Returns how
+ * many of size 1 there are. */
+static int fa_stride_order(const int64_t *dims, const int64_t *st, int *order) {
+  int n = 0;
   for (int j = 0; j < 4; j++)
     if (dims[j] == 1)
       order[n++] = j;
@@ -159,6 +161,15 @@ static bool fa_as_reshape_transpose(const int64_t *dims, const int64_t *st, int6
       }
       order[k] = j;
     }
+  return first;
+}
+
+/* A 4-D strided view over `numel` contiguous elements as Transpose(
+ * Reshape(base, src), perm): the axes ordered by falling stride must be
+ * contiguous (unit axes go first; they may sit anywhere). */
+static bool fa_as_reshape_transpose(const int64_t *dims, const int64_t *st, int64_t numel,
+                                    int64_t *src, int64_t *perm) {
+  int order[4], first = fa_stride_order(dims, st, order);
   int64_t expect = 1;
   for (int p = 3; p >= first; p--) {
     if (st[order[p]] != expect)
@@ -174,10 +185,69 @@ static bool fa_as_reshape_transpose(const int64_t *dims, const int64_t *st, int6
   return true;
 }
 
+/* A 4-D strided view starting `off` elements into `numel` contiguous ones
+ * as Transpose(Gather(Reshape(base, src), index, axis), perm), src 5-D:
+ * the axes ordered by falling stride are contiguous but for one gap, which
+ * the gathered axis fills (or it lies outside them all), and off is a
+ * whole index along it. Q, K and V taken apart from one QKV projection
+ * read so. */
+static bool fa_as_gathered(const int64_t *dims, const int64_t *st, int64_t numel, int64_t off,
+                           int64_t *src, int64_t *gather, int64_t *perm) {
+  int order[4], first = fa_stride_order(dims, st, order);
+  /* from the innermost axis out: gp, the position (in order) the gathered
+   * axis goes before, its size G and stride gs */
+  int64_t expect = 1, G = 0, gs = 0;
+  int gp = -1;
+  for (int p = 3; p >= first; p--) {
+    int64_t s = st[order[p]];
+    if (s != expect) {
+      if (gp >= 0 || s < expect || s % expect)
+        return false;
+      gp = p + 1, G = s / expect, gs = expect, expect = s;
+    }
+    expect *= dims[order[p]];
+  }
+  if (gp < 0) {
+    if (numel % expect || numel == expect)
+      return false;
+    gp = first, G = numel / expect, gs = expect, expect = numel;
+  }
+  if (expect != numel || off % gs || off / gs >= G)
+    return false;
+  /* src: the unit axes, then by falling stride with the gathered one at gp */
+  for (int p = 0, q = 0; p < 4; p++) {
+    if (p == gp)
+      src[q++] = G;
+    src[q++] = dims[order[p]];
+    perm[order[p]] = p;
+  }
+  if (gp == 4)
+    src[4] = G;
+  gather[0] = gp;
+  gather[1] = off / gs;
+  return true;
+}
+
+/* A Gather whose index is one constant integer (rank 0). */
+static bool fa_scalar_gather(const kiln_node *g, int64_t *index) {
+  if (!g || kiln_node_get_kind(g) != KILN_NODE_Gather || kiln_node_input_count(g) != 2 ||
+      !kiln_node_input(g, 1))
+    return false;
+  const kiln_type *it = kiln_value_type(kiln_node_input(g, 1));
+  double v;
+  if (it->rank != 0 || (it->elem != KILN_I64 && it->elem != KILN_I32) ||
+      !kiln_pass_const_splat(kiln_node_input(g, 1), &v))
+    return false;
+  *index = (int64_t)v;
+  return true;
+}
+
 /* Traces v (a 4-D operand; with swap, the operand is v with its last two
  * axes swapped: Kᵀ given, K wanted) back through Transposes and Reshapes
- * to the deepest tensor it is a Reshape + Transpose view of. */
-static void fa_trace(kiln_value *v, bool swap, fa_view *out) {
+ * to the deepest tensor it is a Reshape + Transpose view of; where the
+ * walk ends at a Gather of one constant index or a Split, to the tensor
+ * gathered from or split, read through its strides. */
+static void fa_trace(kiln_value *v, bool swap, bool gathers, fa_view *out) {
   kiln_node *chain[FA_MAX_CHAIN];
   int n = 0;
   out->base = NULL;
@@ -194,19 +264,67 @@ static void fa_trace(kiln_value *v, bool swap, fa_view *out) {
     chain[n++] = p;
     cur = kiln_node_input(p, 0);
   }
-  /* deepest base first; the value itself (no chain) always works */
-  for (int from = n - 1; from >= -1; from--) {
-    kiln_value *base = from >= 0 ? kiln_node_input(chain[from], 0) : v;
-    const kiln_type *bt = kiln_value_type(base);
+  out->gather[0] = -1;
+  out->gather[1] = 0;
+  /* deepest base first (from n: the tensor a Gather or Split at the
+   * chain's end reads); the value itself (from -1, no chain) always works */
+  for (int from = n; from >= -1; from--) {
+    kiln_value *base = from >= 0 && from < n ? kiln_node_input(chain[from], 0) : v;
+    int64_t d0[KILN_MAX_RANK], s0[KILN_MAX_RANK], off = 0, gi;
+    uint32_t r0;
+    if (from == n) {
+      kiln_value *gv = n ? kiln_node_input(chain[n - 1], 0) : v;
+      uint32_t part = 0;
+      kiln_node *g = gv ? kiln_value_producer(gv, &part) : NULL;
+      bool split = g && kiln_node_get_kind(g) == KILN_NODE_Split;
+      if (!gathers || (!split && !fa_scalar_gather(g, &gi)))
+        continue;
+      base = kiln_node_input(g, 0);
+      const kiln_type *xt = kiln_value_type(base);
+      int64_t ax = kiln_attrs_int_or(kiln_node_attrs(g), "axis", 0), xs[KILN_MAX_RANK] = {0};
+      ax = ax < 0 ? ax + (int64_t)xt->rank : ax;
+      if (ax < 0 || ax >= (int64_t)xt->rank || xt->rank < 2)
+        continue;
+      xs[xt->rank - 1] = 1;
+      for (int i = (int)xt->rank - 2; i >= 0; i--)
+        xs[i] = xs[i + 1] * xt->dims[i + 1];
+      if (split) {
+        /* part `part` of the Split: the input's strides, its own extent
+         * along the axis, starting where the parts before it end */
+        int64_t start = 0;
+        for (uint32_t i = 0; i < part; i++)
+          start += kiln_value_type(kiln_node_result(g, i))->dims[ax];
+        r0 = xt->rank;
+        memcpy(d0, xt->dims, sizeof(int64_t) * r0);
+        memcpy(s0, xs, sizeof(int64_t) * r0);
+        d0[ax] = kiln_value_type(gv)->dims[ax];
+        off = start * xs[ax];
+      } else {
+        gi = gi < 0 ? gi + xt->dims[ax] : gi;
+        if (gi < 0 || gi >= xt->dims[ax])
+          continue;
+        r0 = 0;
+        for (uint32_t i = 0; i < xt->rank; i++)
+          if ((int64_t)i != ax)
+            d0[r0] = xt->dims[i], s0[r0++] = xs[i];
+        off = gi * xs[ax];
+      }
+    } else {
+      const kiln_type *bt = kiln_value_type(base);
+      r0 = bt->rank;
+      memcpy(d0, bt->dims, sizeof(int64_t) * r0);
+      if (r0)
+        s0[r0 - 1] = 1;
+      for (int i = (int)r0 - 2; i >= 0; i--)
+        s0[i] = s0[i + 1] * d0[i + 1];
+    }
     int64_t dims[4], st[4];
     bool tr = false;
-    if (from >= 0 && !fa_replay(chain, from, bt, dims, st, &tr))
+    if (from >= 0 && !fa_replay(chain, from == n ? n - 1 : from, r0, d0, s0, dims, st, &tr))
       continue;
     if (from < 0) {
-      memcpy(dims, bt->dims, sizeof dims);
-      st[3] = 1;
-      for (int i = 2; i >= 0; i--)
-        st[i] = st[i + 1] * dims[i + 1];
+      memcpy(dims, d0, sizeof dims);
+      memcpy(st, s0, sizeof st);
     }
     if (swap) {
       int64_t t = dims[2];
@@ -214,7 +332,9 @@ static void fa_trace(kiln_value *v, bool swap, fa_view *out) {
       t = st[2];
       st[2] = st[3], st[3] = t;
     }
-    if (fa_as_reshape_transpose(dims, st, kiln_type_numel(bt), out->src, out->perm)) {
+    int64_t numel = kiln_type_numel(kiln_value_type(base));
+    if (from == n ? fa_as_gathered(dims, st, numel, off, out->src, out->gather, out->perm)
+                  : fa_as_reshape_transpose(dims, st, numel, out->src, out->perm)) {
       out->base = base;
       out->transposed = tr;
       return;
@@ -238,11 +358,12 @@ static void fa_note(fa_ctx *c, const kiln_node *n, const char *why) {
  * (a view after IRGen). */
 static kiln_status fa_input(fa_ctx *c, kiln_node *before, const fa_view *v, kiln_value **out) {
   const kiln_type *bt = kiln_value_type(v->base);
-  if (bt->rank == 4 && memcmp(bt->dims, v->src, sizeof v->src) == 0) {
+  uint32_t r = v->gather[0] >= 0 ? 5 : 4;
+  if (bt->rank == r && memcmp(bt->dims, v->src, sizeof(int64_t) * r) == 0) {
     *out = v->base;
     return NULL;
   }
-  kiln_attr_desc a[2] = {KILN_ATTR_I("allowzero", 0), KILN_ATTR_IS("shape", v->src, 4)};
+  kiln_attr_desc a[2] = {KILN_ATTR_I("allowzero", 0), KILN_ATTR_IS("shape", v->src, r)};
   return kiln_pass_emit(c->f, before, KILN_NODE_Reshape, &v->base, 1, a, 2, out);
 }
 
@@ -305,7 +426,10 @@ static kiln_value *fa_window_mask(kiln_value *x, kiln_value **wmask) {
 
 /* root: MatMul(P, V) with P a Softmax result; out_t: its only use when that
  * is a Transpose (the head merge), else NULL. */
-static kiln_status fa_try(fa_ctx *c, kiln_node *root, kiln_node *out_t) {
+/* With gathers false, no operand is read through a Gather: the retry for a
+ * backend that declines the node with them (kiln_plugin_supports: every
+ * plugin built before ABI 1.8). */
+static kiln_status fa_try(fa_ctx *c, kiln_node *root, kiln_node *out_t, bool gathers) {
   kiln_value *pv = kiln_node_input(root, 0), *vv = kiln_node_input(root, 1);
   kiln_node *sm = fa_prod(pv);
   const kiln_type *pt = kiln_value_type(pv), *vt = kiln_value_type(vv);
@@ -408,9 +532,9 @@ static kiln_status fa_try(fa_ctx *c, kiln_node *root, kiln_node *out_t) {
     return NULL;
   }
   fa_view qv, kv, vvw;
-  fa_trace(q, false, &qv);
-  fa_trace(kt, true, &kv);
-  fa_trace(vv, false, &vvw);
+  fa_trace(q, false, gathers, &qv);
+  fa_trace(kt, true, gathers, &kv);
+  fa_trace(vv, false, gathers, &vvw);
   if (!qv.base || !kv.base || !vvw.base) {
     fa_note(c, root, "an operand is not a Reshape + Transpose view of a tensor");
     return NULL;
@@ -452,7 +576,7 @@ static kiln_status fa_try(fa_ctx *c, kiln_node *root, kiln_node *out_t) {
   int64_t operm[4] = {0, 1, 2, 3};
   if (out_t)
     kiln_pass_transpose_perm(out_t, 4, operm);
-  kiln_attr_desc attrs[7];
+  kiln_attr_desc attrs[10];
   uint32_t na = 0;
   attrs[na++] = KILN_ATTR_F("scale", scale);
   if (bool_mask)
@@ -463,6 +587,12 @@ static kiln_status fa_try(fa_ctx *c, kiln_node *root, kiln_node *out_t) {
     attrs[na++] = KILN_ATTR_IS("k_perm", kv.perm, 4);
   if (!fa_perm_is_identity(vvw.perm))
     attrs[na++] = KILN_ATTR_IS("v_perm", vvw.perm, 4);
+  if (qv.gather[0] >= 0)
+    attrs[na++] = KILN_ATTR_IS("q_gather", qv.gather, 2);
+  if (kv.gather[0] >= 0)
+    attrs[na++] = KILN_ATTR_IS("k_gather", kv.gather, 2);
+  if (vvw.gather[0] >= 0)
+    attrs[na++] = KILN_ATTR_IS("v_gather", vvw.gather, 2);
   if (!fa_perm_is_identity(operm))
     attrs[na++] = KILN_ATTR_IS("out_perm", operm, 4);
   kiln_node *n = NULL;
@@ -474,6 +604,10 @@ static kiln_status fa_try(fa_ctx *c, kiln_node *root, kiln_node *out_t) {
   KILN_TRY(s);
   kiln_value *old = kiln_node_result(at, 0), *nv = kiln_node_result(n, 0);
   bool declined = c->o->supports_node && !c->o->supports_node(c->o->backend_user, n);
+  if (declined && (qv.gather[0] >= 0 || kv.gather[0] >= 0 || vvw.gather[0] >= 0)) {
+    KILN_TRY(kiln_function_remove_node(c->f, n));
+    return fa_try(c, root, out_t, false);
+  }
   if (declined || !kiln_type_equal(kiln_value_type(old), kiln_value_type(nv))) {
     if (declined && c->o->log)
       fprintf(c->o->log, "kiln: fuseattn: node '%s': the backend does not take the attention it "
@@ -530,7 +664,7 @@ kiln_status kiln_pass_fuse_attention(kiln_function *f, const kiln_pass_options *
       tried = t;
     }
     tried[n_tried++] = root;
-    s = fa_try(&c, root, out_t);
+    s = fa_try(&c, root, out_t, true);
   }
   free(tried);
   free(nodes);

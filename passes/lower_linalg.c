@@ -149,21 +149,31 @@ bool kiln_lower_Gemm(kiln_lower_ctx *c, kiln_value **r) {
 }
 
 /* The input i of an attention node as a logical [B, H, S, D] tensor: a
- * Transpose by its perm attribute, none for the identity. */
-static kiln_value *sdpa_operand(kiln_lower_ctx *c, uint32_t i, const char *perm_name) {
-  int64_t perm[4] = {0, 1, 2, 3};
+ * Gather by its gather attribute [axis, index] (none when absent), then a
+ * Transpose by its perm attribute (none for the identity). */
+static kiln_value *sdpa_operand(kiln_lower_ctx *c, uint32_t i, const char *perm_name,
+                                const char *gather_name) {
+  int64_t perm[4] = {0, 1, 2, 3}, g[2] = {-1, 0};
   lower_ints(c, perm_name, perm, 4);
+  lower_ints(c, gather_name, g, 2);
+  kiln_value *x = kiln_node_input(c->n, i);
+  if (g[0] >= 0) {
+    kiln_value *in[2] = {x, lower_sce(c, KILN_I64, (double)g[1])};
+    kiln_attr_desc a = KILN_ATTR_I("axis", g[0]);
+    x = lower_emit(c, KILN_NODE_Gather, in, 2, &a, 1);
+  }
   bool ident = perm[0] == 0 && perm[1] == 1 && perm[2] == 2 && perm[3] == 3;
-  return ident ? kiln_node_input(c->n, i) : lower_transpose(c, kiln_node_input(c->n, i), perm, 4);
+  return ident ? x : lower_transpose(c, x, perm, 4);
 }
 
 bool kiln_lower_ScaledDotProductAttention(kiln_lower_ctx *c, kiln_value **r) {
-  kiln_value *q = sdpa_operand(c, 0, "q_perm"), *k = sdpa_operand(c, 1, "k_perm"),
-             *v = sdpa_operand(c, 2, "v_perm"), *mask = lower_in(c, 3);
+  kiln_value *q = sdpa_operand(c, 0, "q_perm", "q_gather"),
+             *k = sdpa_operand(c, 1, "k_perm", "k_gather"),
+             *v = sdpa_operand(c, 2, "v_perm", "v_gather"), *mask = lower_in(c, 3);
   static const int64_t kt_perm[4] = {0, 1, 3, 2};
-  int64_t qperm[4] = {0, 1, 2, 3};
-  lower_ints(c, "q_perm", qperm, 4);
-  double scale = lower_fattr(c, "scale", 1.0 / sqrt((double)lower_tin(c, 0)->dims[qperm[3]]));
+  if (!q || !k || !v)
+    return true; /* c->s says why */
+  double scale = lower_fattr(c, "scale", 1.0 / sqrt((double)kiln_value_type(q)->dims[3]));
   kiln_value *s = lower_bin(c, KILN_NODE_MatMul, q, lower_transpose(c, k, kt_perm, 4));
   if (scale != 1)
     s = lower_bin(c, KILN_NODE_Mul, s, lower_sc(c, scale));

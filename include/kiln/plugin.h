@@ -49,14 +49,15 @@ extern "C" {
 #endif
 
 #define KILN_PLUGIN_ABI_MAJOR 1
-#define KILN_PLUGIN_ABI_MINOR 7 /* 1.1: emit_bundle; 1.2: profile, compile flags; 1.3: cache;
+#define KILN_PLUGIN_ABI_MINOR 8 /* 1.1: emit_bundle; 1.2: profile, compile flags; 1.3: cache;
                                    1.4: more fused activations (kiln/ops.h), Conv's
                                    fused residual, ScaledDotProductAttention;
                                    1.5: node_cost, compile options' device_memory;
                                    1.6: the channel-blocked kinds (BlockChannels,
                                    UnblockChannels, BlockedConv);
                                    1.7: BlockedConv of grouped Convs,
-                                   kiln_plugin_supports */
+                                   kiln_plugin_supports;
+                                   1.8: ScaledDotProductAttention's gathers */
 #define KILN_PLUGIN_ENTRY_SYMBOL "kiln_plugin_entry"
 
 /* Does the struct at p, whose leading struct_size says how much of `type`
@@ -360,7 +361,9 @@ void kiln_plugin_log(const char *plugin, kiln_log_level level, const char *fmt, 
  * supports_node, held to the contract of the minor p was built for: a node
  * that minor's kinds could not hold is declined without asking p (a
  * BlockedConv of a grouped Conv that is not depthwise, for a plugin built
- * before 1.7, when BlockedConv was group 1 or depthwise only). The core
+ * before 1.7, when BlockedConv was group 1 or depthwise only; a
+ * ScaledDotProductAttention with q_gather, k_gather or v_gather, for one
+ * built before 1.8). The core
  * asks every plugin through this; a tool that runs passes for a loaded
  * plugin should too. p and n are borrowed. */
 bool kiln_plugin_supports(const kiln_plugin *p, const kiln_node *n);

@@ -1,7 +1,7 @@
 /* ir/infer/linalg.c: inference of MatMul (numpy matmul semantics: rank-1
  * operands are promoted and the added dim dropped, batch dims broadcast),
  * Gemm, Einsum, Det and ScaledDotProductAttention (Q, K, V read through
- * their perms). */
+ * their gathers and perms). */
 #include <string.h>
 
 #include "infer.h"
@@ -141,21 +141,48 @@ static kiln_status sdpa_perm(const kiln_attrs *attrs, const char *name, int64_t 
   return NULL;
 }
 
+/* The 4-D dims of operand t before its perm: t itself, or with a gather
+ * attribute [axis, index], t (5-D) less that axis. */
+static kiln_status sdpa_gathered(const kiln_type *t, const kiln_attrs *attrs, const char *name,
+                                 const char *operand, int64_t *dims) {
+  static const char *const K = "ScaledDotProductAttention";
+  const kiln_attr *a = kiln_attrs_find(attrs, name);
+  if (!a) {
+    KILN_TRY(kiln_infer_check_rank(K, operand, t, 4, false));
+    memcpy(dims, t->dims, 4 * sizeof *dims);
+    return NULL;
+  }
+  const int64_t *v = kiln_attr_ints(a);
+  if (!v || kiln_attr_len(a) != 2)
+    return kiln_infer_fail(K, "attribute '%s' must be 2 ints (axis, index)", name);
+  KILN_TRY(kiln_infer_check_rank(K, operand, t, 5, false));
+  if (v[0] < 0 || v[0] > 4 || v[1] < 0 || v[1] >= t->dims[v[0]])
+    return kiln_infer_fail(K, "attribute '%s' = [%lld, %lld] is not an axis of %s %s and an "
+                              "index within it",
+                           name, (long long)v[0], (long long)v[1], operand, KILN_INFER_TS(t));
+  for (int j = 0, k = 0; j < 5; j++)
+    if (j != v[0])
+      dims[k++] = t->dims[j];
+  return NULL;
+}
+
 kiln_status kiln_infer_ScaledDotProductAttention(const kiln_type *const *in, uint32_t n_in,
                                                  const kiln_attrs *attrs, uint32_t n_results,
                                                  kiln_type *out) {
   (void)n_results;
   static const char *const K = "ScaledDotProductAttention";
   static const char *const names[3] = {"q_perm", "k_perm", "v_perm"};
-  int64_t d[3][4], perm[4];
+  static const char *const gathers[3] = {"q_gather", "k_gather", "v_gather"};
+  int64_t d[3][4], perm[4], g[4];
   for (int i = 0; i < 3; i++) {
-    KILN_TRY(kiln_infer_check_elem(K, i == 0 ? "Q" : i == 1 ? "K" : "V", in[i], KILN_INFER_FLOAT));
+    const char *operand = i == 0 ? "Q" : i == 1 ? "K" : "V";
+    KILN_TRY(kiln_infer_check_elem(K, operand, in[i], KILN_INFER_FLOAT));
     if (i)
-      KILN_TRY(kiln_infer_same_elem(K, "Q", in[0], i == 1 ? "K" : "V", in[i]));
-    KILN_TRY(kiln_infer_check_rank(K, i == 0 ? "Q" : i == 1 ? "K" : "V", in[i], 4, false));
+      KILN_TRY(kiln_infer_same_elem(K, "Q", in[0], operand, in[i]));
+    KILN_TRY(sdpa_gathered(in[i], attrs, gathers[i], operand, g));
     KILN_TRY(sdpa_perm(attrs, names[i], perm));
     for (int j = 0; j < 4; j++)
-      d[i][j] = in[i]->dims[perm[j]];
+      d[i][j] = g[perm[j]];
   }
   /* d[i] are the logical [B, H, S, D] shapes */
   if (d[1][0] != d[0][0] || d[2][0] != d[0][0] || d[1][1] != d[0][1] || d[2][1] != d[0][1] ||

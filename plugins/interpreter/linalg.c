@@ -311,20 +311,34 @@ INTERP_KERNEL(Det) {
   return NULL;
 }
 
-/* Element strides and sizes of a 4-D input read as Transpose(input, perm):
- * logical axis j walks input axis perm[j]. */
-static void sdpa_in_strides(const interp_tensor *t, const kiln_attrs *attrs, const char *name,
-                            int64_t *st, int64_t *dims) {
-  int64_t rs[4], perm[4] = {0, 1, 2, 3};
-  const kiln_attr *a = kiln_attrs_find(attrs, name);
+/* Element strides, sizes and first element of an input read as
+ * Transpose(input, perm), after Gather(input, index, axis) where the
+ * gather attribute [axis, index] is present (a 5-D input): logical axis j
+ * walks axis perm[j] of the gathered 4-D tensor. */
+static void sdpa_in_strides(const interp_tensor *t, const kiln_attrs *attrs, const char *perm_name,
+                            const char *gather_name, int64_t *st, int64_t *dims, int64_t *off) {
+  int64_t rs[5], gs[4], gd[4], perm[4] = {0, 1, 2, 3};
+  const kiln_attr *a = kiln_attrs_find(attrs, perm_name);
   if (a && kiln_attr_ints(a) && kiln_attr_len(a) == 4)
     memcpy(perm, kiln_attr_ints(a), sizeof perm);
-  rs[3] = 1;
-  for (int j = 2; j >= 0; j--)
+  const kiln_attr *g = kiln_attrs_find(attrs, gather_name);
+  int64_t axis = -1, r = t->type.rank;
+  *off = 0;
+  rs[r - 1] = 1;
+  for (int64_t j = r - 2; j >= 0; j--)
     rs[j] = rs[j + 1] * t->type.dims[j + 1];
+  if (g && kiln_attr_ints(g) && kiln_attr_len(g) == 2) {
+    axis = kiln_attr_ints(g)[0];
+    *off = kiln_attr_ints(g)[1] * rs[axis];
+  }
+  for (int64_t j = 0, k = 0; j < r; j++)
+    if (j != axis) {
+      gs[k] = rs[j];
+      gd[k++] = t->type.dims[j];
+    }
   for (int j = 0; j < 4; j++) {
-    st[j] = rs[perm[j]];
-    dims[j] = t->type.dims[perm[j]];
+    st[j] = gs[perm[j]];
+    dims[j] = gd[perm[j]];
   }
 }
 
@@ -333,10 +347,10 @@ kiln_status interp_ScaledDotProductAttention(const kiln_attrs *attrs, interp_ten
                                              uint32_t n_ins) {
   (void)n_outs;
   const interp_tensor *M = interp_mv_opt(ins, n_ins, 3);
-  int64_t qs[4], ks[4], vs[4], os[4], ms[4] = {0, 0, 0, 0}, qd[4], kd[4], vd[4];
-  sdpa_in_strides(&ins[0], attrs, "q_perm", qs, qd);
-  sdpa_in_strides(&ins[1], attrs, "k_perm", ks, kd);
-  sdpa_in_strides(&ins[2], attrs, "v_perm", vs, vd);
+  int64_t qs[4], ks[4], vs[4], os[4], ms[4] = {0, 0, 0, 0}, qd[4], kd[4], vd[4], qo, ko, vo;
+  sdpa_in_strides(&ins[0], attrs, "q_perm", "q_gather", qs, qd, &qo);
+  sdpa_in_strides(&ins[1], attrs, "k_perm", "k_gather", ks, kd, &ko);
+  sdpa_in_strides(&ins[2], attrs, "v_perm", "v_gather", vs, vd, &vo);
   /* the result is Transpose(O, out_perm): O's axis out_perm[j] walks result axis j */
   int64_t rs[4], operm[4] = {0, 1, 2, 3};
   const kiln_attr *pa = kiln_attrs_find(attrs, "out_perm");
@@ -370,8 +384,8 @@ kiln_status interp_ScaledDotProductAttention(const kiln_attrs *attrs, interp_ten
         for (int64_t j = 0; j < Sk; j++) {
           double acc = 0;
           for (int64_t d = 0; d < D; d++)
-            acc += interp_load_f(&ins[0], b * qs[0] + h * qs[1] + i * qs[2] + d * qs[3]) *
-                   interp_load_f(&ins[1], b * ks[0] + h * ks[1] + j * ks[2] + d * ks[3]);
+            acc += interp_load_f(&ins[0], qo + b * qs[0] + h * qs[1] + i * qs[2] + d * qs[3]) *
+                   interp_load_f(&ins[1], ko + b * ks[0] + h * ks[1] + j * ks[2] + d * ks[3]);
           acc *= scale;
           if (M) {
             double m = interp_load_f(M, b * ms[0] + h * ms[1] + i * ms[2] + j * ms[3]);
@@ -386,7 +400,8 @@ kiln_status interp_ScaledDotProductAttention(const kiln_attrs *attrs, interp_ten
         for (int64_t e = 0; e < Dv; e++) {
           double acc = 0;
           for (int64_t j = 0; j < Sk; j++)
-            acc += p[j] / sum * interp_load_f(&ins[2], b * vs[0] + h * vs[1] + j * vs[2] + e * vs[3]);
+            acc += p[j] / sum *
+                   interp_load_f(&ins[2], vo + b * vs[0] + h * vs[1] + j * vs[2] + e * vs[3]);
           interp_store_f(&outs[0], b * os[0] + h * os[1] + i * os[2] + e * os[3], acc);
         }
       }

@@ -53,7 +53,7 @@ START_TEST(broken_plugins_are_refused_with_reasons) {
 
   EXPECT_REASON(ctx, "/junk/kiln-junk.so", "not a loadable shared object: ");
   EXPECT_REASON(ctx, "/kiln-noentry.so", "missing entry symbol 'kiln_plugin_entry'");
-  EXPECT_REASON(ctx, "/kiln-badabi.so", "plugin built for ABI 99.3, kiln has 1.7");
+  EXPECT_REASON(ctx, "/kiln-badabi.so", "plugin built for ABI 99.3, kiln has 1.8");
   EXPECT_REASON(ctx, "/kiln-entryerr.so",
                 "entry point returned an error: entryerr: driver version 0.0 is too old");
   EXPECT_REASON(ctx, "/kiln-initerr.so",
@@ -229,7 +229,7 @@ START_TEST(descriptor_fill_respects_the_host_layout) {
 
   memset(buf, 0xab, sizeof buf);
   EXPECT_FAIL(kiln_plugin_fill((kiln_plugin *)buf, &d, KILN_PLUGIN_ABI_MAJOR + 1, 0),
-              KILN_ABI_MISMATCH, "d: built for plugin ABI 1.7, host has 2.0");
+              KILN_ABI_MISMATCH, "d: built for plugin ABI 1.8, host has 2.0");
   memcpy(&got, buf, sizeof got);
   ck_assert_uint_eq(got.abi_major, KILN_PLUGIN_ABI_MAJOR);
   ck_assert_uint_eq(got.abi_minor, KILN_PLUGIN_ABI_MINOR);
@@ -240,7 +240,8 @@ END_TEST
 /* kiln_plugin_supports holds a plugin to its minor's contract: a plugin
  * built before 1.7 that accepts every BlockedConv is never offered a
  * grouped one (4 groups of 4 channels) but still the group-1 and depthwise
- * ones; from 1.7 on, its own answer stands. */
+ * ones; one built before 1.8 never an attention node with gathers, but
+ * still one without; from those minors on, its own answer stands. */
 static bool yes_to_all(void *state, const kiln_node *n) {
   (void)state, (void)n;
   return true;
@@ -248,11 +249,16 @@ static bool yes_to_all(void *state, const kiln_node *n) {
 START_TEST(supports_holds_a_plugin_to_its_minor) {
   const char *text =
       "module @g\ninput %x : f32[1,1,5,5,16]\ninput %w : f32[16,4,3,3]\n"
-      "input %d : f32[16,1,3,3]\ninput %f : f32[16,16,3,3]\nfunc @main {\n"
+      "input %d : f32[16,1,3,3]\ninput %f : f32[16,16,3,3]\ninput %qkv : f32[2,3,3,2,4]\n"
+      "input %q : f32[2,3,2,4]\nfunc @main {\n"
       "  %g : f32[1,1,3,3,16] = BlockedConv(%x, %w) {block = 16, group = 4}\n"
       "  %e : f32[1,1,3,3,16] = BlockedConv(%x, %d) {block = 16, group = 16}\n"
       "  %c : f32[1,1,3,3,16] = BlockedConv(%x, %f) {block = 16}\n"
-      "  output %y1 = %g\n  output %y2 = %e\n  output %y3 = %c\n}\n";
+      "  %a : f32[2,3,2,4] = ScaledDotProductAttention(%qkv, %qkv, %qkv) {k_gather = [2, 1], "
+      "q_gather = [2, 0], v_gather = [2, 2]}\n"
+      "  %p : f32[2,3,2,4] = ScaledDotProductAttention(%q, %q, %q)\n"
+      "  output %y1 = %g\n  output %y2 = %e\n  output %y3 = %c\n  output %y4 = %a\n"
+      "  output %y5 = %p\n}\n";
   kiln_module *m = NULL;
   EXPECT_OK(kiln_module_parse(text, strlen(text), "grouped.kir", NULL, &m));
   kiln_function *f = kiln_module_function(m, 0);
@@ -263,6 +269,9 @@ START_TEST(supports_holds_a_plugin_to_its_minor) {
                   "grouped, minor %u", minor);
     ck_assert(kiln_plugin_supports(&p, kiln_function_node(f, 1)));
     ck_assert(kiln_plugin_supports(&p, kiln_function_node(f, 2)));
+    ck_assert_msg(kiln_plugin_supports(&p, kiln_function_node(f, 3)) == (minor >= 8),
+                  "gathered attention, minor %u", minor);
+    ck_assert(kiln_plugin_supports(&p, kiln_function_node(f, 4)));
   }
   kiln_module_destroy(m);
 }

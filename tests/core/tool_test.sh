@@ -32,9 +32,9 @@ export KILN_PLUGIN_PATH="$build:$build/dup_a:$build/dup_b:$build/junk"
 unset KILN_PLUGIN_PATH_ONLY
 
 out=$("$kiln" backends 2>&1); rc=$?
-check backends 0 "interpreter" "picky 0.0.1 (ABI 1.7)" "kinds: 1 of" \
+check backends 0 "interpreter" "picky 0.0.1 (ABI 1.8)" "kinds: 1 of" \
   "abi10 1.0.0 (ABI 1.0)" \
-  "plugin built for ABI 99.3, kiln has 1.7" \
+  "plugin built for ABI 99.3, kiln has 1.8" \
   "missing entry symbol 'kiln_plugin_entry'" \
   "duplicate backend 'dup': kept $build/dup_a/kiln-dup.so" \
   "not a loadable shared object" \
@@ -44,7 +44,7 @@ check backends 0 "interpreter" "picky 0.0.1 (ABI 1.7)" "kinds: 1 of" \
 
 out=$("$kiln" backends --json 2>&1); rc=$?
 check backends-json 0 '"name": "interpreter"' '"name": "picky"' '"kinds": 1,' \
-  '"reason": "plugin built for ABI 99.3, kiln has 1.7"' '"refused": ['
+  '"reason": "plugin built for ABI 99.3, kiln has 1.8"' '"refused": ['
 
 out=$("$kiln" backends --bogus 2>&1); rc=$?
 check backends-usage 2 "kiln backends: unknown option '--bogus'" "see kiln backends --help"

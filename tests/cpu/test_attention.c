@@ -3,8 +3,9 @@
  * sizes around the kernel's tiles (sequences 1, 7, 65; head sizes 32, 64,
  * 80; 1 and 6 heads), with no mask, an additive mask and a bool causal
  * mask, in the plain [B, H, S, D] layout and in the head-split layout
- * (perms); one and two threads give the same bits; and a GPT-style chain
- * of primitives reaches the kernel through the fuseattn pass. */
+ * (perms) and as slices of one QKV tensor (gathers); one and two threads
+ * give the same bits; and a GPT-style chain of primitives reaches the
+ * kernel through the fuseattn pass. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,6 +139,64 @@ START_TEST(attention_threads_bit_identical) {
 }
 END_TEST
 
+/* Q, K and V as slices of one [B, S, 3, H, D] projection: the node with
+ * gathers on the cpu against the interpreter running explicit Gathers
+ * into a node without them (an implementation that shares nothing with
+ * the gathered path), at sequences 1, 7 and 65, head sizes 32 and 80, with
+ * and without a mask; and the interpreter's own gathered path against the
+ * same. */
+static char *at_gathered_text(int64_t B, int64_t S, int64_t H, int64_t D, int mask, int gathers) {
+  at_buf b = {.cap = 4096};
+  b.p = malloc(b.cap);
+  ck_assert_ptr_nonnull(b.p);
+  at_put(&b, "module @t\ninput %%x : f32[%lld,%lld,3,%lld,%lld]\n", (long long)B, (long long)S,
+         (long long)H, (long long)D);
+  if (mask)
+    at_put(&b, "input %%m : f32[%lld,1,1,%lld]\n", (long long)B, (long long)S);
+  at_put(&b, "const %%i0 : i64[] = [0]\nconst %%i1 : i64[] = [1]\nconst %%i2 : i64[] = [2]\n"
+             "func @main {\n");
+  const char *ops = "%x, %x, %x";
+  if (!gathers) {
+    for (int i = 0; i < 3; i++)
+      at_put(&b, "  %%g%d : f32[%lld,%lld,%lld,%lld] = Gather(%%x, %%i%d) {axis = 2}\n", i,
+             (long long)B, (long long)S, (long long)H, (long long)D, i);
+    ops = "%g0, %g1, %g2";
+  }
+  at_put(&b,
+         "  %%y : f32[%lld,%lld,%lld,%lld] = ScaledDotProductAttention(%s%s) {%sk_perm = [0, 2, "
+         "1, 3], out_perm = [0, 2, 1, 3], %sq_perm = [0, 2, 1, 3], scale = 0.1, %sv_perm = [0, "
+         "2, 1, 3]}\n  output %%o = %%y\n}\n",
+         (long long)B, (long long)S, (long long)H, (long long)D, ops, mask ? ", %m" : "",
+         gathers ? "k_gather = [2, 1], " : "", gathers ? "q_gather = [2, 0], " : "",
+         gathers ? "v_gather = [2, 2], " : "");
+  return b.p;
+}
+
+START_TEST(attention_gathered_qkv_vs_interp) {
+  static const int64_t seqs[3] = {1, 7, 65}, dims[2] = {32, 80};
+  for (int s = 0; s < 3; s++)
+    for (int d = 0; d < 2; d++) {
+      int mask = (s + d) % 2;
+      int64_t B = s == 1 ? 2 : 1, H = d ? 3 : 2;
+      char *g = at_gathered_text(B, seqs[s], H, dims[d], mask, 1);
+      char *plain = at_gathered_text(B, seqs[s], H, dims[d], mask, 0);
+      ck_assert_uint_eq(kt_count_instrs(g, "cpu", KILN_NODE_ScaledDotProductAttention), 1);
+      ck_assert_uint_eq(kt_count_instrs(g, "cpu", KILN_NODE_Gather), 0);
+      kt_run a, ig, ip;
+      kt_run_text(g, "cpu", 2, &a);
+      kt_run_text(g, "interpreter", 0, &ig);
+      kt_run_text(plain, "interpreter", 0, &ip);
+      kt_assert_close(&a, &ip, 2e-5, 2e-6);
+      kt_assert_close(&ig, &ip, 1e-6, 1e-7);
+      kt_run_free(&a);
+      kt_run_free(&ig);
+      kt_run_free(&ip);
+      free(g);
+      free(plain);
+    }
+}
+END_TEST
+
 /* A decoder's causal attention written out as torch exports it (head
  * split, Kᵀ, scale, Where(causal, -inf, scores), Softmax, head merge): the
  * cpu runs one attention instruction and no Softmax or Transpose. */
@@ -176,6 +235,43 @@ START_TEST(attention_fused_from_primitives) {
 }
 END_TEST
 
+/* The GPT-2 form: Q, K, V the parts of a Split of one projection (the
+ * exporter's `split(d, dim=2)`). The cpu reads them in place: one
+ * attention instruction, no Split, no Transpose. */
+START_TEST(attention_split_qkv_from_primitives) {
+  at_buf b = {.cap = 8192};
+  b.p = malloc(b.cap);
+  ck_assert_ptr_nonnull(b.p);
+  at_put(&b, "module @t\ninput %%x : f32[2,9,240]\nconst %%causal : bool[1,1,9,9] = [");
+  for (int i = 0; i < 9; i++)
+    for (int j = 0; j < 9; j++)
+      at_put(&b, "%s%d", i || j ? ", " : "", j <= i);
+  at_put(&b,
+         "]\nconst %%ninf : f32[] = [-inf]\nconst %%s : f32[] = [0.15811388]\n"
+         "func @main {\n"
+         "  %%q : f32[2,9,80], %%k : f32[2,9,80], %%v : f32[2,9,80] = Split(%%x) {axis = 2}\n"
+         "  %%q4 : f32[2,9,1,80] = Reshape(%%q) {allowzero = 0, shape = [2, 9, 1, 80]}\n"
+         "  %%k4 : f32[2,9,1,80] = Reshape(%%k) {allowzero = 0, shape = [2, 9, 1, 80]}\n"
+         "  %%v4 : f32[2,9,1,80] = Reshape(%%v) {allowzero = 0, shape = [2, 9, 1, 80]}\n"
+         "  %%qt : f32[2,1,9,80] = Transpose(%%q4) {perm = [0, 2, 1, 3]}\n"
+         "  %%kt : f32[2,1,80,9] = Transpose(%%k4) {perm = [0, 2, 3, 1]}\n"
+         "  %%vt : f32[2,1,9,80] = Transpose(%%v4) {perm = [0, 2, 1, 3]}\n"
+         "  %%sc : f32[2,1,9,9] = MatMul(%%qt, %%kt)\n"
+         "  %%ss : f32[2,1,9,9] = Mul(%%sc, %%s)\n"
+         "  %%sw : f32[2,1,9,9] = Where(%%causal, %%ss, %%ninf)\n"
+         "  %%p : f32[2,1,9,9] = Softmax(%%sw) {axis = -1}\n"
+         "  %%o : f32[2,1,9,80] = MatMul(%%p, %%vt)\n"
+         "  %%ot : f32[2,9,1,80] = Transpose(%%o) {perm = [0, 2, 1, 3]}\n"
+         "  %%y : f32[2,9,80] = Reshape(%%ot) {allowzero = 0, shape = [2, 9, 80]}\n"
+         "  output %%out = %%y\n}\n");
+  ck_assert_uint_eq(kt_count_instrs(b.p, "cpu", KILN_NODE_ScaledDotProductAttention), 1);
+  ck_assert_uint_eq(kt_count_instrs(b.p, "cpu", KILN_NODE_Split), 0);
+  ck_assert_uint_eq(kt_count_instrs(b.p, "cpu", KILN_NODE_Transpose), 0);
+  at_vs_interp(b.p);
+  free(b.p);
+}
+END_TEST
+
 Suite *kcpu_attention_suite(void) {
   Suite *s = suite_create("cpu attention");
   TCase *tc = tcase_create("attention");
@@ -183,7 +279,9 @@ Suite *kcpu_attention_suite(void) {
   tcase_add_test(tc, attention_sizes_vs_interp);
   tcase_add_test(tc, attention_scale_signs);
   tcase_add_test(tc, attention_threads_bit_identical);
+  tcase_add_test(tc, attention_gathered_qkv_vs_interp);
   tcase_add_test(tc, attention_fused_from_primitives);
+  tcase_add_test(tc, attention_split_qkv_from_primitives);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -139,6 +139,22 @@ void cases_linalg(void) {
   ERR(ScaledDotProductAttention, "f32[2,3,5,8] f32[2,3,7,8] f32[2,3,7,4]", "not a permutation",
       IS("q_perm", 0, 1, 1, 3));
   ERR(ScaledDotProductAttention, "i32[2,3,5,8] i32[2,3,7,8] i32[2,3,7,4]", "Q is i32");
+  /* Q, K, V as slices of one [B, S, 3, H, D] projection: each operand less
+   * the gathered axis, then its perm */
+  OK(ScaledDotProductAttention, "f32[2,7,3,4,8] f32[2,7,3,4,8] f32[2,7,3,4,8]", "f32[2,7,4,8]",
+     IS("q_gather", 2, 0), IS("k_gather", 2, 1), IS("v_gather", 2, 2), IS("q_perm", 0, 2, 1, 3),
+     IS("k_perm", 0, 2, 1, 3), IS("v_perm", 0, 2, 1, 3), IS("out_perm", 0, 2, 1, 3));
+  OK(ScaledDotProductAttention, "f32[2,3,5,8] f32[2,2,3,7,8] f32[2,3,7,4]", "f32[2,3,5,4]",
+     IS("k_gather", 1, 1));
+  ERR(ScaledDotProductAttention, "f32[2,3,5,8] f32[2,2,3,7,8] f32[2,3,7,4]",
+      "K is f32[2,2,3,7,8]; expected rank 4");
+  ERR(ScaledDotProductAttention, "f32[2,3,5,8] f32[2,3,7,8] f32[2,3,7,4]",
+      "Q is f32[2,3,5,8]; expected rank 5", IS("q_gather", 0, 0));
+  ERR(ScaledDotProductAttention, "f32[2,3,5,8] f32[2,2,3,7,8] f32[2,3,7,4]",
+      "'k_gather' = [1, 2] is not an axis of K f32[2,2,3,7,8] and an index within it",
+      IS("k_gather", 1, 2));
+  ERR(ScaledDotProductAttention, "f32[2,3,5,8] f32[2,2,3,7,8] f32[2,3,7,4]", "2 ints",
+      IS("k_gather", 1));
 
   OK(MaxUnpool, "f32[1,1,2,2] i64[1,1,2,2]", "f32[1,1,4,4]", IS("kernel_shape", 2, 2),
      IS("strides", 2, 2));

@@ -4,13 +4,15 @@
  * expected module structurally (node kinds, attributes, types, constant
  * data, input names; result names are free). A "# NEEDS: evaluator" line
  * marks a case that needs the interpreter (reported unsupported without);
- * "# FUSES:" and "# LAYOUT:" describe the backend the passes ask (below). */
+ * "# FUSES:", "# LAYOUT:" and "# PLUGIN-MINOR:" describe the backend the
+ * passes ask (below). */
 #include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kiln/plugin.h"
 #include "suites.h"
 
 #define MAX_CASES 256
@@ -67,6 +69,17 @@ static bool case_supports_fused(void *user, const kiln_node *n, kiln_node_kind a
  * a grouped BlockedConv only where each group is whole blocks of input
  * channels (or one channel: depthwise), as a backend whose kernels take no
  * groups inside a block would. */
+/* "# PLUGIN-MINOR: N": a plugin built for ABI 1.N that declares every
+ * node, asked through kiln_plugin_supports as the core asks plugins (so
+ * what its minor could not hold is declined for it). */
+static bool case_yes(void *state, const kiln_node *n) {
+  (void)state, (void)n;
+  return true;
+}
+static bool case_supports_minor(void *user, const kiln_node *n) {
+  return kiln_plugin_supports((const kiln_plugin *)user, n);
+}
+
 static bool case_supports_layout(void *user, const kiln_node *n) {
   int64_t B = *(const int64_t *)user;
   switch (kiln_node_get_kind(n)) {
@@ -129,6 +142,12 @@ START_TEST(run_case) {
   if (ll && ll < sep && sscanf(ll + 9, " %" SCNd64, &layout_block) == 1) {
     o.supports_node = case_supports_layout;
     o.backend_user = &layout_block;
+  }
+  kiln_plugin old = {KILN_PLUGIN_HEADER, .name = "old", .supports_node = case_yes};
+  char *ml = strstr(text, "# PLUGIN-MINOR:");
+  if (ml && ml < sep && sscanf(ml + 15, " %" SCNu32, &old.abi_minor) == 1) {
+    o.supports_node = case_supports_minor;
+    o.backend_user = &old;
   }
   kiln_pass_target t = {.module = in};
   s = kiln_pass_run(&t, pipeline, &o, NULL);

@@ -559,6 +559,12 @@ static const tcase_def defs[] = {
      "  %y : f32[2,1,3,2] = ScaledDotProductAttention(%q, %k, %v, %m) {k_perm = [0, 1, 3, 2], "
      "mask_fill = -1000.0}\n  output %o = %y\n",
      -2, 2},
+    /* Q, K, V taken from one [B, S, 3, H, D] tensor (the gathers) */
+    {"ScaledDotProductAttention", "input %x : f32[2,5,3,2,4]\ninput %v : f32[2,2,3,5,3]\n",
+     "  %y : f32[2,5,2,3] = ScaledDotProductAttention(%x, %x, %v) {k_gather = [2, 1], k_perm = "
+     "[0, 2, 1, 3], out_perm = [0, 2, 1, 3], q_gather = [2, 0], q_perm = [0, 2, 1, 3], "
+     "v_gather = [2, 2]}\n  output %o = %y\n",
+     -2, 2},
     {"BlockChannels", "input %x : f32[2,5,3,2]\n",
      "  %y : f32[2,2,3,2,4] = BlockChannels(%x) {block = 4}\n  output %o = %y\n", -2, 2},
     {"UnblockChannels", "input %x : f32[1,2,3,4]\n",
