@@ -182,6 +182,56 @@ START_TEST(gemv_prepacked) {
 }
 END_TEST
 
+/* A read in place and B prepacked (a projection of activations by
+ * weights): the 2-thread grid splits the rows anywhere, not only at 8-row
+ * tiles. 50 rows into 512 columns (10 panels of 48 and one of 32) go 25 +
+ * 25 rows (each thread 3 tiles and one row), where a split of the panels
+ * would give one thread 5 and the other 5 and the narrow one, and where
+ * split rows of whole tiles would be 24 + 26; prepacked A still splits the
+ * panels, and 50 rows into 2048 columns (42 + 2/3 panels, nearly even
+ * halves) too. Results against the double reference and 1 and 2 threads
+ * bit-identical at the uneven splits (M 50, 13, 77; N 80, 512). */
+START_TEST(gemm_in_place_row_split) {
+  int64_t tm, tn;
+  kcpu_gemm_grid(50, 512, 8, 48, 16, KCPU_A_IN_PLACE, 1, 2, &tm, &tn);
+  ck_assert_msg(tm == 2 && tn == 1, "50 x 512 in place: %lld x %lld", (long long)tm,
+                (long long)tn);
+  kcpu_gemm_grid(50, 512, 8, 48, 16, KCPU_A_PREPACKED, 1, 2, &tm, &tn);
+  ck_assert_msg(tm == 1 && tn == 2, "50 x 512 prepacked: %lld x %lld", (long long)tm,
+                (long long)tn);
+  kcpu_gemm_grid(50, 2048, 8, 48, 16, KCPU_A_IN_PLACE, 1, 2, &tm, &tn);
+  ck_assert_msg(tm == 1 && tn == 2, "50 x 2048 in place: %lld x %lld", (long long)tm,
+                (long long)tn);
+  static const int64_t ms[] = {50, 13, 77}, ns[] = {512, 80, 512};
+  struct kcpu_pool *p2 = kcpu_pool_create(2);
+  for (int c = 0; c < 3; c++) {
+    int64_t M = ms[c], N = ns[c], K = 300, U = kcpu_gemm_nr(16), RP = (N + U - 1) / U * U;
+    float *A = tk_alloc(M * K), *B = tk_alloc(K * N), *bias = tk_alloc(N), *R = tk_alloc(M * N);
+    float *Y1 = tk_alloc(M * N), *Y2 = tk_alloc(M * N);
+    float *Bpk = tk_alloc(kcpu_prepacked_size(N, K, U));
+    tk_fill(A, M * K, 21);
+    tk_fill(B, K * N, 22);
+    tk_fill(bias, N, 23);
+    memset(Bpk, 0, (size_t)kcpu_prepacked_size(N, K, U) * sizeof *Bpk);
+    for (int64_t n = 0; n < N; n++)
+      for (int64_t k = 0; k < K; k++) {
+        int64_t k0 = k / KCPU_KC * KCPU_KC, kc = K - k0 < KCPU_KC ? K - k0 : KCPU_KC;
+        Bpk[k0 * RP + n / U * U * kc + (k - k0) * U + n % U] = B[k * N + n];
+      }
+    kcpu_k_gemm_ex(M, N, K, 1.0f, 1.0f, A, 0, NULL, 0, Bpk, bias, 0, 1, Y1, 0, 0, 0, 16, NULL);
+    kcpu_k_gemm_ex(M, N, K, 1.0f, 1.0f, A, 0, NULL, 0, Bpk, bias, 0, 1, Y2, 0, 0, 0, 16, p2);
+    ref_gemm(M, N, K, 1.0f, A, 0, B, 0, NULL, R, bias, NULL, NULL, 0);
+    char what[64];
+    snprintf(what, sizeof what, "in place M%lld N%lld", (long long)M, (long long)N);
+    check_close(Y1, R, M * N, K, what);
+    ck_assert_msg(memcmp(Y1, Y2, (size_t)(M * N) * sizeof *Y1) == 0, "%s: 2 threads differ",
+                  what);
+    free(A), free(B), free(bias), free(R), free(Y1), free(Y2), free(Bpk);
+  }
+  kcpu_pool_destroy(p2);
+}
+END_TEST
+
 /* Every activation after bias_row and a residual, through each
  * micro-kernel width (full and edge tiles; M = 1 takes the matrix-vector
  * path), against the double reference, and 1 and 2 threads bit-identical.
@@ -282,6 +332,7 @@ Suite *tk_gemm_suite(void) {
   tcase_add_test(tc, matmul_batched);
   tcase_add_test(tc, gemm_onnx);
   tcase_add_test(tc, gemv_prepacked);
+  tcase_add_test(tc, gemm_in_place_row_split);
   tcase_add_test(tc, gemm_activations);
   suite_add_tcase(s, tc);
   return s;

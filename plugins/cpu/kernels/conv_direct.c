@@ -496,7 +496,7 @@ int kcpu_conv_direct(const kcpu_gemm_desc *d, const kcpu_conv_geo *g, struct kcp
   c.tm = 1;
   c.tn = 1;
   if (T > 1 && d->M * c.NQ * d->K >= 65536)
-    kcpu_gemm_grid(d->M, c.np * KD_NR, KD_MR, KD_NR, 16, 1, T, &c.tm, &c.tn);
+    kcpu_gemm_grid(d->M, c.np * KD_NR, KD_MR, KD_NR, 16, KCPU_A_PREPACKED, 0, T, &c.tm, &c.tn);
   if (c.tm * c.tn > 1)
     kcpu_parallel_for(pool, c.tm * c.tn, kcpu_dconv_tile_fn, &c);
   else

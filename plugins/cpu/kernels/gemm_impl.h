@@ -83,9 +83,13 @@ void kcpu_gemm_run(const kcpu_gemm_desc *d, struct kcpu_pool *pool);
 /* Splitting work over threads: the start of part i of `parts` of
  * [0, total) in whole units; and the tm x tn grid of T tiles of an M x N
  * output in MR x NR micro-tiles that gives the busiest thread the least
- * work (a_packed: A needs no packing). */
+ * work, a saying how the tiles get A: packed at run time, prepacked (rows
+ * split in whole micro-tiles either way), or read in place (rows split
+ * anywhere, the last ones run by narrower kernels); b_packed: B is
+ * prepacked (no tile packs its columns). */
+enum { KCPU_A_PACKS = 0, KCPU_A_PREPACKED = 1, KCPU_A_IN_PLACE = 2 };
 int64_t kcpu_split(int64_t total, int64_t parts, int64_t i, int64_t unit);
-void kcpu_gemm_grid(int64_t M, int64_t N, int64_t MR, int64_t NR, int64_t L, int a_packed,
+void kcpu_gemm_grid(int64_t M, int64_t N, int64_t MR, int64_t NR, int64_t L, int a, int b_packed,
                     int64_t T, int64_t *out_tm, int64_t *out_tn);
 
 /* The geometry of one (image, group) of a 2-D convolution, for the B

@@ -431,31 +431,60 @@ int64_t kcpu_split(int64_t total, int64_t parts, int64_t i, int64_t unit) {
 }
 
 /* The T = tm * tn grid whose busiest thread has the least work: its rows
- * (whole micro-tiles) times its columns as the micro-kernel runs them
+ * (kcpu_grid_rows) times its columns as the micro-kernel runs them
  * (whole NR panels, a narrow last panel in vectors of L lanes on
- * AVX-512), plus the packing it does (its B columns, and its A rows unless
- * A is prepacked or read in place). Tiles follow kcpu_split, so a
- * 49-column conv output on 2 threads would be 48 + 1 columns: that grid
- * loses to splitting the rows. Ties go to splitting N, where each thread
- * packs only its own B columns. */
-void kcpu_gemm_grid(int64_t M, int64_t N, int64_t MR, int64_t NR, int64_t L, int a_packed,
+ * AVX-512), plus the packing it does (its B columns unless B is
+ * prepacked, and its A rows unless A is prepacked or read in place). Tiles
+ * follow kcpu_split, so a 49-column conv output on 2 threads would be 48 +
+ * 1 columns: that grid loses to splitting the rows. A read in place splits
+ * at any row: 50 rows of a 2048 -> 512 projection (prepacked weights, 11
+ * panels) run as 25 + 25 rows, 490 us on two cores, where 5 + 6 panels
+ * took 530. Ties go to splitting N, where each thread packs only its own
+ * B columns. */
+/* The time of a tile's rows in tenths of a row of MR-row micro-tiles: A
+ * read in place runs its last rows with the 4-, 2- or 1-row kernel
+ * (kcpu_ukr_16_direct). Measured on one Zen 4 core (K 512 or 2048, N 2048
+ * or 512, against 8-row tiles): 1 or 2 last rows cost 2.2 to 2.3 rows, 3
+ * or 4 rows 4.1, 5 to 7 rows 8.2 (a whole tile). */
+static int64_t kcpu_grid_rows(int64_t rows, int64_t MR, int a) {
+  if (a != KCPU_A_IN_PLACE)
+    return (rows + MR - 1) / MR * MR * 10;
+  static const int64_t last[8] = {0, 22, 23, 41, 41, 82, 82, 82};
+  return rows / 8 * 80 + last[rows % 8];
+}
+
+/* The row unit of a split: whole micro-tiles, or any row where A is read
+ * in place. */
+static int64_t kcpu_grid_unit(int64_t MR, int a) {
+  return a == KCPU_A_IN_PLACE ? 1 : MR;
+}
+
+void kcpu_gemm_grid(int64_t M, int64_t N, int64_t MR, int64_t NR, int64_t L, int a, int b_packed,
                     int64_t T, int64_t *out_tm, int64_t *out_tn) {
-  int64_t best_tm = 1, best_tn = T, best_cost = -1;
+  int64_t best_tm = 1, best_tn = T, best_cost = -1, mu = kcpu_grid_unit(MR, a);
   for (int64_t tn = T; tn >= 1; tn--) {
     if (T % tn)
       continue;
     int64_t tm = T / tn, cost = 0;
     for (int64_t im = 0; im < tm; im++) {
-      int64_t rows = kcpu_split(M, tm, im + 1, MR) - kcpu_split(M, tm, im, MR);
-      rows = (rows + MR - 1) / MR * MR;
+      int64_t rows = kcpu_split(M, tm, im + 1, mu) - kcpu_split(M, tm, im, mu);
+      int64_t rt = kcpu_grid_rows(rows, MR, a);
       for (int64_t in = 0; in < tn; in++) {
         int64_t cols = kcpu_split(N, tn, in + 1, NR) - kcpu_split(N, tn, in, NR);
         int64_t rem = cols % NR, step = L == 16 ? L : NR;
         int64_t eff = cols - rem + (rem + step - 1) / step * step;
-        int64_t c = rows * eff + 8 * (eff + (a_packed ? 0 : rows));
+        /* in place, a last panel of one or two vectors counts as 1.5 or
+         * 2.5 (fewer FMAs per load of B) */
+        if (a == KCPU_A_IN_PLACE && L == 16 && rem)
+          eff += 8;
+        int64_t c = rt * eff + 80 * ((b_packed ? 0 : eff) + (a == KCPU_A_PACKS ? rows : 0));
         cost = c > cost ? c : cost;
       }
     }
+    /* in place, leaving the N split (each thread reads only its own
+     * columns of B) takes a 2% gain by this count */
+    if (a == KCPU_A_IN_PLACE && best_cost >= 0 && tn < T)
+      cost += cost / 50;
     if (best_cost < 0 || cost < best_cost) {
       best_cost = cost;
       best_tm = tm;
@@ -468,15 +497,15 @@ void kcpu_gemm_grid(int64_t M, int64_t N, int64_t MR, int64_t NR, int64_t L, int
 
 typedef struct kcpu_gemm_task {
   const kcpu_gemm_desc *d;
-  int64_t tm, tn, MR, NR;
+  int64_t tm, tn, mu, NR; /* mu: the row unit of the split */
 } kcpu_gemm_task;
 
 static void kcpu_gemm_task_fn(void *ctx, int64_t b, int64_t e) {
   const kcpu_gemm_task *t = ctx;
   for (int64_t i = b; i < e; i++) {
     int64_t im = i / t->tn, in = i % t->tn;
-    kcpu_gemm_tile(t->d, kcpu_split(t->d->M, t->tm, im, t->MR),
-                   kcpu_split(t->d->M, t->tm, im + 1, t->MR), kcpu_split(t->d->N, t->tn, in, t->NR),
+    kcpu_gemm_tile(t->d, kcpu_split(t->d->M, t->tm, im, t->mu),
+                   kcpu_split(t->d->M, t->tm, im + 1, t->mu), kcpu_split(t->d->N, t->tn, in, t->NR),
                    kcpu_split(t->d->N, t->tn, in + 1, t->NR));
   }
 }
@@ -630,9 +659,9 @@ KCPU_PREBUILT void kcpu_gemm_run(const kcpu_gemm_desc *d, struct kcpu_pool *pool
     return;
   }
   int64_t best_tm, best_tn;
-  kcpu_gemm_grid(d->M, d->N, MR, NR, L, d->Apk != NULL || kcpu_gemm_a_direct(d, L), T, &best_tm,
-                 &best_tn);
-  kcpu_gemm_task t = {d, best_tm, best_tn, MR, NR};
+  int a = kcpu_gemm_a_direct(d, L) ? KCPU_A_IN_PLACE : d->Apk ? KCPU_A_PREPACKED : KCPU_A_PACKS;
+  kcpu_gemm_grid(d->M, d->N, MR, NR, L, a, d->Bpk != NULL, T, &best_tm, &best_tn);
+  kcpu_gemm_task t = {d, best_tm, best_tn, kcpu_grid_unit(MR, a), NR};
   kcpu_parallel_for(pool, best_tm * best_tn, kcpu_gemm_task_fn, &t);
 }
 
