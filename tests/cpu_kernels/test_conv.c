@@ -133,6 +133,22 @@ START_TEST(conv_direct) {
 }
 END_TEST
 
+/* 1-D convolutions (H 1): one output row, run on phase planes where the
+ * padding adds at most 1/16 to the row (a TCN's dilated layers: 500 steps,
+ * 3 taps dilated 1 and 8, 64 and 40 -> 64 channels, enough work for two
+ * threads, whose split of the filter rows must give the bits of one), and
+ * on tap planes where it adds more (60 steps dilated 4 and 8: 8 and 16
+ * padding columns); a stride-2, 2-image and a grouped one. */
+START_TEST(conv_direct_1d) {
+  conv_case_packed((cv){1, 64, 1, 500, 64, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1}, 1);
+  conv_case_packed((cv){1, 40, 1, 500, 64, 1, 3, 1, 1, 1, 8, 0, 8, 0, 8, 1}, 1);
+  conv_case_packed((cv){1, 24, 1, 60, 24, 1, 3, 1, 1, 1, 4, 0, 4, 0, 4, 1}, 0);
+  conv_case_packed((cv){1, 24, 1, 60, 24, 1, 3, 1, 1, 1, 8, 0, 8, 0, 8, 1}, 0);
+  conv_case_packed((cv){2, 17, 1, 301, 33, 1, 5, 1, 2, 1, 1, 0, 2, 0, 2, 1}, 1);
+  conv_case_packed((cv){1, 32, 1, 200, 32, 1, 3, 1, 1, 1, 2, 0, 2, 0, 2, 4}, 0);
+}
+END_TEST
+
 static void conv_case(cv c, int relu) {
   conv_case_act(c, relu ? KCPU_ACT_RELU : KCPU_ACT_NONE, 0, 0, 0);
 }
@@ -281,6 +297,7 @@ Suite *tk_conv_suite(void) {
   tcase_add_test(tc, conv_pointwise);
   tcase_add_test(tc, conv_general);
   tcase_add_test(tc, conv_direct);
+  tcase_add_test(tc, conv_direct_1d);
   tcase_add_test(tc, conv_depthwise);
   tcase_add_test(tc, conv_depthwise_sizes);
   tcase_add_test(tc, conv_activations);

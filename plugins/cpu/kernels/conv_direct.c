@@ -441,10 +441,17 @@ int kcpu_conv_direct(const kcpu_gemm_desc *d, const kcpu_conv_geo *g, struct kcp
     return 0;
   c.RP = (d->M + KD_MR - 1) / KD_MR * KD_MR;
   /* Tap planes where they fit KD_KWMAX (and the output is a vector at
-   * least); else phase planes, in row panels where they pay, else flat. */
+   * least); else phase planes, in row panels where they pay, else flat.
+   * A single output row (a 1-D convolution) whose padding adds at most
+   * 1/16 to the grid takes phase planes: one copy of the image instead of
+   * KW, for a few columns computed in vain (a TCN's 64 -> 64 channels, 3
+   * taps dilated 4, 500 steps: 125 -> 120 us on one core, and with the
+   * grid below 86 -> 69 on two). */
   int64_t kwn = c.Cg * g->KW * g->sh * c.Hq * g->OW;
   int64_t kwb = kwn * (int64_t)sizeof(float);
-  if (!three && d->N >= 16 && (kwb <= KD_KWMAX || (kwb <= KD_KWMAX_WIDE && d->M >= 128))) {
+  int one_row = c.OD == 1 && c.OH == 1 && (c.Wq - g->OW) * 16 <= g->OW;
+  if (!three && !one_row && d->N >= 16 &&
+      (kwb <= KD_KWMAX || (kwb <= KD_KWMAX_WIDE && d->M >= 128))) {
     c.kwp = 1;
     c.Wq = g->OW;
     c.NQ = d->N;
@@ -495,8 +502,15 @@ int kcpu_conv_direct(const kcpu_gemm_desc *d, const kcpu_conv_geo *g, struct kcp
     pad(&c, 0, units);
   c.tm = 1;
   c.tn = 1;
+  /* The tiles read the planes in place, where the grid's price for
+   * packing B stands for how much of them each thread reads. A single
+   * row's planes are small enough to stay in L2 either way, so there only
+   * the FMAs count: the TCN layer above split its 11 panels 5 + 6 over two
+   * threads, 66 us, where its 64 filter rows split 32 + 32 take 59. (Video
+   * models' grids priced so: R3D-18 and MC3-18 1% slower.) */
   if (T > 1 && d->M * c.NQ * d->K >= 65536)
-    kcpu_gemm_grid(d->M, c.np * KD_NR, KD_MR, KD_NR, 16, KCPU_A_PREPACKED, 0, T, &c.tm, &c.tn);
+    kcpu_gemm_grid(d->M, c.np * KD_NR, KD_MR, KD_NR, 16, KCPU_A_PREPACKED, one_row, T, &c.tm,
+                   &c.tn);
   if (c.tm * c.tn > 1)
     kcpu_parallel_for(pool, c.tm * c.tn, kcpu_dconv_tile_fn, &c);
   else
