@@ -197,6 +197,28 @@ START_TEST(attention_gathered_qkv_vs_interp) {
 }
 END_TEST
 
+/* A bool constant [1, 1, S, S] of a causal mask: 1 where key j comes
+ * after query i when `future`, else where it does not. */
+static void at_put_causal(at_buf *b, int S, int future) {
+  at_put(b, "const %%causal : bool[1,1,%d,%d] = [", S, S);
+  for (int i = 0; i < S; i++)
+    for (int j = 0; j < S; j++)
+      at_put(b, "%s%d", i || j ? ", " : "", future ? j > i : j <= i);
+  at_put(b, "]\n");
+}
+
+/* The chain in text reaches the cpu as one attention instruction, with
+ * none of `gone` (a kind the fusion makes dead, besides Softmax and
+ * Transpose) left, and agrees with the interpreter. Frees text. */
+static void at_fused_vs_interp(char *text, kiln_node_kind gone) {
+  ck_assert_uint_eq(kt_count_instrs(text, "cpu", KILN_NODE_ScaledDotProductAttention), 1);
+  ck_assert_uint_eq(kt_count_instrs(text, "cpu", KILN_NODE_Softmax), 0);
+  ck_assert_uint_eq(kt_count_instrs(text, "cpu", KILN_NODE_Transpose), 0);
+  ck_assert_uint_eq(kt_count_instrs(text, "cpu", gone), 0);
+  at_vs_interp(text);
+  free(text);
+}
+
 /* A decoder's causal attention written out as torch exports it (head
  * split, Kᵀ, scale, Where(causal, -inf, scores), Softmax, head merge): the
  * cpu runs one attention instruction and no Softmax or Transpose. */
@@ -204,12 +226,10 @@ START_TEST(attention_fused_from_primitives) {
   at_buf b = {.cap = 8192};
   b.p = malloc(b.cap);
   ck_assert_ptr_nonnull(b.p);
-  at_put(&b, "module @t\ninput %%x : f32[1,9,96]\nconst %%causal : bool[1,1,9,9] = [");
-  for (int i = 0; i < 9; i++)
-    for (int j = 0; j < 9; j++)
-      at_put(&b, "%s%d", i || j ? ", " : "", j > i);
+  at_put(&b, "module @t\ninput %%x : f32[1,9,96]\n");
+  at_put_causal(&b, 9, 1);
   at_put(&b,
-         "]\nconst %%ninf : f32[] = [-inf]\nconst %%s : f32[] = [0.17677669]\n"
+         "const %%ninf : f32[] = [-inf]\nconst %%s : f32[] = [0.17677669]\n"
          "func @main {\n"
          "  %%q4 : f32[1,9,3,32] = Reshape(%%x) {allowzero = 0, shape = [1, 9, 3, 32]}\n"
          "  %%e : f32[1,9,96] = Exp(%%x)\n"
@@ -227,27 +247,22 @@ START_TEST(attention_fused_from_primitives) {
          "  %%ot : f32[1,9,3,32] = Transpose(%%o) {perm = [0, 2, 1, 3]}\n"
          "  %%y : f32[1,9,96] = Reshape(%%ot) {allowzero = 0, shape = [1, 9, 96]}\n"
          "  output %%out = %%y\n}\n");
-  ck_assert_uint_eq(kt_count_instrs(b.p, "cpu", KILN_NODE_ScaledDotProductAttention), 1);
-  ck_assert_uint_eq(kt_count_instrs(b.p, "cpu", KILN_NODE_Softmax), 0);
-  ck_assert_uint_eq(kt_count_instrs(b.p, "cpu", KILN_NODE_Transpose), 0);
-  at_vs_interp(b.p);
-  free(b.p);
+  at_fused_vs_interp(b.p, KILN_NODE_Where);
 }
 END_TEST
 
 /* The GPT-2 form: Q, K, V the parts of a Split of one projection (the
  * exporter's `split(d, dim=2)`). The cpu reads them in place: one
- * attention instruction, no Split, no Transpose. */
+ * attention instruction, no Split, no Transpose. The mask keeps the
+ * scores where it is true (Where(causal, scores, -inf)). */
 START_TEST(attention_split_qkv_from_primitives) {
   at_buf b = {.cap = 8192};
   b.p = malloc(b.cap);
   ck_assert_ptr_nonnull(b.p);
-  at_put(&b, "module @t\ninput %%x : f32[2,9,240]\nconst %%causal : bool[1,1,9,9] = [");
-  for (int i = 0; i < 9; i++)
-    for (int j = 0; j < 9; j++)
-      at_put(&b, "%s%d", i || j ? ", " : "", j <= i);
+  at_put(&b, "module @t\ninput %%x : f32[2,9,240]\n");
+  at_put_causal(&b, 9, 0);
   at_put(&b,
-         "]\nconst %%ninf : f32[] = [-inf]\nconst %%s : f32[] = [0.15811388]\n"
+         "const %%ninf : f32[] = [-inf]\nconst %%s : f32[] = [0.15811388]\n"
          "func @main {\n"
          "  %%q : f32[2,9,80], %%k : f32[2,9,80], %%v : f32[2,9,80] = Split(%%x) {axis = 2}\n"
          "  %%q4 : f32[2,9,1,80] = Reshape(%%q) {allowzero = 0, shape = [2, 9, 1, 80]}\n"
@@ -264,11 +279,7 @@ START_TEST(attention_split_qkv_from_primitives) {
          "  %%ot : f32[2,9,1,80] = Transpose(%%o) {perm = [0, 2, 1, 3]}\n"
          "  %%y : f32[2,9,80] = Reshape(%%ot) {allowzero = 0, shape = [2, 9, 80]}\n"
          "  output %%out = %%y\n}\n");
-  ck_assert_uint_eq(kt_count_instrs(b.p, "cpu", KILN_NODE_ScaledDotProductAttention), 1);
-  ck_assert_uint_eq(kt_count_instrs(b.p, "cpu", KILN_NODE_Split), 0);
-  ck_assert_uint_eq(kt_count_instrs(b.p, "cpu", KILN_NODE_Transpose), 0);
-  at_vs_interp(b.p);
-  free(b.p);
+  at_fused_vs_interp(b.p, KILN_NODE_Split);
 }
 END_TEST
 

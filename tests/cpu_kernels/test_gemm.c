@@ -145,6 +145,20 @@ START_TEST(matmul_batched) {
 }
 END_TEST
 
+/* B [K, N] row-major in the prepacked layout of gemm_impl.h (unit NR of
+ * the AVX-512 engine, 48): the operand kcpu_k_gemm_ex takes as Bpk. */
+static float *pack_b48(const float *B, int64_t K, int64_t N) {
+  int64_t U = kcpu_gemm_nr(16), RP = (N + U - 1) / U * U;
+  float *Bpk = tk_alloc(kcpu_prepacked_size(N, K, U));
+  memset(Bpk, 0, (size_t)kcpu_prepacked_size(N, K, U) * sizeof *Bpk);
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t k = 0; k < K; k++) {
+      int64_t k0 = k / KCPU_KC * KCPU_KC, kc = K - k0 < KCPU_KC ? K - k0 : KCPU_KC;
+      Bpk[k0 * RP + n / U * U * kc + (k - k0) * U + n % U] = B[k * N + n];
+    }
+  return Bpk;
+}
+
 /* One row of A against a prepacked B (the matrix-vector path): op(B)
  * packed by hand in the layout gemm_impl.h documents (unit NR), bias [N]
  * and ReLU in the epilogue, N and K off every block size (1601: 34
@@ -155,18 +169,13 @@ START_TEST(gemv_prepacked) {
   struct kcpu_pool *p2 = kcpu_pool_create(2);
   for (int ni = 0; ni < 4; ni++)
     for (int ki = 0; ki < 2; ki++) {
-      int64_t N = ns[ni], K = ks[ki], U = kcpu_gemm_nr(16), RP = (N + U - 1) / U * U;
+      int64_t N = ns[ni], K = ks[ki];
       float *A = tk_alloc(K), *B = tk_alloc(K * N), *bias = tk_alloc(N), *R = tk_alloc(N);
-      float *Y1 = tk_alloc(N), *Y2 = tk_alloc(N), *Bpk = tk_alloc(kcpu_prepacked_size(N, K, U));
+      float *Y1 = tk_alloc(N), *Y2 = tk_alloc(N);
       tk_fill(A, K, 11);
       tk_fill(B, K * N, 12);
       tk_fill(bias, N, 13);
-      memset(Bpk, 0, (size_t)kcpu_prepacked_size(N, K, U) * sizeof *Bpk);
-      for (int64_t n = 0; n < N; n++)
-        for (int64_t k = 0; k < K; k++) {
-          int64_t k0 = k / KCPU_KC * KCPU_KC, kc = K - k0 < KCPU_KC ? K - k0 : KCPU_KC;
-          Bpk[k0 * RP + n / U * U * kc + (k - k0) * U + n % U] = B[k * N + n];
-        }
+      float *Bpk = pack_b48(B, K, N);
       kcpu_k_gemm_ex(1, N, K, 0.5f, 1.0f, A, 0, NULL, 0, Bpk, bias, 0, 1, Y1, KCPU_ACT_RELU, 0, 0,
                      16, NULL);
       kcpu_k_gemm_ex(1, N, K, 0.5f, 1.0f, A, 0, NULL, 0, Bpk, bias, 0, 1, Y2, KCPU_ACT_RELU, 0, 0,
@@ -205,19 +214,13 @@ START_TEST(gemm_in_place_row_split) {
   static const int64_t ms[] = {50, 13, 77}, ns[] = {512, 80, 512};
   struct kcpu_pool *p2 = kcpu_pool_create(2);
   for (int c = 0; c < 3; c++) {
-    int64_t M = ms[c], N = ns[c], K = 300, U = kcpu_gemm_nr(16), RP = (N + U - 1) / U * U;
+    int64_t M = ms[c], N = ns[c], K = 300;
     float *A = tk_alloc(M * K), *B = tk_alloc(K * N), *bias = tk_alloc(N), *R = tk_alloc(M * N);
     float *Y1 = tk_alloc(M * N), *Y2 = tk_alloc(M * N);
-    float *Bpk = tk_alloc(kcpu_prepacked_size(N, K, U));
     tk_fill(A, M * K, 21);
     tk_fill(B, K * N, 22);
     tk_fill(bias, N, 23);
-    memset(Bpk, 0, (size_t)kcpu_prepacked_size(N, K, U) * sizeof *Bpk);
-    for (int64_t n = 0; n < N; n++)
-      for (int64_t k = 0; k < K; k++) {
-        int64_t k0 = k / KCPU_KC * KCPU_KC, kc = K - k0 < KCPU_KC ? K - k0 : KCPU_KC;
-        Bpk[k0 * RP + n / U * U * kc + (k - k0) * U + n % U] = B[k * N + n];
-      }
+    float *Bpk = pack_b48(B, K, N);
     kcpu_k_gemm_ex(M, N, K, 1.0f, 1.0f, A, 0, NULL, 0, Bpk, bias, 0, 1, Y1, 0, 0, 0, 16, NULL);
     kcpu_k_gemm_ex(M, N, K, 1.0f, 1.0f, A, 0, NULL, 0, Bpk, bias, 0, 1, Y2, 0, 0, 0, 16, p2);
     ref_gemm(M, N, K, 1.0f, A, 0, B, 0, NULL, R, bias, NULL, NULL, 0);
