@@ -331,7 +331,7 @@ static void sdpa_in_strides(const interp_tensor *t, const kiln_attrs *attrs, con
     axis = kiln_attr_ints(g)[0];
     *off = kiln_attr_ints(g)[1] * rs[axis];
   }
-  for (int64_t j = 0, k = 0; j < r; j++)
+  for (int64_t j = 0, k = 0; j < r && k < 4; j++)
     if (j != axis) {
       gs[k] = rs[j];
       gd[k++] = t->type.dims[j];

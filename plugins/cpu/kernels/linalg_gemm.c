@@ -430,17 +430,6 @@ int64_t kcpu_split(int64_t total, int64_t parts, int64_t i, int64_t unit) {
   return u < total ? u : total;
 }
 
-/* The T = tm * tn grid whose busiest thread has the least work: its rows
- * (kcpu_grid_rows) times its columns as the micro-kernel runs them
- * (whole NR panels, a narrow last panel in vectors of L lanes on
- * AVX-512), plus the packing it does (its B columns unless B is
- * prepacked, and its A rows unless A is prepacked or read in place). Tiles
- * follow kcpu_split, so a 49-column conv output on 2 threads would be 48 +
- * 1 columns: that grid loses to splitting the rows. A read in place splits
- * at any row: 50 rows of a 2048 -> 512 projection (prepacked weights, 11
- * panels) run as 25 + 25 rows, 490 us on two cores, where 5 + 6 panels
- * took 530. Ties go to splitting N, where each thread packs only its own
- * B columns. */
 /* The time of a tile's rows in tenths of a row of MR-row micro-tiles: A
  * read in place runs its last rows with the 4-, 2- or 1-row kernel
  * (kcpu_ukr_16_direct). Measured on one Zen 4 core (K 512 or 2048, N 2048
@@ -459,6 +448,17 @@ static int64_t kcpu_grid_unit(int64_t MR, int a) {
   return a == KCPU_A_IN_PLACE ? 1 : MR;
 }
 
+/* The T = tm * tn grid whose busiest thread has the least work: its rows
+ * (kcpu_grid_rows) times its columns as the micro-kernel runs them
+ * (whole NR panels, a narrow last panel in vectors of L lanes on
+ * AVX-512), plus the packing it does (its B columns unless B is
+ * prepacked, and its A rows unless A is prepacked or read in place). Tiles
+ * follow kcpu_split, so a 49-column conv output on 2 threads would be 48 +
+ * 1 columns: that grid loses to splitting the rows. A read in place splits
+ * at any row: 50 rows of a 2048 -> 512 projection (prepacked weights, 11
+ * panels) run as 25 + 25 rows, 490 us on two cores, where 5 + 6 panels
+ * took 530. Ties go to splitting N, where each thread packs only its own
+ * B columns. */
 void kcpu_gemm_grid(int64_t M, int64_t N, int64_t MR, int64_t NR, int64_t L, int a, int b_packed,
                     int64_t T, int64_t *out_tm, int64_t *out_tn) {
   int64_t best_tm = 1, best_tn = T, best_cost = -1, mu = kcpu_grid_unit(MR, a);
