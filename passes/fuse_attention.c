@@ -228,18 +228,46 @@ static bool fa_as_gathered(const int64_t *dims, const int64_t *st, int64_t numel
   return true;
 }
 
-/* A Gather whose index is one constant integer (rank 0). */
-static bool fa_scalar_gather(const kiln_node *g, int64_t *index) {
-  if (!g || kiln_node_get_kind(g) != KILN_NODE_Gather || kiln_node_input_count(g) != 2 ||
-      !kiln_node_input(g, 1))
-    return false;
-  const kiln_type *it = kiln_value_type(kiln_node_input(g, 1));
-  double v;
-  if (it->rank != 0 || (it->elem != KILN_I64 && it->elem != KILN_I32) ||
-      !kiln_pass_const_splat(kiln_node_input(g, 1), &v))
-    return false;
-  *index = (int64_t)v;
-  return true;
+/* Where v is a part of a tensor taken apart, a Gather of one constant
+ * index or a part of a Split: that tensor, and v as a view of it (*r0
+ * dims d0 and strides s0, starting *off elements in); else NULL. */
+static kiln_value *fa_taken_apart(kiln_value *v, uint32_t *r0, int64_t *d0, int64_t *s0,
+                                  int64_t *off) {
+  uint32_t part = 0;
+  int64_t gi = 0;
+  kiln_node *g = v ? kiln_value_producer(v, &part) : NULL;
+  bool split = g && kiln_node_get_kind(g) == KILN_NODE_Split;
+  if (!split && !kiln_pass_gather_scalar(g, &gi))
+    return NULL;
+  kiln_value *x = kiln_node_input(g, 0);
+  const kiln_type *xt = kiln_value_type(x);
+  int64_t ax = kiln_attrs_int_or(kiln_node_attrs(g), "axis", 0), xs[KILN_MAX_RANK];
+  ax = ax < 0 ? ax + (int64_t)xt->rank : ax;
+  if (ax < 0 || ax >= (int64_t)xt->rank || xt->rank < 2)
+    return NULL;
+  kiln_type_strides(xt, xs);
+  if (split) {
+    /* the input's strides, the part's own extent along the axis, starting
+     * where the parts before it end */
+    int64_t start = 0;
+    for (uint32_t i = 0; i < part; i++)
+      start += kiln_value_type(kiln_node_result(g, i))->dims[ax];
+    *r0 = xt->rank;
+    memcpy(d0, xt->dims, sizeof(int64_t) * *r0);
+    memcpy(s0, xs, sizeof(int64_t) * *r0);
+    d0[ax] = kiln_value_type(v)->dims[ax];
+    *off = start * xs[ax];
+    return x;
+  }
+  gi = gi < 0 ? gi + xt->dims[ax] : gi;
+  if (gi < 0 || gi >= xt->dims[ax])
+    return NULL;
+  *r0 = 0;
+  for (uint32_t i = 0; i < xt->rank; i++)
+    if ((int64_t)i != ax)
+      d0[*r0] = xt->dims[i], s0[(*r0)++] = xs[i];
+  *off = gi * xs[ax];
+  return x;
 }
 
 /* Traces v (a 4-D operand; with swap, the operand is v with its last two
@@ -270,53 +298,19 @@ static void fa_trace(kiln_value *v, bool swap, bool gathers, fa_view *out) {
    * chain's end reads); the value itself (from -1, no chain) always works */
   for (int from = n; from >= -1; from--) {
     kiln_value *base = from >= 0 && from < n ? kiln_node_input(chain[from], 0) : v;
-    int64_t d0[KILN_MAX_RANK], s0[KILN_MAX_RANK], off = 0, gi;
+    int64_t d0[KILN_MAX_RANK], s0[KILN_MAX_RANK], off = 0;
     uint32_t r0;
     if (from == n) {
-      kiln_value *gv = n ? kiln_node_input(chain[n - 1], 0) : v;
-      uint32_t part = 0;
-      kiln_node *g = gv ? kiln_value_producer(gv, &part) : NULL;
-      bool split = g && kiln_node_get_kind(g) == KILN_NODE_Split;
-      if (!gathers || (!split && !fa_scalar_gather(g, &gi)))
+      base = gathers ? fa_taken_apart(n ? kiln_node_input(chain[n - 1], 0) : v, &r0, d0, s0,
+                                      &off)
+                     : NULL;
+      if (!base)
         continue;
-      base = kiln_node_input(g, 0);
-      const kiln_type *xt = kiln_value_type(base);
-      int64_t ax = kiln_attrs_int_or(kiln_node_attrs(g), "axis", 0), xs[KILN_MAX_RANK] = {0};
-      ax = ax < 0 ? ax + (int64_t)xt->rank : ax;
-      if (ax < 0 || ax >= (int64_t)xt->rank || xt->rank < 2)
-        continue;
-      xs[xt->rank - 1] = 1;
-      for (int i = (int)xt->rank - 2; i >= 0; i--)
-        xs[i] = xs[i + 1] * xt->dims[i + 1];
-      if (split) {
-        /* part `part` of the Split: the input's strides, its own extent
-         * along the axis, starting where the parts before it end */
-        int64_t start = 0;
-        for (uint32_t i = 0; i < part; i++)
-          start += kiln_value_type(kiln_node_result(g, i))->dims[ax];
-        r0 = xt->rank;
-        memcpy(d0, xt->dims, sizeof(int64_t) * r0);
-        memcpy(s0, xs, sizeof(int64_t) * r0);
-        d0[ax] = kiln_value_type(gv)->dims[ax];
-        off = start * xs[ax];
-      } else {
-        gi = gi < 0 ? gi + xt->dims[ax] : gi;
-        if (gi < 0 || gi >= xt->dims[ax])
-          continue;
-        r0 = 0;
-        for (uint32_t i = 0; i < xt->rank; i++)
-          if ((int64_t)i != ax)
-            d0[r0] = xt->dims[i], s0[r0++] = xs[i];
-        off = gi * xs[ax];
-      }
     } else {
       const kiln_type *bt = kiln_value_type(base);
       r0 = bt->rank;
       memcpy(d0, bt->dims, sizeof(int64_t) * r0);
-      if (r0)
-        s0[r0 - 1] = 1;
-      for (int i = (int)r0 - 2; i >= 0; i--)
-        s0[i] = s0[i + 1] * d0[i + 1];
+      kiln_type_strides(bt, s0);
     }
     int64_t dims[4], st[4];
     bool tr = false;
@@ -425,10 +419,10 @@ static kiln_value *fa_window_mask(kiln_value *x, kiln_value **wmask) {
 }
 
 /* root: MatMul(P, V) with P a Softmax result; out_t: its only use when that
- * is a Transpose (the head merge), else NULL. */
-/* With gathers false, no operand is read through a Gather: the retry for a
- * backend that declines the node with them (kiln_plugin_supports: every
- * plugin built before ABI 1.8). */
+ * is a Transpose (the head merge), else NULL. With gathers false, no
+ * operand is read through a Gather or Split: the retry for a backend that
+ * declines the node with them (kiln_plugin_supports: every plugin built
+ * before ABI 1.8). */
 static kiln_status fa_try(fa_ctx *c, kiln_node *root, kiln_node *out_t, bool gathers) {
   kiln_value *pv = kiln_node_input(root, 0), *vv = kiln_node_input(root, 1);
   kiln_node *sm = fa_prod(pv);

@@ -327,3 +327,19 @@ bool kiln_pass_is_reshape_like(kiln_node_kind k) {
   return k == KILN_NODE_Reshape || k == KILN_NODE_Flatten || k == KILN_NODE_Squeeze ||
          k == KILN_NODE_Unsqueeze;
 }
+
+bool kiln_pass_gather_scalar(const kiln_node *g, int64_t *index) {
+  if (!g || kiln_node_get_kind(g) != KILN_NODE_Gather || kiln_node_input_count(g) != 2)
+    return false;
+  const kiln_value *i = kiln_node_input(g, 1);
+  if (!i)
+    return false;
+  const kiln_type *it = kiln_value_type(i);
+  double v;
+  if (it->rank != 0 || (it->elem != KILN_I64 && it->elem != KILN_I32) ||
+      !kiln_pass_const_splat(i, &v))
+    return false;
+  if (index)
+    *index = (int64_t)v;
+  return true;
+}

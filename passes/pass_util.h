@@ -80,4 +80,9 @@ void kiln_pass_transpose_perm(const kiln_node *n, uint32_t rank, int64_t *perm);
 /* Is kind a reshape-like kind (Reshape, Flatten, Squeeze, Unsqueeze)? */
 bool kiln_pass_is_reshape_like(kiln_node_kind k);
 
+/* Is g (NULL allowed) a Gather whose index is one constant integer (rank
+ * 0: the gathered axis goes)? Then *index (when not NULL) is that index,
+ * as written (it may be negative). */
+bool kiln_pass_gather_scalar(const kiln_node *g, int64_t *index);
+
 #endif

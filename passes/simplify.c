@@ -102,30 +102,18 @@ static kiln_status rule_transpose(kiln_function *f, kiln_node *n, kiln_value **o
  * is a Transpose that attention fusion reads through strides, where the
  * whole tensor was transposed before. Only where every use of the
  * Transpose is such a Gather, so that it dies. */
-static bool gather_scalar_index(const kiln_node *g) {
-  if (kiln_node_get_kind(g) != KILN_NODE_Gather || kiln_node_input_count(g) != 2)
-    return false;
-  const kiln_value *i = kiln_node_input(g, 1);
-  if (!i)
-    return false;
-  const kiln_type *it = kiln_value_type(i);
-  double v;
-  return it->rank == 0 && (it->elem == KILN_I64 || it->elem == KILN_I32) &&
-         kiln_pass_const_splat(i, &v);
-}
-
 static kiln_status rule_gather(kiln_function *f, kiln_node *n, kiln_value **out) {
   *out = NULL;
   kiln_value *t = kiln_node_input(n, 0);
   kiln_node *tr = kiln_value_producer(t, NULL);
-  if (!gather_scalar_index(n) || !tr || kiln_node_get_kind(tr) != KILN_NODE_Transpose)
+  if (!kiln_pass_gather_scalar(n, NULL) || !tr || kiln_node_get_kind(tr) != KILN_NODE_Transpose)
     return NULL;
   uint32_t uses = 0;
   for (uint32_t i = 0; i < kiln_function_node_count(f); i++) {
     kiln_node *u = kiln_function_node(f, i);
     for (uint32_t j = 0; j < kiln_node_input_count(u); j++)
       if (kiln_node_input(u, j) == t) {
-        if (j != 0 || !gather_scalar_index(u))
+        if (j != 0 || !kiln_pass_gather_scalar(u, NULL))
           return NULL;
         uses++;
       }

@@ -317,16 +317,14 @@ INTERP_KERNEL(Det) {
  * walks axis perm[j] of the gathered 4-D tensor. */
 static void sdpa_in_strides(const interp_tensor *t, const kiln_attrs *attrs, const char *perm_name,
                             const char *gather_name, int64_t *st, int64_t *dims, int64_t *off) {
-  int64_t rs[5], gs[4], gd[4], perm[4] = {0, 1, 2, 3};
+  int64_t rs[KILN_MAX_RANK], gs[4], gd[4], perm[4] = {0, 1, 2, 3};
   const kiln_attr *a = kiln_attrs_find(attrs, perm_name);
   if (a && kiln_attr_ints(a) && kiln_attr_len(a) == 4)
     memcpy(perm, kiln_attr_ints(a), sizeof perm);
   const kiln_attr *g = kiln_attrs_find(attrs, gather_name);
   int64_t axis = -1, r = t->type.rank;
   *off = 0;
-  rs[r - 1] = 1;
-  for (int64_t j = r - 2; j >= 0; j--)
-    rs[j] = rs[j + 1] * t->type.dims[j + 1];
+  kiln_type_strides(&t->type, rs);
   if (g && kiln_attr_ints(g) && kiln_attr_len(g) == 2) {
     axis = kiln_attr_ints(g)[0];
     *off = kiln_attr_ints(g)[1] * rs[axis];
