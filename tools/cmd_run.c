@@ -20,7 +20,9 @@ static void run_help(void) {
          "times) on the given inputs and print or save its outputs.\n\n"
          "  --input NAME=PATH     tensor for input NAME, from a .npy file, or an ONNX\n"
          "                        TensorProto when PATH ends in .pb (repeatable; every\n"
-         "                        input of the model is required)\n"
+         "                        input of the model is required). An ONNX model's\n"
+         "                        symbolic dims (dynamic axes) not bound by --dim take\n"
+         "                        their sizes from these arrays\n"
          "  --output-dir DIR      write each output to DIR/NAME.npy instead of printing\n"
          "  --pb                  with --output-dir, also write DIR/NAME.pb\n"
          "  --print               print outputs even when writing them\n"
@@ -256,6 +258,13 @@ typedef struct run_args {
   uint32_t ninputs;
 } run_args;
 
+static const char *run_input_path(const run_args *a, const char *name) {
+  for (uint32_t g = 0; g < a->ninputs; g++)
+    if (strcmp(a->inputs[g].name, name) == 0)
+      return a->inputs[g].path;
+  return "?";
+}
+
 static kiln_status run_execute(kiln_executable *exe, const run_args *a) {
   uint32_t ni = kiln_executable_input_count(exe), no = kiln_executable_output_count(exe);
   kiln_tensor *tensors = calloc(ni ? ni : 1, sizeof *tensors);
@@ -395,6 +404,72 @@ static int run_parse(int argc, char **argv, run_args *a) {
   return 0;
 }
 
+/* Each symbolic dim of an ONNX model's inputs that no --dim binds takes
+ * its size from the array given for that input, as ONNX Runtime sizes a
+ * model exported with dynamic axes by what it is fed. The bindings go
+ * after the --dim ones, naming strings in *sd (the caller frees it after
+ * the load). An input given no array binds nothing (the load then says
+ * what is unbound); an array of another rank is refused here. */
+static kiln_status run_bind_dims(run_args *a, kiln_onnx_symbolic_dim **sd) {
+  uint32_t n, explicit = a->ca.dims.count;
+  KILN_TRY(kiln_onnx_symbolic_dims(a->file, sd, &n));
+  kiln_type types[RUN_MAX_INPUTS];
+  bool read[RUN_MAX_INPUTS] = {0};
+  uint32_t from[64]; /* the use each inferred binding came from */
+  for (uint32_t i = 0; i < n; i++) {
+    const kiln_onnx_symbolic_dim *d = &(*sd)[i];
+    uint32_t g = 0, b = 0;
+    while (g < a->ninputs && strcmp(a->inputs[g].name, d->input) != 0)
+      g++;
+    while (b < explicit && strcmp(a->ca.dims.names[b], d->name) != 0)
+      b++;
+    if (g == a->ninputs || b < explicit)
+      continue;
+    if (!read[g]) {
+      kiln_tensor t = {0};
+      if (run_ends_with(a->inputs[g].path, ".pb"))
+        KILN_TRY(kiln_tensor_read_pb(a->inputs[g].path, &t));
+      else
+        KILN_TRY(kiln_tensor_read_npy(a->inputs[g].path, &t));
+      types[g] = t.type;
+      read[g] = true;
+      kiln_tensor_free(&t);
+    }
+    if (types[g].rank != d->rank) {
+      char have[160];
+      kiln_type_format(&types[g], have, sizeof have);
+      return kiln_status_make(KILN_INVALID_ARGUMENT,
+                              "input '%s' has %u dims in %s ('%s' is dim %u) but %s holds %s",
+                              d->input, d->rank, a->file, d->name, d->axis, a->inputs[g].path,
+                              have);
+    }
+    int64_t v = types[g].dims[d->axis];
+    for (b = explicit; b < a->ca.dims.count; b++)
+      if (strcmp(a->ca.dims.names[b], d->name) == 0)
+        break;
+    if (b < a->ca.dims.count) {
+      if (a->ca.dims.values[b] != v) {
+        const kiln_onnx_symbolic_dim *f = &(*sd)[from[b - explicit]];
+        return kiln_status_make(KILN_INVALID_ARGUMENT,
+                                "symbolic dim '%s' is %lld in input '%s' (dim %u of %s) but %lld "
+                                "in input '%s' (dim %u of %s); give arrays that agree, or bind "
+                                "it with --dim %s=VALUE",
+                                d->name, (long long)a->ca.dims.values[b], f->input, f->axis,
+                                run_input_path(a, f->input), (long long)v, d->input, d->axis,
+                                a->inputs[g].path, d->name);
+      }
+      continue;
+    }
+    if (a->ca.dims.count == 64)
+      return kiln_status_make(KILN_OUT_OF_RANGE, "%s: more than 64 symbolic dims to bind",
+                              a->file);
+    from[a->ca.dims.count - explicit] = i;
+    a->ca.dims.names[a->ca.dims.count] = d->name;
+    a->ca.dims.values[a->ca.dims.count++] = v;
+  }
+  return NULL;
+}
+
 int kiln_cmd_run(int argc, char **argv) {
   run_args *a = calloc(1, sizeof *a);
   if (!a) {
@@ -414,8 +489,13 @@ int kiln_cmd_run(int argc, char **argv) {
   kiln_executable *exe = NULL;
   kiln_status s = kiln_context_create(&ctx);
   double t0 = tool_now_ms();
+  kiln_onnx_symbolic_dim *sd = NULL;
+  if (!s && a->ninputs && run_ends_with(a->file, ".onnx"))
+    s = run_bind_dims(a, &sd);
   if (!s)
     s = tool_load_module(a->file, &a->ca.dims, ctx, &m);
+  a->ca.dims.count = 0; /* some names were in sd */
+  kiln_free(sd);
   a->load_ms = tool_now_ms() - t0;
   /* The module is not needed after: handing it over lets the compile free
    * each weight it replaces or packs at once (kiln_compile_take). */

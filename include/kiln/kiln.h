@@ -219,6 +219,24 @@ KILN_NODISCARD kiln_status kiln_onnx_load_memory(const void *data, size_t size,
                                                  const char *base_dir, const char *name_for_errors,
                                                  const kiln_onnx_options *opts, kiln_module **out);
 
+/* One named symbolic dimension (dim_param) of a graph input, as the model
+ * declares it: what a --dim binding or an input of known shape fills. */
+typedef struct kiln_onnx_symbolic_dim {
+  const char *name;  /* the dim_param */
+  const char *input; /* the graph input that has it */
+  uint32_t axis;     /* which of that input's dims */
+  uint32_t rank;     /* how many dims the input has */
+} kiln_onnx_symbolic_dim;
+
+/* The named symbolic dimensions of the graph inputs (initializers
+ * excluded) of the ONNX model at path, in input order, then axis order; a
+ * name appears once per place it is used. Reads the model's structure, not
+ * its weights. On success *out is one allocation holding the records and
+ * the strings they point to (the caller's, released with kiln_free; NULL
+ * when *count is 0); both are NULL / 0 on failure. */
+KILN_NODISCARD kiln_status kiln_onnx_symbolic_dims(const char *path, kiln_onnx_symbolic_dim **out,
+                                                   uint32_t *count);
+
 /* Write function `function` (NULL = the first) of module m as an ONNX
  * model (docs/onnx.md, "Saving"): default domain at opset 22 (23 or 24
  * when the function uses RMSNormalization or Swish, which ONNX defines

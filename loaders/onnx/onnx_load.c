@@ -415,9 +415,11 @@ static kiln_status load_inputs(onnx_loader *L, const Onnx__GraphProto *g) {
       s = onnx_map_put(L, vi->name, v, -1);
   }
   if (!s && n_unbound)
-    s = kiln_status_make(
-        KILN_INVALID_ARGUMENT, "%s: %u unbound symbolic dim%s: %s; bind each with --dim NAME=VALUE",
-        L->file, n_unbound, n_unbound == 1 ? "" : "s", unbound.oom ? "(out of memory)" : unbound.s);
+    s = kiln_status_make(KILN_INVALID_ARGUMENT,
+                         "%s: %u unbound symbolic dim%s: %s; bind each with --dim NAME=VALUE, or "
+                         "give the inputs that have them (kiln run --input)",
+                         L->file, n_unbound, n_unbound == 1 ? "" : "s",
+                         unbound.oom ? "(out of memory)" : unbound.s);
   onnx_sb_free(&unbound);
   return s;
 }
@@ -546,24 +548,15 @@ static bool depth_ok(const ProtobufCMessageDescriptor *d, const uint8_t *p, cons
   return true;
 }
 
-/* Unpack and load; src_fd >= 0: data is the mapped model file, whose
- * weights are read from the file descriptor instead of the mapping (so the
- * mapping's pages holding them are never touched). */
-static kiln_status load_bytes(const void *data, size_t size, int src_fd, const char *base_dir,
-                              const char *name_for_errors, const kiln_onnx_options *opts,
-                              kiln_module **out) {
-  if (!out)
-    return kiln_status_make(KILN_INVALID_ARGUMENT, "kiln_onnx_load_memory: out is NULL");
-  *out = NULL;
-  const char *file = name_for_errors ? name_for_errors : "<memory>";
-  if (!data && size)
-    return kiln_status_make(KILN_INVALID_ARGUMENT, "%s: data is NULL", file);
-  static const kiln_onnx_options no_opts = {0};
-  if (!opts)
-    opts = &no_opts;
-  if ((opts->dim_count && (!opts->dim_names || !opts->dim_values)) ||
-      (opts->known_input_count && !opts->known_inputs))
-    return kiln_status_make(KILN_INVALID_ARGUMENT, "%s: options have counts without arrays", file);
+/* Unpack the model in data, without copying its initializers' bytes
+ * where they can be located (*raws_out then says where each one is, else
+ * it is NULL). src_fd >= 0: data is the mapped model file, whose weights
+ * are later read from the file descriptor instead of the mapping (so the
+ * mapping's pages holding them are never touched). On success the caller
+ * frees *mp_out and *raws_out. */
+static kiln_status parse_model(const void *data, size_t size, int src_fd, const char *file,
+                               Onnx__ModelProto **mp_out, onnx_raw **raws_out,
+                               size_t *n_raws_out) {
   /* The message without the initializers' bytes: unpacking it copies no
    * weights. Where the walk cannot read the bytes, protobuf-c gets them as
    * they are (and says what is wrong). */
@@ -610,11 +603,39 @@ static kiln_status load_bytes(const void *data, size_t size, int src_fd, const c
       onnx__model_proto__free_unpacked(mp, NULL);
     return s;
   }
-  onnx_loader L = {.opts = opts,
-                   .file = file,
-                   .base_dir = base_dir,
-                   .raws = use_raws ? raws : NULL,
-                   .n_raws = n_raws};
+  if (!use_raws) {
+    free(raws);
+    raws = NULL;
+  }
+  *mp_out = mp;
+  *raws_out = raws;
+  *n_raws_out = n_raws;
+  return NULL;
+}
+
+/* Unpack and load (src_fd as in parse_model). */
+static kiln_status load_bytes(const void *data, size_t size, int src_fd, const char *base_dir,
+                              const char *name_for_errors, const kiln_onnx_options *opts,
+                              kiln_module **out) {
+  if (!out)
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "kiln_onnx_load_memory: out is NULL");
+  *out = NULL;
+  const char *file = name_for_errors ? name_for_errors : "<memory>";
+  if (!data && size)
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "%s: data is NULL", file);
+  static const kiln_onnx_options no_opts = {0};
+  if (!opts)
+    opts = &no_opts;
+  if ((opts->dim_count && (!opts->dim_names || !opts->dim_values)) ||
+      (opts->known_input_count && !opts->known_inputs))
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "%s: options have counts without arrays", file);
+  Onnx__ModelProto *mp;
+  onnx_raw *raws;
+  size_t n_raws;
+  KILN_TRY(parse_model(data, size, src_fd, file, &mp, &raws, &n_raws));
+  kiln_status s = NULL;
+  onnx_loader L = {
+      .opts = opts, .file = file, .base_dir = base_dir, .raws = raws, .n_raws = n_raws};
   for (;;) {
     s = load_model(&L, mp);
     if (!s || !L.restart)
@@ -648,16 +669,18 @@ kiln_status kiln_onnx_load_memory(const void *data, size_t size, const char *bas
   return load_bytes(data, size, -1, base_dir, name_for_errors, opts, out);
 }
 
-kiln_status kiln_onnx_load(const char *path, const kiln_onnx_options *opts, kiln_module **out) {
-  if (!path || !out)
-    return kiln_status_make(KILN_INVALID_ARGUMENT, "kiln_onnx_load: NULL argument");
-  *out = NULL;
+/* What a model file is read for: the bytes go to fn with the file's
+ * folder (for external data). */
+typedef kiln_status (*onnx_file_fn)(void *user, const void *data, size_t size, int fd,
+                                    const char *dir, const char *path);
+
+/* A regular file is mapped (only the parts that are not weights are read
+ * through the mapping; weights are read from the file into their
+ * constants); anything else (a pipe, an empty file) is read whole. */
+static kiln_status with_model_file(const char *path, onnx_file_fn fn, void *user) {
   char *dir_copy = strdup(path);
   if (!dir_copy)
     return kiln_status_make(KILN_OUT_OF_MEMORY, "%s: out of memory", path);
-  /* A regular file is mapped (only the parts that are not weights are
-   * read through the mapping; weights are read from the file into their
-   * constants); anything else (a pipe, an empty file) is read whole. */
   kiln_status s = NULL;
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   struct stat st;
@@ -666,14 +689,14 @@ kiln_status kiln_onnx_load(const char *path, const kiln_onnx_options *opts, kiln
       (uint64_t)st.st_size <= SIZE_MAX)
     map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
   if (map != MAP_FAILED) {
-    s = load_bytes(map, (size_t)st.st_size, fd, dirname(dir_copy), path, opts, out);
+    s = fn(user, map, (size_t)st.st_size, fd, dirname(dir_copy), path);
     munmap(map, (size_t)st.st_size);
   } else {
     void *buf;
     size_t len;
     s = kiln_file_read(path, &buf, &len);
     if (!s) {
-      s = load_bytes(buf, len, -1, dirname(dir_copy), path, opts, out);
+      s = fn(user, buf, len, -1, dirname(dir_copy), path);
       kiln_free(buf);
     }
   }
@@ -681,4 +704,97 @@ kiln_status kiln_onnx_load(const char *path, const kiln_onnx_options *opts, kiln
     close(fd);
   free(dir_copy);
   return s;
+}
+
+typedef struct load_file_ctx {
+  const kiln_onnx_options *opts;
+  kiln_module **out;
+} load_file_ctx;
+
+static kiln_status load_file(void *user, const void *data, size_t size, int fd, const char *dir,
+                             const char *path) {
+  load_file_ctx *c = user;
+  return load_bytes(data, size, fd, dir, path, c->opts, c->out);
+}
+
+kiln_status kiln_onnx_load(const char *path, const kiln_onnx_options *opts, kiln_module **out) {
+  if (!path || !out)
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "kiln_onnx_load: NULL argument");
+  *out = NULL;
+  load_file_ctx c = {opts, out};
+  return with_model_file(path, load_file, &c);
+}
+
+typedef struct sym_dims_ctx {
+  kiln_onnx_symbolic_dim *list;
+  uint32_t count;
+} sym_dims_ctx;
+
+/* Two passes over the graph inputs: count and size the names, then fill
+ * one allocation (the records, then the strings they point to). */
+static kiln_status sym_dims_file(void *user, const void *data, size_t size, int fd,
+                                 const char *dir, const char *path) {
+  (void)dir;
+  sym_dims_ctx *c = user;
+  Onnx__ModelProto *mp;
+  onnx_raw *raws;
+  size_t n_raws;
+  KILN_TRY(parse_model(data, size, fd, path, &mp, &raws, &n_raws));
+  free(raws);
+  const Onnx__GraphProto *g = mp->graph;
+  size_t n = 0, bytes = 0;
+  kiln_onnx_symbolic_dim *list = NULL;
+  for (int pass = 0; pass < 2 && g; pass++) {
+    char *strings = list ? (char *)(list + n) : NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < g->n_input; i++) {
+      const Onnx__ValueInfoProto *vi = g->input[i];
+      if (!vi->name || !*vi->name || is_initializer(g, vi->name) || !vi->type ||
+          vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+          !vi->type->tensor_type || !vi->type->tensor_type->shape)
+        continue;
+      const Onnx__TensorShapeProto *sh = vi->type->tensor_type->shape;
+      for (size_t d = 0; d < sh->n_dim && d < UINT32_MAX; d++) {
+        const Onnx__TensorShapeProto__Dimension *dim = sh->dim[d];
+        if (dim->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ||
+            !dim->dim_param || !*dim->dim_param)
+          continue;
+        size_t ln = strlen(dim->dim_param) + 1, li = strlen(vi->name) + 1;
+        if (!list) {
+          n++;
+          bytes += ln + li;
+          continue;
+        }
+        memcpy(strings, dim->dim_param, ln);
+        memcpy(strings + ln, vi->name, li);
+        list[k++] = (kiln_onnx_symbolic_dim){strings, strings + ln, (uint32_t)d,
+                                             (uint32_t)sh->n_dim};
+        strings += ln + li;
+      }
+    }
+    if (pass == 0 && n) {
+      if (n > UINT32_MAX || !(list = malloc(n * sizeof *list + bytes))) {
+        onnx__model_proto__free_unpacked(mp, NULL);
+        return kiln_status_make(KILN_OUT_OF_MEMORY, "%s: out of memory listing symbolic dims",
+                                path);
+      }
+    }
+  }
+  onnx__model_proto__free_unpacked(mp, NULL);
+  c->list = list;
+  c->count = (uint32_t)n;
+  return NULL;
+}
+
+kiln_status kiln_onnx_symbolic_dims(const char *path, kiln_onnx_symbolic_dim **out,
+                                    uint32_t *count) {
+  if (!path || !out || !count)
+    return kiln_status_make(KILN_INVALID_ARGUMENT, "kiln_onnx_symbolic_dims: NULL argument");
+  *out = NULL;
+  *count = 0;
+  sym_dims_ctx c = {NULL, 0};
+  KILN_TRY(with_model_file(path, sym_dims_file, &c));
+  *out = c.list;
+  *count = c.count;
+  return NULL;
 }

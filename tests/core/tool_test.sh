@@ -3,7 +3,8 @@
 # (text and JSON) lists the interpreter and every refused test plugin with
 # its reason, and the ABI 1.0 test plugin as loaded; `kiln compile
 # --bundle` with that plugin is refused naming it; `kiln run` prints the MLP's hand-computed outputs, lists
-# missing inputs, makes them with --random-inputs (seeded), writes .npy
+# missing inputs, binds an ONNX model's symbolic dims from the arrays
+# given, makes them with --random-inputs (seeded), writes .npy
 # files; `kiln run --profile` prints the profile table and --profile-json
 # writes a trace that parses, names every instruction of the table and
 # counts the FLOPs and bytes worked out by hand for the CNN, on
@@ -88,6 +89,26 @@ check run-random-bad-seed 2 "--random-inputs wants a number as SEED, got 'x'"
 
 out=$("$kiln" run "$mlp" --backend interpreter --input "q=$x" 2>&1); rc=$?
 check run-unknown-input 1 "the model has no input 'q' (it expects: x f32[1,4])"
+
+# Symbolic dims (add_batch.onnx: y = x + z, all f32[batch, 3]) take their
+# size from the arrays given; arrays that disagree, or of another rank,
+# are refused naming both; a --dim binding still wins (and a mismatching
+# array is then the run's error); with no arrays, the load says what is
+# unbound and both ways to bind it.
+dyn="$src/data/add_batch.onnx"; a23="$src/data/f32_2x3.npy"; a03="$src/data/f32_empty.npy"
+out=$("$kiln" run "$dyn" --backend interpreter --input "x=$a23" --input "z=$a23" 2>&1); rc=$?
+check run-dims-from-inputs 0 "y : f32[2,3] = [0, 1, 2, 3, 4, 5]"
+out=$("$kiln" run "$dyn" --backend interpreter --input "x=$a23" --input "z=$a03" 2>&1); rc=$?
+check run-dims-disagree 1 "symbolic dim 'batch' is 2 in input 'x' (dim 0 of $a23)" \
+  "but 0 in input 'z' (dim 0 of $a03)" "--dim batch=VALUE"
+out=$("$kiln" run "$dyn" --backend interpreter --input "x=$src/data/bool_4.npy" 2>&1); rc=$?
+check run-dims-rank 1 "input 'x' has 2 dims in $dyn ('batch' is dim 0) but $src/data/bool_4.npy holds"
+out=$("$kiln" run "$dyn" --backend interpreter --dim batch=0 --input "x=$a23" --input "z=$a03" 2>&1)
+rc=$?
+check run-dims-explicit 1 "input 'x' is f32[0,3] but $a23 holds f32[2,3]"
+out=$("$kiln" run "$dyn" --backend interpreter 2>&1); rc=$?
+check run-dims-unbound 1 "2 unbound symbolic dims: 'batch' (input 'x' dim 0)" "--dim NAME=VALUE" \
+  "--input"
 
 out=$("$kiln" run "$mlp" --backend interpreter --input "x=$x" --output-dir "$tmp" --repeat 3 2>&1)
 rc=$?

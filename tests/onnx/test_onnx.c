@@ -576,6 +576,52 @@ static void rm_tmpdir(void) {
   ck_assert_int_eq(system(cmd), 0);
 }
 
+/* kiln_onnx_symbolic_dims: every named dim of the graph inputs, in input
+ * then axis order, with the input's rank; a graph input that is also an
+ * initializer (a default) has none; unnamed and static dims are not
+ * listed; a file that is not there is an I/O error naming it. */
+START_TEST(symbolic_dims_listed) {
+  tb b;
+  tb_init(&b, 13);
+  tb_input(&b, "x", FLOAT, 2, d23, (const char *[]){"N", NULL});
+  tb_input(&b, "z", FLOAT, 3, (const int64_t[]){2, 3, 4}, (const char *[]){"seq", "", "N"});
+  tb_input(&b, "w", FLOAT, 2, d23, (const char *[]){"K", NULL});
+  tb_initializer(&b, "w", FLOAT, 2, d23);
+  tb_input(&b, "s", FLOAT, 2, d23, NULL);
+  tb_node(&b, "Add", "a", (const char *[]){"x", "w", NULL}, (const char *[]){"y", NULL});
+  tb_output(&b, "y");
+  make_tmpdir();
+  size_t len;
+  uint8_t *buf = tb_pack(&b, &len);
+  write_file(tmpdir, "m.onnx", buf, len);
+  free(buf);
+  tb_free(&b);
+  char path[128];
+  snprintf(path, sizeof path, "%s/m.onnx", tmpdir);
+  kiln_onnx_symbolic_dim *d = NULL;
+  uint32_t n = 99;
+  kiln_status s = kiln_onnx_symbolic_dims(path, &d, &n);
+  ck_assert_msg(s == NULL, "%s", kiln_status_message(s));
+  ck_assert_uint_eq(n, 3);
+  const char *names[] = {"N", "seq", "N"}, *inputs[] = {"x", "z", "z"};
+  const uint32_t axes[] = {0, 0, 2}, ranks[] = {2, 3, 3};
+  for (uint32_t i = 0; i < 3; i++) {
+    ck_assert_str_eq(d[i].name, names[i]);
+    ck_assert_str_eq(d[i].input, inputs[i]);
+    ck_assert_uint_eq(d[i].axis, axes[i]);
+    ck_assert_uint_eq(d[i].rank, ranks[i]);
+  }
+  kiln_free(d);
+  snprintf(path, sizeof path, "%s/none.onnx", tmpdir);
+  s = kiln_onnx_symbolic_dims(path, &d, &n);
+  const char *const f[] = {"none.onnx", NULL};
+  expect_error(s, KILN_IO_ERROR, f);
+  ck_assert_ptr_null(d);
+  ck_assert_uint_eq(n, 0);
+  rm_tmpdir();
+}
+END_TEST
+
 /* relu model plus `w` (f32[2]) with external data at `loc`. */
 static void external_model(tb *b, const char *loc, const char *offset, const char *length) {
   relu_model(b);
@@ -913,6 +959,7 @@ static Suite *onnx_suite(void) {
   tcase_add_test(broken, rank_too_big);
   tcase_add_test(broken, bad_data_type);
   tcase_add_test(broken, unbound_dims_listed);
+  tcase_add_test(broken, symbolic_dims_listed);
   tcase_add_test(broken, bound_input_after_unbound);
   tcase_add_test(broken, gather_elements_indices_exceed_data);
   tcase_add_test(broken, string_input);
