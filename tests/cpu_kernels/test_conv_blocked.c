@@ -197,6 +197,30 @@ START_TEST(conv_blocked_dead_taps) {
 }
 END_TEST
 
+/* Layers whose zero-bordered copy is cut to what the taps that run read
+ * (kcpu_convb: image rows only, columns at most a run past the edges):
+ * pads past a run's reach on the left and the right (the copy starting
+ * inside the padding), strides 2, uneven dilations and pads, output rows
+ * past the image whose taps all read padding (bias only), outputs
+ * wider than the columns the taps read (a 5x5 image padded by 30), chunks
+ * of filters; and a 9x9 layer (81 taps, past the live mask's 64), which
+ * keeps the whole copy. */
+START_TEST(conv_blocked_compact_copy) {
+  static const cb cases[] = {
+      /* C H W M KH KW sh sw dh dw pt pl pb pr */
+      {16, 6, 7, 20, 3, 3, 1, 1, 14, 14, 14, 14, 14, 14, 0, 0},
+      {17, 9, 13, 18, 3, 3, 2, 2, 14, 13, 14, 13, 14, 13, 0, 0},
+      {16, 6, 6, 16, 3, 3, 1, 1, 6, 6, 20, 20, 4, 4, 0, 0},
+      {20, 28, 28, 24, 3, 3, 1, 1, 24, 24, 24, 24, 24, 24, 0, 0},
+      {300, 6, 6, 20, 3, 3, 1, 1, 10, 10, 10, 10, 10, 10, 0, 0},
+      {16, 5, 5, 16, 3, 3, 1, 1, 1, 1, 30, 30, 30, 30, 0, 0},
+      {16, 5, 5, 16, 9, 9, 1, 1, 3, 3, 12, 12, 12, 12, 0, 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    cb_check(cases[i], 1);
+}
+END_TEST
+
 /* Plain inputs: the stems (3 channels, 7x7 s2 p3 and 3x3 s2 p1), and more
  * than 16 plain channels (copied into full blocks). */
 START_TEST(conv_blocked_plain) {
@@ -321,6 +345,7 @@ Suite *tk_conv_blocked_suite(void) {
   tcase_add_test(tc, conv_blocked_widths);
   tcase_add_test(tc, conv_blocked_geometry);
   tcase_add_test(tc, conv_blocked_dead_taps);
+  tcase_add_test(tc, conv_blocked_compact_copy);
   tcase_add_test(tc, conv_blocked_plain);
   tcase_add_test(tc, conv_blocked_batch);
   tcase_add_test(tc, conv_blocked_chunks);

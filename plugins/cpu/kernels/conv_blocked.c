@@ -22,7 +22,8 @@
  * taps add 0 * w, as in the NCHW direct kernel's zero-bordered planes);
  * a tap that reads only padding for every pixel of a run is left out of
  * that run (kcb_live: dilated layers on small planes are mostly such
- * taps).
+ * taps), and where the rows and columns only such taps read are a
+ * quarter of the padded plane or more, the copy leaves them out.
  *
  * A row is cut into runs of the full length P and two near-equal last
  * ones; full runs (most of them) do the epilogue (bias, residual, Relu or
@@ -211,16 +212,18 @@ KCB_INLINE void kcb_acc(const kcb *k, const kcb_run *u, const int J, const int P
                                            5, 6, 7);
   const float *w = u->w;
   int64_t t = u->i0 / k->nb, cb = u->i0 - t * k->nb;
-  const float *xt = u->x + k->toff[t];
+  /* the tap's offset, made a pointer only for a tap that runs: a compact
+   * copy (kcpu_convb) holds no rows or columns that only the others read */
+  int64_t xt = k->toff[t];
   const char *pf = u->pf;
   for (int64_t i = u->i0; i < u->i1; i++) {
     for (int64_t q = 0; q < u->pfn && pf < u->pfend; q++, pf += 64)
       __builtin_prefetch(pf, 0, 2);
-    const float *xc = xt + cb * k->bs;
     int64_t L = u->C - cb * k->Lp;
     L = L < k->Lp ? L : k->Lp;
     if (t < 64 && !(u->live >> t & 1)) /* only padding: its terms are 0 * w */
       w += L * J * KCPU_CB, L = 0;
+    const float *xc = L ? u->x + xt + cb * k->bs : u->x;
     for (int64_t l = 0; l < L; l++, w += J * KCPU_CB) {
       kcb_v16 wv[4];
       kcb_v8 wh = z8;
@@ -236,7 +239,7 @@ KCB_INLINE void kcb_acc(const kcb *k, const kcb_run *u, const int J, const int P
     }
     if (++cb == k->nb) { /* toff has a T-th entry for the step past the last tap */
       cb = 0;
-      xt = u->x + k->toff[++t];
+      xt = k->toff[++t];
     }
   }
   if (half)
@@ -798,6 +801,28 @@ KCPU_PREBUILT void kcpu_k_conv2d_blocked(const float *X, int64_t x_blocked, cons
   int64_t copy = tiled || !x_blocked || pt > 0 || pl > 0 || Hr > H || Wr > W;
   int64_t Lp = x_blocked || C >= KCPU_CB || tiled ? KCPU_CB : C, nb = (C + Lp - 1) / Lp;
   int64_t Hp = copy ? Hr : H, Wp = copy ? Wr : W;
+  /* output rows that continue each other in the input: one row of runs */
+  int64_t flat = sh * Wp == OW * sw;
+  /* Where runs leave out the taps that read only padding (kcb_live), a
+   * tap that runs reads rows of the image only, and columns at most a run
+   * (KCB_PMAX pixels) past its edges: the copy holds those (and enough
+   * rows for every run's start), not the whole padded plane. DeepLabV3's
+   * ASPP layer dilated by 24 on a 28x28 map of 2048 channels had copied
+   * 76x76 planes, 47 MB, for 6.4 MB of image: 20.9 -> 4.7 ms on two Zen
+   * 5 cores (ONNX Runtime 4.5), the whole model at 224x224 124 -> 100 ms.
+   * sr, sc: the copy's first row and column in padded coordinates. */
+  int64_t sr = 0, sc = 0;
+  if (copy && x_blocked && !tiled && !flat && T <= 64) {
+    int64_t reach = (KCB_PMAX - 1) * sw, c0 = pl > reach ? pl - reach : 0;
+    int64_t c1 = Wr < pl + W + reach ? Wr : pl + W + reach;
+    /* every run's first pixel, taps or not, stays inside the copy */
+    c1 = c1 - c0 > (OW - 1) * sw + 1 ? c1 : c0 + (OW - 1) * sw + 1;
+    int64_t rows = (OH - 1) * sh + 1 > H ? (OH - 1) * sh + 1 : H;
+    /* only where that saves a quarter of the plane: the usual 3x3 layer
+     * padded by 1 keeps its copy as it was */
+    if (4 * rows * (c1 - c0) <= 3 * Hp * Wp)
+      sr = pt, sc = c0, Hp = rows, Wp = c1 - c0;
+  }
   kcbg g = {.G = tiled ? C / group : 0, .sh = sh, .sw = sw, .Hp = Hp, .Wp = Wp};
   int64_t slack = tiled ? kcbg_plan(&g, OH, OW, Mb, threads) : 0;
   /* floats of the copy, whole vectors: the tap offsets after it stay aligned */
@@ -814,7 +839,7 @@ KCPU_PREBUILT void kcpu_k_conv2d_blocked(const float *X, int64_t x_blocked, cons
     bias16[m] = bias && m < M ? bias[m] : 0.0f;
   for (int64_t kh = 0; kh < KH; kh++)
     for (int64_t kw = 0; kw < KW; kw++)
-      toff[kh * KW + kw] = (kh * dh * Wp + kw * dw) * Lp;
+      toff[kh * KW + kw] = ((kh * dh - sr) * Wp + kw * dw - sc) * Lp;
   toff[T] = 0;
 
   kcb k = {.w = Wpk,
@@ -837,8 +862,6 @@ KCPU_PREBUILT void kcpu_k_conv2d_blocked(const float *X, int64_t x_blocked, cons
            .act_a = act_a,
            .act_b = act_b};
   kcb_epilogue_masks(&k, act_a, act_b);
-  /* output rows that continue each other in the input: one row of runs */
-  int64_t flat = sh * Wp == OW * sw;
   k.NR = flat ? 1 : OH;
   k.clip = copy && !flat && x_blocked; /* plain inputs: the stem, whose taps are cheap */
   k.H = H, k.W = W, k.KW = KW, k.sh = sh, k.sw = sw, k.dh = dh, k.dw = dw, k.pt = pt, k.pl = pl;
@@ -867,8 +890,8 @@ KCPU_PREBUILT void kcpu_k_conv2d_blocked(const float *X, int64_t x_blocked, cons
                    .Hp = Hp,
                    .Wp = Wp,
                    .Lp = Lp,
-                   .pt = pt,
-                   .pl = pl};
+                   .pt = pt - sr,
+                   .pl = pl - sc};
       kcpu_parallel_for(pool, nb * Hp, kcb_pad_task, &a);
       k.x = xp;
     } else {
