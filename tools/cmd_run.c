@@ -494,7 +494,7 @@ int kiln_cmd_run(int argc, char **argv) {
     s = run_bind_dims(a, &sd);
   if (!s)
     s = tool_load_module(a->file, &a->ca.dims, ctx, &m);
-  a->ca.dims.count = 0; /* some names were in sd */
+  a->ca.dims.count = 0; /* the bindings from the arrays name strings in sd */
   kiln_free(sd);
   a->load_ms = tool_now_ms() - t0;
   /* The module is not needed after: handing it over lets the compile free
