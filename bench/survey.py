@@ -5,11 +5,13 @@ each once against ONNX Runtime: segmentation with dilated heads, video
 networks on batches, small and odd-width CNNs (RegNetX-1.6GF: 24
 channels a group), GroupNorm and InstanceNorm blocks, a transformer
 decoder with a causal mask and a memory, RMSNorm and SwiGLU written out,
-a Conformer convolution module (GLU, 1-D depthwise of 31 taps). The zoo
-(zoo.py) holds the targets; this is the check for the cases a zoo tuned
-against would miss. Most of them ran far behind ONNX Runtime or failed
-somewhere in kiln when first tried; the last four came from a breadth
-sweep where they did not, and stay as checks.
+a Conformer convolution module (GLU, 1-D depthwise of 31 taps),
+DeepLabV3-ResNet50, an export with dynamic axes. The zoo (zoo.py) holds
+the targets; this is the check for the cases a zoo tuned against would
+miss. Most of them ran far behind ONNX Runtime or failed somewhere in
+kiln when first tried; four (RegNetX-1.6GF to the Conformer module) came
+from a breadth sweep where they did not, and stay as checks; the last two
+from a later sweep where they did.
 
     BUILD/bench-venv/bin/python bench/survey.py --build-dir BUILD [NAME...]
 
@@ -250,7 +252,13 @@ SURVEY = {
     "decoder_causal_b2": (Decoder, (2, 33, 256), 17, "f"),
     "rms_swiglu": (RmsSwiGLU, (1, 50, 512), 13, "f"),
     "conformer_conv": (ConformerConv, (1, 200, 144), 17, "f"),
+    "deeplabv3_resnet50": (lambda: seg.deeplabv3_resnet50(
+        weights=None, weights_backbone=None, aux_loss=False), IMG, 17, "f"),
+    "resnet18_dynamic_b3": (lambda: tv.resnet18(), (3, 3, 112, 144), 13, "f"),
 }
+# Exported with these dynamic axes (symbolic dims): kiln run binds them
+# from the input array it is given, as ONNX Runtime does.
+DYNAMIC = {"resnet18_dynamic_b3": {0: "batch", 2: "height", 3: "width"}}
 
 
 def export(name, d, x):
@@ -259,8 +267,10 @@ def export(name, d, x):
     if not os.path.exists(path):
         torch.manual_seed(0)
         with torch.no_grad():
+            dyn = {"x": DYNAMIC[name]} if name in DYNAMIC else None
             torch.onnx.export(Out(build().eval()), (x,), path, opset_version=opset,
-                              input_names=["x"], output_names=["y"], dynamo=False)
+                              input_names=["x"], output_names=["y"], dynamic_axes=dyn,
+                              dynamo=False)
     return path
 
 
