@@ -112,6 +112,7 @@ def cmd_gen(args):
         os.makedirs(d, exist_ok=True)
         t0 = time.time()
         m = models.build(name)
+        opset = models.OPSETS.get(name, models.OPSET)
         rng = np.random.default_rng(models.SEED)
         inputs = {k: rng.standard_normal(s, dtype=np.float32) for k, s in shapes.items()}
         for k, v in inputs.items():
@@ -125,14 +126,14 @@ def cmd_gen(args):
                 else torch.onnx.TrainingMode.EVAL)
         with torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            torch.onnx.export(m, args_t, path, opset_version=models.OPSET,
+            torch.onnx.export(m, args_t, path, opset_version=opset,
                               input_names=list(inputs), output_names=["y"],
                               do_constant_folding=True, training=mode)
         onnx.checker.check_model(path)
         ops = {}
         for n in onnx.load(path, load_external_data=False).graph.node:
             ops[n.op_type] = ops.get(n.op_type, 0) + 1
-        man = {"gen_version": GEN_VERSION, "name": name, "opset": models.OPSET,
+        man = {"gen_version": GEN_VERSION, "name": name, "opset": opset,
                "inputs": {k: k + ".npy" for k in inputs},
                "shapes": {k: list(s) for k, s in shapes.items()}, "ops": ops}
         with open(man_path, "w") as f:

@@ -9,7 +9,7 @@ import torch
 from torch import nn
 import torch.nn.functional as F
 
-from catalog import OPSET, SEED  # noqa: F401 - OPSET is re-exported for bench.py gen
+from catalog import OPSET, OPSETS, SEED  # noqa: F401 - re-exported for bench.py gen
 
 
 class Eltwise(nn.Module):
@@ -109,6 +109,7 @@ BUILDERS = {
     "mlp": Mlp,
     "convblock": ConvBlock,
     "layernorm": GatedLayerNorm,
+    "layernorm13": GatedLayerNorm,
     "attention": Attention,
     "resnet18": lambda: _torchvision("resnet18"),
     "mobilenet_v2": lambda: _torchvision("mobilenet_v2"),

@@ -17,8 +17,9 @@ SURVEY_END = "<!-- survey:end -->"
 import zoo_report  # noqa: E402
 
 # The targets of the benchmark issue: kiln (cpu) median vs ONNX Runtime's.
-SPEEDUP_TARGETS = {"eltwise": 1.5, "layernorm": 1.5, "mlp": 1.0, "convblock": 1.0,
-                   "attention": 1.0, "resnet18": 1.0, "mobilenet_v2": 1.0, "resnet50": 1.0}
+SPEEDUP_TARGETS = {"eltwise": 1.5, "layernorm": 1.5, "layernorm13": 1.5, "mlp": 1.2,
+                   "convblock": 1.0, "attention": 1.2, "resnet18": 1.0, "mobilenet_v2": 1.0,
+                   "resnet50": 1.0}
 SGEMM_TARGET = 0.90        # of numpy/OpenBLAS GFLOP/s
 COMPILE_TARGET_MS = 3000.0  # ResNet-50, load + compile
 MAIN = "kiln-cpu"           # the column the targets judge
