@@ -265,6 +265,25 @@ static bool is_initializer(const Onnx__GraphProto *g, const char *name) {
   return false;
 }
 
+/* Graph input i's declared shape, where it is a tensor input with one
+ * and not an initializer (whose default kiln keeps); else NULL. */
+static const Onnx__TensorShapeProto *input_shape(const Onnx__GraphProto *g, size_t i) {
+  const Onnx__ValueInfoProto *vi = g->input[i];
+  if (!vi->name || !*vi->name || is_initializer(g, vi->name) || !vi->type ||
+      vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !vi->type->tensor_type)
+    return NULL;
+  return vi->type->tensor_type->shape;
+}
+
+/* Dim d's name, where it is a named symbolic dim; else NULL. */
+static const char *dim_name(const Onnx__TensorShapeProto *sh, size_t d) {
+  const Onnx__TensorShapeProto__Dimension *dim = sh->dim[d];
+  return dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+                 dim->dim_param && *dim->dim_param
+             ? dim->dim_param
+             : NULL;
+}
+
 /* The type of graph input vi: declared shape, with symbolic dims bound by
  * options or by the known tensor; unbound names go to `unbound`. */
 static kiln_status input_type(onnx_loader *L, const Onnx__ValueInfoProto *vi, int32_t known,
@@ -316,9 +335,8 @@ static kiln_status input_type(onnx_loader *L, const Onnx__ValueInfoProto *vi, in
       dims[d] = kt ? kt->type.dims[d] : dim->dim_value;
       continue;
     }
-    bool named = dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
-                 dim->dim_param && *dim->dim_param;
-    if (named && find_dim(L->opts, dim->dim_param, &dims[d])) {
+    const char *named = dim_name(tt->shape, d);
+    if (named && find_dim(L->opts, named, &dims[d])) {
       if (dims[d] < 0)
         return kiln_status_make(KILN_INVALID_ARGUMENT, "%s: --dim %s=%lld is negative", what,
                                 dim->dim_param, (long long)dims[d]);
@@ -329,7 +347,7 @@ static kiln_status input_type(onnx_loader *L, const Onnx__ValueInfoProto *vi, in
       continue;
     }
     onnx_sb_printf(unbound, "%s'%s' (input '%s' dim %zu)", *n_unbound ? ", " : "",
-                   named ? dim->dim_param : "?", name, d);
+                   named ? named : "?", name, d);
     (*n_unbound)++;
   }
   /* Only this input's own unbound dims leave *out unset: an earlier
@@ -730,8 +748,8 @@ typedef struct sym_dims_ctx {
   uint32_t count;
 } sym_dims_ctx;
 
-/* Two passes over the graph inputs: count and size the names, then fill
- * one allocation (the records, then the strings they point to). */
+/* Count the uses and their names' bytes, then fill one allocation: the
+ * records, then the strings they point to. */
 static kiln_status sym_dims_file(void *user, const void *data, size_t size, int fd,
                                  const char *dir, const char *path) {
   (void)dir;
@@ -743,41 +761,31 @@ static kiln_status sym_dims_file(void *user, const void *data, size_t size, int 
   free(raws);
   const Onnx__GraphProto *g = mp->graph;
   size_t n = 0, bytes = 0;
+  for (size_t i = 0; g && i < g->n_input; i++) {
+    const Onnx__TensorShapeProto *sh = input_shape(g, i);
+    for (size_t d = 0; sh && d < sh->n_dim; d++)
+      if (dim_name(sh, d)) {
+        n++;
+        bytes += strlen(dim_name(sh, d)) + strlen(g->input[i]->name) + 2;
+      }
+  }
   kiln_onnx_symbolic_dim *list = NULL;
-  for (int pass = 0; pass < 2 && g; pass++) {
-    char *strings = list ? (char *)(list + n) : NULL;
-    size_t k = 0;
-    for (size_t i = 0; i < g->n_input; i++) {
-      const Onnx__ValueInfoProto *vi = g->input[i];
-      if (!vi->name || !*vi->name || is_initializer(g, vi->name) || !vi->type ||
-          vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
-          !vi->type->tensor_type || !vi->type->tensor_type->shape)
+  if (n && (n > UINT32_MAX || !(list = malloc(n * sizeof *list + bytes)))) {
+    onnx__model_proto__free_unpacked(mp, NULL);
+    return kiln_status_make(KILN_OUT_OF_MEMORY, "%s: out of memory listing symbolic dims", path);
+  }
+  char *str = list ? (char *)(list + n) : NULL;
+  for (size_t i = 0, k = 0; list && i < g->n_input; i++) {
+    const Onnx__TensorShapeProto *sh = input_shape(g, i);
+    for (size_t d = 0; sh && d < sh->n_dim; d++) {
+      const char *name = dim_name(sh, d);
+      if (!name)
         continue;
-      const Onnx__TensorShapeProto *sh = vi->type->tensor_type->shape;
-      for (size_t d = 0; d < sh->n_dim && d < UINT32_MAX; d++) {
-        const Onnx__TensorShapeProto__Dimension *dim = sh->dim[d];
-        if (dim->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ||
-            !dim->dim_param || !*dim->dim_param)
-          continue;
-        size_t ln = strlen(dim->dim_param) + 1, li = strlen(vi->name) + 1;
-        if (!list) {
-          n++;
-          bytes += ln + li;
-          continue;
-        }
-        memcpy(strings, dim->dim_param, ln);
-        memcpy(strings + ln, vi->name, li);
-        list[k++] = (kiln_onnx_symbolic_dim){strings, strings + ln, (uint32_t)d,
-                                             (uint32_t)sh->n_dim};
-        strings += ln + li;
-      }
-    }
-    if (pass == 0 && n) {
-      if (n > UINT32_MAX || !(list = malloc(n * sizeof *list + bytes))) {
-        onnx__model_proto__free_unpacked(mp, NULL);
-        return kiln_status_make(KILN_OUT_OF_MEMORY, "%s: out of memory listing symbolic dims",
-                                path);
-      }
+      size_t ln = strlen(name) + 1, li = strlen(g->input[i]->name) + 1;
+      memcpy(str, name, ln);
+      memcpy(str + ln, g->input[i]->name, li);
+      list[k++] = (kiln_onnx_symbolic_dim){str, str + ln, (uint32_t)d, (uint32_t)sh->n_dim};
+      str += ln + li;
     }
   }
   onnx__model_proto__free_unpacked(mp, NULL);
